@@ -1,0 +1,181 @@
+"""Settings shared by every environment. Engram's own settings read ENGRAM_* variables."""
+
+from pathlib import Path
+
+import dj_database_url
+from django.utils.translation import gettext_lazy as _
+
+from config.env import env_bool, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+DATA_DIR = Path(env_str("ENGRAM_DATA_DIR", str(BASE_DIR / ".data")))
+
+SECRET_KEY = env_str("ENGRAM_SECRET_KEY", "dev-insecure-engram-secret-key-change-me-in-production-0123456789")
+DEBUG = env_bool("ENGRAM_DEBUG", False)
+ALLOWED_HOSTS = env_list("ENGRAM_ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("ENGRAM_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "django_filters",
+    "drf_spectacular",
+    "guardian",
+    "django_htmx",
+    "projects",
+    "memory",
+    "profiles",
+    "checkpoints",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
+    "projects.middleware.CurrentOrgMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+                "projects.context_processors.current_org",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", "postgres://postgres@localhost:5432/engram"), conn_max_age=60
+    )
+}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env_str("REDIS_URL", "redis://localhost:6379/0")
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    "guardian.backends.ObjectPermissionBackend",
+]
+ANONYMOUS_USER_NAME = None  # guardian: no anonymous user row
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "home"
+LOGOUT_REDIRECT_URL = "login"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+
+LANGUAGE_CODE = "en"
+LANGUAGES = [("en", _("English")), ("zh-hans", _("Simplified Chinese"))]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+USE_I18N = True
+TIME_ZONE = "UTC"
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = BASE_DIR / "staticfiles"
+
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("ENGRAM_MAX_BODY_BYTES", 10 * 1024 * 1024, minimum=1024)
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "projects.authentication.ApiKeyAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "projects.api.pagination.CreatedCursorPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "projects.api.errors.exception_handler",
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "UNAUTHENTICATED_ERROR_STATUS": 401,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Engram API",
+    "DESCRIPTION": "Long-term memory for AI agents: memories, search, context, sessions, checkpoints, profiles.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# Celery: tasks take ids, JSON only, late acks so a crashed worker's task is redelivered.
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "") or REDIS_URL
+CELERY_RESULT_BACKEND = None
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ALWAYS_EAGER = env_bool("ENGRAM_CELERY_EAGER", False)
+CELERY_BEAT_SCHEDULE: dict = {}
+
+# Secrets at rest (provider API keys) are encrypted with Fernet keys derived from this.
+ENGRAM_ENCRYPTION_KEY = env_str("ENGRAM_ENCRYPTION_KEY", "")
+
+# Embeddings: the server default; orgs and users may override it.
+ENGRAM_EMBEDDING_PROVIDER = env_str("ENGRAM_EMBEDDING_PROVIDER", "local")
+ENGRAM_EMBEDDING_MODEL = env_str("ENGRAM_EMBEDDING_MODEL", "multilingual-e5-small")
+ENGRAM_EMBEDDING_BASE_URL = env_str("ENGRAM_EMBEDDING_BASE_URL", "")
+ENGRAM_EMBEDDING_API_KEY = env_str("ENGRAM_EMBEDDING_API_KEY", "")
+ENGRAM_EMBEDDING_DIM = 384  # the vector column's width; remote models are asked for this many dimensions
+ENGRAM_EMBEDDING_TIMEOUT = env_float("ENGRAM_EMBEDDING_TIMEOUT", 10.0, minimum=0.1)
+
+# LLM (OpenAI-compatible chat) for extraction, reconciliation, summaries; empty = rule-based paths.
+ENGRAM_LLM_BASE_URL = env_str("ENGRAM_LLM_BASE_URL", "")
+ENGRAM_LLM_MODEL = env_str("ENGRAM_LLM_MODEL", "")
+ENGRAM_LLM_API_KEY = env_str("ENGRAM_LLM_API_KEY", "")
+ENGRAM_LLM_TIMEOUT = env_float("ENGRAM_LLM_TIMEOUT", 30.0, minimum=0.1)
+
+# The gate (seed 000); the names are the seed's own.
+MEMORY_MIN_CONFIDENCE = env_float("MEMORY_MIN_CONFIDENCE", 0.7, minimum=0.0, maximum=1.0)
+MEMORY_DUPLICATE_THRESHOLD = env_float("MEMORY_DUPLICATE_THRESHOLD", 0.0, minimum=0.0, maximum=1.0) or None
+MEMORY_MAX_EXTRACTIONS = env_int("MEMORY_MAX_EXTRACTIONS", 3, minimum=0)
+MEMORY_MIN_LENGTH = env_int("MEMORY_MIN_LENGTH", 5, minimum=1)
+MEMORY_MAX_LENGTH = env_int("MEMORY_MAX_LENGTH", 2000, minimum=1)
+
+# Retrieval weights (seed 004 + seed 000).
+SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 0.7, minimum=0.0, maximum=1.0)
+SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 0.3, minimum=0.0, maximum=1.0)
+SEARCH_RELEVANCE_WEIGHT = env_float("SEARCH_RELEVANCE_WEIGHT", 0.5, minimum=0.0, maximum=1.0)
+SEARCH_CONFIDENCE_WEIGHT = env_float("SEARCH_CONFIDENCE_WEIGHT", 0.3, minimum=0.0, maximum=1.0)
+SEARCH_SCOPE_WEIGHT = env_float("SEARCH_SCOPE_WEIGHT", 0.2, minimum=0.0, maximum=1.0)
+
+# Short-term memory (seed 002).
+SHORT_TERM_MAX_MESSAGES = env_int("SHORT_TERM_MAX_MESSAGES", 30, minimum=2)
+SHORT_TERM_KEEP = env_int("SHORT_TERM_KEEP", 20, minimum=1)
+SHORT_TERM_TTL = env_int("SHORT_TERM_TTL", 7 * 24 * 3600, minimum=60)
+CHECKPOINT_ARCHIVE_AFTER = env_int("CHECKPOINT_ARCHIVE_AFTER", 30 * 24 * 3600, minimum=60)
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("ENGRAM_LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,8 @@
+from .base import *  # noqa: F401,F403
+
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+from config.env import env_str  # noqa: E402
+
+# Parallel runs on one server (several developers, or CI beside a dev server) use their own test database.
+DATABASES["default"]["TEST"] = {"NAME": env_str("ENGRAM_TEST_DB", "test_engram")}  # noqa: F405

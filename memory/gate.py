@@ -1,0 +1,141 @@
+"""The memory gate (seed 000): confidence, sensitive content, length, rate limit.
+
+Duplicates are decided by the services (they need the database and the embedding).
+Every rejection carries a code and a message; the content itself is never logged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+
+
+@dataclass
+class GateRejection(Exception):
+    code: str  # sensitive_content | too_short | too_long | low_confidence | rate_limited
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+# ---- sensitive content ----------------------------------------------------------------------------
+
+_TOKEN_PATTERNS = [
+    ("an API key", re.compile(r"\bsk-(?:proj-|ant-|live-|test-)?[A-Za-z0-9_-]{16,}")),
+    ("an AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("a GitHub token", re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}")),
+    ("a Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
+    ("a Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("a JSON web token", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    ("a bearer token", re.compile(r"\bbearer\s+[A-Za-z0-9._~+/=-]{16,}", re.I)),
+    ("a private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
+    ("an API key", re.compile(r"\beng_[0-9a-f]{8}\.[A-Za-z0-9_-]{20,}")),
+]
+
+# "password: hunter2", "密码是 abc123", "my api key is XYZ..." — a secret stated as such.
+_STATED_SECRET = re.compile(
+    r"(?:password|passwd|passcode|pwd|api[ _-]?key|secret[ _-]?key|access[ _-]?token|auth[ _-]?token|token|"
+    r"密码|口令|密钥|秘钥|令牌|私钥)"
+    r"\s*(?:is|was|=|:|：|是|为|為|设为|设置为|改成|改为)\s*[\"'“「]?([^\s\"'”」,，。;；]{4,})",
+    re.I,
+)
+_OTP = re.compile(
+    r"(?:验证码|校验码|动态码|one[- ]time (?:code|password)|otp|verification code)\D{0,6}(\d{4,8})", re.I
+)
+_SSN = re.compile(r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b")
+_PASSPORT = re.compile(
+    r"(?:passport|护照)(?:\s*(?:no\.?|number|号码?|号))?\s*(?:is|:|：|是)?\s*([A-Z]{1,2}\d{6,9})", re.I
+)
+_DIGIT_RUN = re.compile(r"(?<![\dA-Za-z])\d(?:[ -]?\d){12,18}(?![\dA-Za-z])")
+_CN_ID = re.compile(r"(?<!\d)(\d{17}[\dXx])(?!\d)")
+
+# Words that make a stated "secret" really a discussion of one ("password policy", "密码策略").
+_POLICY_WORDS = re.compile(
+    r"^(?:policy|policies|strength|length|rules?|reset|manager|策略|强度|长度|规则|重置|管理)", re.I
+)
+
+
+def luhn_ok(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+_ID_WEIGHTS = [7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2]
+_ID_CHECK = "10X98765432"
+
+
+def cn_id_ok(number: str) -> bool:
+    number = number.upper()
+    if not number[:17].isdigit():
+        return False
+    total = sum(int(d) * w for d, w in zip(number[:17], _ID_WEIGHTS, strict=True))
+    return _ID_CHECK[total % 11] == number[17]
+
+
+def sensitive_reason(text: str) -> str | None:
+    """What kind of secret the text contains, or None. Talk *about* secrets is fine."""
+    for label, pattern in _TOKEN_PATTERNS:
+        if pattern.search(text):
+            return f"looks like {label}"
+    for match in _STATED_SECRET.finditer(text):
+        value = match.group(1)
+        if not _POLICY_WORDS.match(value):
+            return "looks like a password or secret"
+    if _OTP.search(text):
+        return "looks like a one-time code"
+    if _SSN.search(text):
+        return "looks like a social security number"
+    if _PASSPORT.search(text):
+        return "looks like a passport number"
+    for match in _CN_ID.finditer(text):
+        if cn_id_ok(match.group(1)):
+            return "looks like a resident ID number"
+    for match in _DIGIT_RUN.finditer(text):
+        digits = re.sub(r"\D", "", match.group())
+        if 13 <= len(digits) <= 19 and luhn_ok(digits):
+            return "looks like a card or bank account number"
+    return None
+
+
+# ---- the checks -------------------------------------------------------------------------------------
+
+
+def check_length(content: str) -> None:
+    n = len(content.strip())
+    if n < settings.MEMORY_MIN_LENGTH:
+        raise GateRejection("too_short", f"A memory needs at least {settings.MEMORY_MIN_LENGTH} characters.")
+    if n > settings.MEMORY_MAX_LENGTH:
+        raise GateRejection(
+            "too_long", f"A memory may have at most {settings.MEMORY_MAX_LENGTH} characters (got {n})."
+        )
+
+
+def check_confidence(confidence: float) -> None:
+    if confidence < settings.MEMORY_MIN_CONFIDENCE:
+        raise GateRejection(
+            "low_confidence",
+            f"Confidence {confidence:.2f} is below the minimum {settings.MEMORY_MIN_CONFIDENCE:.2f}.",
+        )
+
+
+def check_sensitive(content: str) -> None:
+    reason = sensitive_reason(content)
+    if reason:
+        raise GateRejection("sensitive_content", f"Refused: the text {reason}; secrets are never stored.")
+
+
+def check(content: str, confidence: float = 1.0) -> None:
+    """Seed 000's order: confidence, sensitive content, length. Raises GateRejection."""
+    check_confidence(confidence)
+    check_sensitive(content)
+    check_length(content)

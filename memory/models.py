@@ -1,0 +1,262 @@
+"""Long-term memory: items, their revisions, the extraction queue and injection logs."""
+
+from django.conf import settings
+from django.contrib.postgres.indexes import GinIndex
+from django.contrib.postgres.search import SearchVectorField
+from django.db import models
+from pgvector.django import HnswIndex, VectorField
+
+from projects.models import ApiKey, Organization, Project
+
+EMBEDDING_DIM = settings.ENGRAM_EMBEDDING_DIM
+
+
+class MemoryType(models.TextChoices):
+    PREFERENCE = "preference"
+    FACT = "fact"
+    SKILL = "skill"
+    HABIT = "habit"
+    EVENT = "event"
+    CONTEXT = "context"
+    CONSTRAINT = "constraint"
+    DECISION = "decision"
+    CORE = "core"
+    SUMMARY = "summary"
+    NOTE = "note"
+
+
+class Scope(models.TextChoices):
+    USER = "user"
+    PROJECT = "project"
+    SESSION = "session"
+
+
+class Source(models.TextChoices):
+    AUTO = "auto"
+    AGENT = "agent"
+    USER = "user"
+    ADMIN = "admin"
+    IMPORT = "import"
+    KNOWLEDGE_BASE = "knowledge_base"
+    PROJECT_RESOURCE = "project_resource"
+
+
+class Visibility(models.TextChoices):
+    PUBLIC = "public"
+    MEMBERS = "members"
+    OWNER_ONLY = "owner_only"
+
+
+class Status(models.TextChoices):
+    ACTIVE = "active"
+    ARCHIVED = "archived"
+    SUPERSEDED = "superseded"
+
+
+class MemoryItem(models.Model):
+    """One remembered statement about a user, a project or a session."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memories")
+    content = models.TextField()
+    memory_type = models.CharField(max_length=16, choices=MemoryType.choices, default=MemoryType.FACT)
+    scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.USER)
+    user_id = models.CharField(max_length=255, blank=True, default="")
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="memories"
+    )
+    session_id = models.CharField(max_length=255, blank=True, default="")
+    agent_id = models.CharField(max_length=255, blank=True, default="")
+    skill = models.CharField(max_length=100, blank=True, default="")
+    source = models.CharField(max_length=20, choices=Source.choices, default=Source.USER)
+    source_id = models.CharField(max_length=255, blank=True, default="")
+    source_message_id = models.CharField(max_length=255, blank=True, default="")
+    confidence = models.FloatField(default=1.0)
+    visibility = models.CharField(max_length=12, choices=Visibility.choices, default=Visibility.MEMBERS)
+    status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
+    superseded_by = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+    )
+    pinned = models.BooleanField(default=False)
+    tags = models.JSONField(default=list, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True, default="")
+    search_tokens = SearchVectorField(null=True, blank=True)
+    content_hash = models.CharField(max_length=64, db_index=True)
+    access_count = models.PositiveIntegerField(default=0)
+    last_accessed_at = models.DateTimeField(null=True, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_by_key = models.ForeignKey(
+        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    occurred_at = models.DateTimeField(null=True, blank=True)
+    valid_from = models.DateTimeField(null=True, blank=True)
+    valid_until = models.DateTimeField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True)
+    version = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        indexes = [
+            models.Index(fields=["org", "user_id", "status"], name="mem_org_user_status"),
+            models.Index(fields=["org", "project"], name="mem_org_project"),
+            models.Index(fields=["org", "session_id"], name="mem_org_session"),
+            models.Index(fields=["org", "agent_id"], name="mem_org_agent"),
+            models.Index(fields=["org", "content_hash"], name="mem_org_hash"),
+            GinIndex(fields=["search_tokens"], name="mem_search_tokens"),
+            HnswIndex(
+                name="mem_embedding_hnsw",
+                fields=["embedding"],
+                m=16,
+                ef_construction=64,
+                opclasses=["vector_cosine_ops"],
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"#{self.pk} {self.memory_type}: {self.content[:40]}"
+
+
+class RevisionAction(models.TextChoices):
+    ADD = "add"
+    UPDATE = "update"
+    MERGE = "merge"
+    SUPERSEDE = "supersede"
+    ARCHIVE = "archive"
+    RESTORE = "restore"
+    DELETE = "delete"
+
+
+class MemoryRevision(models.Model):
+    """One change to a memory item: who, why, and the fields before and after."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    # Kept after a hard delete (item set null) so the fact of the deletion survives.
+    item = models.ForeignKey(
+        MemoryItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="revisions"
+    )
+    item_ref = models.BigIntegerField(db_index=True)
+    user_id = models.CharField(max_length=255, blank=True, default="", db_index=True)
+    number = models.PositiveIntegerField()
+    action = models.CharField(max_length=12, choices=RevisionAction.choices)
+    actor = models.CharField(max_length=255, blank=True, default="")
+    reason = models.TextField(blank=True, default="")
+    before = models.JSONField(null=True, blank=True)
+    after = models.JSONField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["item_ref", "number"]
+        indexes = [models.Index(fields=["org", "item_ref", "number"], name="rev_org_item_number")]
+
+    def __str__(self) -> str:
+        return f"rev {self.number} of #{self.item_ref}: {self.action}"
+
+
+class JobStatus(models.TextChoices):
+    PENDING = "pending"
+    PROCESSING = "processing"
+    DONE = "done"
+    FAILED = "failed"
+
+
+class ExtractionJob(models.Model):
+    """The extraction queue (seed 003): one conversation turn to turn into memories."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="extraction_jobs")
+    user_id = models.CharField(max_length=255, db_index=True)
+    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    session_id = models.CharField(max_length=255, blank=True, default="")
+    agent_id = models.CharField(max_length=255, blank=True, default="")
+    messages = models.JSONField(default=list)
+    status = models.CharField(
+        max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING, db_index=True
+    )
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    method = models.CharField(max_length=12, blank=True, default="")  # "llm" or "rules"
+    result = models.JSONField(default=dict, blank=True)  # added/merged/superseded/rejected with reasons
+    created_by_key = models.ForeignKey(
+        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["org", "status", "created_at"], name="job_org_status")]
+
+    def __str__(self) -> str:
+        return f"job {self.pk} {self.status}"
+
+
+class InjectionLog(models.Model):
+    """Which memories a context or search call handed to an agent, and why."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    user_id = models.CharField(max_length=255, db_index=True)
+    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    session_id = models.CharField(max_length=255, blank=True, default="")
+    kind = models.CharField(max_length=12, default="context")  # context / search / tool
+    query = models.TextField(blank=True, default="")
+    caller = models.CharField(max_length=255, blank=True, default="")
+    memory_ids = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        indexes = [GinIndex(fields=["memory_ids"], name="inj_memory_ids")]
+
+    def __str__(self) -> str:
+        return f"injection {self.pk} for {self.user_id}"
+
+
+class EmbeddingConfig(models.Model):
+    """An org's (user_id blank) or a user's embedding provider; the API key is encrypted."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="embedding_configs")
+    user_id = models.CharField(max_length=255, blank=True, default="")
+    provider = models.CharField(max_length=20, default="local")  # local / openai
+    model = models.CharField(max_length=200)
+    base_url = models.CharField(max_length=500, blank=True, default="")
+    dimensions = models.PositiveIntegerField(default=EMBEDDING_DIM)
+    api_key_encrypted = models.TextField(blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["org", "user_id"], name="uniq_embedding_config")]
+
+    def __str__(self) -> str:
+        return f"{self.provider}:{self.model}"
+
+
+class LLMConfig(models.Model):
+    """An org's OpenAI-compatible chat model for extraction and summaries; the key is encrypted."""
+
+    org = models.OneToOneField(Organization, on_delete=models.CASCADE, related_name="llm_config")
+    base_url = models.CharField(max_length=500)
+    model = models.CharField(max_length=200)
+    api_key_encrypted = models.TextField(blank=True, default="")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return self.model
+
+
+class ReembedJob(models.Model):
+    """Re-embedding an org's memories after a model change; progress lives here."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="reembed_jobs")
+    model = models.CharField(max_length=200)
+    status = models.CharField(max_length=12, choices=JobStatus.choices, default=JobStatus.PENDING)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    errors = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"re-embed {self.model} {self.done}/{self.total}"

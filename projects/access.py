@@ -1,0 +1,235 @@
+"""The one place that decides who may read, create, change and delete what.
+
+An actor is an account acting in one org (through its OrgMembership) or an org API key.
+Selectors, services and views ask this module; none re-implements its rules.
+
+Rules (seed 000's role table):
+- Project roles: Owner and Admin do everything; Editor reads all, creates, and edits or deletes
+  only what it created; Viewer reads. Org owners and admins act as project Admin everywhere.
+  A read-write API key acts as Admin on the projects it may reach, a read-only key as Viewer.
+- Memory visibility (project scope): public — every member of the org; members — the project's
+  members; owner_only — only its creator.
+- User and session scope: only the subject (the account whose membership user_id matches), or an
+  org API key acting for that subject.
+- Outsiders get 404 (Http404), members with too low a role get 403 (PermissionDenied).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from django.core.exceptions import PermissionDenied
+from django.db.models import Q, QuerySet
+from django.http import Http404
+from guardian.core import ObjectPermissionChecker
+
+from .models import ApiKey, Organization, OrgMembership, Project, ProjectMembership, ProjectRole
+
+ROLE_RANK = {ProjectRole.VIEWER: 1, ProjectRole.EDITOR: 2, ProjectRole.ADMIN: 3, ProjectRole.OWNER: 4}
+
+# Guardian permissions granted per project role; the membership service is their only writer.
+ROLE_PERMS = {
+    ProjectRole.VIEWER: {"read_memories"},
+    ProjectRole.EDITOR: {"read_memories", "create_memories"},
+    ProjectRole.ADMIN: {"read_memories", "create_memories", "change_any_memory", "manage_members"},
+    ProjectRole.OWNER: {"read_memories", "create_memories", "change_any_memory", "manage_members"},
+}
+
+
+@dataclass
+class Actor:
+    """Who is asking: an account with its org membership, or an API key."""
+
+    org: Organization
+    account: object | None = None
+    membership: OrgMembership | None = None
+    api_key: ApiKey | None = None
+    _checker: ObjectPermissionChecker | None = field(default=None, repr=False)
+
+    @property
+    def is_key(self) -> bool:
+        return self.api_key is not None
+
+    @property
+    def user_id(self) -> str | None:
+        """The memory subject this actor is (None for keys: they act for any subject)."""
+        return self.membership.user_id if self.membership else None
+
+    @property
+    def is_org_admin(self) -> bool:
+        return bool(self.membership and self.membership.is_org_admin)
+
+    @property
+    def can_write(self) -> bool:
+        return not (self.api_key and self.api_key.read_only)
+
+    @property
+    def label(self) -> str:
+        if self.api_key:
+            return f"key:{self.api_key.prefix}"
+        return f"account:{getattr(self.account, 'username', '?')}"
+
+    def checker(self) -> ObjectPermissionChecker:
+        if self._checker is None:
+            self._checker = ObjectPermissionChecker(self.account)
+        return self._checker
+
+
+def actor_for_account(account, org: Organization) -> Actor | None:
+    membership = OrgMembership.objects.filter(org=org, account=account).select_related("org").first()
+    if membership is None:
+        return None
+    return Actor(org=org, account=account, membership=membership)
+
+
+def actor_for_key(key: ApiKey) -> Actor:
+    return Actor(org=key.org, api_key=key)
+
+
+# ---- projects -----------------------------------------------------------------------------------
+
+
+def key_project_ids(key: ApiKey) -> list[int] | None:
+    """The projects a key is restricted to, or None when it may reach all of its org's."""
+    ids = list(key.projects.values_list("id", flat=True))
+    return ids or None
+
+
+def readable_projects(actor: Actor) -> QuerySet[Project]:
+    """Projects the actor can see at all (anything else is a 404 to them)."""
+    qs = Project.objects.filter(org=actor.org)
+    if actor.is_key:
+        ids = key_project_ids(actor.api_key)
+        return qs if ids is None else qs.filter(id__in=ids)
+    if actor.is_org_admin:
+        return qs
+    return qs.filter(memberships__account=actor.account)
+
+
+def project_role(actor: Actor, project: Project) -> str | None:
+    """The actor's effective role in the project, or None for an outsider."""
+    if project.org_id != actor.org.id:
+        return None
+    if actor.is_key:
+        ids = key_project_ids(actor.api_key)
+        if ids is not None and project.id not in ids:
+            return None
+        return ProjectRole.VIEWER if actor.api_key.read_only else ProjectRole.ADMIN
+    row = (
+        ProjectMembership.objects.filter(project=project, account=actor.account)
+        .values_list("role", flat=True)
+        .first()
+    )
+    if actor.is_org_admin:
+        return row if row == ProjectRole.OWNER else ProjectRole.ADMIN
+    return row
+
+
+def has_project_perm(actor: Actor, project: Project, perm: str) -> bool:
+    """Per-object check: guardian for accounts (kept in sync by the membership service)."""
+    role = project_role(actor, project)
+    if role is None:
+        return False
+    if actor.is_key or actor.is_org_admin:
+        return perm in ROLE_PERMS[role]
+    return actor.checker().has_perm(perm, project)
+
+
+def require_project(actor: Actor, project: Project | None, perm: str = "read_memories") -> str:
+    """Return the actor's role, or raise 404 (outsider) / 403 (role too low)."""
+    if project is None:
+        raise Http404("No such project.")
+    role = project_role(actor, project)
+    if role is None:
+        raise Http404("No such project.")
+    if perm != "read_memories":
+        if not actor.can_write:
+            raise PermissionDenied("This API key is read-only.")
+        if not has_project_perm(actor, project, perm):
+            raise PermissionDenied(f"Your role ({role}) may not do this in project {project.slug}.")
+    return role
+
+
+def require_org_admin(actor: Actor) -> None:
+    """Org-level administration (API keys, org settings)."""
+    if actor.is_key:
+        raise PermissionDenied("API keys cannot administer the organization.")
+    if not actor.is_org_admin:
+        raise PermissionDenied("Only organization owners and admins may do this.")
+
+
+# ---- memories -----------------------------------------------------------------------------------
+
+
+def subject_q(actor: Actor, prefix: str = "") -> Q:
+    """Rows about a subject (user or session scope) this actor may read."""
+    if actor.is_key:
+        return Q(**{f"{prefix}scope__in": ["user", "session"]})
+    return Q(**{f"{prefix}scope__in": ["user", "session"], f"{prefix}user_id": actor.user_id})
+
+
+def memory_read_q(actor: Actor, prefix: str = "") -> Q:
+    """The filter of every memory the actor may read (always used together with org=actor.org)."""
+    p = prefix
+    project_ids = readable_projects(actor).values("id")
+    if actor.is_key:
+        shared = Q(**{f"{p}scope": "project", f"{p}project__in": project_ids}) & Q(
+            **{f"{p}visibility__in": ["public", "members"]}
+        )
+        own = Q(
+            **{f"{p}scope": "project", f"{p}visibility": "owner_only", f"{p}created_by_key": actor.api_key}
+        )
+        return subject_q(actor, p) | shared | own
+    public = Q(**{f"{p}scope": "project", f"{p}visibility": "public"})
+    members = Q(**{f"{p}scope": "project", f"{p}visibility": "members", f"{p}project__in": project_ids})
+    own = Q(**{f"{p}scope": "project", f"{p}visibility": "owner_only", f"{p}created_by": actor.account})
+    return subject_q(actor, p) | public | members | own
+
+
+def readable_memories(actor: Actor) -> QuerySet:
+    """Every memory the actor may read; the query itself enforces it."""
+    from memory.models import MemoryItem
+
+    return MemoryItem.objects.filter(org=actor.org).filter(memory_read_q(actor))
+
+
+def require_subject(actor: Actor, user_id: str, *, write: bool = False) -> None:
+    """Reading or writing a subject's own (user/session scope) data."""
+    if write and not actor.can_write:
+        raise PermissionDenied("This API key is read-only.")
+    if actor.is_key:
+        return
+    if user_id != actor.user_id:
+        raise Http404("No such user.")
+
+
+def require_create_memory(actor: Actor, *, scope: str, user_id: str | None, project: Project | None) -> None:
+    if not actor.can_write:
+        raise PermissionDenied("This API key is read-only.")
+    if scope == "project":
+        require_project(actor, project, "create_memories")
+    else:
+        if actor.is_key:
+            return
+        if user_id != actor.user_id:
+            raise PermissionDenied("You may only add memories about yourself.")
+
+
+def can_change_memory(actor: Actor, item) -> bool:
+    """Edit or delete; the item must already be readable by the actor."""
+    if not actor.can_write:
+        return False
+    if item.scope != "project":
+        return actor.is_key or item.user_id == actor.user_id
+    if item.project is None:
+        return False
+    if has_project_perm(actor, item.project, "change_any_memory"):
+        return True
+    if actor.is_key:
+        return False
+    return has_project_perm(actor, item.project, "create_memories") and item.created_by_id == actor.account.pk
+
+
+def require_change_memory(actor: Actor, item) -> None:
+    if not can_change_memory(actor, item):
+        raise PermissionDenied("Your role may not change this memory.")

@@ -1,0 +1,69 @@
+"""The base every API view uses: it resolves the actor and org once, in initial()."""
+
+from django.http import Http404
+from rest_framework import serializers, viewsets
+from rest_framework.views import APIView
+
+from projects.access import Actor, actor_for_account, actor_for_key
+from projects.models import ApiKey, OrgMembership
+
+from .errors import ApiError
+
+
+def resolve_actor(request) -> Actor:
+    if isinstance(request.auth, ApiKey):
+        return actor_for_key(request.auth)
+    account = request.user
+    wanted = request.headers.get("X-Engram-Org") or getattr(request, "session", {}).get("org_id")
+    memberships = OrgMembership.objects.filter(account=account).select_related("org").order_by("id")
+    membership = None
+    if wanted:
+        membership = memberships.filter(org__slug=wanted).first() or (
+            memberships.filter(org_id=wanted).first() if str(wanted).isdigit() else None
+        )
+        if membership is None:
+            raise Http404("No such organization.")
+    membership = membership or memberships.first()
+    if membership is None:
+        raise ApiError(403, "no_organization", "This account belongs to no organization.")
+    return actor_for_account(account, membership.org)
+
+
+class ActorMixin:
+    """Sets self.actor (account or API key) and self.org before any handler runs."""
+
+    actor: Actor
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        self.actor = resolve_actor(request)
+        self.org = self.actor.org
+
+
+class EngramAPIView(ActorMixin, APIView):
+    """For endpoints that are not a model collection (search, context, tools...)."""
+
+
+class EngramViewSet(ActorMixin, viewsets.GenericViewSet):
+    """Model collections: subclasses build get_queryset() from projects.access."""
+
+
+class StrictSerializer(serializers.Serializer):
+    """Rejects fields it does not know, so a typo is a 400 and not a silent no-op."""
+
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            unknown = sorted(set(data) - set(self.fields))
+            if unknown:
+                raise serializers.ValidationError({name: ["Unknown field."] for name in unknown})
+        return super().to_internal_value(data)
+
+
+class StrictModelSerializer(serializers.ModelSerializer):
+    def to_internal_value(self, data):
+        if isinstance(data, dict):
+            writable = {name for name, f in self.fields.items() if not f.read_only}
+            unknown = sorted(set(data) - writable)
+            if unknown:
+                raise serializers.ValidationError({name: ["Unknown or read-only field."] for name in unknown})
+        return super().to_internal_value(data)

@@ -1,0 +1,81 @@
+"""Every API error has the body {"error": {"code": ..., "message": ..., "details"?: ...}}."""
+
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+
+class ApiError(exceptions.APIException):
+    """An error with an explicit code and status, e.g. ApiError(422, "too_short", "...")."""
+
+    def __init__(self, status_code: int, code: str, message: str, details=None):
+        self.status_code = status_code
+        self.code = code
+        self.details = details
+        super().__init__(detail=message, code=code)
+
+
+def _flatten(detail) -> str:
+    if isinstance(detail, dict):
+        parts = []
+        for key, value in detail.items():
+            parts.append(f"{key}: {_flatten(value)}" if key != "non_field_errors" else _flatten(value))
+        return "; ".join(parts)
+    if isinstance(detail, list):
+        return " ".join(_flatten(v) for v in detail)
+    return str(detail)
+
+
+CODES = {
+    400: "invalid",
+    401: "not_authenticated",
+    403: "permission_denied",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    412: "precondition_failed",
+    413: "too_large",
+    415: "unsupported_media_type",
+    422: "unprocessable",
+    429: "throttled",
+}
+
+
+def exception_handler(exc, context):
+    if isinstance(exc, RequestDataTooBig):
+        return Response(
+            {"error": {"code": "too_large", "message": "The request body is too large."}},
+            status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+        )
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(exc.messages)
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound(str(exc) or "Not found.")
+    elif isinstance(exc, PermissionDenied):
+        exc = exceptions.PermissionDenied(str(exc) or "You do not have permission to do this.")
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    code = getattr(exc, "code", None) if isinstance(exc, ApiError) else None
+    if code is None:
+        code = CODES.get(response.status_code, "error")
+        if isinstance(exc, exceptions.ParseError):
+            code = "malformed"
+    body = {"code": code, "message": _flatten(exc.detail)}
+    if isinstance(exc, exceptions.ValidationError) and isinstance(exc.detail, dict):
+        body["details"] = exc.detail
+    if isinstance(exc, ApiError) and exc.details is not None:
+        body["details"] = exc.details
+    response.data = {"error": body}
+    return response
+
+
+def json_404(request, exception=None):
+    return JsonResponse({"error": {"code": "not_found", "message": "Not found."}}, status=404)
+
+
+def json_500(request):
+    return JsonResponse({"error": {"code": "server_error", "message": "Internal error."}}, status=500)

@@ -1,0 +1,51 @@
+"""`Authorization: Bearer <key>` for agent services."""
+
+from datetime import timedelta
+
+from django.utils import timezone
+from rest_framework import authentication, exceptions
+
+from .models import ApiKey, hash_secret
+
+
+class ApiKeyPrincipal:
+    """Stands in for request.user when an API key authenticated the request."""
+
+    is_authenticated = True
+    is_anonymous = False
+    is_staff = False
+    pk = None
+
+    def __init__(self, key: ApiKey):
+        self.key = key
+        self.username = f"key:{key.prefix}"
+
+    def __str__(self) -> str:
+        return self.username
+
+
+class ApiKeyAuthentication(authentication.BaseAuthentication):
+    keyword = "Bearer"
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).decode("latin-1")
+        if not header:
+            return None
+        parts = header.split()
+        if parts[0] != self.keyword:
+            return None
+        if len(parts) != 2:
+            raise exceptions.AuthenticationFailed("Malformed Authorization header; expected 'Bearer <key>'.")
+        key = ApiKey.objects.select_related("org").filter(hashed_secret=hash_secret(parts[1])).first()
+        if key is None:
+            raise exceptions.AuthenticationFailed("Invalid API key.")
+        if key.revoked_at is not None:
+            raise exceptions.AuthenticationFailed("This API key has been revoked.")
+        now = timezone.now()
+        if key.last_used_at is None or now - key.last_used_at > timedelta(seconds=60):
+            ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+            key.last_used_at = now
+        return ApiKeyPrincipal(key), key
+
+    def authenticate_header(self, request):
+        return self.keyword

@@ -1,0 +1,144 @@
+"""Tenancy: organizations, memberships, projects and API keys."""
+
+import hashlib
+import secrets
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+
+class Organization(models.Model):
+    """A tenant: every tenant-owned row points at one."""
+
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=64, unique=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return self.slug
+
+
+class OrgRole(models.TextChoices):
+    OWNER = "owner", "Owner"
+    ADMIN = "admin", "Admin"
+    MEMBER = "member", "Member"
+
+
+class OrgMembership(models.Model):
+    """An account's place in an org; user_id names the account's memory subject there."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="memberships")
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="org_memberships"
+    )
+    role = models.CharField(max_length=16, choices=OrgRole.choices, default=OrgRole.MEMBER)
+    user_id = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["org", "account"], name="uniq_org_account"),
+            models.UniqueConstraint(fields=["org", "user_id"], name="uniq_org_user_id"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.account} in {self.org} ({self.role})"
+
+    @property
+    def is_org_admin(self) -> bool:
+        return self.role in (OrgRole.OWNER, OrgRole.ADMIN)
+
+
+class Project(models.Model):
+    """A shared space inside an org with its own members and project-scope memories."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="projects")
+    name = models.CharField(max_length=200)
+    slug = models.SlugField(max_length=64)
+    description = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["org", "slug"], name="uniq_project_slug")]
+        permissions = [
+            ("read_memories", "Read the project's memories"),
+            ("create_memories", "Create project memories"),
+            ("change_any_memory", "Edit or delete any project memory"),
+            ("manage_members", "Manage project members"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.org.slug}/{self.slug}"
+
+
+class ProjectRole(models.TextChoices):
+    OWNER = "owner", "Owner"
+    ADMIN = "admin", "Admin"
+    EDITOR = "editor", "Editor"
+    VIEWER = "viewer", "Viewer"
+
+
+class ProjectMembership(models.Model):
+    """An account's role in a project (seed 000's Owner/Admin/Editor/Viewer)."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    account = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_memberships"
+    )
+    role = models.CharField(max_length=16, choices=ProjectRole.choices, default=ProjectRole.VIEWER)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["project", "account"], name="uniq_project_account")]
+
+    def __str__(self) -> str:
+        return f"{self.account} in {self.project} ({self.role})"
+
+
+KEY_PREFIX = "eng_"
+
+
+def hash_secret(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+class ApiKey(models.Model):
+    """An org API key for agent services; only a SHA-256 of the secret is stored."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="api_keys")
+    name = models.CharField(max_length=100)
+    prefix = models.CharField(max_length=16, unique=True)
+    hashed_secret = models.CharField(max_length=64, unique=True)
+    read_only = models.BooleanField(default=False)
+    projects = models.ManyToManyField(Project, blank=True, related_name="api_keys")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_used_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.prefix}…)"
+
+    @classmethod
+    def generate(cls) -> tuple[str, str]:
+        """Return (prefix, secret); the secret is the full token shown once."""
+        prefix = KEY_PREFIX + secrets.token_hex(4)
+        return prefix, f"{prefix}.{secrets.token_urlsafe(32)}"
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    @property
+    def is_project_restricted(self) -> bool:
+        return self.projects.exists()
+
+    def revoke(self) -> None:
+        if self.revoked_at is None:
+            self.revoked_at = timezone.now()
+            self.save(update_fields=["revoked_at"])

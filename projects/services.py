@@ -1,0 +1,193 @@
+"""Writes for tenancy: orgs, memberships (the one writer of guardian grants), projects, API keys."""
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.utils.text import slugify
+from guardian.shortcuts import assign_perm, remove_perm
+
+from .access import ROLE_PERMS, Actor, require_org_admin, require_project
+from .models import (
+    ApiKey,
+    Organization,
+    OrgMembership,
+    OrgRole,
+    Project,
+    ProjectMembership,
+    ProjectRole,
+    hash_secret,
+)
+
+PERM_NAMES = sorted({p for perms in ROLE_PERMS.values() for p in perms})
+
+
+@transaction.atomic
+def org_create(*, slug: str, name: str = "") -> Organization:
+    """Create an organization."""
+    if Organization.objects.filter(slug=slug).exists():
+        raise ValidationError(f"Organization {slug!r} already exists.")
+    return Organization.objects.create(slug=slug, name=name or slug)
+
+
+@transaction.atomic
+def org_membership_set(
+    *, org: Organization, account, role: str = OrgRole.MEMBER, user_id: str = ""
+) -> OrgMembership:
+    """Add an account to an org (or change its role); user_id defaults to the username."""
+    membership, _ = OrgMembership.objects.update_or_create(
+        org=org, account=account, defaults={"role": role, "user_id": user_id or account.get_username()}
+    )
+    return membership
+
+
+def _sync_guardian(membership: ProjectMembership | None, *, project: Project, account) -> None:
+    """Grant exactly the permissions of the account's role in the project (none when removed)."""
+    wanted = ROLE_PERMS[membership.role] if membership else set()
+    for perm in PERM_NAMES:
+        if perm in wanted:
+            assign_perm(perm, account, project)
+        else:
+            remove_perm(perm, account, project)
+
+
+def _owner_count(project: Project) -> int:
+    return ProjectMembership.objects.filter(project=project, role=ProjectRole.OWNER).count()
+
+
+@transaction.atomic
+def project_create(*, actor: Actor, name: str, slug: str = "", description: str = "") -> Project:
+    """Create a project; an account creator becomes its Owner."""
+    if not actor.can_write:
+        raise PermissionDenied("This API key is read-only.")
+    if actor.is_key and actor.api_key.projects.exists():
+        raise PermissionDenied("A project-restricted API key cannot create projects.")
+    slug = slug or slugify(name)[:64] or "project"
+    if Project.objects.filter(org=actor.org, slug=slug).exists():
+        raise ValidationError({"slug": f"A project with slug {slug!r} already exists."})
+    project = Project.objects.create(org=actor.org, name=name, slug=slug, description=description)
+    if actor.account is not None:
+        membership = ProjectMembership.objects.create(
+            org=actor.org, project=project, account=actor.account, role=ProjectRole.OWNER
+        )
+        _sync_guardian(membership, project=project, account=actor.account)
+    return project
+
+
+@transaction.atomic
+def project_update(*, actor: Actor, project: Project, **fields) -> Project:
+    require_project(actor, project, "manage_members")
+    for name in ("name", "description"):
+        if name in fields:
+            setattr(project, name, fields[name])
+    project.save()
+    return project
+
+
+@transaction.atomic
+def project_delete(*, actor: Actor, project: Project) -> None:
+    role = require_project(actor, project, "manage_members")
+    if role != ProjectRole.OWNER and not actor.is_org_admin and not actor.is_key:
+        raise PermissionDenied("Only the project's Owner may delete it.")
+    project.delete()
+
+
+def _member_account(org: Organization, account_id: int | None = None, username: str | None = None):
+    User = get_user_model()
+    account = None
+    if account_id is not None:
+        account = User.objects.filter(pk=account_id).first()
+    elif username:
+        account = User.objects.filter(username=username).first()
+    if account is None or not OrgMembership.objects.filter(org=org, account=account).exists():
+        raise ValidationError({"account": "No such account in this organization."})
+    return account
+
+
+@transaction.atomic
+def project_member_add(*, actor: Actor, project: Project, account, role: str) -> ProjectMembership:
+    """Add a member; only Owner/Admin may, and only an Owner may create another Owner."""
+    actor_role = require_project(actor, project, "manage_members")
+    if role == ProjectRole.OWNER and actor_role != ProjectRole.OWNER and not actor.is_org_admin:
+        raise PermissionDenied("Only an Owner may make another Owner.")
+    if not OrgMembership.objects.filter(org=project.org, account=account).exists():
+        raise ValidationError({"account": "No such account in this organization."})
+    if ProjectMembership.objects.filter(project=project, account=account).exists():
+        raise ValidationError({"account": "Already a member of this project."})
+    membership = ProjectMembership.objects.create(
+        org=project.org, project=project, account=account, role=role
+    )
+    _sync_guardian(membership, project=project, account=account)
+    return membership
+
+
+@transaction.atomic
+def project_member_change_role(
+    *, actor: Actor, membership: ProjectMembership, role: str
+) -> ProjectMembership:
+    """Change a member's role; a project never loses its last Owner."""
+    actor_role = require_project(actor, membership.project, "manage_members")
+    project = Project.objects.select_for_update().get(pk=membership.project_id)
+    if (
+        ProjectRole.OWNER in (role, membership.role)
+        and actor_role != ProjectRole.OWNER
+        and not actor.is_org_admin
+    ):
+        raise PermissionDenied("Only an Owner may grant or take the Owner role.")
+    if membership.role == ProjectRole.OWNER and role != ProjectRole.OWNER and _owner_count(project) <= 1:
+        raise ValidationError({"role": "A project must keep at least one Owner."})
+    membership.role = role
+    membership.save(update_fields=["role"])
+    _sync_guardian(membership, project=project, account=membership.account)
+    return membership
+
+
+@transaction.atomic
+def project_member_remove(*, actor: Actor, membership: ProjectMembership) -> None:
+    actor_role = require_project(actor, membership.project, "manage_members")
+    project = Project.objects.select_for_update().get(pk=membership.project_id)
+    if membership.role == ProjectRole.OWNER:
+        if actor_role != ProjectRole.OWNER and not actor.is_org_admin:
+            raise PermissionDenied("Only an Owner may remove an Owner.")
+        if _owner_count(project) <= 1:
+            raise ValidationError({"role": "A project must keep at least one Owner."})
+    account = membership.account
+    membership.delete()
+    _sync_guardian(None, project=project, account=account)
+
+
+@transaction.atomic
+def api_key_create(
+    *,
+    org: Organization,
+    name: str,
+    read_only: bool = False,
+    projects=(),
+    created_by=None,
+    actor: Actor | None = None,
+) -> tuple[ApiKey, str]:
+    """Create a key; returns (key, secret). The secret is never stored, only its hash."""
+    if actor is not None:
+        require_org_admin(actor)
+    prefix, secret = ApiKey.generate()
+    key = ApiKey.objects.create(
+        org=org,
+        name=name,
+        prefix=prefix,
+        hashed_secret=hash_secret(secret),
+        read_only=read_only,
+        created_by=created_by,
+    )
+    projects = list(projects)
+    for project in projects:
+        if project.org_id != org.id:
+            raise ValidationError({"projects": "Projects must belong to the key's organization."})
+    if projects:
+        key.projects.set(projects)
+    return key, secret
+
+
+@transaction.atomic
+def api_key_revoke(*, actor: Actor, key: ApiKey) -> ApiKey:
+    require_org_admin(actor)
+    key.revoke()
+    return key
