@@ -6,3 +6,5 @@ from config.env import env_str  # noqa: E402
 
 # Parallel runs on one server (several developers, or CI beside a dev server) use their own test database.
 DATABASES["default"]["TEST"] = {"NAME": env_str("ENGRAM_TEST_DB", "test_engram")}  # noqa: F405
+# A worker started by one test run must not take another run's tasks on a shared Redis.
+CELERY_TASK_DEFAULT_QUEUE = f"engram-{DATABASES['default']['TEST']['NAME']}"  # noqa: F405
