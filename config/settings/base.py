@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "guardian",
     "django_htmx",
+    "template_partials",
     "projects",
     "memory",
     "profiles",
