@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.conf import settings
 
@@ -132,6 +133,33 @@ def check_sensitive(content: str) -> None:
     reason = sensitive_reason(content)
     if reason:
         raise GateRejection("sensitive_content", f"Refused: the text {reason}; secrets are never stored.")
+
+
+RATE_LIMIT_MESSAGE = "This session already gave its automatic extractions for the last 24 hours."
+
+
+def check_rate_limit(org, session_id: str) -> int:
+    """Seed 000's rate limit for automatic extraction: at most MEMORY_MAX_EXTRACTIONS per session per 24 h.
+
+    Counts the items with source=auto created in the session in the last 24 hours and returns that
+    count; raises GateRejection("rate_limited") when the limit is reached. No session, no limit.
+    """
+    if not session_id:
+        return 0
+    from django.utils import timezone
+
+    from memory.models import MemoryItem, Source
+
+    since = timezone.now() - timedelta(hours=24)
+    used = MemoryItem.objects.filter(
+        org=org, session_id=session_id, source=Source.AUTO, created_at__gte=since
+    ).count()
+    if used >= settings.MEMORY_MAX_EXTRACTIONS:
+        raise GateRejection(
+            "rate_limited",
+            f"{RATE_LIMIT_MESSAGE} (limit {settings.MEMORY_MAX_EXTRACTIONS}, set by MEMORY_MAX_EXTRACTIONS)",
+        )
+    return used
 
 
 def check(content: str, confidence: float = 1.0) -> None:

@@ -6,12 +6,13 @@ import logging
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from django.conf import settings
 from django.contrib.postgres.search import SearchVectorField
 from django.db import transaction
 from django.db.models import F, Func, Max, Value
 from django.utils import timezone
 
-from projects.access import Actor, require_change_memory, require_create_memory
+from projects.access import Actor, require_change_memory, require_create_memory, require_subject
 from projects.models import Project
 
 from . import gate
@@ -74,18 +75,25 @@ def snapshot(item: MemoryItem) -> dict:
 
 
 def revision_write(
-    *, item: MemoryItem, action: str, actor: Actor | None, reason: str = "", before=None, after=None
+    *,
+    item: MemoryItem,
+    action: str,
+    actor: Actor | None,
+    reason: str = "",
+    before=None,
+    after=None,
+    number: int | None = None,
 ):
-    """Append the next numbered revision of an item."""
-    last = (
-        MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk).aggregate(n=Max("number"))["n"] or 0
-    )
+    """Append the next numbered revision of an item (number=1 for a new item skips the lookup)."""
+    if number is None:
+        last = MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk).aggregate(n=Max("number"))
+        number = (last["n"] or 0) + 1
     return MemoryRevision.objects.create(
         org_id=item.org_id,
         item=item,
         item_ref=item.pk,
         user_id=item.user_id,
-        number=last + 1,
+        number=number,
         action=action,
         actor=actor.label if actor else "system",
         reason=reason,
@@ -107,7 +115,8 @@ def _embed(item: MemoryItem) -> None:
         item.embedding = provider.embed_passages([item.content])[0]
         item.embedding_model = provider.model_name
     except EmbeddingError as exc:
-        log.warning("embedding failed for memory %s: %s", item.pk, exc)
+        # The exception text never contains the memory's content, only what went wrong with the call.
+        log.warning("embedding failed for memory %s (will retry): %s", item.pk or "(new)", exc)
         item.embedding = None
         item.embedding_model = ""
 
@@ -127,13 +136,30 @@ class CreateResult:
     details: dict = field(default_factory=dict)
 
 
-def subject_filter(*, org, scope: str, user_id: str, project: Project | None, session_id: str) -> dict:
-    """The rows that count as the same subject for deduplication."""
+def subject_filter(
+    *, org, scope: str, user_id: str, project: Project | None, session_id: str, agent_id: str = ""
+) -> dict:
+    """The rows that count as the same subject for deduplication (one agent's memories stay its own)."""
     if scope == Scope.PROJECT:
-        return {"org": org, "scope": scope, "project": project}
+        return {"org": org, "scope": scope, "project": project, "agent_id": agent_id or ""}
     if scope == Scope.SESSION:
-        return {"org": org, "scope": scope, "user_id": user_id, "session_id": session_id}
-    return {"org": org, "scope": scope, "user_id": user_id}
+        return {
+            "org": org,
+            "scope": scope,
+            "user_id": user_id,
+            "session_id": session_id,
+            "agent_id": agent_id or "",
+        }
+    return {"org": org, "scope": scope, "user_id": user_id, "agent_id": agent_id or ""}
+
+
+def subject_key(*, scope: str, user_id: str, project_id: int | None, session_id: str, agent_id: str) -> tuple:
+    """subject_filter as a hashable key, for matching many rows in Python."""
+    if scope == Scope.PROJECT:
+        return (scope, project_id, agent_id or "")
+    if scope == Scope.SESSION:
+        return (scope, user_id, session_id, agent_id or "")
+    return (scope, user_id, agent_id or "")
 
 
 def nearest_active(*, base: dict, embedding, model: str, limit: int = 5, exclude_id: int | None = None):
@@ -206,7 +232,9 @@ def memory_create(
     content = content.strip()
     gate.check(content, confidence)
     tags = list(tags or [])
-    base = subject_filter(org=org, scope=scope, user_id=user_id, project=project, session_id=session_id)
+    base = subject_filter(
+        org=org, scope=scope, user_id=user_id, project=project, session_id=session_id, agent_id=agent_id
+    )
     digest = content_hash(content)
     if dedup != "none":
         same = MemoryItem.objects.filter(**base, status=Status.ACTIVE, content_hash=digest).first()
@@ -256,12 +284,22 @@ def memory_create(
                     existing=existing, tags=tags, actor=actor, reason="", similarity=similarity
                 )
                 return CreateResult(item=merged, created=False, duplicate_of=merged.pk, similarity=similarity)
+    if source == Source.AUTO:
+        gate.check_rate_limit(org, session_id)
+    item.search_tokens = tokens_expression(content)
     item.save()
-    MemoryItem.objects.filter(pk=item.pk).update(search_tokens=tokens_expression(content))
-    revision_write(item=item, action=RevisionAction.ADD, actor=actor, reason=reason, after=snapshot(item))
+    _defer_tokens(item)
+    revision_write(
+        item=item, action=RevisionAction.ADD, actor=actor, reason=reason, after=snapshot(item), number=1
+    )
     if item.embedding is None:
         _enqueue_embedding_retry(item.pk)
     return CreateResult(item=item, created=True)
+
+
+def _defer_tokens(item: MemoryItem) -> None:
+    """Forget the insert expression: a later save() of this instance must not touch search_tokens."""
+    item.__dict__.pop("search_tokens", None)
 
 
 def _vetoed(existing: str, new: str) -> bool:
@@ -392,8 +430,13 @@ def memory_delete(*, actor: Actor | None, item: MemoryItem, reason: str = "") ->
 
 @transaction.atomic
 def memory_delete_all(*, actor: Actor | None, org, user_id: str, agent_id: str | None = None) -> int:
-    """Delete every memory of a subject in the org (optionally of one agent); no cap."""
-    qs = MemoryItem.objects.filter(org=org, user_id=user_id)
+    """Delete every memory about a subject (user and session scope) in the org, optionally of one agent; no cap.
+
+    Project-scope rows are not the subject's to delete: they belong to the project and its roles.
+    """
+    if actor is not None:
+        require_subject(actor, user_id, write=True)
+    qs = MemoryItem.objects.filter(org=org, user_id=user_id, scope__in=[Scope.USER, Scope.SESSION])
     if agent_id is not None:
         qs = qs.filter(agent_id=agent_id)
     ids = list(qs.values_list("pk", flat=True))
@@ -417,5 +460,291 @@ def memory_delete_all(*, actor: Actor | None, org, user_id: str, agent_id: str |
         ],
         batch_size=1000,
     )
-    deleted, _ = MemoryItem.objects.filter(pk__in=ids).delete()
+    MemoryItem.objects.filter(pk__in=ids).delete()
     return len(ids)
+
+
+# ---- many at once -----------------------------------------------------------------------------------
+
+
+@dataclass
+class BatchEntry:
+    """One item of a batch write, already validated and resolved (project is a Project or None)."""
+
+    content: str
+    scope: str = Scope.USER
+    user_id: str = ""
+    project: Project | None = None
+    session_id: str = ""
+    agent_id: str = ""
+    skill: str = ""
+    memory_type: str = "fact"
+    source: str = Source.USER
+    source_id: str = ""
+    source_message_id: str = ""
+    confidence: float = 1.0
+    visibility: str = "members"
+    pinned: bool = False
+    tags: list = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)
+    occurred_at: datetime | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    expires_at: datetime | None = None
+
+
+@dataclass
+class BatchResult:
+    index: int
+    status: str  # created | duplicate | rejected
+    id: int | None = None
+    duplicate_of: int | None = None
+    similarity: float | None = None
+    code: str = ""
+    message: str = ""
+
+
+def _batch_key(entry: BatchEntry) -> tuple:
+    return subject_key(
+        scope=entry.scope,
+        user_id=entry.user_id,
+        project_id=entry.project.pk if entry.project else None,
+        session_id=entry.session_id,
+        agent_id=entry.agent_id,
+    )
+
+
+def _batch_embed(org, entries: list[tuple[int, BatchEntry]]) -> dict[int, tuple[list[float], str]]:
+    """One provider call per distinct provider (usually one for the whole batch); failures leave no vector."""
+    by_user: dict[str, list[tuple[int, BatchEntry]]] = {}
+    for index, entry in entries:
+        by_user.setdefault(entry.user_id, []).append((index, entry))
+    groups: dict[tuple, tuple[object, list]] = {}
+    for user_id, rows in by_user.items():
+        provider = provider_for(org, user_id)
+        key = (type(provider).__name__, provider.model_name, getattr(provider, "base_url", ""))
+        groups.setdefault(key, (provider, []))[1].extend(rows)
+    out: dict[int, tuple[list[float], str]] = {}
+    for provider, rows in groups.values():
+        try:
+            vectors = provider.embed_passages([entry.content for _, entry in rows])
+        except EmbeddingError as exc:
+            log.warning("batch embedding of %d memories failed (will retry): %s", len(rows), exc)
+            continue
+        for (index, _), vector in zip(rows, vectors, strict=True):
+            out[index] = (vector, provider.model_name)
+    return out
+
+
+def _cosine_max(vectors: list, vector) -> tuple[int, float]:
+    import numpy as np
+
+    matrix = np.asarray(vectors, dtype=np.float32)
+    v = np.asarray(vector, dtype=np.float32)
+    sims = matrix @ v / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(v) + 1e-12)
+    best = int(np.argmax(sims))
+    return best, float(sims[best])
+
+
+@transaction.atomic
+def memory_create_batch(
+    *,
+    actor: Actor | None,
+    org,
+    entries: list[BatchEntry | BaseException],
+    infer: bool = True,
+    dedup: bool | None = None,
+) -> list[BatchResult]:
+    """Add many memories at once: one embedding call, one bulk insert, per-item results.
+
+    infer=True: every item passes the whole gate (confidence, secrets, length, rate limit) and
+    similarity dedup, as a single add does. infer=False: the text is stored verbatim; the gate still
+    refuses secrets and bad lengths, duplicates are found by content hash only unless dedup=True.
+    An entry may already be an exception (invalid input, no access): it is reported as rejected.
+    """
+    similarity_dedup = infer if dedup is None else dedup
+    results: dict[int, BatchResult] = {}
+    accepted: list[tuple[int, BatchEntry]] = []
+    auto_counts: dict[str, int] = {}
+    for index, entry in enumerate(entries):
+        if isinstance(entry, BaseException):
+            results[index] = _rejection(index, entry)
+            continue
+        entry.content = entry.content.strip()
+        try:
+            if actor is not None:
+                require_create_memory(actor, scope=entry.scope, user_id=entry.user_id, project=entry.project)
+            if infer:
+                gate.check(entry.content, entry.confidence)
+                if entry.source == Source.AUTO and entry.session_id:
+                    used = auto_counts.get(entry.session_id)
+                    if used is None:
+                        used = gate.check_rate_limit(org, entry.session_id)
+                    if used >= settings.MEMORY_MAX_EXTRACTIONS:
+                        raise gate.GateRejection("rate_limited", gate.RATE_LIMIT_MESSAGE)
+                    auto_counts[entry.session_id] = used + 1
+            else:
+                gate.check_sensitive(entry.content)
+                gate.check_length(entry.content)
+        except Exception as exc:  # GateRejection, PermissionDenied, Http404
+            results[index] = _rejection(index, exc)
+            continue
+        accepted.append((index, entry))
+
+    # Identical content: against stored rows of the same subject, then earlier items of this batch.
+    digests = {index: content_hash(entry.content) for index, entry in accepted}
+    stored: dict[tuple, MemoryItem] = {}
+    if digests:
+        for row in MemoryItem.objects.filter(
+            org=org, status=Status.ACTIVE, content_hash__in=set(digests.values())
+        ).defer("embedding", "search_tokens"):
+            key = subject_key(
+                scope=row.scope,
+                user_id=row.user_id,
+                project_id=row.project_id,
+                session_id=row.session_id,
+                agent_id=row.agent_id,
+            )
+            stored.setdefault((key, row.content_hash), row)
+    fresh: list[tuple[int, BatchEntry]] = []
+    first_in_batch: dict[tuple, int] = {}
+    merges: dict[int, tuple[MemoryItem, list, float]] = {}
+    for index, entry in accepted:
+        key = (_batch_key(entry), digests[index])
+        if key in stored:
+            merges[index] = (stored[key], entry.tags, 1.0)
+        elif key in first_in_batch:
+            results[index] = BatchResult(
+                index, "duplicate", duplicate_of=-1 - first_in_batch[key], similarity=1.0
+            )
+        else:
+            first_in_batch[key] = index
+            fresh.append((index, entry))
+
+    vectors = _batch_embed(org, fresh)
+
+    if similarity_dedup:
+        kept: list[tuple[int, BatchEntry]] = []
+        seen: dict[tuple, list[tuple[int, BatchEntry, list[float]]]] = {}
+        for index, entry in fresh:
+            if index not in vectors:
+                kept.append((index, entry))
+                continue
+            vector, model = vectors[index]
+            threshold = duplicate_threshold(model)
+            key = _batch_key(entry)
+            base = subject_filter(
+                org=org,
+                scope=entry.scope,
+                user_id=entry.user_id,
+                project=entry.project,
+                session_id=entry.session_id,
+                agent_id=entry.agent_id,
+            )
+            nearest = nearest_active(base=base, embedding=vector, model=model, limit=1)
+            if nearest and nearest[0][1] >= threshold and not _vetoed(nearest[0][0].content, entry.content):
+                merges[index] = (nearest[0][0], entry.tags, nearest[0][1])
+                continue
+            earlier = seen.get(key, [])
+            if earlier:
+                best, sim = _cosine_max([v for _, _, v in earlier], vector)
+                if sim >= threshold and not _vetoed(earlier[best][1].content, entry.content):
+                    results[index] = BatchResult(
+                        index, "duplicate", duplicate_of=-1 - earlier[best][0], similarity=round(sim, 4)
+                    )
+                    continue
+            seen.setdefault(key, []).append((index, entry, vector))
+            kept.append((index, entry))
+        fresh = kept
+
+    for index, (existing, tags, similarity) in merges.items():
+        merged = _merge_into(
+            existing=existing,
+            tags=tags,
+            actor=actor,
+            reason="identical content" if similarity == 1.0 else "",
+            similarity=similarity,
+        )
+        results[index] = BatchResult(
+            index, "duplicate", duplicate_of=merged.pk, similarity=round(similarity, 4)
+        )
+
+    items = []
+    for index, entry in fresh:
+        vector, model = vectors.get(index, (None, ""))
+        items.append(
+            MemoryItem(
+                org=org,
+                content=entry.content,
+                memory_type=entry.memory_type,
+                scope=entry.scope,
+                user_id=entry.user_id or "",
+                project=entry.project,
+                session_id=entry.session_id or "",
+                agent_id=entry.agent_id or "",
+                skill=entry.skill or "",
+                source=entry.source,
+                source_id=entry.source_id,
+                source_message_id=entry.source_message_id,
+                confidence=entry.confidence,
+                visibility=entry.visibility,
+                pinned=entry.pinned,
+                tags=list(entry.tags or []),
+                metadata=entry.metadata or {},
+                occurred_at=entry.occurred_at,
+                valid_from=entry.valid_from,
+                valid_until=entry.valid_until,
+                expires_at=entry.expires_at,
+                content_hash=digests[index],
+                embedding=vector,
+                embedding_model=model,
+                search_tokens=tokens_expression(entry.content),
+                created_by=actor.account if actor and actor.account else None,
+                created_by_key=actor.api_key if actor else None,
+            )
+        )
+    MemoryItem.objects.bulk_create(items, batch_size=500)
+    label = actor.label if actor else "system"
+    revisions = []
+    for (index, _), item in zip(fresh, items, strict=True):
+        _defer_tokens(item)
+        results[index] = BatchResult(index, "created", id=item.pk)
+        revisions.append(
+            MemoryRevision(
+                org_id=org.pk,
+                item=item,
+                item_ref=item.pk,
+                user_id=item.user_id,
+                number=1,
+                action=RevisionAction.ADD,
+                actor=label,
+                reason="batch add",
+                after=snapshot(item),
+            )
+        )
+    MemoryRevision.objects.bulk_create(revisions, batch_size=1000)
+    # Duplicates of an earlier item of the same batch point at its new id.
+    for result in results.values():
+        if result.duplicate_of is not None and result.duplicate_of < 0:
+            target = results[-1 - result.duplicate_of]
+            result.duplicate_of = target.id or target.duplicate_of
+    missing = [item.pk for item in items if item.embedding is None]
+    if missing:
+        from .tasks import memory_embed_many
+
+        transaction.on_commit(lambda: memory_embed_many.delay(missing))
+    return [results[i] for i in range(len(entries))]
+
+
+def _rejection(index: int, exc: BaseException) -> BatchResult:
+    from django.core.exceptions import PermissionDenied
+    from django.http import Http404
+
+    if isinstance(exc, gate.GateRejection):
+        return BatchResult(index, "rejected", code=exc.code, message=exc.message)
+    if isinstance(exc, Http404):
+        return BatchResult(index, "rejected", code="not_found", message=str(exc) or "Not found.")
+    if isinstance(exc, PermissionDenied):
+        return BatchResult(index, "rejected", code="permission_denied", message=str(exc))
+    code = getattr(exc, "code", "invalid")
+    return BatchResult(index, "rejected", code=code if isinstance(code, str) else "invalid", message=str(exc))

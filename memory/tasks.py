@@ -3,11 +3,19 @@
 import logging
 
 from celery import shared_task
+from django.db.models import F
+from django.utils import timezone
 
 from .embeddings import EmbeddingError, provider_for
-from .models import MemoryItem
+from .models import EmbeddingConfig, JobStatus, MemoryItem, ReembedJob
 
 log = logging.getLogger(__name__)
+
+REEMBED_BATCH = 128
+
+
+def _backoff(retries: int, salt: int) -> int:
+    return min(600, 2**retries * 5) + (salt % 7)
 
 
 @shared_task(bind=True, acks_late=True, max_retries=8)
@@ -22,6 +30,97 @@ def memory_embed(self, item_id: int) -> None:
     try:
         vector = provider.embed_passages([item.content])[0]
     except EmbeddingError as exc:
-        countdown = min(600, 2**self.request.retries * 5)
-        raise self.retry(exc=exc, countdown=countdown + (item_id % 7))
-    MemoryItem.objects.filter(pk=item_id).update(embedding=vector, embedding_model=provider.model_name)
+        raise self.retry(exc=exc, countdown=_backoff(self.request.retries, item_id))
+    # Only if the text is still the one we embedded (an edit in between re-embeds by itself).
+    MemoryItem.objects.filter(pk=item_id, content_hash=item.content_hash).update(
+        embedding=vector, embedding_model=provider.model_name
+    )
+
+
+@shared_task(bind=True, acks_late=True, max_retries=8)
+def memory_embed_many(self, item_ids: list[int]) -> None:
+    """The batch write's retry: embed every still-unembedded item of the list, one provider call per subject."""
+    items = list(
+        MemoryItem.objects.filter(pk__in=item_ids, embedding=None).select_related("org").order_by("pk")
+    )
+    by_subject: dict[tuple, list[MemoryItem]] = {}
+    for item in items:
+        by_subject.setdefault((item.org_id, item.user_id), []).append(item)
+    failed: list[int] = []
+    for rows in by_subject.values():
+        provider = provider_for(rows[0].org, rows[0].user_id)
+        try:
+            vectors = provider.embed_passages([row.content for row in rows])
+        except EmbeddingError as exc:
+            log.warning("retry of %d embeddings failed: %s", len(rows), exc)
+            failed.extend(row.pk for row in rows)
+            continue
+        for row, vector in zip(rows, vectors, strict=True):
+            MemoryItem.objects.filter(pk=row.pk, content_hash=row.content_hash).update(
+                embedding=vector, embedding_model=provider.model_name
+            )
+    if failed:
+        raise self.retry(args=[failed], countdown=_backoff(self.request.retries, failed[0]))
+
+
+def reembed_queryset(job: ReembedJob):
+    """The org's items whose resolved model is the job's model but whose vector is of another model (or none).
+
+    Users with their own embedding setting use it; everyone else uses the org's setting (or the default).
+    """
+    configs = {c.user_id: c for c in EmbeddingConfig.objects.filter(org=job.org)}
+    overriding = [uid for uid in configs if uid]
+    mine = [uid for uid in overriding if provider_for(job.org, uid).model_name == job.model]
+    qs = MemoryItem.objects.filter(org=job.org).exclude(embedding_model=job.model, embedding__isnull=False)
+    org_model = provider_for(job.org, "").model_name
+    if org_model == job.model:
+        return qs.exclude(user_id__in=[uid for uid in overriding if uid not in mine])
+    return qs.filter(user_id__in=mine)
+
+
+@shared_task(bind=True, acks_late=True, max_retries=3)
+def reembed_run(self, job_id: int) -> None:
+    """Re-embed an org's memories after a model change, in batches, recording done/total/errors on the job."""
+    claimed = ReembedJob.objects.filter(
+        pk=job_id, status__in=[JobStatus.PENDING, JobStatus.PROCESSING]
+    ).update(status=JobStatus.PROCESSING)
+    job = ReembedJob.objects.filter(pk=job_id).select_related("org").first()
+    if job is None or not claimed:
+        return
+    qs = reembed_queryset(job)
+    if not job.total:
+        job.total = qs.count()
+        job.save(update_fields=["total"])
+    last_pk = 0
+    while True:
+        batch = list(
+            qs.filter(pk__gt=last_pk)
+            .order_by("pk")
+            .only("pk", "content", "user_id", "content_hash")[:REEMBED_BATCH]
+        )
+        if not batch:
+            break
+        last_pk = batch[-1].pk
+        by_user: dict[str, list[MemoryItem]] = {}
+        for row in batch:
+            by_user.setdefault(row.user_id, []).append(row)
+        for user_id, rows in by_user.items():
+            provider = provider_for(job.org, user_id)
+            if provider.model_name != job.model:  # the setting changed again; a newer job handles it
+                continue
+            try:
+                vectors = provider.embed_passages([row.content for row in rows])
+            except EmbeddingError as exc:
+                ReembedJob.objects.filter(pk=job.pk).update(
+                    errors=F("errors") + len(rows), error=str(exc)[:500]
+                )
+                continue
+            for row, vector in zip(rows, vectors, strict=True):
+                MemoryItem.objects.filter(pk=row.pk, content_hash=row.content_hash).update(
+                    embedding=vector, embedding_model=provider.model_name
+                )
+            ReembedJob.objects.filter(pk=job.pk).update(done=F("done") + len(rows))
+    job.refresh_from_db()
+    job.status = JobStatus.DONE if job.errors == 0 else JobStatus.FAILED
+    job.finished_at = timezone.now()
+    job.save(update_fields=["status", "finished_at"])

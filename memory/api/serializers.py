@@ -1,0 +1,194 @@
+"""Input and output shapes of the memory API. No business logic: services decide."""
+
+from django.conf import settings
+from rest_framework import serializers
+
+from projects.api.base import StrictSerializer
+
+from ..models import (
+    EmbeddingConfig,
+    MemoryItem,
+    MemoryRevision,
+    MemoryType,
+    ReembedJob,
+    Scope,
+    Source,
+    Status,
+)
+from ..models import Visibility as Vis
+
+
+class TagsField(serializers.ListField):
+    child = serializers.CharField(max_length=100)
+    max_length = 50
+
+
+class MemoryInputSerializer(StrictSerializer):
+    """One memory to add (POST memories and each item of POST memories/batch)."""
+
+    # The gate answers too_short / too_long with 422, so the field itself only requires a string.
+    content = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
+    memory_type = serializers.ChoiceField(choices=MemoryType.choices, default=MemoryType.FACT)
+    scope = serializers.ChoiceField(choices=Scope.choices, default=Scope.USER)
+    user_id = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    project = serializers.CharField(max_length=64, required=False, allow_blank=True)  # id or slug
+    session_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+    agent_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+    skill = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    source = serializers.ChoiceField(choices=Source.choices, default=Source.USER)
+    source_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+    source_message_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+    confidence = serializers.FloatField(min_value=0.0, max_value=1.0, default=1.0)
+    visibility = serializers.ChoiceField(choices=Vis.choices, default=Vis.MEMBERS)
+    pinned = serializers.BooleanField(default=False)
+    tags = TagsField(required=False, default=list)
+    metadata = serializers.DictField(required=False, default=dict)
+    occurred_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    valid_from = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    valid_until = serializers.DateTimeField(required=False, allow_null=True, default=None)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
+
+
+class BatchInputSerializer(StrictSerializer):
+    memories = serializers.ListField(child=serializers.JSONField(), min_length=1, max_length=1000)
+    infer = serializers.BooleanField(default=True)
+    dedup = serializers.BooleanField(required=False, allow_null=True, default=None)
+
+
+class MemoryPatchSerializer(StrictSerializer):
+    content = serializers.CharField(
+        allow_blank=True, trim_whitespace=False, max_length=100_000, required=False
+    )
+    memory_type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
+    confidence = serializers.FloatField(min_value=0.0, max_value=1.0, required=False)
+    visibility = serializers.ChoiceField(choices=Vis.choices, required=False)
+    status = serializers.ChoiceField(choices=[Status.ACTIVE, Status.ARCHIVED], required=False)
+    pinned = serializers.BooleanField(required=False)
+    tags = TagsField(required=False)
+    metadata = serializers.DictField(required=False)
+    skill = serializers.CharField(max_length=100, required=False, allow_blank=True)
+    occurred_at = serializers.DateTimeField(required=False, allow_null=True)
+    valid_from = serializers.DateTimeField(required=False, allow_null=True)
+    valid_until = serializers.DateTimeField(required=False, allow_null=True)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+    version = serializers.IntegerField(min_value=1, required=False)
+    reason = serializers.CharField(max_length=500, required=False, allow_blank=True)
+
+
+class AgentMemoryInputSerializer(StrictSerializer):
+    """Seed 004's create body (snake_case; camelCase names are accepted too)."""
+
+    user_id = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    memory_type = serializers.ChoiceField(choices=MemoryType.choices, default=MemoryType.FACT)
+    content = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
+    tags = TagsField(required=False, default=list)
+    pinned = serializers.BooleanField(default=False)
+    source_message_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+
+
+class AgentMemoryPatchSerializer(StrictSerializer):
+    content = serializers.CharField(
+        allow_blank=True, trim_whitespace=False, max_length=100_000, required=False
+    )
+    memory_type = serializers.ChoiceField(choices=MemoryType.choices, required=False)
+    tags = TagsField(required=False)
+    pinned = serializers.BooleanField(required=False)
+    version = serializers.IntegerField(min_value=1, required=False)
+
+
+class RestoreSerializer(StrictSerializer):
+    revision = serializers.IntegerField(min_value=0)
+    reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+
+class MemorySerializer(serializers.ModelSerializer):
+    has_embedding = serializers.SerializerMethodField()
+
+    class Meta:
+        model = MemoryItem
+        fields = [
+            "id",
+            "content",
+            "memory_type",
+            "scope",
+            "user_id",
+            "project",
+            "session_id",
+            "agent_id",
+            "skill",
+            "source",
+            "source_id",
+            "source_message_id",
+            "confidence",
+            "visibility",
+            "status",
+            "superseded_by",
+            "pinned",
+            "tags",
+            "metadata",
+            "embedding_model",
+            "has_embedding",
+            "access_count",
+            "last_accessed_at",
+            "occurred_at",
+            "valid_from",
+            "valid_until",
+            "expires_at",
+            "version",
+            "created_at",
+            "updated_at",
+        ]
+        read_only_fields = fields
+
+    def get_has_embedding(self, obj) -> bool:
+        if hasattr(obj, "embedded"):
+            return bool(obj.embedded)
+        return obj.__dict__.get("embedding") is not None
+
+
+class RevisionSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = MemoryRevision
+        fields = ["number", "action", "actor", "reason", "before", "after", "created_at"]
+        read_only_fields = fields
+
+
+class EmbeddingConfigInputSerializer(StrictSerializer):
+    level = serializers.ChoiceField(choices=["org", "user"], default="org")
+    provider = serializers.ChoiceField(choices=["local", "openai"])
+    model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    base_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
+    dimensions = serializers.IntegerField(required=False, default=settings.ENGRAM_EMBEDDING_DIM)
+    api_key = serializers.CharField(max_length=500, required=False, allow_blank=True, write_only=True)
+
+    def validate(self, data):
+        if data["dimensions"] != settings.ENGRAM_EMBEDDING_DIM:
+            raise serializers.ValidationError(
+                {"dimensions": [f"The vector column has {settings.ENGRAM_EMBEDDING_DIM} dimensions."]}
+            )
+        if data["provider"] == "openai":
+            if not data.get("base_url") or not data.get("model"):
+                raise serializers.ValidationError("An openai provider needs base_url and model.")
+        else:
+            data["model"] = "multilingual-e5-small"
+            data["base_url"] = ""
+        return data
+
+
+class EmbeddingConfigSerializer(serializers.ModelSerializer):
+    has_api_key = serializers.SerializerMethodField()
+
+    class Meta:
+        model = EmbeddingConfig
+        fields = ["user_id", "provider", "model", "base_url", "dimensions", "has_api_key", "updated_at"]
+        read_only_fields = fields
+
+    def get_has_api_key(self, obj) -> bool:
+        return bool(obj.api_key_encrypted)
+
+
+class ReembedJobSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ReembedJob
+        fields = ["id", "model", "status", "total", "done", "errors", "error", "created_at", "finished_at"]
+        read_only_fields = fields

@@ -1,0 +1,503 @@
+"""The memory API: items, batch, history/restore, delete-all, stats, seed 004's agent routes, embedding settings.
+
+Reads go through projects.access.readable_memories(actor); writes through memory.services (which ask
+projects.access). Views only parse, call one service or selector, and serialize.
+"""
+
+from __future__ import annotations
+
+import re
+
+from django.db import transaction
+from django.db.models import BooleanField, Count, ExpressionWrapper, Q
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.response import Response
+
+from projects.access import readable_memories, readable_projects, require_org_admin
+from projects.api.base import EngramAPIView, EngramViewSet
+from projects.api.errors import ApiError
+
+from .. import services
+from ..crypto import encrypt
+from ..embeddings import provider_for
+from ..gate import GateRejection
+from ..models import EmbeddingConfig, MemoryItem, MemoryRevision, ReembedJob, Scope, Source
+from .serializers import (
+    AgentMemoryInputSerializer,
+    AgentMemoryPatchSerializer,
+    BatchInputSerializer,
+    EmbeddingConfigInputSerializer,
+    EmbeddingConfigSerializer,
+    MemoryInputSerializer,
+    MemoryPatchSerializer,
+    MemorySerializer,
+    ReembedJobSerializer,
+    RestoreSerializer,
+    RevisionSerializer,
+)
+
+# ---- helpers -----------------------------------------------------------------------------------------
+
+
+def gate_error(exc: GateRejection) -> ApiError:
+    return ApiError(422, exc.code, exc.message)
+
+
+def _snake(data):
+    """Seed 004 spells fields in camelCase (userId, memoryType); accept both."""
+    if not isinstance(data, dict):
+        return data
+    return {re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower(): value for key, value in data.items()}
+
+
+def _validated(serializer_class, data):
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def _project(actor, ref: str):
+    qs = readable_projects(actor)
+    project = qs.filter(pk=int(ref)).first() if ref.isdigit() else qs.filter(slug=ref).first()
+    if project is None:
+        raise Http404("No such project.")
+    return project
+
+
+def entry_from(actor, data: dict) -> services.BatchEntry:
+    """Resolve subject and project of one validated input; raises ApiError(400) or Http404."""
+    scope = data["scope"]
+    user_id = data.get("user_id") or ""
+    if not user_id and not actor.is_key:
+        user_id = actor.user_id or ""
+    project = None
+    if scope == Scope.PROJECT:
+        if not data.get("project"):
+            raise ApiError(400, "invalid", "project: required for scope project.")
+        project = _project(actor, data["project"])
+    elif data.get("project"):
+        raise ApiError(400, "invalid", "project: only for scope project.")
+    elif not user_id:
+        raise ApiError(400, "invalid", "user_id: an API key must say which user the memory is about.")
+    if scope == Scope.SESSION and not data.get("session_id"):
+        raise ApiError(400, "invalid", "session_id: required for scope session.")
+    fields = {k: v for k, v in data.items() if k not in ("scope", "user_id", "project")}
+    return services.BatchEntry(scope=scope, user_id=user_id, project=project, **fields)
+
+
+def create_one(actor, org, entry: services.BatchEntry, *, reason: str = ""):
+    try:
+        return services.memory_create(
+            actor=actor,
+            org=org,
+            content=entry.content,
+            memory_type=entry.memory_type,
+            scope=entry.scope,
+            user_id=entry.user_id,
+            project=entry.project,
+            session_id=entry.session_id,
+            agent_id=entry.agent_id,
+            skill=entry.skill,
+            source=entry.source,
+            source_id=entry.source_id,
+            source_message_id=entry.source_message_id,
+            confidence=entry.confidence,
+            visibility=entry.visibility,
+            pinned=entry.pinned,
+            tags=entry.tags,
+            metadata=entry.metadata,
+            occurred_at=entry.occurred_at,
+            valid_from=entry.valid_from,
+            valid_until=entry.valid_until,
+            expires_at=entry.expires_at,
+            reason=reason,
+        )
+    except GateRejection as exc:
+        raise gate_error(exc) from None
+
+
+def created_response(result) -> Response:
+    body = MemorySerializer(result.item).data
+    if result.created:
+        return Response(body, status=status.HTTP_201_CREATED, headers={"ETag": f'"{result.item.version}"'})
+    body["duplicate_of"] = result.duplicate_of
+    body["similarity"] = result.similarity
+    return Response(body, status=status.HTTP_200_OK, headers={"ETag": f'"{result.item.version}"'})
+
+
+def expected_version(request, data: dict) -> int | None:
+    """The version a write was based on: the If-Match header ("3", W/"3") or a "version" field."""
+    header = request.headers.get("If-Match")
+    if header and header.strip() != "*":
+        value = header.strip().removeprefix("W/").strip('"')
+        if not value.isdigit():
+            raise ApiError(400, "invalid", 'If-Match must be the memory\'s version, e.g. "3".')
+        return int(value)
+    return data.get("version")
+
+
+def update_one(request, actor, item, data: dict):
+    version = expected_version(request, data)
+    fields = {k: v for k, v in data.items() if k not in ("version", "reason")}
+    if "content" in fields and fields["content"] == item.content:
+        fields.pop("content")
+    try:
+        return services.memory_update(
+            actor=actor, item=item, expected_version=version, reason=data.get("reason", ""), **fields
+        )
+    except services.StaleVersion as exc:
+        raise ApiError(
+            412,
+            "precondition_failed",
+            f"The memory is at version {exc.current.version}, not {version}; reload and retry.",
+            details={"version": exc.current.version},
+        ) from None
+    except GateRejection as exc:
+        raise gate_error(exc) from None
+
+
+def list_queryset(actor):
+    return (
+        readable_memories(actor)
+        .defer("embedding", "search_tokens")
+        .annotate(embedded=ExpressionWrapper(Q(embedding__isnull=False), output_field=BooleanField()))
+    )
+
+
+def stats_of(qs) -> dict:
+    def grouped(name):
+        rows = qs.order_by().values(name).annotate(n=Count("id"))
+        return {row[name]: row["n"] for row in rows}
+
+    return {
+        "total": qs.count(),
+        "by_type": grouped("memory_type"),
+        "by_source": grouped("source"),
+        "by_status": grouped("status"),
+        "user_count": qs.exclude(user_id="").order_by().values("user_id").distinct().count(),
+    }
+
+
+def _bool(value: str, name: str) -> bool:
+    if value.lower() in ("1", "true", "yes"):
+        return True
+    if value.lower() in ("0", "false", "no"):
+        return False
+    raise ApiError(400, "invalid", f"{name}: expected true or false.")
+
+
+_DATE_FIELD = serializers.DateTimeField()
+
+
+def _date(value: str, name: str):
+    try:
+        return _DATE_FIELD.to_internal_value(value)
+    except serializers.ValidationError:
+        raise ApiError(400, "invalid", f"{name}: expected an ISO 8601 date-time.") from None
+
+
+def apply_filters(actor, qs, params):
+    """GET memories' filters; unknown values of choice fields are a 400."""
+    for name in ("user_id", "agent_id", "session_id", "skill"):
+        if params.get(name) is not None:
+            qs = qs.filter(**{name: params[name]})
+    choices = {
+        "scope": Scope.values,
+        "memory_type": [c for c, _ in MemoryItem._meta.get_field("memory_type").choices],
+        "status": [c for c, _ in MemoryItem._meta.get_field("status").choices],
+        "source": Source.values,
+    }
+    for name, allowed in choices.items():
+        if params.get(name):
+            values = params[name].split(",")
+            bad = [v for v in values if v not in allowed]
+            if bad:
+                raise ApiError(400, "invalid", f"{name}: unknown value {bad[0]!r}.")
+            qs = qs.filter(**{f"{name}__in": values})
+    if params.get("project"):
+        qs = qs.filter(project=_project(actor, params["project"]))
+    if params.get("pinned"):
+        qs = qs.filter(pinned=_bool(params["pinned"], "pinned"))
+    if params.get("tags"):
+        qs = qs.filter(tags__contains=[t for t in params["tags"].split(",") if t])
+    ranges = {
+        "created_after": "created_at__gte",
+        "created_before": "created_at__lt",
+        "occurred_after": "occurred_at__gte",
+        "occurred_before": "occurred_at__lt",
+    }
+    for name, lookup in ranges.items():
+        if params.get(name):
+            qs = qs.filter(**{lookup: _date(params[name], name)})
+    return qs
+
+
+def readable_item(actor, pk, **extra) -> MemoryItem:
+    item = readable_memories(actor).filter(pk=pk, **extra).select_related("project").first()
+    if item is None:
+        raise Http404("No such memory.")
+    return item
+
+
+# ---- /memories ---------------------------------------------------------------------------------------
+
+
+class MemoryViewSet(EngramViewSet):
+    """Memories the caller may read; writes through the services and the gate."""
+
+    serializer_class = MemorySerializer
+
+    def get_queryset(self):
+        return list_queryset(self.actor)
+
+    @extend_schema(responses=MemorySerializer(many=True))
+    def list(self, request):
+        qs = apply_filters(self.actor, self.get_queryset(), request.query_params)
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(MemorySerializer(page, many=True).data)
+
+    @extend_schema(request=MemoryInputSerializer, responses=MemorySerializer)
+    def create(self, request):
+        data = _validated(MemoryInputSerializer, request.data)
+        return created_response(create_one(self.actor, self.org, entry_from(self.actor, data)))
+
+    @extend_schema(request=BatchInputSerializer)
+    def batch(self, request):
+        data = _validated(BatchInputSerializer, request.data)
+        entries = []
+        for raw in data["memories"]:
+            serializer = MemoryInputSerializer(data=raw)
+            if not serializer.is_valid():
+                entries.append(serializers.ValidationError(_first_error(serializer.errors)))
+                continue
+            try:
+                entries.append(entry_from(self.actor, serializer.validated_data))
+            except (ApiError, Http404) as exc:
+                entries.append(exc)
+        results = services.memory_create_batch(
+            actor=self.actor, org=self.org, entries=entries, infer=data["infer"], dedup=data["dedup"]
+        )
+        body = []
+        for r in results:
+            row = {"index": r.index, "status": r.status}
+            if r.id is not None:
+                row["id"] = r.id
+            if r.duplicate_of is not None:
+                row.update(duplicate_of=r.duplicate_of, similarity=r.similarity)
+            if r.code:
+                row["error"] = {"code": r.code, "message": r.message}
+            body.append(row)
+        counts = {s: sum(1 for r in results if r.status == s) for s in ("created", "duplicate", "rejected")}
+        return Response({**counts, "results": body})
+
+    def retrieve(self, request, pk=None):
+        item = readable_item(self.actor, pk)
+        return Response(MemorySerializer(item).data, headers={"ETag": f'"{item.version}"'})
+
+    @extend_schema(request=MemoryPatchSerializer, responses=MemorySerializer)
+    def partial_update(self, request, pk=None):
+        item = readable_item(self.actor, pk)
+        data = _validated(MemoryPatchSerializer, request.data)
+        item = update_one(request, self.actor, item, data)
+        return Response(MemorySerializer(item).data, headers={"ETag": f'"{item.version}"'})
+
+    def destroy(self, request, pk=None):
+        item = readable_item(self.actor, pk)
+        version = expected_version(request, {})
+        if version is not None and version != item.version:
+            raise ApiError(
+                412, "precondition_failed", f"The memory is at version {item.version}, not {version}."
+            )
+        services.memory_delete(actor=self.actor, item=item)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    def destroy_all(self, request):
+        user_id = request.query_params.get("user_id")
+        if not user_id:
+            raise ApiError(400, "invalid", "user_id: required (DELETE memories?user_id=...).")
+        deleted = services.memory_delete_all(
+            actor=self.actor, org=self.org, user_id=user_id, agent_id=request.query_params.get("agent_id")
+        )
+        return Response({"deleted": deleted})
+
+    @extend_schema(responses=RevisionSerializer(many=True))
+    def history(self, request, pk=None):
+        item = readable_item(self.actor, pk)
+        revisions = MemoryRevision.objects.filter(org=self.org, item_ref=item.pk).order_by("number")
+        return Response({"results": RevisionSerializer(revisions, many=True).data})
+
+    @extend_schema(request=RestoreSerializer, responses=MemorySerializer)
+    def restore(self, request, pk=None):
+        item = readable_item(self.actor, pk)
+        data = _validated(RestoreSerializer, request.data)
+        try:
+            item = services.memory_restore(
+                actor=self.actor, item=item, number=data["revision"], reason=data["reason"]
+            )
+        except MemoryRevision.DoesNotExist:
+            raise ApiError(
+                404, "not_found", f"Memory {item.pk} has no revision {data['revision']}."
+            ) from None
+        except GateRejection as exc:
+            raise gate_error(exc) from None
+        return Response(MemorySerializer(item).data)
+
+    def stats(self, request):
+        qs = apply_filters(self.actor, readable_memories(self.actor), request.query_params)
+        return Response(stats_of(qs))
+
+
+def _first_error(errors) -> str:
+    for name, problems in errors.items():
+        return f"{name}: {' '.join(str(p) for p in problems)}"
+    return "invalid"
+
+
+# ---- seed 004: /agents/{agent_id}/memories -------------------------------------------------------------
+
+
+class AgentMemoryViewSet(EngramViewSet):
+    """One agent's memories. Creates are source admin with confidence 1.0 (seed 004)."""
+
+    serializer_class = MemorySerializer
+
+    def get_queryset(self):
+        return list_queryset(self.actor).filter(agent_id=self.kwargs["agent_id"])
+
+    def list(self, request, agent_id=None):
+        params = _snake(request.query_params.dict())
+        qs = self.get_queryset()
+        if params.get("user_id"):
+            qs = qs.filter(user_id=params["user_id"])
+        page = self.paginate_queryset(qs)
+        return self.get_paginated_response(MemorySerializer(page, many=True).data)
+
+    @extend_schema(request=AgentMemoryInputSerializer, responses=MemorySerializer)
+    def create(self, request, agent_id=None):
+        data = _validated(AgentMemoryInputSerializer, _snake(request.data))
+        data = {**data, "scope": Scope.USER, "agent_id": agent_id, "source": Source.ADMIN, "confidence": 1.0}
+        return created_response(create_one(self.actor, self.org, entry_from(self.actor, data)))
+
+    @extend_schema(request=AgentMemoryPatchSerializer, responses=MemorySerializer)
+    def partial_update(self, request, agent_id=None, pk=None):
+        item = readable_item(self.actor, pk, agent_id=agent_id)
+        data = _validated(AgentMemoryPatchSerializer, _snake(request.data))
+        item = update_one(request, self.actor, item, data)
+        return Response(MemorySerializer(item).data)
+
+    def destroy(self, request, agent_id=None, pk=None):
+        item = readable_item(self.actor, pk, agent_id=agent_id)
+        services.memory_delete(actor=self.actor, item=item)
+        return Response({"ok": True})
+
+    def destroy_all(self, request, agent_id=None):
+        user_id = _snake(request.query_params.dict()).get("user_id")
+        if not user_id:
+            raise ApiError(
+                400, "invalid", "user_id: required (DELETE agents/{agent_id}/memories?user_id=...)."
+            )
+        deleted = services.memory_delete_all(
+            actor=self.actor, org=self.org, user_id=user_id, agent_id=agent_id
+        )
+        return Response({"ok": True, "deleted": deleted})
+
+    def stats(self, request, agent_id=None):
+        qs = readable_memories(self.actor).filter(agent_id=agent_id)
+        user_id = _snake(request.query_params.dict()).get("user_id")
+        if user_id:
+            qs = qs.filter(user_id=user_id)
+        return Response(stats_of(qs))
+
+
+# ---- embedding settings and re-embed jobs -------------------------------------------------------------
+
+
+class EmbeddingConfigView(EngramAPIView):
+    """GET/PUT/DELETE the org's embedding provider (org admins) or the caller's own override (?level=user)."""
+
+    def _level(self, request, data=None) -> tuple[str, str]:
+        level = (data or {}).get("level") or request.query_params.get("level") or "org"
+        if level not in ("org", "user"):
+            raise ApiError(400, "invalid", "level: org or user.")
+        if self.actor.is_key:
+            raise ApiError(403, "permission_denied", "API keys cannot change embedding settings.")
+        if level == "org":
+            require_org_admin(self.actor)
+            return level, ""
+        return level, self.actor.user_id
+
+    def _body(self, level: str, user_id: str) -> dict:
+        config = EmbeddingConfig.objects.filter(org=self.org, user_id=user_id).first()
+        provider = provider_for(self.org, user_id)
+        return {
+            "level": level,
+            "config": EmbeddingConfigSerializer(config).data if config else None,
+            "effective": {"model": provider.model_name, "provider": type(provider).__name__},
+        }
+
+    def get(self, request):
+        level, user_id = self._level(request)
+        return Response(self._body(level, user_id))
+
+    @extend_schema(request=EmbeddingConfigInputSerializer)
+    def put(self, request):
+        data = _validated(EmbeddingConfigInputSerializer, request.data)
+        level, user_id = self._level(request, data)
+        with transaction.atomic():
+            before = provider_for(self.org, user_id).model_name
+            config = EmbeddingConfig.objects.select_for_update().filter(org=self.org, user_id=user_id).first()
+            config = config or EmbeddingConfig(org=self.org, user_id=user_id)
+            config.provider = data["provider"]
+            config.model = data["model"]
+            config.base_url = data["base_url"]
+            config.dimensions = data["dimensions"]
+            if "api_key" in data:
+                config.api_key_encrypted = encrypt(data["api_key"])
+            if config.provider == "local":
+                config.api_key_encrypted = ""
+            config.save()
+            after = provider_for(self.org, user_id).model_name
+            job = self._reembed_if_changed(before, after)
+        body = self._body(level, user_id)
+        body["reembed_job"] = ReembedJobSerializer(job).data if job else None
+        return Response(body)
+
+    def delete(self, request):
+        level, user_id = self._level(request)
+        with transaction.atomic():
+            before = provider_for(self.org, user_id).model_name
+            EmbeddingConfig.objects.filter(org=self.org, user_id=user_id).delete()
+            job = self._reembed_if_changed(before, provider_for(self.org, user_id).model_name)
+        body = self._body(level, user_id)
+        body["reembed_job"] = ReembedJobSerializer(job).data if job else None
+        return Response(body)
+
+    def _reembed_if_changed(self, before: str, after: str):
+        if before == after:
+            return None
+        from ..tasks import reembed_queryset, reembed_run
+
+        job = ReembedJob.objects.create(org=self.org, model=after)
+        job.total = reembed_queryset(job).count()
+        job.save(update_fields=["total"])
+        transaction.on_commit(lambda: reembed_run.delay(job.pk))
+        return job
+
+
+class ReembedJobViewSet(EngramViewSet):
+    serializer_class = ReembedJobSerializer
+
+    def get_queryset(self):
+        return ReembedJob.objects.filter(org=self.org).order_by("-created_at", "-id")
+
+    def list(self, request):
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(ReembedJobSerializer(page, many=True).data)
+
+    def retrieve(self, request, pk=None):
+        job = self.get_queryset().filter(pk=pk).first()
+        if job is None:
+            raise Http404("No such job.")
+        return Response(ReembedJobSerializer(job).data)
