@@ -88,6 +88,9 @@ def revision_write(
     if number is None:
         last = MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk).aggregate(n=Max("number"))
         number = (last["n"] or 0) + 1
+    from profiles.tasks import profile_rebuild_on_commit  # profiles follow their memories (debounced)
+
+    profile_rebuild_on_commit(item)
     return MemoryRevision.objects.create(
         org_id=item.org_id,
         item=item,

@@ -1,0 +1,282 @@
+"""Search, context and injection-log endpoints. Views parse, call one selector, serialize."""
+
+from __future__ import annotations
+
+import time
+
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from memory.context import context_build
+from memory.models import InjectionLog, MemoryItem, MemoryType, Scope, Status
+from memory.search import Hit, SearchError, memory_search
+from memory.selectors import MemoryFilters, injections_for_memory, injections_for_user
+from projects.access import readable_memories, readable_projects, require_project, require_subject
+from projects.api.base import EngramAPIView, StrictSerializer
+from projects.api.errors import ApiError
+from projects.api.pagination import CreatedCursorPagination
+
+
+class _Names(serializers.ListField):
+    child = serializers.CharField(max_length=255)
+
+
+class _ReadInput(StrictSerializer):
+    user_id = serializers.CharField(max_length=255)
+    project = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    session_id = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    agent_id = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    skills = serializers.ListField(
+        child=serializers.CharField(max_length=100), required=False, max_length=100
+    )
+    top_k = serializers.IntegerField(required=False, default=8, min_value=1, max_value=100)
+    max_tokens = serializers.IntegerField(required=False, default=1000, min_value=1, max_value=100_000)
+
+
+class SearchInput(_ReadInput):
+    query = serializers.CharField(max_length=4000, trim_whitespace=True)
+    memory_types = serializers.ListField(
+        child=serializers.ChoiceField(choices=MemoryType.choices), required=False, max_length=20
+    )
+    scopes = serializers.ListField(child=serializers.ChoiceField(choices=Scope.choices), required=False)
+    tags = serializers.ListField(child=serializers.CharField(max_length=100), required=False, max_length=50)
+    status = serializers.ListField(child=serializers.ChoiceField(choices=Status.choices), required=False)
+    metadata = serializers.DictField(required=False)
+    created_after = serializers.DateTimeField(required=False)
+    created_before = serializers.DateTimeField(required=False)
+    occurred_after = serializers.DateTimeField(required=False)
+    occurred_before = serializers.DateTimeField(required=False)
+    include_superseded = serializers.BooleanField(required=False, default=False)
+    include_expired = serializers.BooleanField(required=False, default=False)
+    explain = serializers.BooleanField(required=False, default=False)
+
+    def validate_status(self, value):
+        return list(value)
+
+
+class ContextInput(_ReadInput):
+    query = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+
+
+def _project(actor, ref: str | None):
+    if not ref:
+        return None
+    qs = readable_projects(actor)
+    project = qs.filter(pk=int(ref)).first() if ref.isdigit() else qs.filter(slug=ref).first()
+    if project is None:
+        raise Http404("No such project.")
+    require_project(actor, project)
+    return project
+
+
+def filters_from(actor, data: dict) -> MemoryFilters:
+    """Check the subject and project against the access module, then build the filters."""
+    require_subject(actor, data["user_id"])
+    return MemoryFilters(
+        user_id=data["user_id"],
+        project=_project(actor, data.get("project")),
+        session_id=data.get("session_id", ""),
+        agent_id=data.get("agent_id", ""),
+        skills=data.get("skills"),
+        memory_types=data.get("memory_types", []),
+        scopes=data.get("scopes", []),
+        tags=data.get("tags", []),
+        statuses=data.get("status", []),
+        metadata=data.get("metadata", {}),
+        created_after=data.get("created_after"),
+        created_before=data.get("created_before"),
+        occurred_after=data.get("occurred_after"),
+        occurred_before=data.get("occurred_before"),
+        include_superseded=data.get("include_superseded", False),
+        include_expired=data.get("include_expired", False),
+    )
+
+
+def _iso(value):
+    return value.isoformat() if value else None
+
+
+def memory_dict(row: dict) -> dict:
+    return {
+        "id": row["id"],
+        "content": row["content"],
+        "memory_type": row["memory_type"],
+        "scope": row["scope"],
+        "user_id": row["user_id"],
+        "project_id": row["project_id"],
+        "session_id": row["session_id"],
+        "agent_id": row["agent_id"],
+        "skill": row["skill"],
+        "source": row["source"],
+        "confidence": row["confidence"],
+        "status": row["status"],
+        "pinned": row["pinned"],
+        "tags": row["tags"],
+        "metadata": row["metadata"],
+        "occurred_at": _iso(row["occurred_at"]),
+        "created_at": _iso(row["created_at"]),
+        "version": row["version"],
+    }
+
+
+def hit_dict(hit: Hit, explain: bool) -> dict:
+    out = memory_dict(hit.row)
+    out["score"] = round(hit.score, 4)
+    if explain:
+        out["explain"] = {**hit.components(), "tokens": hit.tokens, "near_duplicate_group": hit.group}
+    return out
+
+
+def item_dict(item: MemoryItem) -> dict:
+    return memory_dict({name: getattr(item, name) for name in MEMORY_FIELDS})
+
+
+MEMORY_FIELDS = [
+    "id",
+    "content",
+    "memory_type",
+    "scope",
+    "user_id",
+    "project_id",
+    "session_id",
+    "agent_id",
+    "skill",
+    "source",
+    "confidence",
+    "status",
+    "pinned",
+    "tags",
+    "metadata",
+    "occurred_at",
+    "created_at",
+    "version",
+]
+
+
+def _validated(serializer_class, request) -> dict:
+    if not isinstance(request.data, dict):
+        raise ApiError(400, "invalid", "The body must be a JSON object.")
+    serializer = serializer_class(data=request.data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class SearchView(EngramAPIView):
+    """POST /memories/search: hybrid (vector + keyword) search over what the caller may read."""
+
+    @extend_schema(request=SearchInput, responses={200: dict})
+    def post(self, request):
+        started = time.perf_counter()
+        data = _validated(SearchInput, request)
+        filters = filters_from(self.actor, data)
+        try:
+            result = memory_search(
+                actor=self.actor,
+                query=data["query"],
+                filters=filters,
+                top_k=data["top_k"],
+                max_tokens=data["max_tokens"],
+            )
+        except SearchError as exc:
+            raise ApiError(400, "invalid", str(exc)) from exc
+        body = {
+            "results": [hit_dict(h, data["explain"]) for h in result.hits],
+            "took_ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+        if data["explain"]:
+            body["explain"] = {
+                "embedding_model": result.model,
+                "embed_ms": round(result.embed_ms, 2),
+                "search_ms": round(result.took_ms - result.embed_ms, 2),
+                "candidates": result.candidates,
+                "notes": result.notes,
+            }
+        elif result.notes:
+            body["notes"] = result.notes
+        return Response(body)
+
+
+class ContextView(EngramAPIView):
+    """POST /context: profile, core and relevant memories, session summary and recent messages, prompt."""
+
+    @extend_schema(request=ContextInput, responses={200: dict})
+    def post(self, request):
+        started = time.perf_counter()
+        data = _validated(ContextInput, request)
+        filters = filters_from(self.actor, data)
+        ctx = context_build(
+            actor=self.actor,
+            filters=filters,
+            query=data.get("query", ""),
+            top_k=data["top_k"],
+            max_tokens=data["max_tokens"],
+        )
+        body = {
+            "profile": ctx.profile,
+            "core": [item_dict(m) for m in ctx.core],
+            "relevant": [hit_dict(h, False) for h in ctx.relevant],
+            "summary": ctx.summary,
+            "recent_messages": [
+                {"role": m.role, "content": m.content, "created_at": _iso(m.created_at)}
+                for m in ctx.recent_messages
+            ],
+            "language": ctx.language,
+            "prompt": ctx.prompt,
+            "injection_id": ctx.log.pk,
+            "took_ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+        if ctx.notes:
+            body["notes"] = ctx.notes
+        return Response(body)
+
+
+class InjectionSerializer(serializers.ModelSerializer):
+    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+
+    class Meta:
+        model = InjectionLog
+        fields = [
+            "id",
+            "user_id",
+            "project",
+            "session_id",
+            "kind",
+            "query",
+            "caller",
+            "memory_ids",
+            "created_at",
+        ]
+
+
+class _InjectionList(EngramAPIView):
+    pagination_class = CreatedCursorPagination
+
+    def page(self, request, qs):
+        paginator = self.pagination_class()
+        rows = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(InjectionSerializer(rows, many=True).data)
+
+
+class InjectionListView(_InjectionList):
+    """GET /injections?user_id=…: what was handed to agents about a subject, newest first."""
+
+    @extend_schema(responses={200: InjectionSerializer(many=True)})
+    def get(self, request):
+        user_id = request.query_params.get("user_id", "")
+        if not user_id:
+            raise ApiError(400, "invalid", "user_id: This query parameter is required.")
+        require_subject(self.actor, user_id)
+        return self.page(request, injections_for_user(actor=self.actor, user_id=user_id))
+
+
+class MemoryInjectionListView(_InjectionList):
+    """GET /memories/{id}/injections: when this memory was handed to an agent, and for which query."""
+
+    @extend_schema(responses={200: InjectionSerializer(many=True)})
+    def get(self, request, pk: int):
+        item = readable_memories(self.actor).filter(pk=pk).first()
+        if item is None:
+            raise Http404("No such memory.")
+        return self.page(request, injections_for_memory(actor=self.actor, item=item))

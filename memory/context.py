@@ -1,0 +1,242 @@
+"""The context call (seed 000 passive injection, seed 002 prompt builder, seed 004 two layers).
+
+One call gathers, for a subject (and optionally a project and a session):
+profile (user and project profiles), core (every core-type and pinned memory, no retrieval),
+relevant (hybrid search for the query; skill memories only for the enabled skills, seed 003),
+the session's summary and recent messages, and a ready prompt section in the user's language.
+Every call is written to the InjectionLog, so a person can see why an agent knew something.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from checkpoints.models import Message, Session
+from profiles.models import UserProfile
+from profiles.selectors import profile_for_context
+from projects.access import Actor
+
+from .models import InjectionLog, MemoryItem
+from .search import Hit, memory_search
+from .selectors import MemoryFilters, core_memories
+from .text import estimate_tokens
+
+RECENT_MESSAGES = 10
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+HEADINGS = {
+    "en": {
+        "profile": "User profile",
+        "core": "Core memories",
+        "relevant": "Relevant memories",
+        "summary": "Conversation summary",
+        "recent": "Recent messages",
+    },
+    "zh": {
+        "profile": "用户画像",
+        "core": "核心记忆",
+        "relevant": "相关记忆",
+        "summary": "对话摘要",
+        "recent": "最近对话",
+    },
+}
+ROLE_NAMES = {
+    "en": {"human": "User", "user": "User", "ai": "Assistant", "assistant": "Assistant"},
+    "zh": {"human": "用户", "user": "用户", "ai": "助手", "assistant": "助手"},
+}
+ZH_LABELS = {
+    "username": "姓名",
+    "background": "背景",
+    "profession": "职业",
+    "communication_style": "沟通风格",
+    "response_format": "回复格式",
+    "language_preference": "语言偏好",
+    "characteristics": "特点",
+    "content": "自定义说明",
+    "expertise_areas": "专业领域",
+    "programming_languages": "编程语言",
+    "frequently_used_tools": "常用工具",
+    "project_goal": "项目目标",
+    "tech_stack": "技术栈",
+    "constraints": "约束",
+    "key_decisions": "关键决策",
+    "team_conventions": "团队约定",
+    "current_phase": "当前阶段",
+}
+EN_LABELS = {
+    "username": "Name",
+    "background": "Background",
+    "profession": "Profession",
+    "communication_style": "Communication style",
+    "response_format": "Preferred response format",
+    "language_preference": "Preferred language",
+    "characteristics": "Characteristics",
+    "content": "Custom instructions",
+    "expertise_areas": "Expertise",
+    "programming_languages": "Programming languages",
+    "frequently_used_tools": "Frequently used tools",
+    "project_goal": "Project goal",
+    "tech_stack": "Tech stack",
+    "constraints": "Constraints",
+    "key_decisions": "Key decisions",
+    "team_conventions": "Team conventions",
+    "current_phase": "Current phase",
+}
+
+
+@dataclass
+class Context:
+    profile: dict
+    core: list[MemoryItem]
+    relevant: list[Hit]
+    summary: str
+    recent_messages: list[Message]
+    session: Session | None
+    language: str
+    prompt: str
+    log: InjectionLog
+    took_ms: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+
+def language_of(*, profile: UserProfile | None, texts: list[str]) -> str:
+    """zh or en: the profile's preference when set, else the script most of the texts are written in."""
+    preference = (profile.language_preference if profile else "").strip().lower()
+    if preference:
+        return (
+            "zh" if preference.startswith("zh") or "chinese" in preference or "中文" in preference else "en"
+        )
+    joined = "".join(texts)
+    cjk = len(_CJK.findall(joined))
+    latin = len(re.findall(r"[A-Za-z]", joined))
+    # One CJK character carries about as much as a short English word.
+    return "zh" if cjk and cjk * 3 >= latin else "en"
+
+
+def _render_value(value) -> str:
+    if isinstance(value, list):
+        parts = []
+        for entry in value:
+            if isinstance(entry, dict):
+                text = entry.get("decision") or entry.get("text") or ""
+                extra = [str(entry[k]) for k in ("reason", "date") if entry.get(k)]
+                parts.append(f"{text} ({'; '.join(extra)})" if extra else str(text))
+            else:
+                parts.append(str(entry))
+        return "; ".join(p for p in parts if p)
+    return str(value)
+
+
+def _memory_line(item_type: str, content: str, when) -> str:
+    date = f" ({when:%Y-%m-%d})" if when else ""
+    return f"- [{item_type}] {content}{date}"
+
+
+def render_prompt(
+    *,
+    language: str,
+    profile: dict,
+    core: list[MemoryItem],
+    relevant: list[Hit],
+    summary: str,
+    recent: list[Message],
+) -> str:
+    """The sections seed 002 shows, in order: profile, core, relevant, summary, recent messages."""
+    heads = HEADINGS[language]
+    labels = ZH_LABELS if language == "zh" else EN_LABELS
+    sep = "：" if language == "zh" else ": "
+    sections = []
+    lines = [
+        f"- {labels.get(name, name)}{sep}{_render_value(value)}"
+        for part in ("user", "project")
+        for name, value in profile.get(part, {}).items()
+        if _render_value(value)
+    ]
+    if lines:
+        sections.append(f"## {heads['profile']}\n" + "\n".join(lines))
+    if core:
+        body = "\n".join(_memory_line(m.memory_type, m.content, m.occurred_at) for m in core)
+        sections.append(f"## {heads['core']}\n{body}")
+    if relevant:
+        body = "\n".join(
+            _memory_line(h.row["memory_type"], h.row["content"], h.row["occurred_at"]) for h in relevant
+        )
+        sections.append(f"## {heads['relevant']}\n{body}")
+    if summary:
+        sections.append(f"## {heads['summary']}\n{summary}")
+    if recent:
+        names = ROLE_NAMES[language]
+        body = "\n".join(f"- {names.get(m.role, m.role)}: {m.content}" for m in recent)
+        sections.append(f"## {heads['recent']}\n{body}")
+    return "\n\n".join(sections)
+
+
+def context_build(
+    *,
+    actor: Actor,
+    filters: MemoryFilters,
+    query: str = "",
+    top_k: int = 8,
+    max_tokens: int = 1000,
+) -> Context:
+    """Everything an agent should know before answering, logged in the InjectionLog."""
+    org = actor.org
+    profile = profile_for_context(org, filters.user_id, filters.project)
+    core = core_memories(actor=actor, filters=filters)
+    core_ids = {m.pk for m in core}
+    relevant: list[Hit] = []
+    notes: list[str] = []
+    took = 0.0
+    if query.strip():
+        # The budget covers both memory layers; core memories are always in, relevant ones fill the rest.
+        core_tokens = sum(estimate_tokens(m.content) for m in core)
+        result = memory_search(
+            actor=actor,
+            query=query,
+            filters=filters,
+            top_k=top_k + len(core_ids),
+            max_tokens=max(0, max_tokens - core_tokens),
+        )
+        relevant = [h for h in result.hits if h.id not in core_ids][:top_k]
+        notes, took = result.notes, result.took_ms
+    session = None
+    recent: list[Message] = []
+    if filters.session_id:
+        session = Session.objects.filter(
+            org=org, session_id=filters.session_id, user_id=filters.user_id
+        ).first()
+        if session is not None:
+            recent = list(reversed(session.messages.order_by("-id")[:RECENT_MESSAGES]))
+    summary = session.summary if session else ""
+    user_profile = UserProfile.objects.filter(org=org, user_id=filters.user_id).first()
+    language = language_of(
+        profile=user_profile,
+        texts=[query, *(m.content for m in core), *(h.row["content"] for h in relevant)],
+    )
+    prompt = render_prompt(
+        language=language, profile=profile, core=core, relevant=relevant, summary=summary, recent=recent
+    )
+    log = InjectionLog.objects.create(
+        org=org,
+        user_id=filters.user_id,
+        project=filters.project,
+        session_id=filters.session_id,
+        kind="context",
+        query=query,
+        caller=actor.label,
+        memory_ids=[m.pk for m in core] + [h.id for h in relevant],
+    )
+    return Context(
+        profile=profile,
+        core=core,
+        relevant=relevant,
+        summary=summary,
+        recent_messages=recent,
+        session=session,
+        language=language,
+        prompt=prompt,
+        log=log,
+        took_ms=took,
+        notes=notes,
+    )

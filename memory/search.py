@@ -1,0 +1,472 @@
+"""Hybrid retrieval, entirely in PostgreSQL (seed 004 + seed 000).
+
+One SQL statement gathers the candidates of both sides under the same access and subject filters:
+- vector: pgvector HNSW (cosine) nearest neighbours of the query among vectors of the subject's current
+  embedding model; pgvector 0.8's iterative index scan (relaxed order) keeps scanning the index until
+  enough rows pass the filters, so a selective filter still returns k rows;
+- keyword: the GIN index on search_tokens (memory.text.keyword_tokens: English words, Chinese
+  characters and bigrams) finds rows sharing any query token; they are scored with BM25 (binary term
+  frequency, since the tsvector holds no positions) computed in SQL over the filtered rows.
+
+Both sides are normalised to [0, 1] (vector: cosine rescaled between the weakest and the strongest
+candidate; keyword: BM25 divided by the best), combined as relevance = 0.7·vector + 0.3·keyword, then
+final = 0.5·relevance + 0.3·confidence + 0.2·scope_priority (session 1.0, project 0.8, user 0.6).
+Weights are the SEARCH_* settings.
+
+Near-duplicates among the top candidates (cosine at the model's "related" threshold and shared words)
+form a group placed at its best member's rank: copies of one type and time collapse to the best,
+while versions with different times are ordered newest first, so a move to Shanghai comes before the
+old Beijing address and nothing is deleted. The list is cut to top_k, then to the token budget.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from projects.access import Actor
+
+from .dedup import differs_materially
+from .embeddings import EmbeddingError, provider_for
+from .selectors import MemoryFilters, memory_candidates
+from .text import estimate_tokens, keyword_tokens
+from .thresholds import duplicate_threshold, related_threshold
+
+log = logging.getLogger(__name__)
+
+SCOPE_PRIORITY = {"session": 1.0, "project": 0.8, "user": 0.6}
+BM25_K1 = 1.2
+BM25_B = 0.75
+# Keyword statistics (document count, average length, document frequencies) are taken over at most
+# this many filtered rows: exact for a subject's memories, a sample for an org-wide search.
+KEYWORD_STATS_ROWS = 5000
+KEYWORD_MATCH_ROWS = 2000
+
+COLUMNS = [
+    "id",
+    "content",
+    "memory_type",
+    "scope",
+    "user_id",
+    "project_id",
+    "session_id",
+    "agent_id",
+    "skill",
+    "source",
+    "confidence",
+    "visibility",
+    "status",
+    "pinned",
+    "tags",
+    "metadata",
+    "occurred_at",
+    "created_at",
+    "updated_at",
+    "expires_at",
+    "version",
+    "superseded_by_id",
+]
+
+
+class SearchError(ValueError):
+    """The query cannot be run as asked (bad input the serializer could not catch)."""
+
+
+@dataclass
+class Hit:
+    """One search result with its score and the parts of the score."""
+
+    row: dict
+    vector_similarity: float | None
+    keyword_raw: float
+    vector: float = 0.0
+    keyword: float = 0.0
+    relevance: float = 0.0
+    confidence: float = 0.0
+    scope_priority: float = 0.0
+    score: float = 0.0
+    tokens: int = 0
+    group: int | None = None
+
+    @property
+    def id(self) -> int:
+        return self.row["id"]
+
+    def components(self) -> dict:
+        return {
+            "vector": round(self.vector, 4),
+            "vector_similarity": None if self.vector_similarity is None else round(self.vector_similarity, 4),
+            "keyword": round(self.keyword, 4),
+            "keyword_bm25": round(self.keyword_raw, 4),
+            "relevance": round(self.relevance, 4),
+            "confidence": round(self.confidence, 4),
+            "scope_priority": self.scope_priority,
+        }
+
+
+@dataclass
+class SearchResult:
+    hits: list[Hit]
+    took_ms: float
+    embed_ms: float = 0.0
+    model: str = ""
+    candidates: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+# ---- query text -----------------------------------------------------------------------------------
+
+
+def query_tokens(query: str) -> list[str]:
+    """Distinct keyword tokens of the query, in order."""
+    return list(dict.fromkeys(keyword_tokens(query)))
+
+
+def tsquery_text(tokens: list[str]) -> str:
+    """The tokens OR-ed as tsquery input; lexemes are quoted, so they are matched verbatim."""
+    quoted = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in tokens]
+    return " | ".join(quoted)
+
+
+def vector_literal(vector) -> str:
+    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+
+
+# ---- the SQL ------------------------------------------------------------------------------------
+
+
+def _where(qs) -> tuple[str, list]:
+    """The WHERE clause Django builds for a queryset over memory_memoryitem (access included)."""
+    query = qs.query
+    compiler = query.get_compiler(using=qs.db)
+    sql, params = compiler.compile(query.where)
+    return sql or "TRUE", list(params)
+
+
+_SQL = """
+WITH vec AS (
+    SELECT "memory_memoryitem"."id" AS id
+    FROM "memory_memoryitem"
+    WHERE ({where}) AND "memory_memoryitem"."embedding_model" = %s
+      AND "memory_memoryitem"."embedding" IS NOT NULL
+    ORDER BY "memory_memoryitem"."embedding" <=> %s::vector
+    LIMIT %s
+), stats AS (
+    SELECT count(*) AS n, coalesce(avg(dl), 1) AS avgdl FROM (
+        SELECT coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl
+        FROM "memory_memoryitem" WHERE ({where}) LIMIT %s
+    ) s
+), kwm AS MATERIALIZED (
+    SELECT "memory_memoryitem"."id" AS id,
+           length("memory_memoryitem"."search_tokens") AS dl,
+           tsvector_to_array("memory_memoryitem"."search_tokens") AS lex
+    FROM "memory_memoryitem"
+    WHERE ({where}) AND "memory_memoryitem"."search_tokens" @@ %s::tsquery
+    LIMIT %s
+), df AS (
+    SELECT x AS tok, count(*) AS df FROM kwm, unnest(kwm.lex) AS x WHERE x = ANY(%s::text[]) GROUP BY x
+), kw AS (
+    SELECT kwm.id,
+           sum(ln(1 + (greatest(stats.n, df.df) - df.df + 0.5) / (df.df + 0.5))
+               * (%s + 1) / (1 + %s * (1 - %s + %s * kwm.dl / greatest(stats.avgdl, 1)))) AS bm25
+    FROM kwm CROSS JOIN stats, unnest(kwm.lex) AS x JOIN df ON df.tok = x
+    GROUP BY kwm.id
+    ORDER BY bm25 DESC
+    LIMIT %s
+)
+SELECT {columns},
+       CASE WHEN m.embedding_model = %s AND m.embedding IS NOT NULL
+            THEN 1 - (m.embedding <=> %s::vector) END AS vsim,
+       coalesce(kw.bm25, 0) AS bm25
+FROM "memory_memoryitem" m
+LEFT JOIN kw ON kw.id = m.id
+WHERE m.id IN (SELECT id FROM vec UNION SELECT id FROM kw)
+"""
+
+_PAIRS_SQL = """
+SELECT a.id, b.id, 1 - (a.embedding <=> b.embedding)
+FROM "memory_memoryitem" a JOIN "memory_memoryitem" b ON a.id < b.id
+WHERE a.id = ANY(%s) AND b.id = ANY(%s) AND a.embedding_model = b.embedding_model
+  AND a.embedding IS NOT NULL AND b.embedding IS NOT NULL
+  AND 1 - (a.embedding <=> b.embedding) >= %s
+"""
+
+
+def _set_scan_options(cursor, candidates: int) -> None:
+    """pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass the filters."""
+    cursor.execute(
+        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+        " set_config('hnsw.ef_search', %s, true),"
+        " set_config('hnsw.max_scan_tuples', %s, true)",
+        [str(max(40, min(1000, candidates * 2))), str(settings.SEARCH_MAX_SCAN_TUPLES)],
+    )
+
+
+def _fetch(qs, *, qvec: str | None, model: str, tokens: list[str], candidates: int) -> list[dict]:
+    where, params = _where(qs)
+    columns = ", ".join(f'm."{c}"' for c in COLUMNS)
+    sql = _SQL.format(where=where, columns=columns)
+    tsq = tsquery_text(tokens) if tokens else None
+    vec_limit = candidates if qvec is not None else 0
+    args = [
+        *params,
+        model,
+        qvec,
+        vec_limit,
+        *params,
+        KEYWORD_STATS_ROWS,
+        *params,
+        tsq,
+        KEYWORD_MATCH_ROWS if tsq else 0,
+        tokens,
+        BM25_K1,
+        BM25_K1,
+        BM25_B,
+        BM25_B,
+        candidates,
+        model,
+        qvec,
+    ]
+    with transaction.atomic(), connection.cursor() as cursor:
+        _set_scan_options(cursor, candidates)
+        cursor.execute(sql, args)
+        names = [c.name for c in cursor.description]
+        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+# ---- ranking --------------------------------------------------------------------------------------
+
+
+def score_hits(hits: list[Hit]) -> None:
+    """Normalise both sides to [0, 1] over the candidates, then apply the seed formula."""
+    sims = [h.vector_similarity for h in hits if h.vector_similarity is not None]
+    lo, hi = (min(sims), max(sims)) if sims else (0.0, 0.0)
+    best_kw = max((h.keyword_raw for h in hits), default=0.0)
+    for h in hits:
+        if h.vector_similarity is None:
+            h.vector = 0.0
+        elif hi - lo > 1e-9:
+            h.vector = (h.vector_similarity - lo) / (hi - lo)
+        else:
+            h.vector = 1.0
+        h.keyword = h.keyword_raw / best_kw if best_kw > 0 else 0.0
+        h.relevance = settings.SEARCH_VECTOR_WEIGHT * h.vector + settings.SEARCH_KEYWORD_WEIGHT * h.keyword
+        h.confidence = float(h.row["confidence"])
+        h.scope_priority = SCOPE_PRIORITY.get(h.row["scope"], 0.6)
+        h.score = (
+            settings.SEARCH_RELEVANCE_WEIGHT * h.relevance
+            + settings.SEARCH_CONFIDENCE_WEIGHT * h.confidence
+            + settings.SEARCH_SCOPE_WEIGHT * h.scope_priority
+        )
+    hits.sort(key=lambda h: (-h.score, -h.id))
+
+
+def _words(text: str) -> set[str]:
+    """Words and Chinese bigrams (single characters say too little about the subject)."""
+    return {t for t in keyword_tokens(text) if len(t) > 1}
+
+
+def _same_subject(a: dict, b: dict) -> bool:
+    wa, wb = _words(a["content"]), _words(b["content"])
+    if not wa or not wb:
+        return True
+    return len(wa & wb) / len(wa | wb) >= settings.SEARCH_GROUP_MIN_OVERLAP
+
+
+def _when(row: dict):
+    return row["occurred_at"] or row["created_at"]
+
+
+def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], model: str) -> list[Hit]:
+    """Group near-duplicates at their best member's rank: same-time copies collapse, versions go newest first."""
+    dup = duplicate_threshold(model)
+    parent = {h.id: h.id for h in hits}
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    by_id = {h.id: h for h in hits}
+    dropped: set[int] = set()
+    for (a, b), sim in sorted(pairs.items(), key=lambda kv: -kv[1]):
+        ha, hb = by_id.get(a), by_id.get(b)
+        if ha is None or hb is None or not _same_subject(ha.row, hb.row):
+            continue
+        same_copy = (
+            sim >= dup
+            and ha.row["memory_type"] == hb.row["memory_type"]
+            and _when(ha.row) == _when(hb.row)
+            and not differs_materially(ha.row["content"], hb.row["content"])
+        )
+        if same_copy:
+            worse = hb if (hb.score, hb.id) < (ha.score, ha.id) else ha
+            dropped.add(worse.id)
+            continue
+        parent[find(a)] = find(b)
+    groups: dict[int, list[Hit]] = {}
+    for h in hits:
+        if h.id not in dropped:
+            groups.setdefault(find(h.id), []).append(h)
+    out: list[Hit] = []
+    placed: set[int] = set()
+    for h in hits:
+        if h.id in dropped:
+            continue
+        root = find(h.id)
+        if root in placed:
+            continue
+        placed.add(root)
+        members = groups[root]
+        if len(members) > 1:
+            members = sorted(members, key=lambda m: (_when(m.row), m.score), reverse=True)
+            for m in members:
+                m.group = root
+        out.extend(members)
+    return out
+
+
+def _pairs(ids: list[int], threshold: float) -> dict[tuple[int, int], float]:
+    if len(ids) < 2:
+        return {}
+    with connection.cursor() as cursor:
+        cursor.execute(_PAIRS_SQL, [ids, ids, threshold])
+        return {(a, b): float(s) for a, b, s in cursor.fetchall()}
+
+
+def fit_budget(hits: list[Hit], *, top_k: int, max_tokens: int) -> list[Hit]:
+    """Top K, then as many as fit in the token budget (an item too big is skipped, order is kept)."""
+    out, used = [], 0
+    for h in hits[:top_k]:
+        h.tokens = estimate_tokens(h.row["content"])
+        if used + h.tokens > max_tokens:
+            continue
+        used += h.tokens
+        out.append(h)
+    return out
+
+
+# ---- the selector -----------------------------------------------------------------------------
+
+
+def memory_search(
+    *,
+    actor: Actor,
+    query: str,
+    filters: MemoryFilters,
+    top_k: int = 8,
+    max_tokens: int = 1000,
+    query_vector: list[float] | None = None,
+    record_access: bool = True,
+    rank: str = "hybrid",  # "hybrid" | "vector" | "keyword" (the last two are baselines for benchmarks)
+) -> SearchResult:
+    """The memories most useful for the query that the actor may read, best first, within the budget."""
+    started = time.perf_counter()
+    if top_k < 1:
+        raise SearchError("top_k must be at least 1.")
+    provider = provider_for(actor.org, filters.user_id)
+    model = provider.model_name
+    notes: list[str] = []
+    embed_ms = 0.0
+    qvec = None
+    if rank != "keyword" and query.strip():
+        if query_vector is None:
+            t0 = time.perf_counter()
+            try:
+                query_vector = provider.embed_query(query)
+            except EmbeddingError as exc:
+                # Keyword search still answers while the embedding provider is down.
+                log.warning("query embedding failed, keyword-only search: %s", exc)
+                notes.append("embedding unavailable: keyword matches only")
+            embed_ms = (time.perf_counter() - t0) * 1000
+        if query_vector is not None:
+            qvec = vector_literal(query_vector)
+    tokens = query_tokens(query) if rank != "vector" else []
+    candidates = max(settings.SEARCH_CANDIDATES, top_k * 4)
+    qs = memory_candidates(actor=actor, filters=filters)
+    rows = _fetch(qs, qvec=qvec, model=model, tokens=tokens, candidates=candidates)
+    hits = [Hit(row=r, vector_similarity=r.pop("vsim"), keyword_raw=float(r.pop("bm25") or 0)) for r in rows]
+    if rank == "vector":
+        for h in hits:
+            h.keyword_raw = 0.0
+    score_hits(hits)
+    if rank == "hybrid" and len(hits) > 1:
+        head = hits[: top_k * 3]
+        pairs = _pairs([h.id for h in head], related_threshold(model))
+        hits = order_near_duplicates(head, pairs, model) + hits[top_k * 3 :]
+    hits = fit_budget(hits, top_k=top_k, max_tokens=max_tokens)
+    if record_access and hits:
+        access_recorder.record([h.id for h in hits])
+    took = (time.perf_counter() - started) * 1000
+    return SearchResult(
+        hits=hits, took_ms=took, embed_ms=embed_ms, model=model, candidates=len(rows), notes=notes
+    )
+
+
+# ---- access counts --------------------------------------------------------------------------------
+
+
+class AccessRecorder:
+    """Counts recalls in memory and writes them in one UPDATE per batch, off the request thread.
+
+    A daemon thread (started lazily per process, so it survives forking servers) flushes every
+    SEARCH_ACCESS_FLUSH_SECONDS; with 0 the update runs at once in the caller's thread (tests).
+    Counts not yet flushed are lost if the process dies; they are statistics, not data.
+    """
+
+    _SQL = (
+        'UPDATE "memory_memoryitem" m SET access_count = m.access_count + v.n, last_accessed_at = now() '
+        "FROM unnest(%s::bigint[], %s::int[]) AS v(id, n) WHERE m.id = v.id"
+    )
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._pending: Counter = Counter()
+        self._wake = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def record(self, ids: list[int]) -> None:
+        if settings.SEARCH_ACCESS_FLUSH_SECONDS <= 0:
+            self._write(Counter(ids))
+            return
+        with self._lock:
+            self._pending.update(ids)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, name="engram-access", daemon=True)
+                self._thread.start()
+        self._wake.set()
+
+    def flush(self) -> int:
+        with self._lock:
+            batch, self._pending = self._pending, Counter()
+        self._write(batch)
+        return len(batch)
+
+    def _write(self, batch: Counter) -> None:
+        if not batch:
+            return
+        ids = sorted(batch)  # a fixed order keeps two flushing processes from deadlocking
+        with connection.cursor() as cursor:
+            cursor.execute(self._SQL, [ids, [batch[i] for i in ids]])
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            time.sleep(settings.SEARCH_ACCESS_FLUSH_SECONDS)
+            self._wake.clear()
+            try:
+                self.flush()
+            except Exception:  # noqa: BLE001 — statistics must never take the process down
+                log.exception("flushing access counts failed")
+            finally:
+                connection.close()
+
+
+access_recorder = AccessRecorder()

@@ -1,0 +1,105 @@
+"""Reads of long-term memory: the candidate set a search or context call may draw from, core memories,
+and injection logs. Access is decided by projects.access inside the query, never after it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from projects.access import Actor, readable_memories
+from projects.models import Project
+
+from .models import InjectionLog, MemoryItem, MemoryType, Scope, Status
+
+
+@dataclass
+class MemoryFilters:
+    """Everything that narrows a search or a context call, besides the query text."""
+
+    user_id: str = ""
+    project: Project | None = None
+    session_id: str = ""
+    agent_id: str = ""
+    skills: list[str] | None = None  # None: no skill memories at all; [...] only those skills'
+    memory_types: list[str] = field(default_factory=list)
+    scopes: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    statuses: list[str] = field(default_factory=list)
+    metadata: dict = field(default_factory=dict)
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    occurred_after: datetime | None = None
+    occurred_before: datetime | None = None
+    include_superseded: bool = False
+    include_expired: bool = False
+
+
+def subject_q(filters: MemoryFilters) -> Q:
+    """Which rows are about the subject of the call: the user's own, their session's, the project's."""
+    q = Q(pk__in=[])
+    if filters.user_id:
+        q |= Q(scope=Scope.USER, user_id=filters.user_id)
+        session = Q(scope=Scope.SESSION, user_id=filters.user_id)
+        if filters.session_id:
+            session &= Q(session_id=filters.session_id)
+        q |= session
+    if filters.project is not None:
+        q |= Q(scope=Scope.PROJECT, project=filters.project)
+    return q
+
+
+def memory_candidates(*, actor: Actor, filters: MemoryFilters, now: datetime | None = None) -> QuerySet:
+    """Every memory the actor may read that the filters allow (unordered)."""
+    now = now or timezone.now()
+    qs = readable_memories(actor).filter(subject_q(filters))
+    statuses = list(filters.statuses) or [Status.ACTIVE]
+    if filters.include_superseded and Status.SUPERSEDED not in statuses:
+        statuses.append(Status.SUPERSEDED)
+    qs = qs.filter(status__in=statuses)
+    if not filters.include_expired:
+        qs = qs.filter(Q(expires_at__isnull=True) | Q(expires_at__gt=now))
+    # Seed 003: a skill's memories are injected only while that skill is enabled.
+    qs = qs.filter(Q(skill="") | Q(skill__in=filters.skills or []))
+    if filters.memory_types:
+        qs = qs.filter(memory_type__in=filters.memory_types)
+    if filters.scopes:
+        qs = qs.filter(scope__in=filters.scopes)
+    if filters.tags:
+        qs = qs.filter(tags__has_any_keys=filters.tags)
+    if filters.metadata:
+        qs = qs.filter(metadata__contains=filters.metadata)
+    if filters.agent_id:
+        qs = qs.filter(agent_id=filters.agent_id)
+    if filters.created_after:
+        qs = qs.filter(created_at__gte=filters.created_after)
+    if filters.created_before:
+        qs = qs.filter(created_at__lt=filters.created_before)
+    if filters.occurred_after:
+        qs = qs.filter(occurred_at__gte=filters.occurred_after)
+    if filters.occurred_before:
+        qs = qs.filter(occurred_at__lt=filters.occurred_before)
+    return qs
+
+
+def core_memories(*, actor: Actor, filters: MemoryFilters, limit: int = 100) -> list[MemoryItem]:
+    """Layer 1 of seed 004: every core-type and every pinned memory, no retrieval."""
+    qs = memory_candidates(actor=actor, filters=filters).filter(
+        Q(memory_type=MemoryType.CORE) | Q(pinned=True)
+    )
+    return list(qs.order_by("-pinned", "created_at", "id")[:limit])
+
+
+def injections_for_user(*, actor: Actor, user_id: str) -> QuerySet:
+    """A subject's injection logs (the caller has passed require_subject)."""
+    return InjectionLog.objects.filter(org=actor.org, user_id=user_id)
+
+
+def injections_for_memory(*, actor: Actor, item: MemoryItem) -> QuerySet:
+    """Logs that handed this (readable) memory to an agent; an account sees only logs about itself."""
+    qs = InjectionLog.objects.filter(org=actor.org, memory_ids__contains=[item.pk])
+    if not actor.is_key:
+        qs = qs.filter(user_id=actor.user_id)
+    return qs
