@@ -5,6 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 api_v1 = [
     path("", include("projects.api.urls")),
     path("", include("memory.api.urls")),
+    path("", include("memory.api.search_urls")),
     path("", include("checkpoints.api.urls")),
     path("", include("profiles.api.urls")),
 ]
