@@ -1,0 +1,305 @@
+"""Profiles (layer 3 of seed 000): API access, edits with history, rule aggregation, debounced rebuilds."""
+
+from django.conf import settings
+from django.core.cache import cache
+
+from config.celery import app as celery_app
+from memory.services import memory_archive, memory_create
+from profiles.aggregation import project_profile_rebuild, project_values, user_profile_rebuild, user_values
+from profiles.models import ProfileRevision, ProjectProfile, UserProfile
+from profiles.selectors import profile_for_context, profile_prompt_lines
+from profiles.tasks import profile_rebuild, profile_rebuild_schedule
+from projects.access import actor_for_account
+from projects.models import ProjectRole
+from projects.services import project_member_add
+
+from .factories import AccountFactory
+
+
+def remember(org, content, memory_type, *, user_id="alice", project=None, **kw):
+    scope = "project" if project else "user"
+    return memory_create(
+        actor=None,
+        org=org,
+        content=content,
+        memory_type=memory_type,
+        scope=scope,
+        user_id=user_id if not project else "",
+        project=project,
+        dedup="hash",
+        **kw,
+    ).item
+
+
+# ---- API access ---------------------------------------------------------------------------------
+
+
+def test_it_shows_an_empty_profile_to_its_subject(alice_client):
+    response = alice_client.get("/api/v1/profiles/users/alice")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["user_id"] == "alice"
+    assert body["communication_style"] == "" and body["expertise_areas"] == []
+    assert body["edited_fields"] == []
+    assert not UserProfile.objects.exists()  # reading creates nothing
+
+
+def test_it_hides_a_profile_from_other_members_and_other_orgs(
+    alice_client, bob_client, charlie_client, key_b
+):
+    alice_client.patch("/api/v1/profiles/users/alice", {"profession": "engineer"}, format="json")
+    assert bob_client.get("/api/v1/profiles/users/alice").status_code == 404
+    assert (
+        bob_client.patch("/api/v1/profiles/users/alice", {"profession": "x"}, format="json").status_code
+        == 404
+    )
+    assert charlie_client.get("/api/v1/profiles/users/alice").status_code == 404
+    _, client_b = key_b
+    assert client_b.get("/api/v1/profiles/users/alice").json()["profession"] == ""
+    assert UserProfile.objects.get(user_id="alice").profession == "engineer"
+
+
+def test_it_lets_an_org_key_read_and_edit_any_subject(key_a, org_a):
+    _, client = key_a
+    response = client.patch(
+        "/api/v1/profiles/users/ext-42",
+        {"language_preference": "zh-CN", "expertise_areas": ["支付"]},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    profile = UserProfile.objects.get(org=org_a, user_id="ext-42")
+    assert profile.language_preference == "zh-CN"
+    assert profile.expertise_areas == ["支付"]
+    assert sorted(profile.edited_fields) == ["expertise_areas", "language_preference"]
+
+
+def test_it_rejects_bad_choices_and_unknown_fields(alice_client):
+    for body in (
+        {"communication_style": "verbose"},
+        {"response_format": "html"},
+        {"language_preference": "not a language!"},
+        {"favourite_colour": "blue"},
+        {"expertise_areas": "python"},
+        {"clear_edited": ["nope"]},
+    ):
+        response = alice_client.patch("/api/v1/profiles/users/alice", body, format="json")
+        assert response.status_code == 400, body
+        assert response.json()["error"]["message"]
+    assert not UserProfile.objects.exists()
+
+
+def test_it_marks_edited_fields_and_keeps_a_history(alice_client, org_a):
+    response = alice_client.patch(
+        "/api/v1/profiles/users/alice",
+        {"communication_style": "concise", "profession": "前端工程师"},
+        format="json",
+    )
+    assert response.status_code == 200
+    assert sorted(response.json()["edited_fields"]) == ["communication_style", "profession"]
+    alice_client.patch("/api/v1/profiles/users/alice", {"communication_style": "technical"}, format="json")
+    revisions = list(ProfileRevision.objects.filter(org=org_a, user_id="alice").order_by("id"))
+    assert len(revisions) == 2
+    assert revisions[0].changes["profession"] == ["", "前端工程师"]
+    assert revisions[1].changes == {"communication_style": ["concise", "technical"]}
+    assert revisions[1].actor == "account:alice"
+    history = alice_client.get("/api/v1/profiles/users/alice").json()["history"]
+    assert history[0]["changes"] == {"communication_style": ["concise", "technical"]}
+
+    cleared = alice_client.patch(
+        "/api/v1/profiles/users/alice", {"clear_edited": ["profession"]}, format="json"
+    )
+    assert cleared.json()["edited_fields"] == ["communication_style"]
+    assert (
+        UserProfile.objects.get(user_id="alice").profession == "前端工程师"
+    )  # the value stays until rebuilt
+
+
+def test_it_lets_members_read_and_editors_edit_a_project_profile(
+    alice_client, bob_client, charlie_client, project, alice_actor, org_a
+):
+    url = f"/api/v1/projects/{project.id}/profile"
+    response = alice_client.patch(
+        url,
+        {
+            "tech_stack": ["Django", "PostgreSQL"],
+            "key_decisions": [{"decision": "Use pgvector", "reason": "one database", "date": "2026-01-05"}],
+        },
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    assert response.json()["key_decisions"] == [
+        {"decision": "Use pgvector", "reason": "one database", "date": "2026-01-05"}
+    ]
+    assert bob_client.get(url).json()["tech_stack"] == ["Django", "PostgreSQL"]  # viewer reads
+    assert bob_client.patch(url, {"current_phase": "beta"}, format="json").status_code == 403
+    assert charlie_client.get(url).status_code == 404
+    assert charlie_client.patch(url, {"current_phase": "beta"}, format="json").status_code == 404
+
+    dave = AccountFactory(username="dave")
+    from projects.services import org_membership_set
+
+    org_membership_set(org=org_a, account=dave, role="member")
+    project_member_add(actor=alice_actor, project=project, account=dave, role=ProjectRole.EDITOR)
+    from .conftest import client_for
+
+    assert client_for(dave).patch(url, {"current_phase": "beta"}, format="json").status_code == 200
+    profile = ProjectProfile.objects.get(project=project)
+    assert profile.current_phase == "beta"
+    assert ProfileRevision.objects.filter(project=project).count() == 2
+    bad = alice_client.patch(url, {"key_decisions": [{"reason": "no decision"}]}, format="json")
+    assert bad.status_code == 400
+
+
+# ---- aggregation --------------------------------------------------------------------------------
+
+
+def test_it_derives_user_fields_from_memories_in_chinese_and_english(org_a, alice):
+    remember(org_a, "喜欢简洁的回答，不要长篇大论", "preference")
+    remember(org_a, "Please answer in Chinese", "preference")
+    remember(org_a, "Prefers answers as markdown tables", "preference")
+    remember(org_a, "熟悉 React、TypeScript 和分布式系统", "skill")
+    remember(org_a, "Proficient in Python and Go", "skill")
+    remember(org_a, "常用 VS Code，习惯用 Git Flow", "habit")
+    remember(org_a, "Uses tmux every day", "habit")
+    remember(org_a, "用户是前端工程师", "fact")
+    remember(org_a, "名字叫张三", "fact")
+
+    profile, changes = user_profile_rebuild(org=org_a, user_id="alice")
+
+    profile.refresh_from_db()
+    assert profile.communication_style == "concise"
+    assert profile.response_format == "markdown"
+    assert profile.language_preference == "zh-CN"
+    assert profile.profession == "前端工程师"
+    assert profile.username == "张三"
+    assert set(profile.programming_languages) == {"TypeScript", "Python", "Go"}
+    assert "React" in profile.expertise_areas and "分布式系统" in profile.expertise_areas
+    assert "Python" not in profile.expertise_areas
+    assert set(profile.frequently_used_tools) == {"VS Code", "Git Flow", "tmux"}
+    assert profile.aggregated_at is not None
+    revision = ProfileRevision.objects.get(user_id="alice")
+    assert revision.actor == "aggregation"
+    assert revision.changes["profession"] == ["", "前端工程师"]
+
+
+def test_it_never_overwrites_an_edited_field_until_the_mark_is_cleared(alice_client, org_a, alice):
+    alice_client.patch("/api/v1/profiles/users/alice", {"communication_style": "detailed"}, format="json")
+    remember(org_a, "Keep answers short and concise", "preference")
+    remember(org_a, "Answer in English please", "preference")
+
+    profile, _ = user_profile_rebuild(org=org_a, user_id="alice")
+    profile.refresh_from_db()
+    assert profile.communication_style == "detailed"  # the person's edit wins
+    assert profile.language_preference == "en"  # not edited: aggregation fills it
+
+    alice_client.patch(
+        "/api/v1/profiles/users/alice", {"clear_edited": ["communication_style"]}, format="json"
+    )
+    user_profile_rebuild(org=org_a, user_id="alice")
+    assert UserProfile.objects.get(user_id="alice").communication_style == "concise"
+
+
+def test_it_follows_memories_that_go_away(org_a, alice):
+    item = remember(org_a, "Uses Docker for everything", "habit")
+    user_profile_rebuild(org=org_a, user_id="alice")
+    assert UserProfile.objects.get(user_id="alice").frequently_used_tools == ["Docker"]
+    memory_archive(actor=None, item=item)
+    user_profile_rebuild(org=org_a, user_id="alice")
+    assert UserProfile.objects.get(user_id="alice").frequently_used_tools == []
+
+
+def test_it_builds_the_project_profile_with_dated_decisions(org_a, project):
+    remember(org_a, "项目必须支持 PostgreSQL 16", "constraint", project=project)
+    remember(org_a, "选择了 Next.js 而不是 Remix，因为团队更熟悉", "decision", project=project)
+    remember(org_a, "We chose Celery for background jobs because it is proven", "decision", project=project)
+    remember(org_a, "Project goal: ship a memory service for agents", "context", project=project)
+    remember(org_a, "当前在开发支付模块", "context", project=project)
+    remember(org_a, "Code review is required before merging", "habit", project=project)
+
+    profile, _ = project_profile_rebuild(project=project)
+    profile.refresh_from_db()
+    assert profile.constraints == ["项目必须支持 PostgreSQL 16"]
+    decisions = {d["decision"]: d for d in profile.key_decisions}
+    assert decisions["选择了 Next.js 而不是 Remix"]["reason"] == "团队更熟悉"
+    assert decisions["We chose Celery for background jobs"]["reason"] == "it is proven"
+    assert all(len(d["date"]) == 10 for d in profile.key_decisions)
+    assert profile.current_phase == "当前在开发支付模块"
+    assert profile.project_goal == "ship a memory service for agents"
+    assert {"PostgreSQL", "Next.js", "Remix", "Celery"} <= set(profile.tech_stack)
+    assert profile.team_conventions == ["Code review is required before merging"]
+
+
+def test_it_leaves_undecidable_text_alone():
+    class Item:
+        def __init__(self, content, memory_type):
+            self.content, self.memory_type = content, memory_type
+
+    values = user_values([Item("likes cats", "preference"), Item("is happy today", "fact")])
+    assert values == {}
+    assert project_values([]) == {}
+
+
+def test_it_rebuilds_nothing_for_a_subject_without_memories(org_a):
+    profile, changes = user_profile_rebuild(org=org_a, user_id="ghost")
+    assert profile is None and changes == {}
+    assert not UserProfile.objects.exists()
+
+
+# ---- debounced task -----------------------------------------------------------------------------
+
+
+def _queue_length() -> int:
+    with celery_app.connection_for_write() as conn:
+        return conn.default_channel.queue_declare(settings.CELERY_TASK_DEFAULT_QUEUE).message_count
+
+
+def _queue_purge() -> None:
+    with celery_app.connection_for_write() as conn:
+        conn.default_channel.queue_purge(settings.CELERY_TASK_DEFAULT_QUEUE)
+
+
+def test_it_enqueues_one_rebuild_for_a_burst_of_changes(org_a):
+    cache.delete(f"engram:profile-rebuild:{org_a.id}:u:burst")
+    before = _queue_length()
+    results = [profile_rebuild_schedule(org_id=org_a.id, user_id="burst") for _ in range(5)]
+    assert results == [True, False, False, False, False]
+    assert _queue_length() == before + 1
+    # the task clears the mark when it runs, so the next change schedules again
+    profile_rebuild.apply(kwargs={"org_id": org_a.id, "user_id": "burst"})
+    assert profile_rebuild_schedule(org_id=org_a.id, user_id="burst") is True
+    assert _queue_length() == before + 2
+    _queue_purge()
+    cache.delete(f"engram:profile-rebuild:{org_a.id}:u:burst")
+
+
+def test_it_rebuilds_through_the_task_after_a_memory_write(org_a, alice, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False) as callbacks:
+        remember(org_a, "Prefers plain text answers", "preference")
+    assert callbacks, "a memory write schedules a profile rebuild after commit"
+    result = profile_rebuild.apply(kwargs={"org_id": org_a.id, "user_id": "alice"}).get()
+    assert "response_format" in result["changed"]
+    assert UserProfile.objects.get(user_id="alice").response_format == "plain"
+
+
+# ---- context --------------------------------------------------------------------------------------
+
+
+def test_it_gives_the_context_endpoint_non_empty_fields(alice_client, org_a, project):
+    alice_client.patch(
+        "/api/v1/profiles/users/alice",
+        {"profession": "backend engineer", "programming_languages": ["Go"]},
+        format="json",
+    )
+    alice_client.patch(f"/api/v1/projects/{project.id}/profile", {"current_phase": "beta"}, format="json")
+    context = profile_for_context(org_a, "alice", project)
+    assert context == {
+        "user": {"profession": "backend engineer", "programming_languages": ["Go"]},
+        "project": {"current_phase": "beta"},
+    }
+    assert profile_for_context(org_a, "bob", None) == {"user": {}, "project": {}}
+    lines = profile_prompt_lines(context)
+    assert "- Profession: backend engineer" in lines and "- Current phase: beta" in lines
+
+
+def test_it_lets_an_account_actor_see_its_own_profile_only(org_a, alice, bob):
+    assert actor_for_account(bob, org_a).user_id == "bob"
