@@ -160,6 +160,8 @@ MEMORY_DUPLICATE_THRESHOLD = env_float("MEMORY_DUPLICATE_THRESHOLD", 0.0, minimu
 MEMORY_MAX_EXTRACTIONS = env_int("MEMORY_MAX_EXTRACTIONS", 3, minimum=0)
 MEMORY_MIN_LENGTH = env_int("MEMORY_MIN_LENGTH", 5, minimum=1)
 MEMORY_MAX_LENGTH = env_int("MEMORY_MAX_LENGTH", 2000, minimum=1)
+# Profiles are rebuilt this many seconds after the first of a burst of memory changes (one rebuild per burst).
+PROFILE_REBUILD_DEBOUNCE_SECONDS = env_int("ENGRAM_PROFILE_DEBOUNCE_SECONDS", 30, minimum=0)
 
 # Retrieval weights (seed 004 + seed 000).
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 0.7, minimum=0.0, maximum=1.0)
