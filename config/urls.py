@@ -17,7 +17,10 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("projects.urls")),
+    path("", include("memory.urls")),
+    path("", include("profiles.urls")),
 ]
 
+handler403 = "projects.views.forbidden"
 handler404 = "projects.views.not_found"
 handler500 = "projects.views.server_error"

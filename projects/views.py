@@ -1,9 +1,29 @@
+"""Pages: home, org switch, projects (memories by visibility, members and roles, profile), API keys."""
+
+from django.contrib import messages
+from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import Case, IntegerField, Value, When
 from django.http import JsonResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from .models import OrgMembership
+from . import services
+from .access import (
+    can_change_memory,
+    has_project_perm,
+    project_role,
+    readable_memories,
+    readable_projects,
+    require_org_admin,
+    require_project,
+)
+from .forms import ApiKeyForm, MemberAddForm, ProjectForm, RoleForm
+from .models import ApiKey, OrgMembership, ProjectMembership, ProjectRole
+from .web import org_page, paginate, render_page
 
 
 @login_required
@@ -18,7 +38,14 @@ def switch_org(request):
     org_id = request.POST.get("org", "")
     if org_id.isdigit() and OrgMembership.objects.filter(account=request.user, org_id=int(org_id)).exists():
         request.session["org_id"] = int(org_id)
-    return redirect(request.POST.get("next") or "home")
+    target = request.POST.get("next") or ""
+    if not url_has_allowed_host_and_scheme(
+        target, allowed_hosts={request.get_host()}
+    ) or not target.startswith("/"):
+        return redirect("home")
+    # One org's memory or project is not in the other: land on the section's list page.
+    section = target.strip("/").split("/")[0]
+    return redirect(f"/{section}/" if section else "/")
 
 
 def _wants_json(request) -> bool:
@@ -31,7 +58,236 @@ def not_found(request, exception=None):
     return render(request, "404.html", status=404)
 
 
+def forbidden(request, exception=None):
+    if _wants_json(request):
+        message = str(exception) if exception and str(exception) else "Forbidden."
+        return JsonResponse({"error": {"code": "forbidden", "message": message}}, status=403)
+    return render(request, "403.html", {"reason": str(exception or "")}, status=403)
+
+
 def server_error(request):
     if _wants_json(request):
         return JsonResponse({"error": {"code": "server_error", "message": "Internal error."}}, status=500)
     return render(request, "500.html", status=500)
+
+
+# ---- projects -----------------------------------------------------------------------------------
+
+
+@org_page
+def project_list(request):
+    actor = request.actor
+    projects = readable_projects(actor).order_by("name")
+    form = ProjectForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            project = services.project_create(actor=actor, **form.cleaned_data)
+        except ValidationError as exc:
+            form.add_error("slug", exc.message_dict.get("slug", exc.messages))
+        else:
+            messages.success(request, _("Project created."))
+            return redirect("project-detail", slug=project.slug)
+    page, querystring = paginate(request, projects)
+    rows = [(p, project_role(actor, p)) for p in page.object_list]
+    return render(
+        request, "projects/list.html", {"page": page, "rows": rows, "querystring": querystring, "form": form}
+    )
+
+
+def _project(request, slug):
+    project = get_object_or_404(readable_projects(request.actor), slug=slug)
+    require_project(request.actor, project)
+    return project
+
+
+VISIBILITY_ORDER = Case(
+    When(visibility="public", then=Value(0)),
+    When(visibility="members", then=Value(1)),
+    default=Value(2),
+    output_field=IntegerField(),
+)
+
+
+def _members_context(request, project, form=None, errors=None):
+    actor = request.actor
+    role = project_role(actor, project)
+    members = (
+        ProjectMembership.objects.filter(project=project)
+        .select_related("account")
+        .order_by("account__username")
+    )
+    return {
+        "project": project,
+        "members": members,
+        "can_manage": has_project_perm(actor, project, "manage_members"),
+        "may_grant_owner": role == ProjectRole.OWNER or actor.is_org_admin,
+        "member_form": form or MemberAddForm(),
+        "role_form": RoleForm(),
+        "member_errors": errors or {},
+    }
+
+
+@org_page
+def project_detail(request, slug):
+    actor = request.actor
+    project = _project(request, slug)
+    memories = (
+        readable_memories(actor)
+        .filter(project=project, scope="project", status="active")
+        .select_related("created_by", "created_by_key", "project")
+        .annotate(vis_order=VISIBILITY_ORDER)
+        .order_by("vis_order", "-updated_at")
+    )
+    page, querystring = paginate(request, memories)
+    from profiles.views import project_profile_context
+
+    context = {
+        **_members_context(request, project),
+        "role": project_role(actor, project),
+        "page": page,
+        "rows": [(m, can_change_memory(actor, m)) for m in page.object_list],
+        "querystring": querystring,
+        **project_profile_context(actor, project),
+    }
+    return render_page(request, "projects/detail.html", context, partial="memories")
+
+
+def _members_response(request, project, form=None, errors=None, status=200):
+    context = _members_context(request, project, form=form, errors=errors)
+    if request.htmx:
+        return render_page(request, "projects/detail.html", context, partial="members", status=status)
+    if errors or (form and form.errors):
+        for message in [
+            *(errors or {}).values(),
+            *[e for errs in (form.errors.values() if form else []) for e in errs],
+        ]:
+            messages.error(request, message)
+    return redirect("project-detail", slug=project.slug)
+
+
+@org_page
+@require_POST
+def member_add(request, slug):
+    project = _project(request, slug)
+    require_project(request.actor, project, "manage_members")
+    form = MemberAddForm(request.POST)
+    if form.is_valid():
+        account = get_user_model().objects.filter(username=form.cleaned_data["username"]).first()
+        try:
+            if account is None:
+                raise ValidationError({"account": _("No such account in this organization.")})
+            services.project_member_add(
+                actor=request.actor, project=project, account=account, role=form.cleaned_data["role"]
+            )
+        except ValidationError as exc:
+            for message in exc.messages:
+                form.add_error("username", message)
+        else:
+            form = None
+    return _members_response(request, project, form=form)
+
+
+def _membership(request, slug, pk):
+    project = _project(request, slug)
+    require_project(request.actor, project, "manage_members")
+    return project, get_object_or_404(ProjectMembership, project=project, pk=pk)
+
+
+@org_page
+@require_POST
+def member_role(request, slug, pk):
+    project, membership = _membership(request, slug, pk)
+    form = RoleForm(request.POST)
+    errors = {}
+    if form.is_valid():
+        try:
+            services.project_member_change_role(
+                actor=request.actor, membership=membership, role=form.cleaned_data["role"]
+            )
+        except ValidationError as exc:
+            errors[membership.pk] = " ".join(exc.messages)
+    else:
+        errors[membership.pk] = _("Choose a role.")
+    return _members_response(request, project, errors=errors)
+
+
+@org_page
+@require_POST
+def member_remove(request, slug, pk):
+    project, membership = _membership(request, slug, pk)
+    errors = {}
+    try:
+        services.project_member_remove(actor=request.actor, membership=membership)
+    except ValidationError as exc:
+        errors[membership.pk] = " ".join(exc.messages)
+    return _members_response(request, project, errors=errors)
+
+
+@org_page
+@require_POST
+def memory_visibility(request, slug, pk):
+    from memory.forms import VisibilityForm
+    from memory.services import memory_update
+
+    project = _project(request, slug)
+    item = get_object_or_404(
+        readable_memories(request.actor).select_related("project", "created_by"), project=project, pk=pk
+    )
+    form = VisibilityForm(request.POST)
+    if not form.is_valid():
+        raise PermissionDenied(_("Unknown visibility."))
+    item = memory_update(
+        actor=request.actor,
+        item=item,
+        visibility=form.cleaned_data["visibility"],
+        reason="visibility changed",
+    )
+    if request.htmx:
+        context = {"m": item, "can_change": True, "project": project}
+        return render_page(request, "projects/detail.html", context, partial="memory-row")
+    messages.success(request, _("Visibility changed."))
+    return redirect("project-detail", slug=slug)
+
+
+# ---- API keys -----------------------------------------------------------------------------------
+
+
+@org_page
+def key_list(request):
+    actor = request.actor
+    require_org_admin(actor)
+    projects = list(readable_projects(actor).order_by("name"))
+    form = ApiKeyForm(request.POST or None, projects=projects)
+    secret = None
+    if request.method == "POST" and form.is_valid():
+        key, secret = services.api_key_create(
+            org=actor.org,
+            name=form.cleaned_data["name"],
+            read_only=form.cleaned_data["read_only"],
+            projects=form.cleaned_data["projects"],
+            created_by=request.user,
+            actor=actor,
+        )
+        form = ApiKeyForm(projects=projects)
+    keys = (
+        ApiKey.objects.filter(org=actor.org)
+        .prefetch_related("projects")
+        .order_by("revoked_at", "-created_at")
+    )
+    page, querystring = paginate(request, keys)
+    context = {"page": page, "querystring": querystring, "form": form, "secret": secret}
+    response = render(request, "keys/list.html", context)
+    if secret:
+        response["Cache-Control"] = "no-store"
+    return response
+
+
+@org_page
+@require_POST
+def key_revoke(request, pk):
+    actor = request.actor
+    require_org_admin(actor)
+    key = get_object_or_404(ApiKey, org=actor.org, pk=pk)
+    services.api_key_revoke(actor=actor, key=key)
+    messages.success(request, _("Key %(prefix)s revoked.") % {"prefix": key.prefix})
+    return redirect("key-list")

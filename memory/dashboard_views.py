@@ -1,0 +1,217 @@
+"""Queue (extraction jobs, re-embedding progress) and usage charts. Counts only; no other person's content."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.contrib import messages
+from django.db.models import Count
+from django.db.models.functions import TruncDate
+from django.shortcuts import get_object_or_404, redirect
+from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from projects.access import readable_memories
+from projects.web import org_page, paginate, render_page
+
+from .models import ExtractionJob, InjectionLog, JobStatus, MemoryItem, MemoryType, ReembedJob, Source
+
+DAYS = 30
+PALETTE = [
+    "#3556d8",
+    "#1e8e3e",
+    "#e37400",
+    "#9334e6",
+    "#d93025",
+    "#12b5cb",
+    "#f9ab00",
+    "#5f6368",
+    "#a142f4",
+    "#24c1e0",
+    "#ff6d01",
+]
+
+
+def _jobs(actor):
+    """Extraction jobs the actor may see: their own; org owners and admins see the org's."""
+    qs = ExtractionJob.objects.filter(org=actor.org)
+    return qs if actor.is_org_admin else qs.filter(user_id=actor.user_id)
+
+
+def queue_health(jobs) -> dict:
+    now = timezone.now()
+    counts = {s.value: 0 for s in JobStatus}
+    counts.update(dict(jobs.values_list("status").annotate(n=Count("id")).values_list("status", "n")))
+    oldest = (
+        jobs.filter(status=JobStatus.PENDING)
+        .order_by("created_at")
+        .values_list("created_at", flat=True)
+        .first()
+    )
+    return {
+        "counts": counts,
+        "oldest_pending_minutes": int((now - oldest).total_seconds() // 60) if oldest else None,
+        "failed_24h": jobs.filter(status=JobStatus.FAILED, created_at__gte=now - timedelta(hours=24)).count(),
+    }
+
+
+def job_counts(job) -> dict:
+    """What a job added / merged / superseded / rejected, from its result row."""
+    result = job.result or {}
+    out = {}
+    for key in ("added", "merged", "updated", "superseded", "skipped", "rejected"):
+        value = result.get(key)
+        if value is not None:
+            out[key] = len(value) if isinstance(value, list | dict) else value
+    return out
+
+
+@org_page
+def queue(request):
+    actor = request.actor
+    jobs = _jobs(actor)
+    status = request.GET.get("status", "")
+    listed = jobs.filter(status=status) if status in JobStatus.values else jobs
+    page, querystring = paginate(request, listed.order_by("-created_at", "-id"))
+    context = {
+        "page": page,
+        "rows": [(job, job_counts(job)) for job in page.object_list],
+        "querystring": querystring,
+        "status": status,
+        "statuses": JobStatus.values,
+        "health": queue_health(jobs),
+        "reembeds": ReembedJob.objects.filter(org=actor.org).order_by("-created_at")[:5],
+        "can_retry": True,
+    }
+    return render_page(request, "memory/queue.html", context, partial="jobs")
+
+
+@org_page
+def queue_job(request, pk):
+    job = get_object_or_404(_jobs(request.actor), pk=pk)
+    own = job.user_id == request.actor.user_id
+    context = {"job": job, "counts": job_counts(job), "own": own}
+    return render_page(request, "memory/job.html", context)
+
+
+@org_page
+@require_POST
+def queue_retry(request, pk):
+    job = get_object_or_404(_jobs(request.actor), pk=pk)
+    if job.status != JobStatus.FAILED:
+        messages.info(request, _("Only failed jobs can be retried."))
+        return redirect("queue")
+    from . import jobs as job_services
+
+    job_services.extraction_job_retry(actor=request.actor, job=job)
+    messages.success(request, _("Job #%(id)s is queued again.") % {"id": job.pk})
+    return redirect(request.POST.get("next") or "queue")
+
+
+# ---- usage ------------------------------------------------------------------------------------------
+
+
+def _days(today, n=DAYS):
+    return [today - timedelta(days=i) for i in range(n - 1, -1, -1)]
+
+
+def stacked_chart(rows, keys, days, *, width=600, height=160):
+    """Hand-made SVG bars: rows are (day, key, count); returns bars with stacked segments and a legend."""
+    table = {(day, key): n for day, key, n in rows}
+    totals = [sum(table.get((d, k), 0) for k in keys) for d in days]
+    peak = max(totals + [1])
+    step = width / len(days)
+    bars = []
+    for i, day in enumerate(days):
+        y = height
+        segments = []
+        for j, key in enumerate(keys):
+            n = table.get((day, key), 0)
+            if not n:
+                continue
+            h = n / peak * (height - 10)
+            y -= h
+            segments.append(
+                {"y": round(y, 1), "h": round(h, 1), "color": PALETTE[j % len(PALETTE)], "key": key, "n": n}
+            )
+        bars.append(
+            {
+                "x": round(i * step + 1, 1),
+                "w": round(max(step - 2, 1), 1),
+                "day": day,
+                "total": totals[i],
+                "segments": segments,
+            }
+        )
+    used = [k for k in keys if any(table.get((d, k)) for d in days)]
+    legend = [
+        {
+            "key": k,
+            "color": PALETTE[keys.index(k) % len(PALETTE)],
+            "n": sum(table.get((d, k), 0) for d in days),
+        }
+        for k in used
+    ]
+    return {
+        "bars": bars,
+        "legend": legend,
+        "peak": peak,
+        "width": width,
+        "height": height,
+        "total": sum(totals),
+        "first": days[0],
+        "last": days[-1],
+    }
+
+
+@org_page
+def usage(request):
+    actor = request.actor
+    today = timezone.localdate()
+    days = _days(today)
+    since = timezone.now() - timedelta(days=DAYS)
+    # Org owners and admins see the organization's figures; others what they may read themselves.
+    memories = MemoryItem.objects.filter(org=actor.org) if actor.is_org_admin else readable_memories(actor)
+    recent = memories.filter(created_at__gte=since).annotate(day=TruncDate("created_at"))
+    by_type = recent.values_list("day", "memory_type").annotate(n=Count("id")).order_by()
+    by_source = recent.values_list("day", "source").annotate(n=Count("id")).order_by()
+    logs = InjectionLog.objects.filter(org=actor.org, created_at__gte=since)
+    if not actor.is_org_admin:
+        logs = logs.filter(user_id=actor.user_id)
+    by_kind = (
+        logs.annotate(day=TruncDate("created_at"))
+        .values_list("day", "kind")
+        .annotate(n=Count("id"))
+        .order_by()
+    )
+    calls = [(day, "search" if kind == "search" else "injection", n) for day, kind, n in by_kind]
+    merged = {}
+    for day, key, n in calls:
+        merged[(day, key)] = merged.get((day, key), 0) + n
+    jobs = _jobs(actor)
+    context = {
+        "by_type": stacked_chart(list(by_type), [t.value for t in MemoryType], days),
+        "by_source": stacked_chart(list(by_source), [s.value for s in Source], days),
+        "calls": stacked_chart([(d, k, n) for (d, k), n in merged.items()], ["search", "injection"], days),
+        "jobs_chart": stacked_chart(
+            list(
+                jobs.filter(created_at__gte=since)
+                .annotate(day=TruncDate("created_at"))
+                .values_list("day", "status")
+                .annotate(n=Count("id"))
+                .order_by()
+            ),
+            JobStatus.values,
+            days,
+        ),
+        "health": queue_health(jobs),
+        "totals": {
+            "active": memories.filter(status="active").count(),
+            "pinned": memories.filter(status="active", pinned=True).count(),
+            "all": memories.count(),
+        },
+        "org_wide": actor.is_org_admin,
+        "days": DAYS,
+    }
+    return render_page(request, "memory/usage.html", context)

@@ -1,0 +1,313 @@
+"""My memories: list with hybrid search and filters, add, pin, edit in place, delete with undo, detail."""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.db.models import Max
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, redirect
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
+
+from projects.access import (
+    can_change_memory,
+    has_project_perm,
+    readable_memories,
+    readable_projects,
+    require_change_memory,
+)
+from projects.models import Project
+from projects.web import org_page, paginate, render_page
+
+from . import services
+from .forms import MemoryAddForm, MemoryEditForm, MemoryFilterForm
+from .gate import GateRejection
+from .models import InjectionLog, MemoryRevision, Scope, Status
+
+SEARCH_PROJECTS = 10  # a search on the page covers the subject and at most this many projects
+
+TEMPLATE = "memory/list.html"
+
+
+def _writable_projects(actor):
+    return [
+        p for p in readable_projects(actor).order_by("name") if has_project_perm(actor, p, "create_memories")
+    ]
+
+
+def _filtered(actor, form: MemoryFilterForm):
+    qs = readable_memories(actor).select_related("project", "created_by")
+    data = form.cleaned_data
+    qs = qs.filter(status__in=form.statuses())
+    if data.get("memory_type"):
+        qs = qs.filter(memory_type=data["memory_type"])
+    if data.get("scope"):
+        qs = qs.filter(scope=data["scope"])
+    if data.get("pinned") == "yes":
+        qs = qs.filter(pinned=True)
+    elif data.get("pinned") == "no":
+        qs = qs.filter(pinned=False)
+    if data.get("tag"):
+        qs = qs.filter(tags__contains=[data["tag"]])
+    if data.get("skill"):
+        qs = qs.filter(skill=data["skill"])
+    return qs
+
+
+def _search(actor, form: MemoryFilterForm, qs):
+    """The real hybrid search (memory.search): the subject's own memories and each readable project's,
+    merged best first and limited to the rows the filters allow."""
+    from .search import memory_search
+    from .selectors import MemoryFilters
+
+    data = form.cleaned_data
+    skills = (
+        [data["skill"]]
+        if data.get("skill")
+        else sorted(set(qs.exclude(skill="").values_list("skill", flat=True)))
+    )
+    common = {
+        "skills": skills,
+        "memory_types": [data["memory_type"]] if data.get("memory_type") else [],
+        "statuses": form.statuses(),
+        "tags": [data["tag"]] if data.get("tag") else [],
+        "include_expired": True,
+    }
+    subjects = []
+    if data.get("scope") in ("", "user", "session"):
+        subjects.append(MemoryFilters(user_id=actor.user_id, **common))
+    if data.get("scope") in ("", "project"):
+        project_ids = qs.filter(scope=Scope.PROJECT).values_list("project_id", flat=True).distinct()
+        for project in Project.objects.filter(pk__in=project_ids[:SEARCH_PROJECTS]):
+            subjects.append(MemoryFilters(project=project, **common))
+    hits = []
+    for filters in subjects:
+        result = memory_search(
+            actor=actor, query=data["q"], filters=filters, top_k=50, max_tokens=100_000, record_access=False
+        )
+        hits.extend(result.hits)
+    hits.sort(key=lambda h: h.score, reverse=True)
+    by_id = qs.in_bulk([h.id for h in hits])
+    return [by_id[h.id] for h in hits if h.id in by_id]
+
+
+def _rows(actor, items):
+    return [(item, can_change_memory(actor, item)) for item in items]
+
+
+@org_page
+def memory_list(request):
+    actor = request.actor
+    form = MemoryFilterForm(request.GET or None)
+    form.is_valid()
+    if not form.is_bound:
+        form.cleaned_data = {"status": ""}
+    qs = _filtered(actor, form)
+    query = form.cleaned_data.get("q", "")
+    items = _search(actor, form, qs) if query else qs.order_by("-pinned", "-updated_at")
+    page, querystring = paginate(request, items)
+    context = {
+        "form": form,
+        "page": page,
+        "rows": _rows(actor, page.object_list),
+        "querystring": querystring,
+        "query": query,
+        "add_form": MemoryAddForm(projects=_writable_projects(actor)),
+    }
+    return render_page(request, TEMPLATE, context, partial="results")
+
+
+@org_page
+@require_POST
+def memory_add(request):
+    actor = request.actor
+    form = MemoryAddForm(request.POST, projects=_writable_projects(actor))
+    if form.is_valid():
+        data = form.cleaned_data
+        project = data["project"]
+        try:
+            result = services.memory_create(
+                actor=actor,
+                org=actor.org,
+                content=data["content"],
+                memory_type=data["memory_type"],
+                scope=Scope.PROJECT if project else Scope.USER,
+                user_id="" if project else actor.user_id,
+                project=project,
+                visibility=data["visibility"] if project else "members",
+                tags=data["tags"],
+                skill=data["skill"].strip(),
+                source="user",
+                reason="added on the web page",
+            )
+        except GateRejection as exc:
+            form.add_error("content", exc.message)
+        else:
+            if result.created:
+                messages.success(request, _("Memory added."))
+            else:
+                messages.info(
+                    request,
+                    _("This was already remembered (#%(id)s); merged into it.") % {"id": result.item.pk},
+                )
+            if request.htmx:
+                response = HttpResponse(status=204)
+                response["HX-Redirect"] = request.POST.get("next") or "/memories/"
+                return response
+            return redirect("memory-list")
+    return render_page(
+        request,
+        "memory/add.html",
+        {"add_form": form},
+        partial="add-form",
+        status=200 if request.htmx else 400,
+    )
+
+
+def _readable(request, pk):
+    return get_object_or_404(readable_memories(request.actor).select_related("project", "created_by"), pk=pk)
+
+
+def _row_response(request, item, **extra):
+    context = {"item": item, "can_change": can_change_memory(request.actor, item), **extra}
+    if request.htmx:
+        return render_page(request, TEMPLATE, context, partial="row")
+    return redirect("memory-detail", pk=item.pk)
+
+
+@org_page
+@require_POST
+def memory_pin(request, pk):
+    item = _readable(request, pk)
+    require_change_memory(request.actor, item)
+    item = services.memory_update(
+        actor=request.actor, item=item, pinned=not item.pinned, reason="unpinned" if item.pinned else "pinned"
+    )
+    return _row_response(request, item)
+
+
+@org_page
+def memory_edit(request, pk):
+    item = _readable(request, pk)
+    require_change_memory(request.actor, item)
+    if request.method != "POST":
+        form = MemoryEditForm.for_item(item)
+        return render_page(request, "memory/edit.html", {"item": item, "form": form}, partial="edit")
+    form = MemoryEditForm.for_item(item, data=request.POST)
+    stale = None
+    if form.is_valid():
+        try:
+            item = services.memory_update(
+                actor=request.actor,
+                item=item,
+                expected_version=form.cleaned_data["version"],
+                reason="edited on the web page",
+                **form.changes(),
+            )
+        except services.StaleVersion as exc:
+            # Show both versions; the next save is against the current version.
+            stale = exc.current
+            form = MemoryEditForm.for_item(stale, data=request.POST.copy())
+            form.data["version"] = stale.version
+            form.is_valid()
+        except GateRejection as exc:
+            form.add_error("content", exc.message)
+        else:
+            if not request.htmx:
+                messages.success(request, _("Saved."))
+            return _row_response(request, item)
+    status = 200 if request.htmx else 409 if stale else 400
+    context = {"item": stale or item, "form": form, "stale": stale, "mine": request.POST.get("content", "")}
+    return render_page(request, "memory/edit.html", context, partial="edit", status=status)
+
+
+@org_page
+def memory_row(request, pk):
+    """One row (used by Cancel in the in-place editor)."""
+    item = _readable(request, pk)
+    if not request.htmx:
+        return redirect("memory-detail", pk=pk)
+    return _row_response(request, item)
+
+
+@org_page
+@require_POST
+def memory_delete(request, pk):
+    """Delete = archive (kept with its revisions so Undo can restore it); purge deletes for good."""
+    item = _readable(request, pk)
+    item = services.memory_archive(actor=request.actor, item=item, reason="deleted on the web page")
+    if request.htmx:
+        return render_page(request, TEMPLATE, {"item": item}, partial="deleted")
+    messages.success(request, _("Memory deleted. You can undo this from its page."))
+    return redirect("memory-detail", pk=item.pk)
+
+
+@org_page
+@require_POST
+def memory_undo(request, pk):
+    item = _readable(request, pk)
+    last = MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk).aggregate(n=Max("number"))["n"]
+    item = services.memory_restore(actor=request.actor, item=item, number=last, reason="undo delete")
+    return _row_response(request, item)
+
+
+@org_page
+@require_POST
+def memory_restore(request, pk, number):
+    item = _readable(request, pk)
+    get_object_or_404(MemoryRevision, org=item.org_id, item_ref=item.pk, number=number)
+    services.memory_restore(actor=request.actor, item=item, number=number)
+    messages.success(request, _("Restored revision %(n)s.") % {"n": number})
+    return redirect("memory-detail", pk=pk)
+
+
+@org_page
+@require_POST
+def memory_purge(request, pk):
+    item = _readable(request, pk)
+    services.memory_delete(actor=request.actor, item=item, reason="deleted for good on the web page")
+    messages.success(request, _("Memory #%(id)s deleted for good.") % {"id": pk})
+    return redirect("memory-list")
+
+
+def _origin(item):
+    """Where the memory came from: its extraction job and the message it was said in, when known."""
+    from checkpoints.models import Message
+
+    from .models import ExtractionJob
+
+    job = None
+    job_id = (item.metadata or {}).get("job_id") or (item.source_id if item.source == "auto" else "")
+    if str(job_id).isdigit():
+        job = ExtractionJob.objects.filter(org=item.org_id, pk=int(job_id), user_id=item.user_id).first()
+    message = None
+    if item.source_message_id:
+        message = (
+            Message.objects.filter(org=item.org_id, message_id=item.source_message_id, user_id=item.user_id)
+            .select_related("session")
+            .first()
+        )
+    return job, message
+
+
+@org_page
+def memory_detail(request, pk):
+    item = _readable(request, pk)
+    revisions = MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk).order_by("-number")
+    # Only the reader's own agent calls: another person's queries are theirs.
+    injections = InjectionLog.objects.filter(
+        org=item.org_id, memory_ids__contains=[item.pk], user_id=request.actor.user_id
+    ).order_by("-created_at")
+    job, message = _origin(item)
+    inj_page, inj_qs = paginate(request, injections)
+    context = {
+        "item": item,
+        "can_change": can_change_memory(request.actor, item),
+        "revisions": revisions,
+        "job": job,
+        "message": message,
+        "injections": inj_page,
+        "querystring": inj_qs,
+        "is_archived": item.status == Status.ARCHIVED,
+    }
+    return render_page(request, "memory/detail.html", context, partial="injections")

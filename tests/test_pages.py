@@ -1,0 +1,213 @@
+"""HTML pages: every page renders for its audience, HTMX fragments, access refusals as 403/404 pages."""
+
+import pytest
+from django.test import Client
+
+from memory.models import MemoryItem, MemoryRevision
+from memory.services import memory_create
+from projects.access import actor_for_account
+from projects.models import ProjectMembership, ProjectRole
+
+
+def web_client(account) -> Client:
+    client = Client()
+    client.force_login(account)
+    return client
+
+
+@pytest.fixture
+def alice_web(alice):
+    return web_client(alice)
+
+
+@pytest.fixture
+def bob_web(bob):
+    return web_client(bob)
+
+
+@pytest.fixture
+def charlie_web(charlie):
+    return web_client(charlie)
+
+
+def add(actor, content, **kw):
+    kw.setdefault("user_id", actor.user_id if kw.get("scope", "user") != "project" else "")
+    return memory_create(actor=actor, org=actor.org, content=content, **kw).item
+
+
+HX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.mark.parametrize(
+    "url", ["/", "/memories/", "/profile/", "/markdown/", "/projects/", "/queue/", "/usage/", "/keys/"]
+)
+def test_it_renders_every_main_page(alice_web, project, url):
+    response = alice_web.get(url)
+    assert response.status_code == 200, response.content[:500]
+
+
+def test_it_sends_anonymous_visitors_to_sign_in(client):
+    response = client.get("/memories/")
+    assert response.status_code == 302
+    assert response["Location"].startswith("/login/")
+
+
+def test_it_lists_only_the_subjects_own_memories(alice_web, alice_actor, bob, org_a):
+    mine = add(alice_actor, "Alice prefers green tea in the morning.")
+    bob_actor = actor_for_account(bob, org_a)
+    theirs = add(bob_actor, "Bob likes strong black coffee.")
+    body = alice_web.get("/memories/").content.decode()
+    assert mine.content in body
+    assert theirs.content not in body
+
+
+def test_it_adds_a_memory_from_the_page(alice_web, alice):
+    response = alice_web.post(
+        "/memories/add/",
+        {"content": "我喜欢用 Python 写脚本。", "memory_type": "preference", "visibility": "members"},
+    )
+    assert response.status_code == 302
+    item = MemoryItem.objects.get(content="我喜欢用 Python 写脚本。")
+    assert (item.user_id, item.scope, item.source, item.created_by) == ("alice", "user", "user", alice)
+
+
+def test_it_shows_the_gates_refusal_next_to_the_field(alice_web):
+    response = alice_web.post(
+        "/memories/add/",
+        {
+            "content": "my key is sk-proj-abcdefghijklmnopqrstuvwx",
+            "memory_type": "fact",
+            "visibility": "members",
+        },
+        **HX,
+    )
+    body = response.content.decode()
+    assert 'data-field="content"' in body
+    assert "API key" in body
+    assert not MemoryItem.objects.exists()
+
+
+def test_it_pins_in_place_with_a_fragment(alice_web, alice_actor):
+    item = add(alice_actor, "Alice works on the payments team.")
+    response = alice_web.post(f"/memories/{item.pk}/pin/", **HX)
+    assert response.status_code == 200
+    body = response.content.decode()
+    assert body.lstrip().startswith(f'<article class="mem card pinned" id="mem-{item.pk}"')
+    assert "<html" not in body
+    item.refresh_from_db()
+    assert item.pinned
+
+
+def test_it_edits_and_reports_a_stale_edit_with_both_versions(alice_web, alice_actor):
+    item = add(alice_actor, "Alice lives in Beijing.")
+    response = alice_web.post(
+        f"/memories/{item.pk}/edit/",
+        {"content": "Alice lives in Shanghai.", "memory_type": "fact", "version": 1},
+        **HX,
+    )
+    assert response.status_code == 200
+    item.refresh_from_db()
+    assert (item.content, item.version) == ("Alice lives in Shanghai.", 2)
+    # Another tab still holds version 1.
+    response = alice_web.post(
+        f"/memories/{item.pk}/edit/",
+        {"content": "Alice lives in Hangzhou.", "memory_type": "fact", "version": 1},
+        **HX,
+    )
+    body = response.content.decode()
+    assert 'data-testid="stale"' in body
+    assert "Alice lives in Shanghai." in body and "Alice lives in Hangzhou." in body
+    item.refresh_from_db()
+    assert item.content == "Alice lives in Shanghai."
+
+
+def test_it_deletes_and_undoes(alice_web, alice_actor):
+    item = add(alice_actor, "Alice is allergic to peanuts.")
+    response = alice_web.post(f"/memories/{item.pk}/delete/", **HX)
+    assert 'data-testid="memory-deleted"' in response.content.decode()
+    item.refresh_from_db()
+    assert item.status == "archived"
+    alice_web.post(f"/memories/{item.pk}/undo/", **HX)
+    item.refresh_from_db()
+    assert (item.status, item.content) == ("active", "Alice is allergic to peanuts.")
+    assert list(MemoryRevision.objects.filter(item_ref=item.pk).values_list("action", flat=True)) == [
+        "add",
+        "archive",
+        "restore",
+    ]
+
+
+def test_it_restores_an_older_revision_from_the_detail_page(alice_web, alice_actor):
+    from memory.services import memory_update
+
+    item = add(alice_actor, "Alice drives a red car.")
+    memory_update(actor=alice_actor, item=item, content="Alice drives a blue car.")
+    body = alice_web.get(f"/memories/{item.pk}/").content.decode()
+    assert body.count('data-testid="revision"') == 2
+    alice_web.post(f"/memories/{item.pk}/revisions/1/restore/")
+    item.refresh_from_db()
+    assert item.content == "Alice drives a red car."
+
+
+def test_it_hides_other_orgs_memories_as_404(charlie_web, alice_actor):
+    item = add(alice_actor, "Alice's private note about the roadmap.")
+    assert charlie_web.get(f"/memories/{item.pk}/").status_code == 404
+    assert charlie_web.post(f"/memories/{item.pk}/delete/").status_code == 404
+    item.refresh_from_db()
+    assert item.status == "active"
+
+
+def test_it_refuses_a_viewer_with_a_403_page(bob_web, alice_actor, project):
+    item = add(alice_actor, "Atlas must support PostgreSQL 16.", scope="project", project=project)
+    page = bob_web.get(f"/projects/{project.slug}/").content.decode()
+    assert item.content[:20] in page
+    assert f"/memories/{item.pk}/edit/" not in page
+    response = bob_web.post(f"/memories/{item.pk}/delete/")
+    assert response.status_code == 403
+    assert b"Not allowed" in response.content
+    item.refresh_from_db()
+    assert item.status == "active"
+
+
+def test_it_lets_an_owner_change_roles_but_keeps_the_last_owner(alice_web, alice, bob, project):
+    bob_row = ProjectMembership.objects.get(project=project, account=bob)
+    alice_row = ProjectMembership.objects.get(project=project, account=alice)
+    alice_web.post(f"/projects/{project.slug}/members/{bob_row.pk}/role/", {"role": "editor"}, **HX)
+    bob_row.refresh_from_db()
+    assert bob_row.role == ProjectRole.EDITOR
+    response = alice_web.post(
+        f"/projects/{project.slug}/members/{alice_row.pk}/role/", {"role": "viewer"}, **HX
+    )
+    assert "at least one Owner" in response.content.decode()
+    alice_row.refresh_from_db()
+    assert alice_row.role == ProjectRole.OWNER
+
+
+def test_it_refuses_a_viewer_changing_roles(bob_web, alice, project):
+    alice_row = ProjectMembership.objects.get(project=project, account=alice)
+    response = bob_web.post(f"/projects/{project.slug}/members/{alice_row.pk}/role/", {"role": "viewer"})
+    assert response.status_code == 403
+    alice_row.refresh_from_db()
+    assert alice_row.role == ProjectRole.OWNER
+
+
+def test_it_shows_an_api_key_secret_once_and_stores_only_its_hash(alice_web, org_a):
+    from projects.models import ApiKey, hash_secret
+
+    body = alice_web.post("/keys/", {"name": "my agent"}).content.decode()
+    key = ApiKey.objects.get(org=org_a, name="my agent")
+    start = body.index("<code>", body.index('data-testid="secret"')) + len("<code>")
+    secret = body[start : body.index("</code>", start)]
+    assert secret.startswith(key.prefix) and key.hashed_secret == hash_secret(secret)
+    assert secret not in alice_web.get("/keys/").content.decode()
+    alice_web.post(f"/keys/{key.pk}/revoke/")
+    key.refresh_from_db()
+    assert key.revoked_at is not None
+
+
+def test_it_refuses_api_keys_to_plain_members(bob_web, org_a):
+    assert bob_web.get("/keys/").status_code == 403
+    assert bob_web.post("/keys/", {"name": "sneaky"}).status_code == 403
+    from projects.models import ApiKey
+
+    assert not ApiKey.objects.filter(org=org_a).exists()
