@@ -169,21 +169,27 @@ def subject_q(actor: Actor, prefix: str = "") -> Q:
 
 
 def memory_read_q(actor: Actor, prefix: str = "") -> Q:
-    """The filter of every memory the actor may read (always used together with org=actor.org)."""
+    """The filter of every memory the actor may read; it includes org=actor.org itself."""
     p = prefix
     project_ids = readable_projects(actor).values("id")
+    in_org = Q(**{f"{p}org": actor.org})
     if actor.is_key:
         shared = Q(**{f"{p}scope": "project", f"{p}project__in": project_ids}) & Q(
             **{f"{p}visibility__in": ["public", "members"]}
         )
         own = Q(
-            **{f"{p}scope": "project", f"{p}visibility": "owner_only", f"{p}created_by_key": actor.api_key}
+            **{
+                f"{p}scope": "project",
+                f"{p}project__in": project_ids,
+                f"{p}visibility": "owner_only",
+                f"{p}created_by_key": actor.api_key,
+            }
         )
-        return subject_q(actor, p) | shared | own
+        return in_org & (subject_q(actor, p) | shared | own)
     public = Q(**{f"{p}scope": "project", f"{p}visibility": "public"})
     members = Q(**{f"{p}scope": "project", f"{p}visibility": "members", f"{p}project__in": project_ids})
     own = Q(**{f"{p}scope": "project", f"{p}visibility": "owner_only", f"{p}created_by": actor.account})
-    return subject_q(actor, p) | public | members | own
+    return in_org & (subject_q(actor, p) | public | members | own)
 
 
 def readable_memories(actor: Actor) -> QuerySet:
@@ -217,7 +223,7 @@ def require_create_memory(actor: Actor, *, scope: str, user_id: str | None, proj
 
 def can_change_memory(actor: Actor, item) -> bool:
     """Edit or delete; the item must already be readable by the actor."""
-    if not actor.can_write:
+    if not actor.can_write or item.org_id != actor.org.pk:
         return False
     if item.scope != "project":
         return actor.is_key or item.user_id == actor.user_id
@@ -231,5 +237,8 @@ def can_change_memory(actor: Actor, item) -> bool:
 
 
 def require_change_memory(actor: Actor, item) -> None:
+    """404 when the actor may not even read the item, 403 when it may read but not change it."""
+    if item.org_id != actor.org.pk or not readable_memories(actor).filter(pk=item.pk).exists():
+        raise Http404("No such memory.")
     if not can_change_memory(actor, item):
         raise PermissionDenied("Your role may not change this memory.")

