@@ -110,7 +110,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["projects.api.parsers.JSONParser"],  # enforces DATA_UPLOAD_MAX_MEMORY_SIZE
     "DEFAULT_PAGINATION_CLASS": "projects.api.pagination.CreatedCursorPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -182,6 +182,19 @@ SHORT_TERM_MAX_MESSAGES = env_int("SHORT_TERM_MAX_MESSAGES", 30, minimum=2)
 SHORT_TERM_KEEP = env_int("SHORT_TERM_KEEP", 20, minimum=1)
 SHORT_TERM_TTL = env_int("SHORT_TERM_TTL", 7 * 24 * 3600, minimum=60)
 CHECKPOINT_ARCHIVE_AFTER = env_int("CHECKPOINT_ARCHIVE_AFTER", 30 * 24 * 3600, minimum=60)
+
+# Extraction queue (seed 003): attempts per job, backoff base (s), when a claim counts as stale (s).
+EXTRACTION_MAX_ATTEMPTS = env_int("ENGRAM_EXTRACTION_MAX_ATTEMPTS", 3, minimum=1)
+EXTRACTION_RETRY_BACKOFF = env_float("ENGRAM_EXTRACTION_RETRY_BACKOFF", 5.0, minimum=0.0)
+EXTRACTION_STALE_AFTER = env_int("ENGRAM_EXTRACTION_STALE_AFTER", 600, minimum=10)
+
+CELERY_BEAT_SCHEDULE.update(
+    {
+        "extraction-sweep": {"task": "memory.extraction.tasks.extraction_sweep", "schedule": 60.0},
+        "sessions-expire": {"task": "checkpoints.tasks.sessions_expire", "schedule": 3600.0},
+        "checkpoints-archive": {"task": "checkpoints.tasks.checkpoints_archive", "schedule": 3600.0},
+    }
+)
 
 LOGGING = {
     "version": 1,
