@@ -32,8 +32,8 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
         if not header:
             return None
         parts = header.split()
-        if parts[0] != self.keyword:
-            return None
+        if not parts or parts[0].lower() != self.keyword.lower():
+            return None  # not ours (e.g. Basic): session auth may still apply, else 401
         if len(parts) != 2:
             raise exceptions.AuthenticationFailed("Malformed Authorization header; expected 'Bearer <key>'.")
         key = ApiKey.objects.select_related("org").filter(hashed_secret=hash_secret(parts[1])).first()

@@ -53,6 +53,13 @@ class ApiKeySerializer(serializers.ModelSerializer):
         fields = ["id", "name", "prefix", "read_only", "projects", "created_at", "last_used_at", "revoked_at"]
 
 
+class ApiKeyCreatedSerializer(ApiKeySerializer):
+    secret = serializers.CharField(read_only=True, help_text="Shown once; only its hash is stored.")
+
+    class Meta(ApiKeySerializer.Meta):
+        fields = [*ApiKeySerializer.Meta.fields, "secret"]
+
+
 class ApiKeyCreateSerializer(StrictSerializer):
     name = serializers.CharField(max_length=100)
     read_only = serializers.BooleanField(default=False)

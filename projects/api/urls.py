@@ -1,6 +1,7 @@
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
+from . import schema  # noqa: F401  (registers the Bearer key with drf-spectacular)
 from .views import ApiKeyViewSet, ProjectMemberViewSet, ProjectViewSet
 
 router = SimpleRouter(trailing_slash=False)

@@ -7,11 +7,12 @@ from rest_framework.response import Response
 
 from projects import services
 from projects.access import readable_projects, require_org_admin, require_project
-from projects.models import ApiKey, ProjectMembership
+from projects.models import ApiKey, Project, ProjectMembership
 
 from .base import EngramViewSet
 from .errors import ApiError
 from .serializers import (
+    ApiKeyCreatedSerializer,
     ApiKeyCreateSerializer,
     ApiKeySerializer,
     MemberAddSerializer,
@@ -32,8 +33,12 @@ class ProjectViewSet(
     """Projects the caller can see; Owners/Admins change them."""
 
     serializer_class = ProjectSerializer
+    queryset = Project.objects.none()  # for the schema; get_queryset() is the real one
+    lookup_value_regex = r"\d+"
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return Project.objects.none()
         return readable_projects(self.actor).order_by("-created_at", "-id")
 
     def get_serializer_context(self):
@@ -61,12 +66,14 @@ class ProjectMemberViewSet(EngramViewSet):
     """Members of one project: everyone who can see the project lists them; Owner/Admin manage."""
 
     serializer_class = MemberSerializer
-    lookup_value_regex = r"\d+"
+    queryset = ProjectMembership.objects.none()  # for the schema
 
     def get_project(self):
         return get_object_or_404(readable_projects(self.actor), pk=self.kwargs["project_pk"])
 
     def get_queryset(self):
+        if getattr(self, "swagger_fake_view", False):
+            return ProjectMembership.objects.none()
         return ProjectMembership.objects.filter(org=self.org, project=self.get_project()).select_related(
             "account"
         )
@@ -81,7 +88,7 @@ class ProjectMemberViewSet(EngramViewSet):
         require_project(self.actor, project, "manage_members")
         data = MemberAddSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        account = services._member_account(
+        account = services.member_account(
             project.org, data.validated_data.get("account"), data.validated_data.get("username")
         )
         membership = services.project_member_add(
@@ -92,6 +99,7 @@ class ProjectMemberViewSet(EngramViewSet):
     @extend_schema(request=MemberRoleSerializer, responses=MemberSerializer)
     def partial_update(self, request, project_pk=None, pk=None):
         membership = get_object_or_404(self.get_queryset(), pk=pk)
+        require_project(self.actor, membership.project, "manage_members")
         data = MemberRoleSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         membership = services.project_member_change_role(
@@ -109,12 +117,23 @@ class ApiKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, EngramView
     """The org's API keys; only org owners/admins see and manage them. The secret is shown once."""
 
     serializer_class = ApiKeySerializer
+    queryset = ApiKey.objects.none()  # for the schema; get_queryset() is the real one
 
     def get_queryset(self):
-        require_org_admin(self.actor)
-        return ApiKey.objects.filter(org=self.org).prefetch_related(Prefetch("projects"))
+        if getattr(self, "swagger_fake_view", False):
+            return ApiKey.objects.none()
+        return ApiKey.objects.filter(org=self.org).prefetch_related(Prefetch("projects")).order_by("-id")
 
-    @extend_schema(request=ApiKeyCreateSerializer, responses=ApiKeySerializer)
+    def get_object(self):
+        key = super().get_object()  # 404 first: a key of another org does not exist for the caller
+        require_org_admin(self.actor)
+        return key
+
+    def list(self, request, *args, **kwargs):
+        require_org_admin(self.actor)
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(request=ApiKeyCreateSerializer, responses=ApiKeyCreatedSerializer)
     def create(self, request):
         require_org_admin(self.actor)
         data = ApiKeyCreateSerializer(data=request.data)
@@ -135,6 +154,7 @@ class ApiKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, EngramView
         body["secret"] = secret
         return Response(body, status=status.HTTP_201_CREATED)
 
+    @extend_schema(request=None, responses=ApiKeySerializer)
     @action(detail=True, methods=["post"])
     def revoke(self, request, pk=None):
         key = self.get_object()
