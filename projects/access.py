@@ -209,6 +209,14 @@ def require_subject(actor: Actor, user_id: str, *, write: bool = False) -> None:
         raise Http404("No such user.")
 
 
+def require_forget_subject(actor: Actor, user_id: str) -> None:
+    """Forgetting a subject (erasing everything about them): the subject, a read-write key, or an org
+    owner/admin, who may carry out an erasure request though they may not read (export) the data."""
+    if actor.is_org_admin:
+        return
+    require_subject(actor, user_id, write=True)
+
+
 def require_create_memory(actor: Actor, *, scope: str, user_id: str | None, project: Project | None) -> None:
     if not actor.can_write:
         raise PermissionDenied("This API key is read-only.")
