@@ -53,10 +53,21 @@ _PASSPORT = re.compile(
 _DIGIT_RUN = re.compile(r"(?<![\dA-Za-z])\d(?:[ -]?\d){12,18}(?![\dA-Za-z])")
 _CN_ID = re.compile(r"(?<!\d)(\d{17}[\dXx])(?!\d)")
 
-# Words that make a stated "secret" really a discussion of one ("password policy", "密码策略").
+# Words that make a stated "secret" really a discussion of one ("password policy", "密码策略",
+# "the password is stored in a vault", "password is required").
 _POLICY_WORDS = re.compile(
-    r"^(?:policy|policies|strength|length|rules?|reset|manager|策略|强度|长度|规则|重置|管理)", re.I
+    r"^(?:policy|policies|strength|length|rules?|reset|manager|策略|强度|长度|规则|重置|管理|"
+    r"required|requested|needed|optional|mandatory|missing|empty|wrong|incorrect|invalid|correct|"
+    r"expired|expiring|changed|updated|rotated|reset|stored|saved|kept|hashed|encrypted|secret|"
+    r"private|strong|weak|long|short|too|not|never|always|only|also|still|the|a|an|in|on|at|"
+    r"managed|shared|sent|set|case|different|same|unknown|protected|必填|必须|错误|过期|加密|保存)$",
+    re.I,
 )
+
+
+def _is_plain_word(value: str) -> bool:
+    """A stated value that is an ordinary word about the secret, not the secret itself."""
+    return bool(_POLICY_WORDS.match(value) or _POLICY_WORDS.match(value.rstrip(".!?")))
 
 
 def luhn_ok(digits: str) -> bool:
@@ -90,7 +101,7 @@ def sensitive_reason(text: str) -> str | None:
             return f"looks like {label}"
     for match in _STATED_SECRET.finditer(text):
         value = match.group(1)
-        if not _POLICY_WORDS.match(value):
+        if not _is_plain_word(value):
             return "looks like a password or secret"
     if _OTP.search(text):
         return "looks like a one-time code"
