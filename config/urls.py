@@ -7,6 +7,7 @@ api_v1 = [
     path("", include("memory.api.urls")),
     path("", include("memory.api.search_urls")),
     path("", include("memory.api.markdown_urls")),
+    path("", include("memory.api.users_urls")),
     path("", include("checkpoints.api.urls")),
     path("", include("profiles.api.urls")),
 ]
