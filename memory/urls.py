@@ -19,4 +19,5 @@ urlpatterns = [
     path("usage/", dashboard_views.usage, name="usage"),
     path("markdown/", markdown_views.markdown_editor, name="markdown"),
     path("markdown/skills/<str:skill>/", markdown_views.markdown_editor, name="markdown-skill"),
+    path("markdown/preview/", markdown_views.markdown_preview, name="markdown-preview"),
 ]
