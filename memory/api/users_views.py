@@ -1,0 +1,44 @@
+"""A subject's data as a whole: export, import, forget (/api/v1/users/{user_id}...)."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework.response import Response
+
+from projects.access import require_forget_subject, require_subject
+from projects.api.base import EngramAPIView
+from projects.api.errors import ApiError
+
+from ..subjects import ImportFormatError, subject_export, subject_forget, subject_import
+
+
+class SubjectView(EngramAPIView):
+    """DELETE forgets the subject: every row about them in the org, one transaction, counts per kind."""
+
+    @extend_schema(responses=None)
+    def delete(self, request, user_id: str):
+        require_forget_subject(self.actor, user_id)
+        counts = subject_forget(org=self.org, user_id=user_id)
+        return Response({"user_id": user_id, "deleted": counts, "total": sum(counts.values())})
+
+
+class SubjectExportView(EngramAPIView):
+    """Everything stored about the subject in the org, as JSON (the subject or an org API key)."""
+
+    @extend_schema(responses=None)
+    def get(self, request, user_id: str):
+        require_subject(self.actor, user_id)
+        response = Response(subject_export(org=self.org, user_id=user_id))
+        response["Content-Disposition"] = f'attachment; filename="engram-{self.org.slug}-export.json"'
+        return response
+
+
+class SubjectImportView(EngramAPIView):
+    """Load an export for this subject: ids remapped, memories through the gate, a report back."""
+
+    @extend_schema(request=None, responses=None)
+    def post(self, request, user_id: str):
+        require_subject(self.actor, user_id, write=True)
+        try:
+            report = subject_import(actor=self.actor, org=self.org, user_id=user_id, data=request.data)
+        except ImportFormatError as exc:
+            raise ApiError(400, "invalid_export", f"Cannot import this file: {exc}.") from exc
+        return Response(report, status=201)
