@@ -21,6 +21,7 @@ old Beijing address and nothing is deleted. The list is cut to top_k, then to th
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -237,7 +238,12 @@ def _fetch(qs, *, qvec: str | None, model: str, tokens: list[str], candidates: i
         _set_scan_options(cursor, candidates)
         cursor.execute(sql, args)
         names = [c.name for c in cursor.description]
-        return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    for row in rows:  # Django's connection hands jsonb to its fields as text
+        for name in ("tags", "metadata"):
+            if isinstance(row[name], str):
+                row[name] = json.loads(row[name])
+    return rows
 
 
 # ---- ranking --------------------------------------------------------------------------------------
@@ -272,8 +278,7 @@ def _words(text: str) -> set[str]:
     return {t for t in keyword_tokens(text) if len(t) > 1}
 
 
-def _same_subject(a: dict, b: dict) -> bool:
-    wa, wb = _words(a["content"]), _words(b["content"])
+def _same_subject(wa: set[str], wb: set[str]) -> bool:
     if not wa or not wb:
         return True
     return len(wa & wb) / len(wa | wb) >= settings.SEARCH_GROUP_MIN_OVERLAP
@@ -295,15 +300,21 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
         return x
 
     by_id = {h.id: h for h in hits}
+    words: dict[int, set[str]] = {}
     dropped: set[int] = set()
     for (a, b), sim in sorted(pairs.items(), key=lambda kv: -kv[1]):
         ha, hb = by_id.get(a), by_id.get(b)
-        if ha is None or hb is None or not _same_subject(ha.row, hb.row):
+        if ha is None or hb is None:
+            continue
+        for h in (ha, hb):
+            if h.id not in words:
+                words[h.id] = _words(h.row["content"])
+        if not _same_subject(words[a], words[b]):
             continue
         same_copy = (
             sim >= dup
             and ha.row["memory_type"] == hb.row["memory_type"]
-            and _when(ha.row) == _when(hb.row)
+            and ha.row["occurred_at"] == hb.row["occurred_at"]
             and not differs_materially(ha.row["content"], hb.row["content"])
         )
         if same_copy:

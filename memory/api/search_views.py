@@ -51,6 +51,8 @@ class SearchInput(_ReadInput):
     include_superseded = serializers.BooleanField(required=False, default=False)
     include_expired = serializers.BooleanField(required=False, default=False)
     explain = serializers.BooleanField(required=False, default=False)
+    # hybrid is the product; vector and keyword rank by one side alone (baselines, debugging).
+    mode = serializers.ChoiceField(choices=["hybrid", "vector", "keyword"], required=False, default="hybrid")
 
     def validate_status(self, value):
         return list(value)
@@ -178,6 +180,7 @@ class SearchView(EngramAPIView):
                 filters=filters,
                 top_k=data["top_k"],
                 max_tokens=data["max_tokens"],
+                rank=data["mode"],
             )
         except SearchError as exc:
             raise ApiError(400, "invalid", str(exc)) from exc

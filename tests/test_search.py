@@ -1,0 +1,463 @@
+"""Hybrid search: the ranking formula, Chinese and English keywords, filters, access, budget, recency."""
+
+import math
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from django.db import connection
+from django.utils import timezone
+
+from memory.embeddings import provider_for
+from memory.models import MemoryItem
+from memory.search import memory_search, order_near_duplicates
+from memory.selectors import MemoryFilters
+from memory.services import memory_create, memory_supersede
+from memory.text import content_hash, estimate_tokens
+
+DIM = 384
+
+
+def unit(*pairs) -> list[float]:
+    """A unit vector from (axis, weight) pairs."""
+    v = [0.0] * DIM
+    for axis, weight in pairs:
+        v[axis] = weight
+    norm = math.sqrt(sum(x * x for x in v))
+    return [x / norm for x in v]
+
+
+def add(actor, org, content, vector, **kw):
+    model = provider_for(org, kw.get("user_id", "")).model_name
+    kw.setdefault("user_id", "alice")
+    return memory_create(
+        actor=actor, org=org, content=content, embedding=vector, embedding_model=model, dedup="none", **kw
+    ).item
+
+
+def search(actor, query, vector=None, **kw):
+    filters = MemoryFilters(
+        user_id=kw.pop("user_id", "alice"), session_id=kw.pop("session_id", ""), **kw.pop("filters", {})
+    )
+    return memory_search(actor=actor, query=query, filters=filters, query_vector=vector, **kw)
+
+
+def ids(result):
+    return [h.id for h in result.hits]
+
+
+def test_it_ranks_session_scope_above_a_slightly_closer_user_memory(alice_actor, org_a):
+    user = add(alice_actor, org_a, "alpha memory one", unit((0, 1.0)))
+    session = add(
+        alice_actor, org_a, "alpha memory two", unit((0, 1.0), (1, 0.3)), scope="session", session_id="s1"
+    )
+    far = add(alice_actor, org_a, "alpha memory three", unit((2, 1.0)))
+
+    result = search(alice_actor, "qqq", unit((0, 1.0)), session_id="s1", top_k=3)
+
+    assert ids(result) == [session.pk, user.pk, far.pk]
+    by_id = {h.id: h for h in result.hits}
+    # relevance = 0.7 * vector (min-max normalised) + 0.3 * keyword; final = .5 rel + .3 conf + .2 scope
+    assert by_id[user.pk].vector == pytest.approx(1.0)
+    assert by_id[far.pk].vector == pytest.approx(0.0)
+    assert by_id[session.pk].vector == pytest.approx(1 / math.sqrt(1.09), abs=1e-3)
+    assert by_id[user.pk].score == pytest.approx(0.5 * 0.7 + 0.3 * 1.0 + 0.2 * 0.6, abs=1e-3)
+    assert by_id[session.pk].scope_priority == 1.0
+    assert by_id[session.pk].score > by_id[user.pk].score
+
+
+def test_it_ranks_a_confident_memory_above_a_closer_unsure_one(alice_actor, org_a):
+    unsure = add(alice_actor, org_a, "beta memory one", unit((0, 1.0)), confidence=0.7)
+    sure = add(alice_actor, org_a, "beta memory two", unit((0, 1.0), (1, 0.3)), confidence=1.0)
+    add(alice_actor, org_a, "beta memory three", unit((2, 1.0)))
+
+    result = search(alice_actor, "qqq", unit((0, 1.0)), top_k=3)
+
+    assert ids(result)[:2] == [sure.pk, unsure.pk]
+    unsure_hit = next(h for h in result.hits if h.id == unsure.pk)
+    assert unsure_hit.confidence == pytest.approx(0.7)
+    assert unsure_hit.score == pytest.approx(0.5 * 0.7 + 0.3 * 0.7 + 0.2 * 0.6, abs=1e-3)
+
+
+def test_it_ranks_project_scope_between_session_and_user(alice_actor, org_a, project):
+    vec = unit((0, 1.0))
+    user = add(alice_actor, org_a, "gamma memory one", vec)
+    proj = add(alice_actor, org_a, "gamma memory two", vec, scope="project", project=project, user_id="")
+    sess = add(alice_actor, org_a, "gamma memory three", vec, scope="session", session_id="s9")
+
+    filters = MemoryFilters(user_id="alice", project=project, session_id="s9")
+    result = memory_search(actor=alice_actor, query="qqq", filters=filters, query_vector=vec, top_k=5)
+
+    assert ids(result) == [sess.pk, proj.pk, user.pk]
+    assert [h.scope_priority for h in result.hits] == [1.0, 0.8, 0.6]
+
+
+@pytest.fixture
+def mixed_memories(alice_actor, org_a):
+    texts = [
+        "EDU-2291 是登录页面在 Safari 上白屏的问题，已经在 2.3.1 修复",
+        "用户对花生过敏，点餐时要避开花生",
+        "用户喜欢用中文交流，回答要简洁",
+        "用户住在上海浦东",
+        "The Atlas project uses PostgreSQL 16 with pgvector",
+        "The user prefers dark mode in every editor",
+        "The user's daughter plays the violin",
+    ]
+    return {t: memory_create(actor=alice_actor, org=org_a, content=t, user_id="alice").item for t in texts}
+
+
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("EDU-2291 是什么问题", "EDU-2291 是登录页面在 Safari 上白屏的问题，已经在 2.3.1 修复"),
+        ("用户对什么过敏", "用户对花生过敏，点餐时要避开花生"),
+        ("which database does Atlas use", "The Atlas project uses PostgreSQL 16 with pgvector"),
+        ("violin lessons", "The user's daughter plays the violin"),
+    ],
+)
+def test_it_finds_memories_by_their_words_in_chinese_and_english(
+    alice_client, mixed_memories, query, expected
+):
+    for mode in ("keyword", "hybrid"):
+        response = alice_client.post(
+            "/api/v1/memories/search",
+            {"query": query, "user_id": "alice", "top_k": 3, "explain": True, "mode": mode},
+            format="json",
+        )
+        assert response.status_code == 200, response.content
+        top = response.json()["results"][0]
+        assert top["content"] == expected, (mode, response.json()["results"])
+        assert top["explain"]["keyword"] == pytest.approx(1.0)
+        assert top["id"] == mixed_memories[expected].pk
+
+
+def test_it_answers_the_contract_fields(key_a, alice_actor, org_a, mixed_memories):
+    _, client = key_a
+    response = client.post(
+        "/api/v1/memories/search", {"query": "用户住在哪里", "user_id": "alice", "top_k": 2}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert isinstance(body["took_ms"], float)
+    assert len(body["results"]) == 2
+    for row in body["results"]:
+        assert {"id", "content", "metadata", "score", "memory_type", "scope", "occurred_at"} <= set(row)
+        assert "explain" not in row
+    assert body["results"][0]["content"] == "用户住在上海浦东"
+
+
+def _bulk(org, user_id, count, rng, model, **extra):
+    rows = []
+    for i in range(count):
+        vec = [rng.gauss(0, 1) for _ in range(DIM)]
+        norm = math.sqrt(sum(x * x for x in vec))
+        content = f"bulk memory {user_id} {i}"
+        rows.append(
+            MemoryItem(
+                org=org,
+                content=content,
+                user_id=user_id,
+                embedding=[x / norm for x in vec],
+                embedding_model=model,
+                content_hash=content_hash(content),
+                **extra,
+            )
+        )
+    MemoryItem.objects.bulk_create(rows, batch_size=500)
+
+
+def test_it_returns_k_rows_under_a_selective_filter(alice_actor, org_a):
+    rng = random.Random(7)
+    model = provider_for(org_a, "alice").model_name
+    _bulk(org_a, "crowd", 1500, rng, model)
+    _bulk(org_a, "alice", 12, rng, model, metadata={"team": "rare"})
+    query = [rng.gauss(0, 1) for _ in range(DIM)]
+    with connection.cursor() as cursor:
+        # Make the planner walk the HNSW index (as it does on a large table) instead of sorting all rows.
+        cursor.execute("SET enable_sort = off")
+        cursor.execute("SET enable_seqscan = off")
+    try:
+        result = search(alice_actor, "qqq", query, top_k=10, filters={"metadata": {"team": "rare"}})
+        # Control: the same index walk without iterative scans stops at ef_search rows, most filtered out.
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = off")
+            cursor.execute(
+                "SELECT count(*) FROM (SELECT id FROM memory_memoryitem WHERE org_id = %s AND user_id = 'alice'"
+                " ORDER BY embedding <=> %s::vector LIMIT 10) s",
+                [org_a.pk, "[" + ",".join(map(str, query)) + "]"],
+            )
+            control = cursor.fetchone()[0]
+            cursor.execute(
+                "EXPLAIN SELECT id FROM memory_memoryitem WHERE org_id = %s AND user_id = 'alice'"
+                " ORDER BY embedding <=> %s::vector LIMIT 10",
+                [org_a.pk, "[" + ",".join(map(str, query)) + "]"],
+            )
+            plan = "\n".join(r[0] for r in cursor.fetchall())
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET enable_sort")
+            cursor.execute("RESET enable_seqscan")
+            cursor.execute("RESET hnsw.iterative_scan")
+    assert "mem_embedding_hnsw" in plan
+    assert control < 10
+    assert len(result.hits) == 10
+    assert all(h.row["user_id"] == "alice" and h.row["metadata"] == {"team": "rare"} for h in result.hits)
+
+
+def test_it_finds_nothing_of_alice_with_charlies_key_or_account(alice_actor, org_a, key_b, charlie_client):
+    memory_create(
+        actor=alice_actor, org=org_a, content="Alice keeps her passport in the blue drawer", user_id="alice"
+    )
+    _, client = key_b
+    body = {"query": "where is the passport", "user_id": "alice"}
+    response = client.post("/api/v1/memories/search", body, format="json")
+    assert response.status_code == 200
+    assert response.json()["results"] == []
+    response = charlie_client.post("/api/v1/memories/search", body, format="json")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "not_found"
+
+
+def test_it_hides_owner_only_project_memories_from_others(
+    alice_actor, org_a, project, bob_client, alice_client
+):
+    secret = memory_create(
+        actor=alice_actor,
+        org=org_a,
+        content="Atlas launch is moved to March, keep it quiet",
+        scope="project",
+        project=project,
+        visibility="owner_only",
+    ).item
+    shared = memory_create(
+        actor=alice_actor,
+        org=org_a,
+        content="Atlas launch checklist lives in the wiki",
+        scope="project",
+        project=project,
+    ).item
+    query = {"query": "Atlas launch", "project": "atlas", "top_k": 5}
+    bob = bob_client.post("/api/v1/memories/search", {**query, "user_id": "bob"}, format="json")
+    alice = alice_client.post("/api/v1/memories/search", {**query, "user_id": "alice"}, format="json")
+    assert bob.status_code == 200 and alice.status_code == 200
+    assert [r["id"] for r in bob.json()["results"]] == [shared.pk]
+    assert {r["id"] for r in alice.json()["results"]} == {secret.pk, shared.pk}
+
+
+def test_it_keeps_to_the_token_budget_and_top_k(alice_actor, org_a, alice_client):
+    for i in range(6):
+        memory_create(
+            actor=alice_actor,
+            org=org_a,
+            content=f"Note {i} about the garden: " + "tomatoes need water every morning. " * 8,
+            user_id="alice",
+            dedup="none",
+        )
+    response = alice_client.post(
+        "/api/v1/memories/search",
+        {"query": "garden tomatoes", "user_id": "alice", "top_k": 5, "max_tokens": 200},
+        format="json",
+    )
+    results = response.json()["results"]
+    used = sum(estimate_tokens(r["content"]) for r in results)
+    assert 1 <= len(results) < 5
+    assert used <= 200
+    response = alice_client.post(
+        "/api/v1/memories/search",
+        {"query": "garden tomatoes", "user_id": "alice", "top_k": 4, "max_tokens": 100000},
+        format="json",
+    )
+    assert len(response.json()["results"]) == 4
+
+
+@pytest.mark.parametrize(
+    "old, new, query",
+    [
+        ("The user lives in Beijing", "The user lives in Shanghai", "where does the user live now"),
+        ("用户住在北京", "用户住在上海", "用户现在住在哪里"),
+    ],
+)
+def test_it_ranks_the_newest_version_first_and_keeps_the_old_one(alice_actor, org_a, old, new, query):
+    # dedup="none": this is about ranking; whether the write path keeps both is the gate's business.
+    base = {"actor": alice_actor, "org": org_a, "user_id": "alice", "dedup": "none"}
+    first = memory_create(**base, content=old, occurred_at=datetime(2022, 5, 1, tzinfo=UTC)).item
+    second = memory_create(**base, content=new, occurred_at=datetime(2025, 3, 1, tzinfo=UTC)).item
+    memory_create(actor=alice_actor, org=org_a, content="The user enjoys hiking on weekends", user_id="alice")
+
+    result = search(alice_actor, query, top_k=3, max_tokens=1000)
+
+    order = ids(result)
+    assert order.index(second.pk) < order.index(first.pk)
+    assert order.index(first.pk) == order.index(second.pk) + 1
+    assert MemoryItem.objects.filter(pk=first.pk, status="active").exists()
+
+
+def test_it_collapses_copies_of_one_type_to_the_best(alice_actor, org_a):
+    vec = unit((0, 1.0))
+    a = add(alice_actor, org_a, "The user drinks oolong tea", vec)
+    b = add(alice_actor, org_a, "The user drinks oolong tea", vec)
+    other = add(alice_actor, org_a, "The user drinks oolong tea", vec, memory_type="preference")
+    result = search(alice_actor, "oolong tea", vec, top_k=5)
+    found = ids(result)
+    assert len({a.pk, b.pk} & set(found)) == 1
+    assert other.pk in found
+
+
+def test_the_grouping_orders_versions_newest_first():
+    """Unit check of the near-duplicate step on hand-built hits."""
+    from memory.search import Hit
+
+    t0 = timezone.now()
+
+    def hit(pk, score, content, days):
+        row = {"id": pk, "content": content, "memory_type": "fact", "occurred_at": t0 - timedelta(days=days)}
+        row["created_at"] = row["occurred_at"]
+        return Hit(row=row, vector_similarity=0.9, keyword_raw=0, score=score)
+
+    hits = [
+        hit(1, 0.9, "user lives in Beijing", 300),
+        hit(2, 0.8, "user likes tea", 1),
+        hit(3, 0.7, "user lives in Shanghai", 2),
+    ]
+    out = order_near_duplicates(hits, {(1, 3): 0.93}, "multilingual-e5-small")
+    assert [h.id for h in out] == [3, 1, 2]
+
+
+def test_it_leaves_out_superseded_archived_and_expired_unless_asked(alice_actor, org_a, alice_client):
+    old = memory_create(
+        actor=alice_actor, org=org_a, content="The office is on floor 3", user_id="alice"
+    ).item
+    new = memory_create(
+        actor=alice_actor, org=org_a, content="The office moved to floor 7", user_id="alice"
+    ).item
+    memory_supersede(actor=alice_actor, old=old, new=new)
+    archived = memory_create(
+        actor=alice_actor, org=org_a, content="The office parking pass is blue", user_id="alice"
+    ).item
+    MemoryItem.objects.filter(pk=archived.pk).update(status="archived")
+    expired = memory_create(
+        actor=alice_actor,
+        org=org_a,
+        content="The office is closed this week for painting",
+        user_id="alice",
+        expires_at=timezone.now() - timedelta(days=1),
+    ).item
+    body = {"query": "office floor", "user_id": "alice", "top_k": 10}
+    found = {
+        r["id"] for r in alice_client.post("/api/v1/memories/search", body, format="json").json()["results"]
+    }
+    assert found == {new.pk}
+    body["include_superseded"] = True
+    found = {
+        r["id"] for r in alice_client.post("/api/v1/memories/search", body, format="json").json()["results"]
+    }
+    assert found == {new.pk, old.pk}
+    body.update(include_superseded=False, status=["archived"])
+    found = {
+        r["id"] for r in alice_client.post("/api/v1/memories/search", body, format="json").json()["results"]
+    }
+    assert found == {archived.pk}
+    body.update(status=["active"], include_expired=True)
+    found = {
+        r["id"] for r in alice_client.post("/api/v1/memories/search", body, format="json").json()["results"]
+    }
+    assert found == {new.pk, expired.pk}
+
+
+def test_it_filters_by_type_tags_metadata_agent_and_time(alice_actor, org_a, alice_client):
+    base = {"actor": alice_actor, "org": org_a, "user_id": "alice"}
+    pref = memory_create(
+        **base, content="The user likes window seats on trains", memory_type="preference"
+    ).item
+    tagged = memory_create(
+        **base, content="The user takes the train to Hangzhou monthly", tags=["travel"]
+    ).item
+    meta = memory_create(
+        **base, content="The user booked a train for the conference", metadata={"trip": "kdd"}
+    ).item
+    agent = memory_create(
+        **base, content="The user asked the travel agent about train refunds", agent_id="travel-bot"
+    ).item
+    old = memory_create(
+        **base,
+        content="The user missed a train once in Beijing",
+        occurred_at=datetime(2019, 1, 1, tzinfo=UTC),
+    ).item
+
+    def found(**extra):
+        body = {"query": "train", "user_id": "alice", "top_k": 10, **extra}
+        response = alice_client.post("/api/v1/memories/search", body, format="json")
+        assert response.status_code == 200, response.content
+        return {r["id"] for r in response.json()["results"]}
+
+    assert found() == {pref.pk, tagged.pk, meta.pk, agent.pk, old.pk}
+    assert found(memory_types=["preference"]) == {pref.pk}
+    assert found(tags=["travel"]) == {tagged.pk}
+    assert found(metadata={"trip": "kdd"}) == {meta.pk}
+    assert found(agent_id="travel-bot") == {agent.pk}
+    assert found(occurred_before="2020-01-01T00:00:00Z") == {old.pk}
+    assert found(scopes=["session"]) == set()
+
+
+def test_it_returns_skill_memories_only_for_listed_skills(alice_actor, org_a, alice_client):
+    base = {"actor": alice_actor, "org": org_a, "user_id": "alice", "memory_type": "skill"}
+    label = memory_create(
+        **base, content="When printing labels, use the 4x6 template", skill="label-master"
+    ).item
+    product = memory_create(
+        **base, content="When exporting product data, use the 4x6 CSV layout", skill="product-data"
+    ).item
+    general = memory_create(
+        actor=alice_actor, org=org_a, user_id="alice", content="The user prints with a 4x6 printer"
+    ).item
+
+    def found(skills=None):
+        body = {"query": "4x6 template", "user_id": "alice", "top_k": 10}
+        if skills is not None:
+            body["skills"] = skills
+        return {
+            r["id"]
+            for r in alice_client.post("/api/v1/memories/search", body, format="json").json()["results"]
+        }
+
+    assert found() == {general.pk}
+    assert found(["label-master"]) == {general.pk, label.pk}
+    assert found(["label-master", "product-data"]) == {general.pk, label.pk, product.pk}
+
+
+def test_it_counts_recalls(alice_actor, org_a, alice_client):
+    item = memory_create(
+        actor=alice_actor, org=org_a, content="The user's cat is called Miso", user_id="alice"
+    ).item
+    for _ in range(2):
+        alice_client.post("/api/v1/memories/search", {"query": "cat name", "user_id": "alice"}, format="json")
+    item.refresh_from_db()
+    assert item.access_count == 2
+    assert item.last_accessed_at is not None
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"user_id": "alice"},
+        {"query": "x", "user_id": "alice", "top_k": 0},
+        {"query": "x", "user_id": "alice", "max_tokens": -5},
+        {"query": "x", "user_id": "alice", "memory_types": ["bogus"]},
+        {"query": "x", "user_id": "alice", "surprise": 1},
+        {"query": "x", "user_id": "alice", "occurred_after": "yesterday"},
+        {"query": "x", "user_id": "alice", "mode": "magic"},
+        {"query": "x"},
+        ["not", "an", "object"],
+    ],
+)
+def test_it_rejects_bad_input_with_a_json_400(alice_client, body):
+    response = alice_client.post("/api/v1/memories/search", body, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"]
+
+
+def test_it_404s_an_unknown_project(alice_client, org_a):
+    response = alice_client.post(
+        "/api/v1/memories/search", {"query": "x", "user_id": "alice", "project": "nope"}, format="json"
+    )
+    assert response.status_code == 404
