@@ -54,6 +54,8 @@ class Checkpoint(models.Model):
     parent = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
     )
+    # The parent's id even after the parent was archived (the foreign key then becomes null).
+    parent_ref = models.BigIntegerField(null=True, blank=True)
     messages = models.JSONField(default=list)
     agent_state = models.JSONField(default=dict)
     tool_states = models.JSONField(default=dict)

@@ -9,6 +9,8 @@ api_v1 = [
     path("", include("memory.api.markdown_urls")),
     path("", include("memory.api.users_urls")),
     path("", include("checkpoints.api.urls")),
+    path("", include("memory.api.jobs_urls")),
+    path("", include("memory.api.tools_urls")),
     path("", include("profiles.api.urls")),
 ]
 

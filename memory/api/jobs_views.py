@@ -1,0 +1,149 @@
+"""The extraction queue (seed 003) and the org's chat model configuration.
+
+Accounts see the jobs about themselves (org owners and admins see the org's); API keys see the org's.
+"""
+
+from django.db.models import QuerySet
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from memory.extraction.services import extraction_job_retry
+from memory.llm import llm_config_delete, llm_config_set, llm_for
+from memory.models import ExtractionJob, JobStatus, LLMConfig
+from projects.access import Actor, require_org_admin
+from projects.api.base import EngramAPIView, StrictSerializer
+from projects.api.errors import ApiError
+from projects.api.pagination import CreatedCursorPagination
+
+
+class ExtractionJobSerializer(serializers.ModelSerializer):
+    project = serializers.SerializerMethodField()
+
+    class Meta:
+        model = ExtractionJob
+        fields = [
+            "id",
+            "user_id",
+            "project",
+            "session_id",
+            "agent_id",
+            "status",
+            "attempts",
+            "error",
+            "method",
+            "result",
+            "messages",
+            "created_at",
+            "started_at",
+            "finished_at",
+        ]
+        read_only_fields = fields
+
+    def get_project(self, obj) -> str | None:
+        return obj.project.slug if obj.project_id else None
+
+
+def jobs_for(actor: Actor) -> QuerySet[ExtractionJob]:
+    qs = ExtractionJob.objects.filter(org=actor.org).select_related("project")
+    if actor.is_key or actor.is_org_admin:
+        return qs
+    return qs.filter(user_id=actor.user_id)
+
+
+class ExtractionJobListView(EngramAPIView):
+    pagination_class = CreatedCursorPagination
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", str, enum=JobStatus.values),
+            OpenApiParameter("user_id", str),
+            OpenApiParameter("session_id", str),
+        ],
+        responses=ExtractionJobSerializer(many=True),
+    )
+    def get(self, request):
+        qs = jobs_for(self.actor)
+        status = request.query_params.get("status")
+        if status:
+            if status not in JobStatus.values:
+                raise ApiError(400, "invalid", f"status: one of {', '.join(JobStatus.values)}.")
+            qs = qs.filter(status=status)
+        for name in ("user_id", "session_id"):
+            if request.query_params.get(name):
+                qs = qs.filter(**{name: request.query_params[name]})
+        paginator = self.pagination_class()
+        page = paginator.paginate_queryset(qs, request, view=self)
+        return paginator.get_paginated_response(ExtractionJobSerializer(page, many=True).data)
+
+
+def _job(actor, pk) -> ExtractionJob:
+    job = jobs_for(actor).filter(pk=pk).first()
+    if job is None:
+        raise Http404("No such extraction job.")
+    return job
+
+
+class ExtractionJobDetailView(EngramAPIView):
+    @extend_schema(responses=ExtractionJobSerializer)
+    def get(self, request, pk):
+        return Response(ExtractionJobSerializer(_job(self.actor, pk)).data)
+
+
+class ExtractionJobRetryView(EngramAPIView):
+    @extend_schema(request=None, responses={202: ExtractionJobSerializer})
+    def post(self, request, pk):
+        """A failed job goes back to the queue."""
+        job = _job(self.actor, pk)
+        if not self.actor.can_write:
+            raise ApiError(403, "permission_denied", "This API key is read-only.")
+        job, retried = extraction_job_retry(job=job)
+        if not retried:
+            raise ApiError(409, "conflict", f"Only failed jobs can be retried (this one is {job.status}).")
+        return Response(ExtractionJobSerializer(job).data, status=202)
+
+
+class LLMConfigInput(StrictSerializer):
+    base_url = serializers.URLField(max_length=500)
+    model = serializers.CharField(max_length=200)
+    # Write-only: stored encrypted, never returned. Omit to keep the stored key; "" clears it.
+    api_key = serializers.CharField(max_length=500, required=False, allow_blank=True, write_only=True)
+
+
+class LLMConfigView(EngramAPIView):
+    """GET/PUT/DELETE the org's OpenAI-compatible chat model (org owners and admins)."""
+
+    def _body(self) -> dict:
+        config = LLMConfig.objects.filter(org=self.org).first()
+        client = llm_for(self.org)
+        return {
+            "config": None
+            if config is None
+            else {
+                "base_url": config.base_url,
+                "model": config.model,
+                "has_api_key": bool(config.api_key_encrypted),
+                "updated_at": config.updated_at,
+            },
+            "effective": None
+            if client is None
+            else {"model": client.model, "source": "org" if config else "server"},
+        }
+
+    def get(self, request):
+        require_org_admin(self.actor)
+        return Response(self._body())
+
+    @extend_schema(request=LLMConfigInput)
+    def put(self, request):
+        require_org_admin(self.actor)
+        data = LLMConfigInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        llm_config_set(org=self.org, **data.validated_data)
+        return Response(self._body())
+
+    def delete(self, request):
+        require_org_admin(self.actor)
+        llm_config_delete(org=self.org)
+        return Response(status=204)

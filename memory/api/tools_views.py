@@ -1,0 +1,245 @@
+"""Agent tools (seed 000 "Memory Tools"): OpenAI function-calling schemas and an invoke endpoint that
+runs them through the same services as the REST API (source "agent"; the gate applies)."""
+
+from __future__ import annotations
+
+import json
+
+from django.http import Http404
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from memory import services
+from memory.gate import GateRejection
+from memory.models import InjectionLog, MemoryType, Scope, Source
+from memory.search import SearchError, memory_search
+from memory.selectors import MemoryFilters
+from projects.access import readable_projects, require_project, require_subject
+from projects.api.base import EngramAPIView, StrictSerializer
+from projects.api.errors import ApiError
+
+TYPES = list(MemoryType.values)
+SCOPES = list(Scope.values)
+
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "memory_add",
+            "description": (
+                "Save one long-term memory about the user (or the shared project). Call it when the user asks you "
+                "to remember something (记住 / 帮我记住 / 记一下 / remember / from now on / 以后), tells you who they "
+                "are (我是… / 我叫… / I'm a … / call me …), or states a lasting preference, habit or constraint "
+                "(我喜欢… / 不要… / I prefer … / always … / never …), or corrects something you remembered. "
+                "Write one short statement in the user's own language, e.g. '用户对花生过敏' or 'Prefers answers "
+                "in English'. Do not save passwords, keys or ID numbers, guesses, or details that only matter "
+                "for the current task."
+            ),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "content": {
+                        "type": "string",
+                        "description": "The statement to remember, 5-2000 characters, in the user's language.",
+                    },
+                    "memory_type": {
+                        "type": "string",
+                        "enum": TYPES,
+                        "description": "preference (likes, style), fact, core (identity: name, role), habit, "
+                        "constraint (must / must not), decision, skill, event, context, summary, note.",
+                    },
+                    "scope": {
+                        "type": "string",
+                        "enum": SCOPES,
+                        "description": "user: about the user, across conversations (default). project: shared "
+                        "with the project's members. session: only for this conversation.",
+                    },
+                },
+                "required": ["content"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "memory_search",
+            "description": (
+                "Search what is remembered about the user and the project. Call it before answering whenever "
+                "you need to recall the user: their preferences and formats, who they are, earlier decisions, "
+                "constraints, or anything they refer to from before ('like last time', '我上次说的', "
+                "'你还记得…吗'). Returns the most relevant memories, best first."
+            ),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "query": {"type": "string", "description": "What to recall, in words (any language)."},
+                    "k": {
+                        "type": "integer",
+                        "minimum": 1,
+                        "maximum": 20,
+                        "description": "How many (default 5).",
+                    },
+                    "memory_type": {"type": "string", "enum": TYPES, "description": "Only this type."},
+                    "scope": {"type": "string", "enum": SCOPES, "description": "Only this scope."},
+                },
+                "required": ["query"],
+                "additionalProperties": False,
+            },
+        },
+    },
+]
+TOOL_NAMES = {tool["function"]["name"] for tool in TOOLS}
+
+
+class AddArguments(StrictSerializer):
+    content = serializers.CharField(allow_blank=True, trim_whitespace=False, max_length=100_000)
+    memory_type = serializers.ChoiceField(choices=TYPES, default="fact")
+    scope = serializers.ChoiceField(choices=SCOPES, default="user")
+
+
+class SearchArguments(StrictSerializer):
+    query = serializers.CharField(max_length=4000)
+    k = serializers.IntegerField(min_value=1, max_value=20, default=5)
+    memory_type = serializers.ChoiceField(choices=TYPES, required=False)
+    scope = serializers.ChoiceField(choices=SCOPES, required=False)
+
+
+class InvokeInput(StrictSerializer):
+    # OpenAI hands tool arguments over as a JSON string; an object is accepted too.
+    arguments = serializers.JSONField(required=False, default=dict)
+    user_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+    project = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
+    session_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+    agent_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
+
+
+class ToolListView(EngramAPIView):
+    def get(self, request):
+        """The tools as OpenAI function-calling schemas (pass them as `tools` to a chat completion)."""
+        return Response({"tools": TOOLS})
+
+
+def _arguments(raw, serializer_class) -> dict:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except ValueError:
+            raise ApiError(400, "invalid", "arguments: not valid JSON.") from None
+    if not isinstance(raw, dict):
+        raise ApiError(400, "invalid", "arguments: a JSON object.")
+    data = serializer_class(data=raw)
+    if not data.is_valid():
+        raise ApiError(
+            400,
+            "invalid",
+            "arguments: " + "; ".join(f"{k}: {' '.join(map(str, v))}" for k, v in data.errors.items()),
+            details=data.errors,
+        )
+    return data.validated_data
+
+
+class ToolInvokeView(EngramAPIView):
+    @extend_schema(request=InvokeInput)
+    def post(self, request, name):
+        """Run a tool for the caller's context (user_id, project, session_id)."""
+        if name not in TOOL_NAMES:
+            raise Http404(f"No tool {name}.")
+        data = InvokeInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        context = data.validated_data
+        if self.actor.is_key and not context["user_id"]:
+            raise ApiError(400, "invalid", "user_id: required when an API key invokes a tool.")
+        context["user_id"] = context["user_id"] or self.actor.user_id
+        project = None
+        if context["project"]:
+            ref = context["project"]
+            qs = readable_projects(self.actor)
+            project = qs.filter(pk=int(ref)).first() if ref.isdigit() else qs.filter(slug=ref).first()
+            if project is None:
+                raise Http404("No such project.")
+        if name == "memory_add":
+            return Response(self._add(_arguments(context["arguments"], AddArguments), context, project))
+        return Response(self._search(_arguments(context["arguments"], SearchArguments), context, project))
+
+    def _add(self, args: dict, context: dict, project) -> dict:
+        scope = args["scope"]
+        if scope == Scope.PROJECT and project is None:
+            raise ApiError(400, "invalid", "scope project needs the caller's project.")
+        if scope == Scope.SESSION and not context["session_id"]:
+            raise ApiError(400, "invalid", "scope session needs the caller's session_id.")
+        try:
+            result = services.memory_create(
+                actor=self.actor,
+                org=self.org,
+                content=args["content"],
+                memory_type=args["memory_type"],
+                scope=scope,
+                user_id=context["user_id"],
+                project=project if scope == Scope.PROJECT else None,
+                session_id=context["session_id"] if scope != Scope.PROJECT else "",
+                agent_id=context["agent_id"],
+                source=Source.AGENT,
+                confidence=0.9,
+                reason="memory_add tool",
+            )
+        except GateRejection as exc:
+            raise ApiError(422, exc.code, exc.message) from exc
+        item = result.item
+        status = "created" if result.created else "merged"
+        verb = "Remembered" if result.created else "Already remembered (merged)"
+        return {
+            "tool": "memory_add",
+            "result": {
+                "status": status,
+                "id": item.pk,
+                "content": item.content,
+                "memory_type": item.memory_type,
+                "scope": item.scope,
+                "duplicate_of": result.duplicate_of,
+            },
+            "output": f"{verb}: {item.content} (#{item.pk})",
+        }
+
+    def _search(self, args: dict, context: dict, project) -> dict:
+        require_subject(self.actor, context["user_id"])
+        if project is not None:
+            require_project(self.actor, project)
+        filters = MemoryFilters(
+            user_id=context["user_id"],
+            project=project,
+            session_id=context["session_id"],
+            memory_types=[args["memory_type"]] if args.get("memory_type") else [],
+            scopes=[args["scope"]] if args.get("scope") else [],
+        )
+        try:
+            found = memory_search(actor=self.actor, query=args["query"], filters=filters, top_k=args["k"])
+        except SearchError as exc:
+            raise ApiError(400, "invalid", str(exc)) from exc
+        hits = [
+            {
+                "id": hit.id,
+                "content": hit.row["content"],
+                "memory_type": hit.row["memory_type"],
+                "scope": hit.row["scope"],
+                "score": round(hit.score, 4),
+            }
+            for hit in found.hits
+        ]
+        InjectionLog.objects.create(
+            org=self.org,
+            user_id=context["user_id"],
+            project=project,
+            session_id=context["session_id"],
+            kind="tool",
+            query=args["query"][:4000],
+            caller=self.actor.label,
+            memory_ids=[h["id"] for h in hits],
+        )
+        lines = [f"- [{h['memory_type']}] {h['content']}" for h in hits]
+        return {
+            "tool": "memory_search",
+            "result": {"memories": hits},
+            "output": "\n".join(lines) if lines else "No matching memories.",
+        }

@@ -1,0 +1,192 @@
+"""Reconcile one candidate with the subject's nearest active memories: merge, supersede, update or add.
+
+With a chat model, the model chooses ADD / UPDATE / SUPERSEDE / NOOP among the nearest items (it
+cannot invent ids; an invalid answer falls back to the thresholds). Without one:
+- a correction ("不对…", "actually, I…", "我现在…") supersedes the nearest item of the subject
+  within CORRECTION_MARGIN below the related threshold, preferring one of the same type;
+- at or above the duplicate threshold the candidate merges, unless the texts swap one value for
+  another ("我住在北京" → "我住在上海" scores 0.97 with e5-small): then it supersedes;
+- at or above the related threshold, the same type and a material difference (numbers, names,
+  negation; memory.dedup) → supersede;
+- otherwise add.
+Nothing is lost: merges and supersedes write revisions, and a superseded item can be restored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from memory import gate, services
+from memory.dedup import differs_materially
+from memory.embeddings import EmbeddingError
+from memory.llm import LLMClient, LLMError
+from memory.models import Source
+from memory.text import keyword_tokens
+from memory.thresholds import duplicate_threshold, related_threshold
+
+from .llm import LLMInvalidOutput, decide_llm
+from .rules import Candidate
+
+CORRECTION_MARGIN = 0.05
+NEAREST_K = 5
+# Words that mark the change itself rather than the value; they do not make two texts differ.
+_CHANGE_WORDS = set(
+    keyword_tokens("现在 已经 不再 改成 换成 其实 actually now no longer anymore instead currently 了 现 在")
+)
+
+
+@dataclass
+class Outcome:
+    kind: str  # added | merged | superseded | rejected
+    entry: dict = field(default_factory=dict)
+
+
+def swaps_value(old: str, new: str) -> bool:
+    """Each text has words the other lacks: one value replaced by another, not a rewording that adds detail."""
+    a = set(keyword_tokens(old)) - _CHANGE_WORDS
+    b = set(keyword_tokens(new)) - _CHANGE_WORDS
+    return bool(a - b) and bool(b - a)
+
+
+@dataclass
+class Target:
+    """Where a candidate goes: the subject and provenance of the job."""
+
+    org: object
+    user_id: str
+    project: object
+    session_id: str
+    agent_id: str
+    job_id: int
+
+
+def _threshold_decision(candidate: Candidate, nearest: list, model: str) -> tuple[str, object, str]:
+    if not nearest:
+        return "ADD", None, "no similar memory"
+    related = related_threshold(model)
+    if candidate.correction:
+        close = [(item, sim) for item, sim in nearest if sim >= related - CORRECTION_MARGIN]
+        same_type = [(item, sim) for item, sim in close if item.memory_type == candidate.memory_type]
+        pick = (same_type or close or [None])[0]
+        if pick is not None:
+            item, sim = pick
+            return "SUPERSEDE", item, f"correction of #{item.pk} (similarity {sim:.3f})"
+    item, sim = nearest[0]
+    if sim >= duplicate_threshold(model):
+        if differs_materially(item.content, candidate.content) or swaps_value(
+            item.content, candidate.content
+        ):
+            return "SUPERSEDE", item, f"same subject, new value (similarity {sim:.3f})"
+        return "MERGE", item, f"duplicate of #{item.pk} (similarity {sim:.3f})"
+    if (
+        sim >= related
+        and item.memory_type == candidate.memory_type
+        and differs_materially(item.content, candidate.content)
+    ):
+        return "SUPERSEDE", item, f"same subject, new value (similarity {sim:.3f})"
+    return "ADD", None, f"nearest memory #{item.pk} is different (similarity {sim:.3f})"
+
+
+def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None, provider) -> Outcome:
+    """Apply one candidate; GateRejection becomes a 'rejected' outcome with its code."""
+    scope = candidate.scope if candidate.scope == "project" and target.project is not None else "user"
+    common = {
+        "actor": None,
+        "org": target.org,
+        "memory_type": candidate.memory_type,
+        "scope": scope,
+        "user_id": target.user_id,
+        "project": target.project if scope == "project" else None,
+        "session_id": target.session_id,
+        "agent_id": target.agent_id,
+        "source": Source.AUTO,
+        "source_id": f"extraction-job:{target.job_id}",
+        "source_message_id": candidate.source_message_id,
+        "confidence": candidate.confidence,
+    }
+    try:
+        gate.check(candidate.content, candidate.confidence)
+    except gate.GateRejection as exc:
+        return _rejected(candidate, exc)
+    vector, model = None, ""
+    try:
+        vector = provider.embed_passages([candidate.content])[0]
+        model = provider.model_name
+    except EmbeddingError:
+        pass  # no vector: identical text still merges; the item is embedded later
+    nearest = []
+    if vector is not None:
+        base = services.subject_filter(
+            org=target.org,
+            scope=scope,
+            user_id=target.user_id,
+            project=common["project"],
+            session_id=target.session_id,
+            agent_id=target.agent_id,
+        )
+        nearest = services.nearest_active(base=base, embedding=vector, model=model, limit=NEAREST_K)
+    action, item, reason = _threshold_decision(candidate, nearest, model)
+    content = None
+    if client is not None and nearest:
+        try:
+            decision = decide_llm(client, candidate, nearest)
+        except (LLMError, LLMInvalidOutput) as exc:
+            reason = f"{reason}; the model could not decide ({exc}), thresholds decided"
+        else:
+            by_id = {row.pk: row for row, _ in nearest}
+            action, item, content = decision.action, by_id.get(decision.target_id), decision.content
+            reason = f"model: {decision.action}" + (f" ({decision.reason})" if decision.reason else "")
+    embed = {"embedding": vector, "embedding_model": model} if vector is not None else {}
+    try:
+        if action == "NOOP":
+            return Outcome("merged", {"id": item.pk, "content": candidate.content, "reason": reason})
+        if action == "UPDATE":
+            updated = services.memory_update(actor=None, item=item, content=content, reason=reason)
+            return Outcome("merged", {"id": updated.pk, "content": updated.content, "reason": reason})
+        if action == "MERGE":
+            result = services.memory_create(
+                **common, content=candidate.content, dedup="similarity", reason=reason, **embed
+            )
+        else:
+            result = services.memory_create(
+                **common, content=candidate.content, dedup="hash", reason=reason, **embed
+            )
+    except gate.GateRejection as exc:
+        return _rejected(candidate, exc)
+    if not result.created:
+        return Outcome(
+            "merged",
+            {
+                "id": result.item.pk,
+                "content": candidate.content,
+                "similarity": result.similarity,
+                "reason": reason if action == "MERGE" else "identical content",
+            },
+        )
+    if action == "SUPERSEDE" and item is not None:
+        services.memory_supersede(actor=None, old=item, new=result.item, reason=reason)
+        return Outcome(
+            "superseded",
+            {
+                "id": result.item.pk,
+                "old_id": item.pk,
+                "content": result.item.content,
+                "old_content": item.content,
+                "reason": reason,
+            },
+        )
+    return Outcome(
+        "added",
+        {
+            "id": result.item.pk,
+            "content": result.item.content,
+            "memory_type": result.item.memory_type,
+            "reason": reason,
+        },
+    )
+
+
+def _rejected(candidate: Candidate, exc: gate.GateRejection) -> Outcome:
+    # A refused secret is not echoed back into the job's record.
+    content = None if exc.code == "sensitive_content" else candidate.content
+    return Outcome("rejected", {"content": content, "code": exc.code, "reason": exc.message})

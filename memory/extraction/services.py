@@ -1,0 +1,210 @@
+"""The extraction queue (seed 003): create, claim, run, retry and sweep ExtractionJobs.
+
+The state a person needs (status, attempts, error, what was added / merged / superseded / rejected
+and why) lives in the job row. Failure policy of the LLM path:
+- invalid JSON: one repair request, then the rule path (the job records why);
+- timeout, connection error, HTTP 5xx or 429: the job goes back to pending with the error recorded
+  and is retried with backoff; on its last attempt (EXTRACTION_MAX_ATTEMPTS) the rule path runs;
+- other model errors (401, 404, ...): the rule path runs at once, the error is recorded.
+Any other error (database, bug) also retries; after the last attempt the job is failed with its
+error and can be retried by a person (POST /api/v1/extraction-jobs/{id}/retry).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+
+from memory.embeddings import provider_for
+from memory.llm import LLMError, llm_for
+from memory.models import ExtractionJob, JobStatus
+
+from .llm import LLMInvalidOutput, extract_llm
+from .reconcile import Target, reconcile
+from .rules import USER_ROLES, extract_rules, message_too_short
+
+log = logging.getLogger(__name__)
+
+
+class RetryLater(Exception):
+    """The job was released back to pending; the task should retry after `countdown` seconds."""
+
+    def __init__(self, message: str, countdown: float):
+        super().__init__(message)
+        self.countdown = countdown
+
+
+def backoff(attempt: int, job_id: int = 0) -> float:
+    """Exponential backoff with jitter: base·4^(attempt-1), capped at 5 minutes, plus up to one base."""
+    base = settings.EXTRACTION_RETRY_BACKOFF
+    return min(300.0, base * 4 ** max(0, attempt - 1)) + random.uniform(0, base)
+
+
+def _enqueue(job_id: int) -> None:
+    from .tasks import extraction_run
+
+    transaction.on_commit(lambda: extraction_run.delay(job_id))
+
+
+@transaction.atomic
+def extraction_job_create(
+    *,
+    org,
+    user_id: str,
+    messages: list[dict],
+    project=None,
+    session_id: str = "",
+    agent_id: str = "",
+    created_by_key=None,
+) -> ExtractionJob:
+    """Queue one conversation turn for extraction; the task starts after the transaction commits."""
+    job = ExtractionJob.objects.create(
+        org=org,
+        user_id=user_id,
+        project=project,
+        session_id=session_id,
+        agent_id=agent_id,
+        messages=[
+            {"role": m["role"], "content": m["content"], "message_id": m.get("message_id") or ""}
+            for m in messages
+        ],
+        created_by_key=created_by_key,
+    )
+    _enqueue(job.pk)
+    return job
+
+
+def _claim(job_id: int) -> ExtractionJob | None:
+    """pending → processing with a conditional UPDATE: exactly one worker wins."""
+    claimed = ExtractionJob.objects.filter(pk=job_id, status=JobStatus.PENDING).update(
+        status=JobStatus.PROCESSING, attempts=F("attempts") + 1, started_at=timezone.now()
+    )
+    if not claimed:
+        return None
+    return ExtractionJob.objects.select_related("org", "project").get(pk=job_id)
+
+
+def _release(job: ExtractionJob, error: str) -> None:
+    ExtractionJob.objects.filter(pk=job.pk, status=JobStatus.PROCESSING).update(
+        status=JobStatus.PENDING, error=error[:2000]
+    )
+
+
+def _skipped(messages: list[dict]) -> list[dict]:
+    return [
+        {"message_id": m.get("message_id") or "", "reason": "user message shorter than 10 characters"}
+        for m in messages
+        if m.get("role") in USER_ROLES and message_too_short(m.get("content") or "")
+    ]
+
+
+def _candidates(job: ExtractionJob) -> tuple[list, str, str]:
+    """(candidates, method, note) — the LLM path when configured, else or on its failure the rule path."""
+    client = llm_for(job.org)
+    if client is None:
+        return extract_rules(job.messages), "rules", ""
+    try:
+        return extract_llm(client, job.messages), "llm", ""
+    except LLMInvalidOutput as exc:
+        return extract_rules(job.messages), "rules", f"{exc}; used the rule path"
+    except LLMError as exc:
+        if exc.transient and job.attempts < settings.EXTRACTION_MAX_ATTEMPTS:
+            message = f"attempt {job.attempts}: {exc}; will retry"
+            _release(job, message)
+            raise RetryLater(message, backoff(job.attempts, job.pk)) from exc
+        return (
+            extract_rules(job.messages),
+            "rules",
+            f"attempt {job.attempts}: the chat model failed ({exc}); used the rule path",
+        )
+
+
+def extraction_job_run(*, job_id: int) -> str:
+    """Claim and process one job; returns its status ("skipped" when another worker has it or it is done)."""
+    job = _claim(job_id)
+    if job is None:
+        return "skipped"
+    try:
+        candidates, method, note = _candidates(job)
+        client = llm_for(job.org) if method == "llm" else None
+        provider = provider_for(job.org, job.user_id)
+        target = Target(
+            org=job.org,
+            user_id=job.user_id,
+            project=job.project,
+            session_id=job.session_id,
+            agent_id=job.agent_id,
+            job_id=job.pk,
+        )
+        result: dict = {
+            "added": [],
+            "merged": [],
+            "superseded": [],
+            "rejected": [],
+            "skipped": _skipped(job.messages),
+        }
+        with transaction.atomic():
+            for candidate in candidates:
+                outcome = reconcile(target=target, candidate=candidate, client=client, provider=provider)
+                result[outcome.kind].append(
+                    {
+                        **outcome.entry,
+                        "memory_type": candidate.memory_type,
+                        "confidence": candidate.confidence,
+                    }
+                )
+            result["candidates"] = len(candidates)
+            ExtractionJob.objects.filter(pk=job.pk).update(
+                status=JobStatus.DONE, method=method, result=result, error=note, finished_at=timezone.now()
+            )
+        return JobStatus.DONE
+    except RetryLater:
+        raise
+    except Exception as exc:
+        log.exception("extraction job %s failed on attempt %s", job.pk, job.attempts)
+        message = f"attempt {job.attempts}: {type(exc).__name__}: {str(exc)[:500]}"
+        if job.attempts < settings.EXTRACTION_MAX_ATTEMPTS:
+            _release(job, message + "; will retry")
+            raise RetryLater(message, backoff(job.attempts, job.pk)) from exc
+        ExtractionJob.objects.filter(pk=job.pk).update(
+            status=JobStatus.FAILED, error=message, finished_at=timezone.now()
+        )
+        return JobStatus.FAILED
+
+
+@transaction.atomic
+def extraction_job_retry(*, job: ExtractionJob) -> tuple[ExtractionJob, bool]:
+    """A failed job goes back to pending with fresh attempts (its last error stays visible until it runs)."""
+    updated = ExtractionJob.objects.filter(pk=job.pk, status=JobStatus.FAILED).update(
+        status=JobStatus.PENDING, attempts=0, finished_at=None
+    )
+    if updated:
+        _enqueue(job.pk)
+    job.refresh_from_db()
+    return job, bool(updated)
+
+
+def extraction_jobs_sweep() -> dict:
+    """Stale claims (worker died) go back to pending; pending jobs nobody is working on are enqueued again."""
+    now = timezone.now()
+    stale_before = now - timedelta(seconds=settings.EXTRACTION_STALE_AFTER)
+    returned = ExtractionJob.objects.filter(status=JobStatus.PROCESSING, started_at__lt=stale_before).update(
+        status=JobStatus.PENDING, error="returned to pending by the sweep (the worker stopped)"
+    )
+    # Never claimed and older than a minute (the enqueue was lost), or claimed long ago and released.
+    lost = ExtractionJob.objects.filter(status=JobStatus.PENDING).filter(
+        Q(attempts=0, created_at__lt=now - timedelta(seconds=60))
+        | Q(attempts__gt=0, started_at__lt=now - timedelta(seconds=settings.EXTRACTION_STALE_AFTER))
+    )
+    ids = list(lost.values_list("pk", flat=True)[:1000])
+    from .tasks import extraction_run
+
+    for job_id in ids:
+        extraction_run.delay(job_id)
+    return {"returned": returned, "enqueued": len(ids)}
