@@ -303,3 +303,24 @@ def test_it_gives_the_context_endpoint_non_empty_fields(alice_client, org_a, pro
 
 def test_it_lets_an_account_actor_see_its_own_profile_only(org_a, alice, bob):
     assert actor_for_account(bob, org_a).user_id == "bob"
+
+
+def test_it_puts_the_aggregated_profile_into_the_context_endpoint(alice_client, org_a, alice, project):
+    remember(org_a, "Prefers detailed, step-by-step explanations", "preference")
+    remember(org_a, "Proficient in Rust", "skill")
+    remember(org_a, "Must run on PostgreSQL 16", "constraint", project=project)
+    user_profile_rebuild(org=org_a, user_id="alice")
+    project_profile_rebuild(project=project)
+
+    response = alice_client.post(
+        "/api/v1/context",
+        {"user_id": "alice", "project": "atlas", "query": "how should I answer?"},
+        format="json",
+    )
+
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["profile"]["user"]["communication_style"] == "detailed"
+    assert body["profile"]["user"]["programming_languages"] == ["Rust"]
+    assert body["profile"]["project"]["constraints"] == ["Must run on PostgreSQL 16"]
+    assert "detailed" in body["prompt"] and "Must run on PostgreSQL 16" in body["prompt"]
