@@ -3,9 +3,11 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from projects.templatetags.engram import LABELS
+
 from .models import MemoryType, Scope, Status, Visibility
 
-TYPE_CHOICES = [(t.value, t.value) for t in MemoryType]
+TYPE_CHOICES = [(t.value, LABELS[t.value]) for t in MemoryType]
 VISIBILITY_CHOICES = [
     (Visibility.PUBLIC.value, _("public — everyone in the organization")),
     (Visibility.MEMBERS.value, _("members — the project's members")),
@@ -25,7 +27,9 @@ class MemoryFilterForm(forms.Form):
         required=False, label=_("Type"), choices=[("", _("any type"))] + TYPE_CHOICES
     )
     scope = forms.ChoiceField(
-        required=False, label=_("Scope"), choices=[("", _("any scope"))] + [(s.value, s.value) for s in Scope]
+        required=False,
+        label=_("Scope"),
+        choices=[("", _("any scope"))] + [(s.value, LABELS[s.value]) for s in Scope],
     )
     status = forms.ChoiceField(
         required=False,

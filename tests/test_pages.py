@@ -211,3 +211,39 @@ def test_it_refuses_api_keys_to_plain_members(bob_web, org_a):
     from projects.models import ApiKey
 
     assert not ApiKey.objects.filter(org=org_a).exists()
+
+
+@pytest.mark.parametrize(
+    "url, heading",
+    [
+        ("/", "欢迎使用 Engram"),
+        ("/memories/", "我的记忆"),
+        ("/profile/", "我的画像"),
+        ("/markdown/", "Markdown 记忆文档"),
+        ("/projects/", "项目"),
+        ("/queue/", "提取队列"),
+        ("/usage/", "用量"),
+        ("/keys/", "API 密钥"),
+    ],
+)
+def test_it_speaks_the_browsers_language(alice_web, project, url, heading):
+    body = alice_web.get(url, HTTP_ACCEPT_LANGUAGE="zh-CN,zh;q=0.9").content.decode()
+    assert f"<h1>{heading}</h1>" in body or f"<h1>{heading} </h1>" in body, body[:300]
+    assert '<html lang="zh-hans">' in body
+
+
+def test_it_serves_the_results_fragment_to_htmx(alice_web, alice_actor):
+    add(alice_actor, "Alice reads science fiction on weekends.")
+    body = alice_web.get("/memories/?q=science+fiction", **HX).content.decode()
+    assert body.lstrip().startswith('<section id="results"')
+    assert "Alice reads science fiction on weekends." in body
+
+
+def test_it_paginates_long_lists(alice_web, alice_actor):
+    for i in range(25):
+        add(alice_actor, f"Numbered fact {i:02d} about the orbit of moon {i}.", dedup="none")
+    first = alice_web.get("/memories/").content.decode()
+    second = alice_web.get("/memories/?page=2").content.decode()
+    assert first.count('data-testid="memory"') == 20
+    assert second.count('data-testid="memory"') == 5
+    assert "Page 1 of 2" in first
