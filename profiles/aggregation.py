@@ -325,8 +325,9 @@ def user_values(items: list[MemoryItem]) -> dict:
             if "profession" not in out:
                 for pattern in _PROFESSION:
                     match = pattern.search(text)
-                    if match and _ROLE_WORDS.search(match.group(1)) and len(_clean(match.group(1))) <= 60:
-                        out["profession"] = _clean(match.group(1))
+                    role = _clean(re.split(r"[，,;；。]", match.group(1))[0]) if match else ""
+                    if role and _ROLE_WORDS.search(role) and len(role) <= 60:
+                        out["profession"] = role
                         break
             if "username" not in out:
                 for pattern in _USERNAME:

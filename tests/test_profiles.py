@@ -324,3 +324,37 @@ def test_it_puts_the_aggregated_profile_into_the_context_endpoint(alice_client, 
     assert body["profile"]["user"]["programming_languages"] == ["Rust"]
     assert body["profile"]["project"]["constraints"] == ["Must run on PostgreSQL 16"]
     assert "detailed" in body["prompt"] and "Must run on PostgreSQL 16" in body["prompt"]
+
+
+# ---- LLM refinement ------------------------------------------------------------------------------
+
+
+def test_it_lets_a_configured_llm_refine_the_rule_result(org_a, alice):
+    from memory.llm import llm_config_set
+
+    from .openai_server import Fail, OpenAIStub
+
+    remember(org_a, "用户是后端工程师，主要做数据平台", "fact")
+    remember(org_a, "回答请简洁", "preference")
+    with OpenAIStub() as stub:
+        llm_config_set(org=org_a, base_url=stub.base_url, model="stub-chat", api_key="sk-test-not-real-0000")
+        stub.chat_replies.append('{"background": "数据平台团队", "communication_style": "concise"}')
+        user_profile_rebuild(org=org_a, user_id="alice")
+        profile = UserProfile.objects.get(user_id="alice")
+        assert (profile.background, profile.communication_style, profile.profession) == (
+            "数据平台团队",
+            "concise",
+            "后端工程师",
+        )
+        assert "回答请简洁" in stub.requests[-1]["body"]["messages"][1]["content"]
+
+        # an invalid answer or a failing model keeps the rule result
+        remember(org_a, "Please answer in English", "preference")
+        stub.chat_replies.append('{"communication_style": "rambling", "language_preference": "en"}')
+        user_profile_rebuild(org=org_a, user_id="alice")
+        assert UserProfile.objects.get(user_id="alice").language_preference == "en"
+        stub.chat_replies.append(Fail(500))
+        remember(org_a, "Prefers markdown tables", "preference")
+        user_profile_rebuild(org=org_a, user_id="alice")
+        profile = UserProfile.objects.get(user_id="alice")
+        assert profile.response_format == "markdown" and profile.communication_style == "concise"
