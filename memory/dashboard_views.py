@@ -15,7 +15,7 @@ from django.views.decorators.http import require_POST
 from projects.access import readable_memories
 from projects.web import org_page, paginate, render_page
 
-from .models import ExtractionJob, InjectionLog, JobStatus, MemoryItem, MemoryType, ReembedJob, Source
+from .models import InjectionLog, JobStatus, MemoryItem, MemoryType, ReembedJob, Source
 
 DAYS = 30
 PALETTE = [
@@ -34,9 +34,10 @@ PALETTE = [
 
 
 def _jobs(actor):
-    """Extraction jobs the actor may see: their own; org owners and admins see the org's."""
-    qs = ExtractionJob.objects.filter(org=actor.org)
-    return qs if actor.is_org_admin else qs.filter(user_id=actor.user_id)
+    """Extraction jobs the actor may see (the API's rule: their own; org owners and admins the org's)."""
+    from .api.jobs_views import jobs_for
+
+    return jobs_for(actor)
 
 
 def queue_health(jobs) -> dict:
@@ -102,9 +103,9 @@ def queue_retry(request, pk):
     if job.status != JobStatus.FAILED:
         messages.info(request, _("Only failed jobs can be retried."))
         return redirect("queue")
-    from . import jobs as job_services
+    from .extraction.services import extraction_job_retry
 
-    job_services.extraction_job_retry(actor=request.actor, job=job)
+    extraction_job_retry(job=job)
     messages.success(request, _("Job #%(id)s is queued again.") % {"id": job.pk})
     return redirect(request.POST.get("next") or "queue")
 

@@ -247,3 +247,107 @@ def test_it_paginates_long_lists(alice_web, alice_actor):
     assert first.count('data-testid="memory"') == 20
     assert second.count('data-testid="memory"') == 5
     assert "Page 1 of 2" in first
+
+
+def test_it_retries_a_failed_job_and_hides_other_peoples_jobs(alice_web, bob_web, org_a):
+    from memory.models import ExtractionJob
+
+    job = ExtractionJob.objects.create(org=org_a, user_id="alice", status="failed", error="LLM timed out")
+    assert "LLM timed out" in alice_web.get("/queue/").content.decode()
+    assert bob_web.get(f"/queue/{job.pk}/").status_code == 404
+    assert bob_web.post(f"/queue/{job.pk}/retry/").status_code == 404
+    job.refresh_from_db()
+    assert job.status == "failed"
+    alice_web.post(f"/queue/{job.pk}/retry/")
+    job.refresh_from_db()
+    assert (job.status, job.attempts) == ("pending", 0)
+
+
+def test_it_switches_the_organization(alice, org_a, org_b, alice_actor):
+    from projects.services import org_membership_set
+
+    org_membership_set(org=org_b, account=alice, role="member", user_id="alice-b")
+    add(alice_actor, "Alice's note that lives in org A only.")
+    web = web_client(alice)
+    assert "lives in org A" in web.get("/memories/").content.decode()
+    response = web.post("/org/switch/", {"org": org_b.pk, "next": "/memories/5/"})
+    assert response["Location"] == "/memories/"
+    body = web.get("/memories/").content.decode()
+    assert "lives in org A" not in body
+    assert "Org B" in body
+    # An org the account is not in is ignored.
+    from .factories import OrgFactory
+
+    other = OrgFactory(slug="org-c")
+    web.post("/org/switch/", {"org": other.pk})
+    assert web.session["org_id"] == org_b.pk
+
+
+def test_it_marks_profile_fields_edited_by_the_person(alice_web, org_a):
+    from profiles.models import UserProfile
+    from profiles.services import user_profile_aggregate_save
+
+    user_profile_aggregate_save(org=org_a, user_id="alice", values={"profession": "engineer"})
+    body = alice_web.get("/profile/").content.decode()
+    assert "mark-aggregated" in body and "mark-edited" not in body
+    alice_web.post("/profile/", {"u-profession": "engineer", "u-programming_languages": "Python\nGo"})
+    profile = UserProfile.objects.get(org=org_a, user_id="alice")
+    assert profile.programming_languages == ["Python", "Go"]
+    assert profile.edited_fields == ["programming_languages"]
+    body = alice_web.get("/profile/").content.decode()
+    assert body.count("mark-edited") == 1 and body.count("mark-aggregated") == 1
+
+
+def test_it_changes_a_memorys_visibility_on_the_project_page(alice_web, bob_web, alice_actor, project):
+    item = add(alice_actor, "Atlas ships every second Tuesday.", scope="project", project=project)
+    response = alice_web.post(
+        f"/projects/{project.slug}/memories/{item.pk}/visibility/", {"visibility": "owner_only"}, **HX
+    )
+    assert 'value="owner_only" selected' in response.content.decode()
+    item.refresh_from_db()
+    assert item.visibility == "owner_only"
+    assert "second Tuesday" not in bob_web.get(f"/projects/{project.slug}/").content.decode()
+    assert (
+        bob_web.post(
+            f"/projects/{project.slug}/memories/{item.pk}/visibility/", {"visibility": "public"}
+        ).status_code
+        == 404
+    )
+
+
+def test_it_edits_the_project_profile_for_editors_only(alice_web, bob_web, project):
+    from profiles.models import ProjectProfile
+
+    assert bob_web.post(f"/projects/{project.slug}/profile/", {"p-current_phase": "beta"}).status_code == 403
+    assert not ProjectProfile.objects.filter(project=project).exists()
+    alice_web.post(
+        f"/projects/{project.slug}/profile/",
+        {"p-current_phase": "beta", "p-key_decisions": "Use Django | admin tooling | 2026-01-05"},
+    )
+    profile = ProjectProfile.objects.get(project=project)
+    assert profile.current_phase == "beta"
+    assert profile.key_decisions == [
+        {"decision": "Use Django", "reason": "admin tooling", "date": "2026-01-05"}
+    ]
+
+
+def test_it_adds_and_removes_project_members(alice_web, alice, charlie, org_a, project):
+    from projects.services import org_membership_set
+
+    from .factories import AccountFactory
+
+    erin = AccountFactory(username="erin")
+    org_membership_set(org=org_a, account=erin)
+    alice_web.post(f"/projects/{project.slug}/members/add/", {"username": "erin", "role": "editor"}, **HX)
+    row = ProjectMembership.objects.get(project=project, account=erin)
+    assert row.role == "editor"
+    response = alice_web.post(
+        f"/projects/{project.slug}/members/add/", {"username": "charlie", "role": "viewer"}, **HX
+    )
+    assert "No such account in this organization." in response.content.decode()
+    alice_web.post(f"/projects/{project.slug}/members/{row.pk}/remove/", **HX)
+    assert not ProjectMembership.objects.filter(pk=row.pk).exists()
+    owner = ProjectMembership.objects.get(project=project, account=alice)
+    response = alice_web.post(f"/projects/{project.slug}/members/{owner.pk}/remove/", **HX)
+    assert "at least one Owner" in response.content.decode()
+    assert ProjectMembership.objects.filter(pk=owner.pk).exists()
