@@ -57,12 +57,11 @@ class LLMClient:
                 # Some servers do not know response_format; the prompt asks for JSON anyway.
                 kwargs.pop("response_format")
                 response = client.chat.completions.create(**kwargs)
-        except (openai.APITimeoutError, openai.APIConnectionError, openai.InternalServerError) as exc:
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
             raise LLMError(f"{type(exc).__name__}: the chat model did not answer", transient=True) from exc
-        except openai.RateLimitError as exc:
-            raise LLMError("RateLimitError: the chat model is rate limited", transient=True) from exc
         except openai.APIStatusError as exc:
-            transient = exc.status_code >= 500
+            # 5xx and 429 are worth another try later; 4xx (bad key, unknown model) are not.
+            transient = exc.status_code >= 500 or exc.status_code == 429
             raise LLMError(f"HTTP {exc.status_code} from the chat model", transient=transient) from exc
         except openai.OpenAIError as exc:
             raise LLMError(f"{type(exc).__name__}: chat model error", transient=False) from exc

@@ -2,8 +2,8 @@
 
 With a chat model, the model chooses ADD / UPDATE / SUPERSEDE / NOOP among the nearest items (it
 cannot invent ids; an invalid answer falls back to the thresholds). Without one:
-- a correction ("不对…", "actually, I…", "我现在…") supersedes the nearest item of the subject
-  within CORRECTION_MARGIN below the related threshold, preferring one of the same type;
+- a correction ("不对…", "actually, I…", "我现在…") supersedes the nearest item of the same type
+  within CORRECTION_MARGIN below the related threshold, else the nearest at the related threshold;
 - at or above the duplicate threshold the candidate merges, unless the texts swap one value for
   another ("我住在北京" → "我住在上海" scores 0.97 with e5-small): then it supersedes;
 - at or above the related threshold, the same type and a material difference (numbers, names,
@@ -14,6 +14,7 @@ Nothing is lost: merges and supersedes write revisions, and a superseded item ca
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from memory import gate, services
@@ -21,7 +22,6 @@ from memory.dedup import differs_materially
 from memory.embeddings import EmbeddingError
 from memory.llm import LLMClient, LLMError
 from memory.models import Source
-from memory.text import keyword_tokens
 from memory.thresholds import duplicate_threshold, related_threshold
 
 from .llm import LLMInvalidOutput, decide_llm
@@ -29,10 +29,30 @@ from .rules import Candidate
 
 CORRECTION_MARGIN = 0.05
 NEAREST_K = 5
-# Words that mark the change itself rather than the value; they do not make two texts differ.
-_CHANGE_WORDS = set(
-    keyword_tokens("现在 已经 不再 改成 换成 其实 actually now no longer anymore instead currently 了 现 在")
-)
+# Words that mark the change itself rather than the value, and Chinese function characters: they do
+# not make two texts differ.
+_CHANGE_WORDS = {
+    "actually",
+    "now",
+    "no",
+    "longer",
+    "anymore",
+    "instead",
+    "currently",
+    "still",
+    "really",
+    "also",
+}
+_CJK_FUNCTION = set("的了是在我你他她它很也都和与就还吧呢啊呀把被给着过现已经再其实又")
+_WORD = re.compile(r"[a-z0-9]+")
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+
+
+def _value_tokens(text: str) -> set[str]:
+    text = text.lower()
+    words = {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(text)}
+    chars = set(_CJK.findall(text)) - _CJK_FUNCTION
+    return (words - _CHANGE_WORDS) | chars
 
 
 @dataclass
@@ -43,8 +63,7 @@ class Outcome:
 
 def swaps_value(old: str, new: str) -> bool:
     """Each text has words the other lacks: one value replaced by another, not a rewording that adds detail."""
-    a = set(keyword_tokens(old)) - _CHANGE_WORDS
-    b = set(keyword_tokens(new)) - _CHANGE_WORDS
+    a, b = _value_tokens(old), _value_tokens(new)
     return bool(a - b) and bool(b - a)
 
 
@@ -65,9 +84,13 @@ def _threshold_decision(candidate: Candidate, nearest: list, model: str) -> tupl
         return "ADD", None, "no similar memory"
     related = related_threshold(model)
     if candidate.correction:
-        close = [(item, sim) for item, sim in nearest if sim >= related - CORRECTION_MARGIN]
-        same_type = [(item, sim) for item, sim in close if item.memory_type == candidate.memory_type]
-        pick = (same_type or close or [None])[0]
+        same_type = [
+            (item, sim)
+            for item, sim in nearest
+            if sim >= related - CORRECTION_MARGIN and item.memory_type == candidate.memory_type
+        ]
+        any_type = [(item, sim) for item, sim in nearest if sim >= related]
+        pick = (same_type or any_type or [None])[0]
         if pick is not None:
             item, sim = pick
             return "SUPERSEDE", item, f"correction of #{item.pk} (similarity {sim:.3f})"

@@ -1,0 +1,80 @@
+"""Reconciliation without a model (real multilingual-e5-small vectors): merge, supersede, add; nothing lost."""
+
+from checkpoints.services import messages_append
+from memory.extraction.services import extraction_job_run
+from memory.models import MemoryItem, MemoryRevision
+from memory.services import memory_restore
+
+
+def say(org, session_id, text, user_id="u1"):
+    _, _, job = messages_append(
+        org=org, session_id=session_id, user_id=user_id, messages=[{"role": "human", "content": text}]
+    )
+    assert extraction_job_run(job_id=job.pk) == "done"
+    job.refresh_from_db()
+    return job.result
+
+
+def test_it_merges_a_repeated_statement(org_a):
+    first = say(org_a, "s1", "请记住，我对花生过敏，点菜时注意。")
+    again = say(org_a, "s2", "记住：我对花生过敏，点菜时注意")
+    [merged] = again["merged"]
+    assert merged["id"] == first["added"][0]["id"] and again["added"] == []
+    item = MemoryItem.objects.get(org=org_a)
+    assert item.status == "active"
+    assert list(MemoryRevision.objects.filter(item_ref=item.pk).values_list("action", flat=True)) == [
+        "add",
+        "merge",
+    ]
+
+
+def test_it_supersedes_on_a_chinese_correction_and_can_be_undone(org_a):
+    old_id = say(org_a, "s1", "记住，我住在北京的朝阳区，离公司很近")["added"][0]["id"]
+    result = say(org_a, "s2", "不对，我现在住在上海的浦东新区")
+    [superseded] = result["superseded"]
+    assert superseded["old_id"] == old_id
+    old = MemoryItem.objects.get(pk=old_id)
+    new = MemoryItem.objects.get(pk=superseded["id"])
+    assert (old.status, old.superseded_by_id) == ("superseded", new.pk)
+    assert (new.status, new.content) == ("active", "我现在住在上海的浦东新区")
+    supersede = MemoryRevision.objects.get(item_ref=old.pk, action="supersede")
+    assert supersede.before["content"] == "我住在北京的朝阳区，离公司很近"
+    assert supersede.before["status"] == "active" and supersede.after["status"] == "superseded"
+    # Undo from the history: the old text comes back as it was.
+    memory_restore(actor=None, item=old, number=1)
+    old.refresh_from_db()
+    assert (old.status, old.superseded_by_id, old.content) == (
+        "active",
+        None,
+        "我住在北京的朝阳区，离公司很近",
+    )
+
+
+def test_it_supersedes_on_an_english_correction(org_a):
+    old_id = say(org_a, "s1", "I live in Berlin with my family.")["added"][0]["id"]
+    result = say(org_a, "s2", "Actually, I live in Munich now.")
+    assert [s["old_id"] for s in result["superseded"]] == [old_id]
+    assert MemoryItem.objects.get(pk=old_id).status == "superseded"
+    assert MemoryItem.objects.filter(org=org_a, status="active").get().content == "I live in Munich now"
+
+
+def test_it_supersedes_a_changed_value_without_a_correction_word(org_a):
+    old_id = say(org_a, "s1", "记住：我最喜欢的编程语言是 Python")["added"][0]["id"]
+    result = say(org_a, "s2", "记住：我最喜欢的编程语言是 Rust")
+    assert [s["old_id"] for s in result["superseded"]] == [old_id]
+    assert "same subject, new value" in result["superseded"][0]["reason"]
+
+
+def test_it_adds_unrelated_statements_side_by_side(org_a):
+    say(org_a, "s1", "请记住，我对花生过敏，点菜时注意。")
+    result = say(org_a, "s2", "不对，我现在更喜欢简洁的回答，不要长篇大论")
+    # A correction with no close memory of its kind supersedes nothing.
+    assert result["superseded"] == [] and len(result["added"]) == 1
+    assert MemoryItem.objects.filter(org=org_a, status="active").count() == 2
+
+
+def test_it_keeps_subjects_apart(org_a):
+    say(org_a, "s1", "记住，我住在北京的朝阳区，离公司很近", user_id="u1")
+    result = say(org_a, "s2", "不对，我现在住在上海的浦东新区", user_id="u2")
+    assert result["superseded"] == [] and len(result["added"]) == 1
+    assert MemoryItem.objects.filter(org=org_a, status="active").count() == 2
