@@ -33,6 +33,21 @@ PALETTE = [
 ]
 
 
+# Fixed colours where the meaning is fixed (a failed job is red everywhere).
+KEY_COLORS = {
+    "pending": "#98a2b3",
+    "processing": "#e37400",
+    "done": "#1e8e3e",
+    "failed": "#d93025",
+    "search": "#3556d8",
+    "injection": "#1e8e3e",
+}
+
+
+def _color(keys, key):
+    return KEY_COLORS.get(key) or PALETTE[keys.index(key) % len(PALETTE)]
+
+
 def _jobs(actor):
     """Extraction jobs the actor may see (the API's rule: their own; org owners and admins the org's)."""
     from .api.jobs_views import jobs_for
@@ -127,14 +142,14 @@ def stacked_chart(rows, keys, days, *, width=600, height=160):
     for i, day in enumerate(days):
         y = height
         segments = []
-        for j, key in enumerate(keys):
+        for key in keys:
             n = table.get((day, key), 0)
             if not n:
                 continue
             h = n / peak * (height - 10)
             y -= h
             segments.append(
-                {"y": round(y, 1), "h": round(h, 1), "color": PALETTE[j % len(PALETTE)], "key": key, "n": n}
+                {"y": round(y, 1), "h": round(h, 1), "color": _color(keys, key), "key": key, "n": n}
             )
         bars.append(
             {
@@ -149,7 +164,7 @@ def stacked_chart(rows, keys, days, *, width=600, height=160):
     legend = [
         {
             "key": k,
-            "color": PALETTE[keys.index(k) % len(PALETTE)],
+            "color": _color(keys, k),
             "n": sum(table.get((d, k), 0) for d in days),
         }
         for k in used
