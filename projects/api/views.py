@@ -118,6 +118,7 @@ class ApiKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, EngramView
 
     serializer_class = ApiKeySerializer
     queryset = ApiKey.objects.none()  # for the schema; get_queryset() is the real one
+    lookup_value_regex = r"\d+"
 
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
