@@ -16,10 +16,10 @@ from projects.access import Actor, require_change_memory, require_create_memory,
 from projects.models import Project
 
 from . import gate
+from .dedup import is_duplicate
 from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
 from .text import content_hash, keyword_tokens
-from .thresholds import duplicate_threshold
 
 log = logging.getLogger(__name__)
 
@@ -277,16 +277,13 @@ def memory_create(
     else:
         _embed(item)
     if dedup == "similarity" and item.embedding is not None:
-        nearest = nearest_active(base=base, embedding=item.embedding, model=item.embedding_model, limit=1)
-        if nearest:
-            existing, similarity = nearest[0]
-            if similarity >= duplicate_threshold(item.embedding_model) and not _vetoed(
-                existing.content, content
-            ):
-                merged = _merge_into(
-                    existing=existing, tags=tags, actor=actor, reason="", similarity=similarity
-                )
-                return CreateResult(item=merged, created=False, duplicate_of=merged.pk, similarity=similarity)
+        found = find_duplicate(
+            base=base, content=content, embedding=item.embedding, model=item.embedding_model
+        )
+        if found:
+            existing, similarity = found
+            merged = _merge_into(existing=existing, tags=tags, actor=actor, reason="", similarity=similarity)
+            return CreateResult(item=merged, created=False, duplicate_of=merged.pk, similarity=similarity)
     if source == Source.AUTO:
         gate.check_rate_limit(org, session_id)
     item.search_tokens = tokens_expression(content)
@@ -305,11 +302,18 @@ def _defer_tokens(item: MemoryItem) -> None:
     item.__dict__.pop("search_tokens", None)
 
 
-def _vetoed(existing: str, new: str) -> bool:
-    """Hard differences (numbers, names, dates, negation) that keep two similar texts apart."""
-    from .dedup import differs_materially
+def find_duplicate(*, base: dict, content: str, embedding, model: str, exclude_id: int | None = None):
+    """The subject's active memory that is the same fact as `content`, with its similarity, or None.
 
-    return differs_materially(existing, new)
+    Looks at the few nearest (a translation can score below a same-language neighbour) and lets
+    dedup.is_duplicate decide: the model's threshold for the language pair, then the veto.
+    """
+    for existing, similarity in nearest_active(
+        base=base, embedding=embedding, model=model, limit=3, exclude_id=exclude_id
+    ):
+        if is_duplicate(existing.content, content, similarity, model):
+            return existing, similarity
+    return None
 
 
 class StaleVersion(Exception):
@@ -634,7 +638,6 @@ def memory_create_batch(
                 kept.append((index, entry))
                 continue
             vector, model = vectors[index]
-            threshold = duplicate_threshold(model)
             key = _batch_key(entry)
             base = subject_filter(
                 org=org,
@@ -644,14 +647,14 @@ def memory_create_batch(
                 session_id=entry.session_id,
                 agent_id=entry.agent_id,
             )
-            nearest = nearest_active(base=base, embedding=vector, model=model, limit=1)
-            if nearest and nearest[0][1] >= threshold and not _vetoed(nearest[0][0].content, entry.content):
-                merges[index] = (nearest[0][0], entry.tags, nearest[0][1])
+            found = find_duplicate(base=base, content=entry.content, embedding=vector, model=model)
+            if found:
+                merges[index] = (found[0], entry.tags, found[1])
                 continue
             earlier = seen.get(key, [])
             if earlier:
                 best, sim = _cosine_max([v for _, _, v in earlier], vector)
-                if sim >= threshold and not _vetoed(earlier[best][1].content, entry.content):
+                if is_duplicate(earlier[best][1].content, entry.content, sim, model):
                     results[index] = BatchResult(
                         index, "duplicate", duplicate_of=-1 - earlier[best][0], similarity=round(sim, 4)
                     )
