@@ -3,7 +3,7 @@
 from datetime import timedelta
 
 from django.contrib.auth import get_user_model
-from django.db.models import Count, Min
+from django.db.models import Count, Min, Q
 from django.utils import timezone
 
 
@@ -21,7 +21,7 @@ def statistics() -> dict:
     per_org = {
         row["org__slug"]: row
         for row in memories.values("org__slug").annotate(
-            memories=Count("id"), subjects=Count("user_id", distinct=True)
+            memories=Count("id"), subjects=Count("user_id", distinct=True, filter=~Q(user_id=""))
         )
     }
     orgs = []

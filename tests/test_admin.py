@@ -83,18 +83,29 @@ def test_it_revokes_keys_with_an_admin_action(staff_web, data):
     assert key.revoked_at is not None
 
 
-def test_it_counts_memories_users_and_jobs_in_the_statistics(staff_web, data, charlie, org_b):
+def test_it_counts_memories_users_and_jobs_in_the_statistics(
+    staff_web, data, charlie, org_b, alice_actor, project
+):
     from projects.access import actor_for_account
 
     charlie_actor = actor_for_account(charlie, org_b)
     memory_create(actor=charlie_actor, org=org_b, content="Charlie writes Go at work.", user_id="charlie")
+    memory_create(
+        actor=alice_actor,
+        org=alice_actor.org,
+        content="Atlas uses PostgreSQL 16.",
+        scope="project",
+        project=project,
+    )
     stats = staff_web.get("/admin/projects/organization/statistics/").context["stats"]
-    assert stats["totals"]["memories"] == 2
+    assert stats["totals"]["memories"] == 3
     assert stats["totals"]["subjects"] == 2
-    assert dict(stats["by_type"]) == {"fact": 2}
+    assert dict(stats["by_type"]) == {"fact": 3}
+    assert dict(stats["by_scope"]) == {"user": 2, "project": 1}
     assert dict(stats["queue"]["by_status"]) == {"failed": 1}
     rows = {o["slug"]: o for o in stats["orgs"]}
-    assert (rows["org-a"]["memories"], rows["org-a"]["failed"], rows["org-b"]["memories"]) == (1, 1, 1)
+    assert (rows["org-a"]["memories"], rows["org-a"]["failed"], rows["org-b"]["memories"]) == (2, 1, 1)
+    assert rows["org-a"]["subjects"] == 1
 
 
 def test_it_makes_memberships_and_memories_read_only(staff_web, data, alice):

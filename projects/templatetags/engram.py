@@ -41,6 +41,9 @@ LABELS = {
     "public": _("public"),
     "members": _("members"),
     "owner_only": _("owner only"),
+    # agent calls
+    "search": _("search"),
+    "injection": _("injection"),
     # roles
     "owner": _("Owner"),
     "editor": _("Editor"),

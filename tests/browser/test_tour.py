@@ -99,6 +99,16 @@ def seed(alice_actor, project, org):
         org=org, model="text-embedding-3-small", status="processing", total=120, done=45
     )
     api_key_create(org=org, name="support-bot")
+    from profiles.services import user_profile_aggregate_save, user_profile_update
+
+    user_profile_aggregate_save(
+        org=org,
+        user_id="alice",
+        values={"profession": "backend engineer", "programming_languages": ["Python", "Go"]},
+    )
+    user_profile_update(
+        actor=alice_actor, org=org, user_id="alice", values={"communication_style": "concise"}
+    )
     return items
 
 
@@ -133,6 +143,7 @@ def test_it_tours_every_main_page(open_page, alice, alice_actor, bob, project, o
         expect(page.locator("main h1").first).to_be_visible()
         screenshot(page, name)
     page.select_option("#language", "zh-hans")
+    expect(page.locator("html")).to_have_attribute("lang", "zh-hans")
     for url, name in (
         ("/memories/", "zh-memories"),
         (f"/projects/{project.slug}/", "zh-project"),
