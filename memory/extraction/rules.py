@@ -61,25 +61,30 @@ _CORRECTION_INNER = re.compile(
     r"\bI(?:'m| am) now\b|\bnow I\b",
     re.I,
 )
+_CJK_TEXT = re.compile(r"[\u4e00-\u9fff]")
+_STARTS_FIRST_PERSON = re.compile(r"^(?:我|I\b|I'm|I've|my\b)", re.I)
 _FIRST_PERSON = re.compile(r"我|\b(?:I|I'm|I've|I'd|my|me)\b", re.I)
 
 # Identity (seed 004 "core"): name and role.
 _IDENTITY = re.compile(
     r"我叫|我的名字|叫我|我是(?![说不想觉在来问要因怎真刚第否这那个么])|"
-    r"\bcall me\b|\bmy name is\b|\bI(?:'m| am) (?:a|an)\b(?! (?:bit|little|lot)\b)|\bI work as\b",
+    r"^作为(?:一名|一个)?.{1,12}[，,]|"
+    r"\bcall me\b|\bmy name is\b|\bI(?:'m| am) (?:now |currently |also )?(?:a|an)\b(?! (?:bit|little|lot)\b)|"
+    r"\bI work as\b|^as an? [a-z]+(?: [a-z]+){0,3},",
     re.I,
 )
 _PREFERENCE = re.compile(
     r"我(?:比较|更|最|很|也|还是|一直)?(?:不)?(?:喜欢|偏好|偏爱|爱用|讨厌|倾向)|我的偏好|"
     r"\bI (?:really |also |much |strongly )?(?:prefer|like|love|enjoy|hate|dislike)\b|"
-    r"\bI (?:don't|do not) (?:like|want|enjoy)\b|\bmy favou?rite\b",
+    r"\bI (?:don't|do not) (?:like|want|enjoy)\b|\bmy favou?rite\b|"
+    r"我(?:不再)?吃素|素食|我不(?:能)?吃|我不喝|\bI(?:'m| am) (?:a )?(?:vegetarian|vegan)\b|\bI (?:don't|do not|never) eat\b",
     re.I,
 )
 # Standing instructions: they only count when addressed to the assistant ("以后用中文回复" / "always answer...").
 _STANDING_ZH = re.compile(
     r"(?:以后|下次|默认|始终|一律|总是|每次)(?:都|请|你|给我|也)*.{0,6}?"
     r"(?:用|回复|回答|叫我|称呼|给我|写|输出|先|要|别|不要|使用|加上|附上)|"
-    r"(?:不要|别再|别(?![人的处])|永远不要|不用)(?:再|总是|每次)?.{0,6}?"
+    r"(?:不要|别再|别(?![人的处])|永远不要|不用)(?:再|总是|每次)?.{0,10}?"
     r"(?:给我|帮我|用|回复|写|输出|加|叫我|发|使用|推荐|提醒)|"
     r"请(?:你)?(?:以后|总是|始终|默认|每次)"
 )
@@ -96,7 +101,7 @@ _HABIT = re.compile(
     re.I,
 )
 _FACT = re.compile(
-    r"我住在|我来自|我在.{1,20}(?:工作|上班|上学|读书)|我的.{1,8}是|我对.{1,10}过敏|我有|我们公司|我们团队|"
+    r"我(?:的)?(?:女儿|儿子|孩子|老婆|妻子|老公|丈夫|爸爸|妈妈|父母)|我住在|我来自|我在.{1,20}(?:工作|上班|上学|读书)|我的.{1,8}是|我对.{1,10}过敏|我有|我们公司|我们团队|"
     r"\bI live in\b|\bI(?:'m| am) from\b|\bI work (?:at|for|in|on)\b|\bI(?:'m| am) allergic\b|"
     r"\bmy [a-z]+(?: [a-z]+)? is\b|\bI have (?:a|an|two|three)\b|\bour (?:team|company)\b",
     re.I,
@@ -110,6 +115,12 @@ _TYPE_STYLE = re.compile(
     r"tone|concise|brief|bullet|table)\b",
     re.I,
 )
+
+# A changed tool or habit of choice is a preference ("我现在改用 Windows", "I've switched to Python").
+_TYPE_CHOICE = re.compile(
+    r"改用|换成|换用|\bswitched to\b|\binstead of\b|\bno longer (?:drink|eat|use)\b", re.I
+)
+_CLAUSE = re.compile(r"[，,]")
 
 _LEAD_PUNCT = re.compile(r"^[\s，,。.!！：:、;；\"'“”]+")
 _TRAIL_PUNCT = re.compile(r"[\s，,：:、;；。.!！]+$")
@@ -125,8 +136,17 @@ def _clean(text: str) -> str:
 
 
 def memory_type_of(text: str) -> str:
-    """The memory type of a kept sentence."""
-    if _PREFERENCE.search(text):
+    """The memory type of a kept sentence: its first clause decides when it is specific."""
+    first = _CLAUSE.split(text, maxsplit=1)[0]
+    if first != text and _IDENTITY.search(first):
+        return "core"
+    if first != text and (_FACT.search(first) or _HABIT.match(first)):
+        return "habit" if _HABIT.match(first) else "fact"
+    return _type_of(text)
+
+
+def _type_of(text: str) -> str:
+    if _PREFERENCE.search(text) or _TYPE_CHOICE.search(text):
         return "preference"
     if _IDENTITY.search(text):
         return "core"
@@ -150,7 +170,13 @@ def sentence_candidate(sentence: str) -> Candidate | None:
     sentence = sentence.strip()
     asked = _ASK_TO_REMEMBER.search(sentence)
     if _QUESTION.search(sentence) and not (asked and _REMEMBER.search(sentence)):
-        return None
+        # "I live in Toronto, what should I pack?": the statement before the question still counts.
+        clauses = _CLAUSE.split(sentence)
+        if len(clauses) < 2:
+            return None
+        return sentence_candidate(
+            "，".join(clauses[:-1]) if _CJK_TEXT.search(sentence) else ", ".join(clauses[:-1])
+        )
     remember = _REMEMBER.search(sentence)
     if remember:
         rest = _clean(sentence[remember.end() :])
@@ -162,10 +188,10 @@ def sentence_candidate(sentence: str) -> Candidate | None:
     prefix = _CORRECTION_PREFIX.search(sentence)
     if prefix and prefix.end() > 0:
         rest = _clean(sentence[prefix.end() :])
-        if (
-            len(rest) >= 4
-            and (_FIRST_PERSON.search(rest) or _standing(rest))
-            and not _CORRECTION_PREFIX.fullmatch(rest)
+        while (again := _CORRECTION_PREFIX.search(rest)) and again.end() > 0:
+            rest = _clean(rest[again.end() :])
+        if len(rest) >= 4 and (
+            _STARTS_FIRST_PERSON.search(rest) or _standing(rest) or _IDENTITY.search(rest)
         ):
             return Candidate(rest, memory_type_of(rest), 0.9, correction=True, rule="correction")
         return None
