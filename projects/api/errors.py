@@ -1,5 +1,6 @@
 """Every API error has the body {"error": {"code": ..., "message": ..., "details"?: ...}}."""
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
@@ -47,7 +48,12 @@ CODES = {
 def exception_handler(exc, context):
     if isinstance(exc, RequestDataTooBig):
         return Response(
-            {"error": {"code": "too_large", "message": "The request body is too large."}},
+            {
+                "error": {
+                    "code": "too_large",
+                    "message": f"The request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes.",
+                }
+            },
             status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
         )
     if isinstance(exc, DjangoValidationError):
