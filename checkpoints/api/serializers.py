@@ -38,7 +38,7 @@ class CheckpointSaveSerializer(SubjectFields):
     metadata = serializers.DictField(required=False, default=dict)
 
 
-class DecisionSerializer(StrictSerializer):
+class ToolCallDecisionSerializer(StrictSerializer):
     tool_call_ids = serializers.ListField(
         child=serializers.CharField(max_length=255),
         required=False,

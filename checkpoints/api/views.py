@@ -18,10 +18,10 @@ from ..models import Checkpoint, CheckpointArchive, Message
 from .serializers import (
     CheckpointOutSerializer,
     CheckpointSaveSerializer,
-    DecisionSerializer,
     MessagesAppendSerializer,
     MessageSerializer,
     SessionSerializer,
+    ToolCallDecisionSerializer,
     checkpoint_data,
 )
 
@@ -89,6 +89,7 @@ class SessionDetailView(EngramAPIView):
             {**SessionSerializer(session).data, "messages": MessageSerializer(recent, many=True).data}
         )
 
+    @extend_schema(responses={204: None})
     def delete(self, request, session_id):
         session = selectors.session_get(self.actor, session_id)
         require_subject(self.actor, session.user_id, write=True)
@@ -196,10 +197,10 @@ class CheckpointDetailView(EngramAPIView):
 class CheckpointDecisionView(EngramAPIView):
     decision = "approve"
 
-    @extend_schema(request=DecisionSerializer, responses={201: CheckpointOutSerializer})
+    @extend_schema(request=ToolCallDecisionSerializer, responses={201: CheckpointOutSerializer})
     def post(self, request, pk):
         """Approve or reject pending tool calls (all of them when tool_call_ids is omitted)."""
-        data = DecisionSerializer(data=request.data)
+        data = ToolCallDecisionSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         row = selectors.checkpoint_get(self.actor, pk)
         if isinstance(row, CheckpointArchive):

@@ -5,6 +5,7 @@ Accounts see the jobs about themselves (org owners and admins see the org's); AP
 
 from django.db.models import QuerySet
 from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -131,11 +132,12 @@ class LLMConfigView(EngramAPIView):
             else {"model": client.model, "source": "org" if config else "server"},
         }
 
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request):
         require_org_admin(self.actor)
         return Response(self._body())
 
-    @extend_schema(request=LLMConfigInput)
+    @extend_schema(request=LLMConfigInput, responses=OpenApiTypes.OBJECT)
     def put(self, request):
         require_org_admin(self.actor)
         data = LLMConfigInput(data=request.data)
@@ -143,6 +145,7 @@ class LLMConfigView(EngramAPIView):
         llm_config_set(org=self.org, **data.validated_data)
         return Response(self._body())
 
+    @extend_schema(responses={204: None})
     def delete(self, request):
         require_org_admin(self.actor)
         llm_config_delete(org=self.org)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -116,6 +117,7 @@ class InvokeInput(StrictSerializer):
 
 
 class ToolListView(EngramAPIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request):
         """The tools as OpenAI function-calling schemas (pass them as `tools` to a chat completion)."""
         return Response({"tools": TOOLS})
@@ -141,7 +143,7 @@ def _arguments(raw, serializer_class) -> dict:
 
 
 class ToolInvokeView(EngramAPIView):
-    @extend_schema(request=InvokeInput)
+    @extend_schema(request=InvokeInput, responses=OpenApiTypes.OBJECT)
     def post(self, request, name):
         """Run a tool for the caller's context (user_id, project, session_id)."""
         if name not in TOOL_NAMES:
