@@ -1,0 +1,108 @@
+"""Management commands: create_org, create_api_key (secret on the last line), seed_demo (idempotent)."""
+
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from guardian.models import UserObjectPermission
+
+from memory.models import MemoryItem, MemoryRevision
+from projects.models import ApiKey, Organization, OrgMembership, Project, ProjectMembership, hash_secret
+
+from .conftest import key_client
+
+
+def run(*args) -> str:
+    out = StringIO()
+    call_command(*args, stdout=out)
+    return out.getvalue()
+
+
+def test_it_creates_an_org(db):
+    output = run("create_org", "acme", "--name", "Acme Inc.")
+    org = Organization.objects.get(slug="acme")
+    assert org.name == "Acme Inc."
+    assert "acme" in output
+
+
+def test_it_refuses_a_duplicate_or_invalid_org(db):
+    run("create_org", "acme")
+    with pytest.raises(CommandError, match="already exists"):
+        run("create_org", "acme")
+    with pytest.raises(CommandError, match="not a valid slug"):
+        run("create_org", "no spaces")
+    assert list(Organization.objects.values_list("slug", flat=True)) == ["acme"]
+
+
+def test_it_prints_a_working_secret_as_the_last_line(db):
+    run("create_org", "acme")
+    output = run("create_api_key", "--org", "acme", "--name", "my-agent")
+    secret = output.strip().splitlines()[-1]
+    key = ApiKey.objects.get(name="my-agent")
+    assert key.hashed_secret == hash_secret(secret) and not key.read_only
+    assert secret not in key.hashed_secret
+    response = key_client(secret).post("/api/v1/projects", {"name": "From the CLI"}, format="json")
+    assert response.status_code == 201
+    assert Project.objects.get(org=key.org, name="From the CLI")
+
+
+def test_it_makes_read_only_and_project_bound_keys(db):
+    run("create_org", "acme")
+    org = Organization.objects.get(slug="acme")
+    Project.objects.create(org=org, name="Atlas", slug="atlas")
+    Project.objects.create(org=org, name="Beacon", slug="beacon")
+    secret = run("create_api_key", "--org", "acme", "--name", "reader", "--read-only", "--project", "atlas")
+    secret = secret.strip().splitlines()[-1]
+    key = ApiKey.objects.get(name="reader")
+    assert key.read_only
+    assert list(key.projects.values_list("slug", flat=True)) == ["atlas"]
+    client = key_client(secret)
+    assert [p["slug"] for p in client.get("/api/v1/projects").json()["results"]] == ["atlas"]
+    assert client.post("/api/v1/projects", {"name": "Nope"}, format="json").status_code == 403
+
+
+def test_it_refuses_unknown_orgs_and_projects(db):
+    with pytest.raises(CommandError, match="No organization"):
+        run("create_api_key", "--org", "ghost", "--name", "x")
+    run("create_org", "acme")
+    with pytest.raises(CommandError, match="Unknown project"):
+        run("create_api_key", "--org", "acme", "--name", "x", "--project", "nowhere")
+    assert not ApiKey.objects.exists()
+
+
+def _demo_state() -> dict:
+    User = get_user_model()
+    return {
+        "orgs": list(Organization.objects.values_list("slug", flat=True)),
+        "accounts": sorted(User.objects.values_list("username", flat=True)),
+        "org_members": sorted(OrgMembership.objects.values_list("account__username", "role", "user_id")),
+        "projects": sorted(Project.objects.values_list("slug", flat=True)),
+        "project_members": sorted(
+            ProjectMembership.objects.values_list("project__slug", "account__username", "role")
+        ),
+        "memories": sorted(MemoryItem.objects.values_list("scope", "user_id", "content")),
+        "revisions": MemoryRevision.objects.count(),
+        "grants": UserObjectPermission.objects.count(),
+    }
+
+
+def test_it_seeds_the_demo_once_however_often_it_runs(db, client):
+    run("seed_demo")
+    first = _demo_state()
+    run("seed_demo")
+    assert _demo_state() == first
+
+    assert first["orgs"] == ["demo"]
+    assert first["projects"] == ["atlas", "beacon"]
+    assert {"alice", "adam", "erin", "victor", "staff"} <= set(first["accounts"])
+    roles = {(p, a): r for p, a, r in first["project_members"]}
+    assert roles[("atlas", "alice")] == "owner"
+    assert roles[("atlas", "adam")] == "admin"
+    assert roles[("atlas", "erin")] == "editor"
+    assert roles[("atlas", "victor")] == "viewer"
+    assert any(scope == "project" for scope, _, _ in first["memories"])
+    assert any(scope == "user" and user_id == "alice" for scope, user_id, _ in first["memories"])
+    # the printed logins work
+    assert client.login(username="erin", password="engram-demo")
+    assert client.get("/api/v1/projects").status_code == 200
