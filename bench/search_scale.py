@@ -1,0 +1,383 @@
+"""Search at scale: 100,000 memories in one org, 500,000 in the database, Chinese and English.
+
+    .venv/bin/python bench/search_scale.py [--pool 4000] [--per-org 100000] [--orgs 5] [--users 200]
+                                           [--queries 100] [--keep]
+
+Runs in its own database (engram_bench on the server of $DATABASE_URL), created, migrated and dropped
+at the end (--keep leaves it).
+
+Data. Embedding 500,000 texts with the local model takes hours on two cores, so a pool of real
+sentences (--pool, default 4,000: short statements about people and projects, English and Chinese,
+from templates) is embedded with the real model, and every stored memory is built in SQL from the pool:
+its text and keyword tokens are those of one pool sentence, its vector the normalised mixture
+a*v(i) + (1-a)*v(j) of that sentence's vector and another one's (a in 0.55..0.95), so vectors are
+spread like real ones rather than repeated. Rows are bulk-inserted with INSERT ... SELECT; the HNSW
+index is built after loading. Each org has --users subjects (500 memories each with the defaults).
+
+Measured, for --queries real queries (embedded once, outside the timings) each against a random subject
+of the big org, with the same vector and filters:
+- Engram search server time without query embedding: memory.search.memory_search with query_vector,
+  i.e. access filter, both SQL sides, ranking, near-duplicate step, budget (no HTTP);
+- the raw pgvector query (the physical limit): SELECT id ... WHERE org, subject, status, model
+  ORDER BY embedding <=> q LIMIT k with the same iterative-scan settings;
+- end to end including the query embedding (memory_search embedding the text itself).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlparse, urlunparse
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DB = "engram_bench"
+
+EN_SUBJECTS = [
+    "The user",
+    "Alice",
+    "Bob",
+    "The customer",
+    "Our PM",
+    "The team lead",
+    "Maria",
+    "Ken",
+    "The new hire",
+]
+EN_FACTS = [
+    "prefers {lang} for backend services",
+    "is allergic to {food}",
+    "lives in {city}",
+    "moved to {city} last {month}",
+    "works as a {job} at a {industry} company",
+    "wants weekly reports every {day}",
+    "uses {tool} to track bugs",
+    "likes {food} for lunch",
+    "asked to deploy the {project} service on {day}",
+    "plans a trip to {city} in {month}",
+    "reads about {topic} in the evenings",
+    "prefers short answers with {format}",
+    "is learning {lang} this {month}",
+    "owns a {pet} named {name}",
+    "runs the {project} migration to {tool}",
+    "reported ticket {ticket} about {topic}",
+    "decided to drop {tool} for {project}",
+    "meets the {industry} client every {day}",
+]
+ZH_SUBJECTS = ["用户", "张伟", "李娜", "客户", "项目经理", "王芳", "新同事", "运维负责人"]
+ZH_FACTS = [
+    "喜欢用{zlang}写后端服务",
+    "对{zfood}过敏",
+    "住在{zcity}",
+    "上个{zmonth}搬到了{zcity}",
+    "在一家{zindustry}公司做{zjob}",
+    "希望每周{zday}收到周报",
+    "用{tool}跟踪缺陷",
+    "午饭喜欢吃{zfood}",
+    "要求在周{zday}部署{project}服务",
+    "计划{zmonth}去{zcity}出差",
+    "晚上常看关于{ztopic}的文章",
+    "偏好简洁的回答和{zformat}",
+    "养了一只叫{name}的{zpet}",
+    "负责把{project}迁移到{tool}",
+    "提交了工单{ticket}，是关于{ztopic}的问题",
+    "决定在{project}里不再使用{tool}",
+]
+SLOTS = {
+    "lang": ["Python", "Go", "Rust", "Java", "TypeScript", "Kotlin"],
+    "food": ["peanuts", "shellfish", "gluten", "milk", "sesame", "ramen", "salad", "dumplings"],
+    "city": ["Shanghai", "Beijing", "Berlin", "Lisbon", "Toronto", "Singapore", "Austin", "Osaka"],
+    "month": ["January", "March", "May", "July", "September", "November"],
+    "job": ["data engineer", "designer", "buyer", "accountant", "SRE", "product manager"],
+    "industry": ["logistics", "retail", "fintech", "gaming", "healthcare", "foreign trade"],
+    "day": ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"],
+    "tool": ["Jira", "Linear", "PostgreSQL", "Kafka", "Redis", "Grafana", "Airflow", "dbt"],
+    "project": ["Atlas", "Orion", "Hermes", "Zeus", "Apollo", "Nova"],
+    "topic": ["vector search", "supply chains", "tax law", "climbing", "jazz", "LLM agents", "gardening"],
+    "format": ["tables", "bullet lists", "code samples", "diagrams"],
+    "pet": ["cat", "dog", "parrot", "rabbit"],
+    "name": ["Miso", "Luna", "Pepper", "Mochi", "Rex", "Tofu"],
+    "ticket": [f"EDU-{n}" for n in range(2200, 2300, 7)],
+    "zlang": ["Python", "Go", "Java", "Rust"],
+    "zfood": ["花生", "海鲜", "牛奶", "芝麻", "饺子", "拉面", "沙拉"],
+    "zcity": ["上海", "北京", "深圳", "杭州", "成都", "广州", "武汉"],
+    "zmonth": ["一月", "三月", "五月", "七月", "九月", "十一月"],
+    "zindustry": ["外贸", "物流", "零售", "金融", "医疗", "游戏"],
+    "zjob": ["采购经理", "数据工程师", "设计师", "会计", "运维", "产品经理"],
+    "zday": ["一", "二", "三", "四", "五"],
+    "ztopic": ["向量检索", "供应链", "税务", "登录白屏", "支付超时", "大模型"],
+    "zformat": ["表格", "列表", "代码示例"],
+    "zpet": ["猫", "狗", "鹦鹉", "兔子"],
+}
+EN_QUERIES = [
+    "what is the user allergic to",
+    "where does the user live now",
+    "which language does the team prefer for backend",
+    "when should the weekly report be sent",
+    "what tool tracks bugs",
+    "who owns a cat",
+    "what was ticket EDU-2291 about",
+    "which project is migrating to Kafka",
+    "what does the customer eat for lunch",
+    "travel plans in March",
+]
+ZH_QUERIES = [
+    "用户对什么过敏",
+    "用户现在住在哪里",
+    "后端服务用什么语言",
+    "周报什么时候发",
+    "用什么工具跟踪缺陷",
+    "谁养了猫",
+    "EDU-2291 是什么问题",
+    "哪个项目迁移到 Kafka",
+    "午饭喜欢吃什么",
+    "三月的出差计划",
+]
+
+
+def fill(template: str, rng: random.Random) -> str:
+    out = template
+    while "{" in out:
+        start = out.index("{")
+        end = out.index("}", start)
+        out = out[:start] + rng.choice(SLOTS[out[start + 1 : end]]) + out[end + 1 :]
+    return out
+
+
+def sentences(n: int, seed: int = 1) -> list[str]:
+    rng = random.Random(seed)
+    seen: dict[str, None] = {}
+    while len(seen) < n:
+        if rng.random() < 0.5:
+            text = f"{rng.choice(EN_SUBJECTS)} {fill(rng.choice(EN_FACTS), rng)}."
+        else:
+            text = f"{rng.choice(ZH_SUBJECTS)}{fill(rng.choice(ZH_FACTS), rng)}。"
+        seen[text] = None
+    return list(seen)
+
+
+def pct(values: list[float], p: float) -> float:
+    values = sorted(values)
+    return values[min(len(values) - 1, round(p / 100 * (len(values) - 1)))]
+
+
+# ---- outer process: the database's life ---------------------------------------------------------
+
+
+def bench_url() -> str:
+    url = urlparse(os.environ.get("DATABASE_URL", "postgres://postgres@localhost:5432/engram"))
+    return urlunparse(url._replace(path=f"/{BENCH_DB}"))
+
+
+def admin_conn():
+    import psycopg
+
+    url = urlparse(os.environ.get("DATABASE_URL", "postgres://postgres@localhost:5432/engram"))
+    return psycopg.connect(urlunparse(url._replace(path="/postgres")), autocommit=True)
+
+
+def outer(args) -> None:
+    with admin_conn() as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB}")
+        conn.execute(f"CREATE DATABASE {BENCH_DB}")
+    env = {**os.environ, "DATABASE_URL": bench_url(), "DJANGO_SETTINGS_MODULE": "config.settings.base"}
+    try:
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
+        print(f"database {BENCH_DB} created and migrated in {time.perf_counter() - t0:.1f}s")
+        subprocess.run([sys.executable, __file__, "--inner", *sys.argv[1:]], cwd=ROOT, env=env, check=True)
+    finally:
+        if not args.keep:
+            with admin_conn() as conn:
+                conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
+            print(f"database {BENCH_DB} dropped")
+
+
+# ---- inner process: load and measure ---------------------------------------------------------
+
+
+def inner(args) -> None:
+    sys.path.insert(0, str(ROOT))
+    import django
+
+    django.setup()
+    from django.db import connection, transaction
+
+    from memory.embeddings import provider_for
+    from memory.search import memory_search, vector_literal
+    from memory.selectors import MemoryFilters
+    from memory.text import content_hash, keyword_tokens
+    from projects.access import actor_for_key
+    from projects.services import api_key_create, org_create
+
+    rng = random.Random(42)
+    orgs = [org_create(slug=f"bench-{i}", name=f"Bench {i}") for i in range(args.orgs)]
+    key, _ = api_key_create(org=orgs[0], name="bench")
+    actor = actor_for_key(key)
+    provider = provider_for(orgs[0], "")
+    model = provider.model_name
+
+    texts = sentences(args.pool)
+    t0 = time.perf_counter()
+    vectors = provider.embed_passages(texts)
+    embed_s = time.perf_counter() - t0
+    zh = sum(1 for t in texts if t.endswith("。"))
+    print(f"pool: {len(texts)} real sentences ({zh} Chinese) embedded in {embed_s:.1f}s")
+
+    t0 = time.perf_counter()
+    with connection.cursor() as cur:
+        cur.execute(
+            "CREATE UNLOGGED TABLE bench_pool (idx int PRIMARY KEY, content text, hash text, tokens tsvector, v vector)"
+        )
+        cur.executemany(
+            "INSERT INTO bench_pool VALUES (%s, %s, %s, array_to_tsvector(%s::text[]), %s::vector)",
+            [
+                (i, t, content_hash(t), keyword_tokens(t) or [""], vector_literal(v))
+                for i, (t, v) in enumerate(zip(texts, vectors, strict=True))
+            ],
+        )
+        cur.execute("CREATE UNLOGGED TABLE bench_alpha (k int PRIMARY KEY, va vector, vb vector)")
+        alphas = [0.55 + 0.05 * k for k in range(9)]
+        cur.executemany(
+            "INSERT INTO bench_alpha VALUES (%s, %s::vector, %s::vector)",
+            [(k, vector_literal([a] * 384), vector_literal([1 - a] * 384)) for k, a in enumerate(alphas)],
+        )
+        cur.execute("DROP INDEX IF EXISTS mem_embedding_hnsw")
+        for org in orgs:
+            cur.execute(
+                """
+                INSERT INTO memory_memoryitem (
+                    org_id, content, memory_type, scope, user_id, session_id, agent_id, skill, source,
+                    source_id, source_message_id, confidence, visibility, status, pinned, tags, metadata,
+                    embedding, embedding_model, search_tokens, content_hash, access_count, created_at,
+                    updated_at, occurred_at, version)
+                SELECT %s, p1.content, (ARRAY['fact','preference','event','habit'])[1 + g %% 4], 'user',
+                       'u' || (g %% %s), '', '', '', 'import', '', '', 0.7 + (g %% 4) * 0.1, 'members',
+                       'active', false, '[]'::jsonb, '{}'::jsonb,
+                       l2_normalize(p1.v * a.va + p2.v * a.vb), %s, p1.tokens, p1.hash, 0,
+                       now() - (g %% 1000) * interval '1 hour', now(),
+                       now() - (g %% 700) * interval '1 day', 1
+                FROM generate_series(1, %s) AS g
+                JOIN bench_pool p1 ON p1.idx = (hashint4(g) & 2147483647) %% %s
+                JOIN bench_pool p2 ON p2.idx = (hashint4(g + 7919) & 2147483647) %% %s
+                JOIN bench_alpha a ON a.k = g %% 9
+                """,
+                [org.pk, args.users, model, args.per_org, len(texts), len(texts)],
+            )
+        load_s = time.perf_counter() - t0
+        cur.execute("SELECT count(*) FROM memory_memoryitem")
+        total = cur.fetchone()[0]
+        cur.execute("SELECT count(*) FROM memory_memoryitem WHERE org_id = %s", [orgs[0].pk])
+        in_org = cur.fetchone()[0]
+        print(
+            f"loaded {total} memories ({in_org} in the measured org, {args.users} subjects per org) in {load_s:.1f}s"
+        )
+        t0 = time.perf_counter()
+        cur.execute("SET maintenance_work_mem = '2GB'")
+        cur.execute("SET max_parallel_maintenance_workers = 2")
+        cur.execute(
+            "CREATE INDEX mem_embedding_hnsw ON memory_memoryitem USING hnsw (embedding vector_cosine_ops)"
+            " WITH (m = 16, ef_construction = 64)"
+        )
+        print(f"HNSW index built in {time.perf_counter() - t0:.1f}s")
+        cur.execute("ANALYZE memory_memoryitem")
+        cur.execute("DROP TABLE bench_pool")
+        cur.execute("DROP TABLE bench_alpha")
+
+    queries = (EN_QUERIES + ZH_QUERIES) * (args.queries // 20 + 1)
+    queries = queries[: args.queries]
+    qvecs = [provider.embed_query(q) for q in queries]
+    subjects = [f"u{rng.randrange(args.users)}" for _ in queries]
+    top_k = 8
+    raw_sql = (
+        "SELECT id FROM memory_memoryitem WHERE org_id = %s AND user_id = %s AND scope IN ('user', 'session')"
+        " AND status = 'active' AND embedding_model = %s ORDER BY embedding <=> %s::vector LIMIT %s"
+    )
+
+    def run_raw(subject, qvec):
+        t = time.perf_counter()
+        with transaction.atomic(), connection.cursor() as cur:
+            cur.execute(
+                "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+                " set_config('hnsw.ef_search', '100', true)"
+            )
+            cur.execute(raw_sql, [orgs[0].pk, subject, model, vector_literal(qvec), top_k])
+            rows = cur.fetchall()
+        return (time.perf_counter() - t) * 1000, len(rows)
+
+    def run_engram(query, subject, qvec):
+        result = memory_search(
+            actor=actor,
+            query=query,
+            filters=MemoryFilters(user_id=subject),
+            top_k=top_k,
+            query_vector=qvec,
+            record_access=False,
+        )
+        return result.took_ms, len(result.hits)
+
+    for q, s, v in list(zip(queries, subjects, qvecs, strict=True))[:10]:  # warm caches and the plan cache
+        run_raw(s, v)
+        run_engram(q, s, v)
+    raw_ms, engram_ms, e2e_ms, counts = [], [], [], []
+    for q, s, v in zip(queries, subjects, qvecs, strict=True):
+        ms, n = run_raw(s, v)
+        raw_ms.append(ms)
+        ms, n2 = run_engram(q, s, v)
+        engram_ms.append(ms)
+        counts.append((n, n2))
+    for q, s in zip(queries, subjects, strict=True):
+        t = time.perf_counter()
+        memory_search(
+            actor=actor, query=q, filters=MemoryFilters(user_id=s), top_k=top_k, record_access=False
+        )
+        e2e_ms.append((time.perf_counter() - t) * 1000)
+    with connection.cursor() as cur:
+        cur.execute("EXPLAIN " + raw_sql, [orgs[0].pk, subjects[0], model, vector_literal(qvecs[0]), top_k])
+        plan = " / ".join(r[0].strip().split("  (")[0].split(" (cost")[0] for r in cur.fetchall())
+
+    print(
+        f"\nsearch over {in_org} memories in one org ({total} in the database), {len(queries)} queries, top_k={top_k}"
+    )
+    print(f"raw pgvector SQL       p50 {pct(raw_ms, 50):7.2f} ms   p95 {pct(raw_ms, 95):7.2f} ms")
+    print(f"Engram search (server) p50 {pct(engram_ms, 50):7.2f} ms   p95 {pct(engram_ms, 95):7.2f} ms")
+    print(
+        f"ratio Engram/raw       p50 {pct(engram_ms, 50) / pct(raw_ms, 50):7.2f} x   "
+        f"p95 {pct(engram_ms, 95) / pct(raw_ms, 95):7.2f} x   (goal <= 2x)"
+    )
+    print(
+        f"end to end incl. query embedding p50 {pct(e2e_ms, 50):.1f} ms, p95 {pct(e2e_ms, 95):.1f} ms "
+        f"(goal p50 < 50 ms); mean {statistics.fmean(e2e_ms):.1f} ms"
+    )
+    print(
+        f"rows returned: raw {min(c[0] for c in counts)}..{max(c[0] for c in counts)}, "
+        f"Engram {min(c[1] for c in counts)}..{max(c[1] for c in counts)}"
+    )
+    print(f"raw plan: {plan}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description="Search latency at 100k memories per org / 500k in the database."
+    )
+    parser.add_argument("--pool", type=int, default=4000, help="real sentences embedded with the model")
+    parser.add_argument("--per-org", type=int, default=100_000)
+    parser.add_argument("--orgs", type=int, default=5)
+    parser.add_argument("--users", type=int, default=200, help="subjects per org")
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument("--keep", action="store_true", help="keep the engram_bench database")
+    parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.inner:
+        inner(args)
+    else:
+        outer(args)
+
+
+if __name__ == "__main__":
+    main()
