@@ -410,3 +410,20 @@ def test_it_keeps_user_memories_to_their_subject(team, alice, bob):
     # alice herself can
     assert client_for(alice).delete(f"/api/v1/memories/{item.pk}").status_code == 204
     assert not MemoryItem.objects.filter(pk=item.pk).exists()
+
+
+def test_it_acts_in_the_org_the_header_names(alice, org_a, org_b, project, charlie):
+    """An account in two orgs: X-Engram-Org (slug or id) picks one; without it, the first membership."""
+    org_membership_set(org=org_b, account=alice, role=OrgRole.MEMBER)
+    bravo = project_create(actor=actor_for_account(charlie, org_b), name="Bravo", slug="bravo")
+    client = client_for(alice)
+    assert [p["slug"] for p in client.get("/api/v1/projects").json()["results"]] == ["atlas"]
+    in_b = client.get("/api/v1/projects", HTTP_X_ENGRAM_ORG="org-b").json()["results"]
+    assert in_b == []  # a plain member of org B who is in none of its projects
+    assert client.get(f"/api/v1/projects/{bravo.pk}", HTTP_X_ENGRAM_ORG=str(org_b.pk)).status_code == 404
+    assert client.get(f"/api/v1/projects/{project.pk}", HTTP_X_ENGRAM_ORG="org-b").status_code == 404
+    created = client.post(
+        "/api/v1/projects", {"name": "Alpha in B"}, format="json", HTTP_X_ENGRAM_ORG="org-b"
+    )
+    assert created.status_code == 201
+    assert type(project).objects.get(pk=created.json()["id"]).org == org_b

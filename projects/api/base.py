@@ -14,15 +14,20 @@ def resolve_actor(request) -> Actor:
     if isinstance(request.auth, ApiKey):
         return actor_for_key(request.auth)
     account = request.user
-    wanted = request.headers.get("X-Engram-Org") or getattr(request, "session", {}).get("org_id")
     memberships = OrgMembership.objects.filter(account=account).select_related("org").order_by("id")
     membership = None
-    if wanted:
+    wanted = request.headers.get("X-Engram-Org")
+    if wanted:  # asked for explicitly (slug or id): an org the account is not in does not exist for it
         membership = memberships.filter(org__slug=wanted).first() or (
-            memberships.filter(org_id=wanted).first() if str(wanted).isdigit() else None
+            memberships.filter(org_id=wanted).first() if wanted.isdigit() else None
         )
         if membership is None:
             raise Http404("No such organization.")
+    else:  # the org picked on the pages; stale (membership since removed) falls back to the first
+        session = getattr(request, "session", None)
+        chosen = session.get("org_id") if session is not None else None
+        if chosen:
+            membership = memberships.filter(org_id=chosen).first()
     membership = membership or memberships.first()
     if membership is None:
         raise ApiError(403, "no_organization", "This account belongs to no organization.")
