@@ -246,8 +246,13 @@ def memory_delete(request, pk):
 @require_POST
 def memory_undo(request, pk):
     item = _readable(request, pk)
-    last = MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk).aggregate(n=Max("number"))["n"]
-    item = services.memory_restore(actor=request.actor, item=item, number=last, reason="undo delete")
+    if item.status == Status.ARCHIVED:
+        last = MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk).aggregate(n=Max("number"))[
+            "n"
+        ]
+        item = services.memory_restore(actor=request.actor, item=item, number=last, reason="undo delete")
+    else:
+        require_change_memory(request.actor, item)
     return _row_response(request, item)
 
 
@@ -256,8 +261,12 @@ def memory_undo(request, pk):
 def memory_restore(request, pk, number):
     item = _readable(request, pk)
     get_object_or_404(MemoryRevision, org=item.org_id, item_ref=item.pk, number=number)
-    services.memory_restore(actor=request.actor, item=item, number=number)
-    messages.success(request, _("Restored revision %(n)s.") % {"n": number})
+    try:
+        services.memory_restore(actor=request.actor, item=item, number=number)
+    except GateRejection as exc:
+        messages.error(request, exc.message)
+    else:
+        messages.success(request, _("Restored revision %(n)s.") % {"n": number})
     return redirect("memory-detail", pk=pk)
 
 
@@ -270,23 +279,42 @@ def memory_purge(request, pk):
     return redirect("memory-list")
 
 
-def _origin(item):
-    """Where the memory came from: its extraction job and the message it was said in, when known."""
+def _origin(item, actor):
+    """Where the memory came from: its extraction job and the message it was said in, when known.
+
+    Only the subject sees the message: a project memory may come from another person's conversation.
+    """
     from checkpoints.models import Message
 
     from .models import ExtractionJob
 
-    job = None
-    job_id = (item.metadata or {}).get("job_id") or (item.source_id if item.source == "auto" else "")
-    if str(job_id).isdigit():
+    job, message = None, None
+    if item.user_id != actor.user_id or not item.user_id:
+        return job, message
+    # The extraction pipeline records its job as source_id "extraction-job:<id>".
+    job_id = (
+        item.source_id.removeprefix("extraction-job:") if item.source_id.startswith("extraction-job:") else ""
+    )
+    if job_id.isdigit():
         job = ExtractionJob.objects.filter(org=item.org_id, pk=int(job_id), user_id=item.user_id).first()
-    message = None
     if item.source_message_id:
         message = (
             Message.objects.filter(org=item.org_id, message_id=item.source_message_id, user_id=item.user_id)
             .select_related("session")
             .first()
         )
+        if message is None and job is not None:
+            said = [
+                m
+                for m in job.messages or []
+                if isinstance(m, dict) and m.get("message_id") == item.source_message_id
+            ]
+            if said:
+                message = {
+                    "content": said[0].get("content", ""),
+                    "role": said[0].get("role", ""),
+                    "session": None,
+                }
     return job, message
 
 
@@ -298,7 +326,7 @@ def memory_detail(request, pk):
     injections = InjectionLog.objects.filter(
         org=item.org_id, memory_ids__contains=[item.pk], user_id=request.actor.user_id
     ).order_by("-created_at")
-    job, message = _origin(item)
+    job, message = _origin(item, request.actor)
     inj_page, inj_qs = paginate(request, injections)
     context = {
         "item": item,

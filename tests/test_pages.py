@@ -351,3 +351,39 @@ def test_it_adds_and_removes_project_members(alice_web, alice, charlie, org_a, p
     response = alice_web.post(f"/projects/{project.slug}/members/{owner.pk}/remove/", **HX)
     assert "at least one Owner" in response.content.decode()
     assert ProjectMembership.objects.filter(pk=owner.pk).exists()
+
+
+def test_it_shows_where_a_memory_came_from_and_when_it_was_injected(alice_web, alice_actor, org_a):
+    from memory.models import ExtractionJob, InjectionLog
+
+    job = ExtractionJob.objects.create(
+        org=org_a,
+        user_id="alice",
+        status="done",
+        messages=[{"role": "user", "content": "记住：我对花生过敏。", "message_id": "msg-7"}],
+    )
+    item = add(
+        alice_actor,
+        "用户对花生过敏。",
+        source="auto",
+        source_id=f"extraction-job:{job.pk}",
+        source_message_id="msg-7",
+        confidence=0.9,
+    )
+    InjectionLog.objects.create(
+        org=org_a, user_id="alice", kind="context", query="午饭吃什么", memory_ids=[item.pk]
+    )
+    InjectionLog.objects.create(
+        org=org_a, user_id="bob", kind="context", query="bob's question", memory_ids=[item.pk]
+    )
+    body = alice_web.get(f"/memories/{item.pk}/").content.decode()
+    assert f'href="/queue/{job.pk}/"' in body
+    assert "记住：我对花生过敏。" in body
+    assert "午饭吃什么" in body
+    assert "bob&#x27;s question" not in body and "bob's question" not in body
+
+
+def test_it_undo_leaves_an_active_memory_alone(alice_web, alice_actor):
+    item = add(alice_actor, "Alice commutes by bicycle.")
+    alice_web.post(f"/memories/{item.pk}/undo/", **HX)
+    assert MemoryRevision.objects.filter(item_ref=item.pk).count() == 1
