@@ -106,3 +106,27 @@ def test_it_seeds_the_demo_once_however_often_it_runs(db, client):
     # the printed logins work
     assert client.login(username="erin", password="engram-demo")
     assert client.get("/api/v1/projects").status_code == 200
+
+
+def test_it_keeps_the_production_compose_file_valid():
+    """docker-compose.yml cannot run here; at least its shape and the files it points at are checked."""
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parent.parent
+    compose = yaml.safe_load((root / "docker-compose.yml").read_text())
+    services = compose["services"]
+    assert {"db", "redis", "web", "worker", "beat"} <= set(services)
+    assert "pgvector" in services["db"]["image"]
+    for name in ("web", "worker", "beat"):
+        assert services[name]["command"], name
+        assert services[name]["environment"]["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
+        assert services[name]["build"] == "."
+    assert "celery -A config worker" in services["worker"]["command"]
+    assert "celery -A config beat" in services["beat"]["command"]
+    for volume in services["nginx"]["volumes"]:
+        source = volume.split(":")[0]
+        if source.startswith("./"):
+            assert (root / source).is_file(), source
+    assert (root / "Dockerfile").read_text().startswith("FROM python:3.11")
