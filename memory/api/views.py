@@ -248,6 +248,7 @@ class MemoryViewSet(EngramViewSet):
     """Memories the caller may read; writes through the services and the gate."""
 
     serializer_class = MemorySerializer
+    queryset = MemoryItem.objects.none()  # for the schema only; get_queryset() is what runs
 
     def get_queryset(self):
         return list_queryset(self.actor)
@@ -362,6 +363,7 @@ class AgentMemoryViewSet(EngramViewSet):
     """One agent's memories. Creates are source admin with confidence 1.0 (seed 004)."""
 
     serializer_class = MemorySerializer
+    queryset = MemoryItem.objects.none()  # for the schema only
 
     def get_queryset(self):
         return list_queryset(self.actor).filter(agent_id=self.kwargs["agent_id"])
@@ -416,6 +418,8 @@ class AgentMemoryViewSet(EngramViewSet):
 
 class EmbeddingConfigView(EngramAPIView):
     """GET/PUT/DELETE the org's embedding provider (org admins) or the caller's own override (?level=user)."""
+
+    serializer_class = EmbeddingConfigSerializer  # for the schema
 
     def _level(self, request, data=None) -> tuple[str, str]:
         level = (data or {}).get("level") or request.query_params.get("level") or "org"
@@ -487,7 +491,10 @@ class EmbeddingConfigView(EngramAPIView):
 
 
 class ReembedJobViewSet(EngramViewSet):
+    """Progress of the org's re-embed jobs."""
+
     serializer_class = ReembedJobSerializer
+    queryset = ReembedJob.objects.none()  # for the schema only
 
     def get_queryset(self):
         return ReembedJob.objects.filter(org=self.org).order_by("-created_at", "-id")
