@@ -427,3 +427,15 @@ def test_it_acts_in_the_org_the_header_names(alice, org_a, org_b, project, charl
     )
     assert created.status_code == 201
     assert type(project).objects.get(pk=created.json()["id"]).org == org_b
+
+
+def test_it_holds_a_superuser_to_its_project_role(team):
+    """guardian grants a superuser every object permission; the project role still decides."""
+    vera = team.accounts["vera"]
+    vera.is_superuser = True
+    vera.save()
+    response = team.client("viewer").patch(
+        f"/api/v1/memories/{team.other.pk}", {"content": "A superuser viewer edits."}, format="json"
+    )
+    assert response.status_code == 403
+    assert MemoryItem.objects.get(pk=team.other.pk).content == team.other.content
