@@ -90,6 +90,7 @@ def queue(request):
     status = request.GET.get("status", "")
     listed = jobs.filter(status=status) if status in JobStatus.values else jobs
     page, querystring = paginate(request, listed.order_by("-created_at", "-id"))
+    reembeds = list(ReembedJob.objects.filter(org=actor.org).order_by("-created_at")[:5])
     context = {
         "page": page,
         "rows": [(job, job_counts(job)) for job in page.object_list],
@@ -97,10 +98,11 @@ def queue(request):
         "status": status,
         "statuses": JobStatus.values,
         "health": queue_health(jobs),
-        "reembeds": ReembedJob.objects.filter(org=actor.org).order_by("-created_at")[:5],
-        "can_retry": True,
+        "reembeds": reembeds,
+        "reembed_running": any(r.status in (JobStatus.PENDING, JobStatus.PROCESSING) for r in reembeds),
     }
-    return render_page(request, "memory/queue.html", context, partial="jobs")
+    partial = "reembed" if request.GET.get("part") == "reembed" else "jobs"
+    return render_page(request, "memory/queue.html", context, partial=partial)
 
 
 @org_page

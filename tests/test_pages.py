@@ -387,3 +387,18 @@ def test_it_undo_leaves_an_active_memory_alone(alice_web, alice_actor):
     item = add(alice_actor, "Alice commutes by bicycle.")
     alice_web.post(f"/memories/{item.pk}/undo/", **HX)
     assert MemoryRevision.objects.filter(item_ref=item.pk).count() == 1
+
+
+def test_it_polls_re_embedding_progress_while_it_runs(alice_web, org_a):
+    from memory.models import ReembedJob
+
+    job = ReembedJob.objects.create(
+        org=org_a, model="text-embedding-3-small", status="processing", total=120, done=45
+    )
+    page = alice_web.get("/queue/").content.decode()
+    assert 'hx-trigger="every 5s"' in page and 'value="45"' in page
+    job.done, job.status = 120, "done"
+    job.save()
+    fragment = alice_web.get("/queue/?part=reembed", **HX).content.decode()
+    assert fragment.lstrip().startswith('<section class="card" id="reembed"')
+    assert 'value="120"' in fragment and "every 5s" not in fragment

@@ -57,6 +57,9 @@ LABELS = {
     "archive": _("deleted (archived)"),
     "restore": _("restored"),
     "delete": _("deleted"),
+    # extraction results
+    "rejected": _("rejected"),
+    "skipped": _("skipped"),
 }
 
 

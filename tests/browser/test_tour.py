@@ -15,7 +15,7 @@ from projects.models import ProjectRole
 from projects.services import api_key_create, org_membership_set, project_member_add
 
 from ..factories import AccountFactory
-from .conftest import screenshot
+from .conftest import PHONE, screenshot
 
 USER_MEMORIES = [
     ("preference", "我喜欢简洁的回答，代码示例用 Python。", []),
@@ -152,6 +152,15 @@ def test_it_tours_every_main_page(open_page, alice, alice_actor, bob, project, o
         page.goto(url)
         screenshot(page, name)
     assert errors == []
+
+    phone = open_page(alice, viewport=PHONE)
+    for url, name in tour:
+        phone.goto(url)
+        overflow = phone.evaluate(
+            "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+        )
+        assert overflow <= 0, f"{url} scrolls sideways by {overflow}px at 375px"
+        screenshot(phone, f"phone-{name}")
 
     admin = open_page(staff)
     for url, name in (
