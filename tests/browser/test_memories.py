@@ -35,6 +35,10 @@ def test_it_signs_in_and_lands_on_the_start_page(open_page, alice):
     sign_in(page, "alice")
     expect(page.locator("h1")).to_have_text("Welcome to Engram")
     expect(page.locator("nav.nav")).to_contain_text("My memories")
+    page.get_by_role("button", name="Sign out").click()
+    expect(page.locator("main h1")).to_have_text("Sign in")
+    page.goto("/memories/")
+    expect(page).to_have_url("/login/?next=/memories/")
 
 
 def test_it_adds_searches_pins_edits_deletes_and_undoes(open_page, alice):
