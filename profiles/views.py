@@ -10,7 +10,7 @@ from projects.access import has_project_perm, readable_projects, require_project
 from projects.web import org_page, render_page
 
 from . import services
-from .forms import project_form, user_form
+from .forms import LABELS, project_form, user_form
 from .selectors import (
     profile_revisions,
     project_profile_dict,
@@ -69,7 +69,10 @@ def my_profile(request):
         "form": form,
         "rows": field_rows(form, profile),
         "profile": profile,
-        "revisions": profile_revisions(org=actor.org, user_id=actor.user_id, limit=20),
+        "revisions": [
+            (rev, [LABELS.get(name, name) for name in rev.changes if name != "edited_fields"])
+            for rev in profile_revisions(org=actor.org, user_id=actor.user_id, limit=20)
+        ],
     }
     return render_page(request, "profiles/user.html", context, status=400 if form.errors else 200)
 
