@@ -142,6 +142,20 @@ _member_account = member_account  # older name
 
 
 @transaction.atomic
+def project_member_set(*, project: Project, account, role: str) -> ProjectMembership:
+    """System write (seed data, imports): make the account a member with this role, grants in step."""
+    if role not in ProjectRole.values:
+        raise ValidationError({"role": f"Unknown role {role!r}."})
+    if not OrgMembership.objects.filter(org=project.org, account=account).exists():
+        raise ValidationError({"account": "No such account in this organization."})
+    membership, _ = ProjectMembership.objects.update_or_create(
+        org=project.org, project=project, account=account, defaults={"role": role}
+    )
+    _sync_guardian(membership, project=project, account=account)
+    return membership
+
+
+@transaction.atomic
 def project_member_add(*, actor: Actor, project: Project, account, role: str) -> ProjectMembership:
     """Add a member; only Owner/Admin may, and only an Owner may create another Owner."""
     actor_role = require_project(actor, project, "manage_members")

@@ -5,8 +5,8 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from projects.access import actor_for_account
-from projects.models import Organization, OrgRole, Project, ProjectMembership, ProjectRole
-from projects.services import _sync_guardian, org_membership_set
+from projects.models import Organization, OrgRole, Project, ProjectRole
+from projects.services import org_membership_set, project_member_set
 
 PASSWORD = "engram-demo"
 ACCOUNTS = [
@@ -52,10 +52,7 @@ class Command(BaseCommand):
                 account.save()
             org_membership_set(org=org, account=account, role=org_role)
             for slug, role in roles.items():
-                membership, _ = ProjectMembership.objects.update_or_create(
-                    org=org, project=projects[slug], account=account, defaults={"role": role}
-                )
-                _sync_guardian(membership, project=projects[slug], account=account)
+                project_member_set(project=projects[slug], account=account, role=role)
         staff, created = User.objects.get_or_create(
             username="staff", defaults={"is_staff": True, "is_superuser": True}
         )
