@@ -176,6 +176,9 @@ SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 50, minimum=1, maximum=1000)
 SEARCH_MAX_SCAN_TUPLES = env_int("SEARCH_MAX_SCAN_TUPLES", 20000, minimum=100)
 SEARCH_GROUP_MIN_OVERLAP = env_float("SEARCH_GROUP_MIN_OVERLAP", 0.3, minimum=0.0, maximum=1.0)
 SEARCH_ACCESS_FLUSH_SECONDS = env_float("SEARCH_ACCESS_FLUSH_SECONDS", 1.0, minimum=0.0)
+# Cosine that counts as "no match" when normalising the vector side; empty = per model (memory/search.py).
+SEARCH_VECTOR_FLOOR = env_float("SEARCH_VECTOR_FLOOR", -1.0, minimum=-1.0, maximum=0.99)
+SEARCH_VECTOR_FLOOR = None if SEARCH_VECTOR_FLOOR < 0 else SEARCH_VECTOR_FLOOR
 
 # Short-term memory (seed 002).
 SHORT_TERM_MAX_MESSAGES = env_int("SHORT_TERM_MAX_MESSAGES", 30, minimum=2)
