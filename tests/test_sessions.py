@@ -9,7 +9,10 @@ from checkpoints import services
 from checkpoints.models import Checkpoint, Message, Session
 from memory.llm import LLMError, llm_config_set
 from memory.models import ExtractionJob
+from projects.models import Project
+from projects.services import api_key_create
 
+from .conftest import key_client
 from .openai_server import Fail, OpenAIStub
 
 
@@ -226,3 +229,31 @@ def test_it_expires_idle_sessions_but_keeps_their_checkpoints(org_a, key_a):
     append(org_a, "idle", turn(1))
     old.refresh_from_db()
     assert old.status == "active" and Message.objects.filter(session=old).count() == 1
+
+
+def test_it_refuses_writes_with_a_read_only_key_and_keeps_restricted_keys_to_their_projects(
+    key_a, org_a, project
+):
+    _, secret = api_key_create(org=org_a, name="reader", read_only=True)
+    reader = key_client(secret)
+    assert post(reader, "ro", turn(2), user_id="u1").status_code == 403
+    assert reader.put("/api/v1/sessions/ro/checkpoints", {"user_id": "u1"}, format="json").status_code == 403
+    assert not Session.objects.filter(org=org_a, session_id="ro").exists()
+
+    Project.objects.create(org=org_a, name="Other", slug="other")
+    post(key_a[1], "in-atlas", turn(2), user_id="u1", project="atlas")
+    post(key_a[1], "in-other", turn(2), user_id="u1", project="other")
+    _, secret = api_key_create(org=org_a, name="atlas-only", projects=[project])
+    atlas_only = key_client(secret)
+    assert atlas_only.get("/api/v1/sessions/in-atlas").status_code == 200
+    assert atlas_only.get("/api/v1/sessions/in-other").status_code == 404
+    listed = [s["session_id"] for s in atlas_only.get("/api/v1/sessions").json()["results"]]
+    assert listed == ["in-atlas"]
+    assert post(atlas_only, "x", turn(2), user_id="u1", project="other").status_code == 404
+
+
+def test_it_accepts_an_assistant_turn_without_text(key_a):
+    response = post(
+        key_a[1], "tools", [{"role": "ai", "content": ""}, {"role": "tool", "content": "42"}], user_id="u1"
+    )
+    assert response.status_code == 201 and len(response.json()["messages"]) == 2

@@ -12,7 +12,8 @@ ROLES = ["human", "ai", "system", "tool"]
 
 class MessageInSerializer(StrictSerializer):
     role = serializers.ChoiceField(choices=ROLES)
-    content = serializers.CharField(max_length=100_000, trim_whitespace=False)
+    # An assistant turn that only calls tools has no text.
+    content = serializers.CharField(max_length=100_000, trim_whitespace=False, allow_blank=True)
     message_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
 
 
