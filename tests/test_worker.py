@@ -126,3 +126,14 @@ def test_it_compresses_a_long_session_in_the_worker(worker, key_a, org_a):
     session = Session.objects.get(org=org_a, session_id="long")
     assert Message.objects.filter(session=session).count() == 20
     assert session.summarized_count == 11 and "turn 00" in session.summary and "turn 10" in session.summary
+
+
+def test_it_schedules_only_registered_tasks():
+    app.loader.import_default_modules()
+    scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert {
+        "memory.extraction.tasks.extraction_sweep",
+        "checkpoints.tasks.sessions_expire",
+        "checkpoints.tasks.checkpoints_archive",
+    } <= scheduled
+    assert scheduled <= set(app.tasks), scheduled - set(app.tasks)
