@@ -8,21 +8,23 @@ One SQL statement gathers the candidates of both sides under the same access and
   characters and bigrams) finds rows sharing any query token; they are scored with BM25 (binary term
   frequency, since the tsvector holds no positions) computed in SQL over the filtered rows.
 
-Both sides are normalised to [0, 1] (vector: cosine rescaled between the weakest and the strongest
-candidate; keyword: BM25 divided by the best), combined as relevance = 0.7·vector + 0.3·keyword, then
+Both sides are normalised to [0, 1] (vector: cosine rescaled from the model's "unrelated" floor to 1;
+keyword: BM25 divided by the best candidate's), combined as relevance = 0.7·vector + 0.3·keyword, then
 final = 0.5·relevance + 0.3·confidence + 0.2·scope_priority (session 1.0, project 0.8, user 0.6).
 Weights are the SEARCH_* settings.
 
-Near-duplicates among the top candidates (cosine at the model's "related" threshold and shared words)
-form a group placed at its best member's rank: copies of one type and time collapse to the best,
-while versions with different times are ordered newest first, so a move to Shanghai comes before the
-old Beijing address and nothing is deleted. The list is cut to top_k, then to the token budget.
+Near-duplicates among the top candidates (cosine at the model's "related" threshold and shared words):
+copies of one type and time collapse to the best; versions with different times keep the places they
+earned, but inside those places the newest goes first and the older follow, so a move to Shanghai comes
+before the old Beijing address, nothing is deleted and no unrelated memory is pushed out. The list is
+cut to top_k, then to the token budget.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import threading
 import time
 from collections import Counter
@@ -48,6 +50,10 @@ BM25_B = 0.75
 # this many filtered rows: exact for a subject's memories, a sample for an org-wide search.
 KEYWORD_STATS_ROWS = 5000
 KEYWORD_MATCH_ROWS = 2000
+KEYWORD_PREFIX = True
+# multilingual-e5-small scores unrelated sentences around 0.75-0.82 (see memory/thresholds.py); other
+# models: raw cosine. Tuned on LoCoMo dev (bench/locomo.py): 0.75 beat min-max over the candidates.
+VECTOR_FLOORS = {"multilingual-e5-small": 0.75}
 
 COLUMNS = [
     "id",
@@ -124,14 +130,33 @@ class SearchResult:
 # ---- query text -----------------------------------------------------------------------------------
 
 
-def query_tokens(query: str) -> list[str]:
-    """Distinct keyword tokens of the query, in order."""
-    return list(dict.fromkeys(keyword_tokens(query)))
+_SUFFIXES = ("ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es", "s", "ly")
+_ASCII_WORD = re.compile(r"[a-z]+")
 
 
-def tsquery_text(tokens: list[str]) -> str:
-    """The tokens OR-ed as tsquery input; lexemes are quoted, so they are matched verbatim."""
-    quoted = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" for t in tokens]
+def query_terms(query: str) -> list[tuple[str, bool]]:
+    """Distinct (term, prefix) pairs of the query, in order.
+
+    English words of four letters or more are cut to a crude stem and matched as a prefix
+    ("painted" finds "painting"), since the stored tokens are unstemmed; numbers, identifiers and
+    Chinese characters and bigrams are matched exactly.
+    """
+    terms: dict[tuple[str, bool], None] = {}
+    for token in keyword_tokens(query):
+        if KEYWORD_PREFIX and _ASCII_WORD.fullmatch(token) and len(token) >= 4:
+            for suffix in _SUFFIXES:
+                if token.endswith(suffix) and len(token) - len(suffix) >= 4:
+                    token = token[: -len(suffix)]
+                    break
+            terms[(token, True)] = None
+        else:
+            terms[(token, False)] = None
+    return list(terms)
+
+
+def tsquery_text(terms: list[tuple[str, bool]]) -> str:
+    """The terms OR-ed as tsquery input; lexemes are quoted, so they are matched verbatim (or as prefixes)."""
+    quoted = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" + (":*" if p else "") for t, p in terms]
     return " | ".join(quoted)
 
 
@@ -170,13 +195,19 @@ WITH vec AS (
     FROM "memory_memoryitem"
     WHERE ({where}) AND "memory_memoryitem"."search_tokens" @@ %s::tsquery
     LIMIT %s
+), terms AS (
+    SELECT * FROM unnest(%s::text[], %s::bool[]) AS t(term, prefix)
+), hits AS (
+    SELECT DISTINCT kwm.id, terms.term
+    FROM kwm, unnest(kwm.lex) AS x, terms
+    WHERE x = terms.term OR (terms.prefix AND starts_with(x, terms.term))
 ), df AS (
-    SELECT x AS tok, count(*) AS df FROM kwm, unnest(kwm.lex) AS x WHERE x = ANY(%s::text[]) GROUP BY x
+    SELECT term, count(*) AS df FROM hits GROUP BY term
 ), kw AS (
     SELECT kwm.id,
            sum(ln(1 + (greatest(stats.n, df.df) - df.df + 0.5) / (df.df + 0.5))
                * (%s + 1) / (1 + %s * (1 - %s + %s * kwm.dl / greatest(stats.avgdl, 1)))) AS bm25
-    FROM kwm CROSS JOIN stats, unnest(kwm.lex) AS x JOIN df ON df.tok = x
+    FROM hits JOIN kwm ON kwm.id = hits.id JOIN df ON df.term = hits.term CROSS JOIN stats
     GROUP BY kwm.id
     ORDER BY bm25 DESC
     LIMIT %s
@@ -209,11 +240,11 @@ def _set_scan_options(cursor, candidates: int) -> None:
     )
 
 
-def _fetch(qs, *, qvec: str | None, model: str, tokens: list[str], candidates: int) -> list[dict]:
+def _fetch(qs, *, qvec: str | None, model: str, terms: list[tuple[str, bool]], candidates: int) -> list[dict]:
     where, params = _where(qs)
     columns = ", ".join(f'm."{c}"' for c in COLUMNS)
     sql = _SQL.format(where=where, columns=columns)
-    tsq = tsquery_text(tokens) if tokens else None
+    tsq = tsquery_text(terms) if terms else None
     vec_limit = candidates if qvec is not None else 0
     args = [
         *params,
@@ -225,7 +256,8 @@ def _fetch(qs, *, qvec: str | None, model: str, tokens: list[str], candidates: i
         *params,
         tsq,
         KEYWORD_MATCH_ROWS if tsq else 0,
-        tokens,
+        [t for t, _ in terms],
+        [p for _, p in terms],
         BM25_K1,
         BM25_K1,
         BM25_B,
@@ -249,18 +281,26 @@ def _fetch(qs, *, qvec: str | None, model: str, tokens: list[str], candidates: i
 # ---- ranking --------------------------------------------------------------------------------------
 
 
-def score_hits(hits: list[Hit]) -> None:
-    """Normalise both sides to [0, 1] over the candidates, then apply the seed formula."""
-    sims = [h.vector_similarity for h in hits if h.vector_similarity is not None]
-    lo, hi = (min(sims), max(sims)) if sims else (0.0, 0.0)
+def vector_floor(model: str) -> float:
+    """The cosine below which a vector match counts as nothing (where unrelated texts sit)."""
+    if settings.SEARCH_VECTOR_FLOOR is not None:
+        return settings.SEARCH_VECTOR_FLOOR
+    return VECTOR_FLOORS.get(model, 0.0)
+
+
+def score_hits(hits: list[Hit], model: str = "") -> None:
+    """Normalise both sides to [0, 1], then apply the seed formula.
+
+    vector: cosine rescaled from the model's floor to 1 (clipped), so a weak best match stays weak;
+    keyword: BM25 divided by the best candidate's.
+    """
+    floor = vector_floor(model)
     best_kw = max((h.keyword_raw for h in hits), default=0.0)
     for h in hits:
         if h.vector_similarity is None:
             h.vector = 0.0
-        elif hi - lo > 1e-9:
-            h.vector = (h.vector_similarity - lo) / (hi - lo)
         else:
-            h.vector = 1.0
+            h.vector = min(1.0, max(0.0, (h.vector_similarity - floor) / (1.0 - floor)))
         h.keyword = h.keyword_raw / best_kw if best_kw > 0 else 0.0
         h.relevance = settings.SEARCH_VECTOR_WEIGHT * h.vector + settings.SEARCH_KEYWORD_WEIGHT * h.keyword
         h.confidence = float(h.row["confidence"])
@@ -289,7 +329,7 @@ def _when(row: dict):
 
 
 def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], model: str) -> list[Hit]:
-    """Group near-duplicates at their best member's rank: same-time copies collapse, versions go newest first."""
+    """Same-time copies collapse to the best; versions of one subject are ordered newest first in their places."""
     dup = duplicate_threshold(model)
     parent = {h.id: h.id for h in hits}
 
@@ -322,25 +362,21 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
             dropped.add(worse.id)
             continue
         parent[find(a)] = find(b)
+    kept = [h for h in hits if h.id not in dropped]
     groups: dict[int, list[Hit]] = {}
-    for h in hits:
-        if h.id not in dropped:
-            groups.setdefault(find(h.id), []).append(h)
-    out: list[Hit] = []
-    placed: set[int] = set()
-    for h in hits:
-        if h.id in dropped:
+    for h in kept:
+        groups.setdefault(find(h.id), []).append(h)
+    # A group keeps the places its members earned; inside them the newest goes first, the older follow.
+    # Nothing else moves, so a group never pushes an unrelated memory out of the top k.
+    out = list(kept)
+    for root, members in groups.items():
+        if len(members) < 2:
             continue
-        root = find(h.id)
-        if root in placed:
-            continue
-        placed.add(root)
-        members = groups[root]
-        if len(members) > 1:
-            members = sorted(members, key=lambda m: (_when(m.row), m.score), reverse=True)
-            for m in members:
-                m.group = root
-        out.extend(members)
+        places = sorted(out.index(m) for m in members)
+        newest_first = sorted(members, key=lambda m: (_when(m.row), m.score), reverse=True)
+        for place, member in zip(places, newest_first, strict=True):
+            member.group = root
+            out[place] = member
     return out
 
 
@@ -399,15 +435,15 @@ def memory_search(
             embed_ms = (time.perf_counter() - t0) * 1000
         if query_vector is not None:
             qvec = vector_literal(query_vector)
-    tokens = query_tokens(query) if rank != "vector" else []
+    terms = query_terms(query) if rank != "vector" else []
     candidates = max(settings.SEARCH_CANDIDATES, top_k * 4)
     qs = memory_candidates(actor=actor, filters=filters)
-    rows = _fetch(qs, qvec=qvec, model=model, tokens=tokens, candidates=candidates)
+    rows = _fetch(qs, qvec=qvec, model=model, terms=terms, candidates=candidates)
     hits = [Hit(row=r, vector_similarity=r.pop("vsim"), keyword_raw=float(r.pop("bm25") or 0)) for r in rows]
     if rank == "vector":
         for h in hits:
             h.keyword_raw = 0.0
-    score_hits(hits)
+    score_hits(hits, model)
     if rank == "hybrid" and len(hits) > 1:
         head = hits[: top_k * 3]
         pairs = _pairs([h.id for h in head], related_threshold(model))

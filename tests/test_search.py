@@ -57,10 +57,11 @@ def test_it_ranks_session_scope_above_a_slightly_closer_user_memory(alice_actor,
 
     assert ids(result) == [session.pk, user.pk, far.pk]
     by_id = {h.id: h for h in result.hits}
-    # relevance = 0.7 * vector (min-max normalised) + 0.3 * keyword; final = .5 rel + .3 conf + .2 scope
+    # relevance = 0.7 * vector + 0.3 * keyword; final = .5 rel + .3 conf + .2 scope
+    # multilingual-e5-small's floor is 0.75: vector = (cosine - 0.75) / 0.25, clipped to [0, 1]
     assert by_id[user.pk].vector == pytest.approx(1.0)
     assert by_id[far.pk].vector == pytest.approx(0.0)
-    assert by_id[session.pk].vector == pytest.approx(1 / math.sqrt(1.09), abs=1e-3)
+    assert by_id[session.pk].vector == pytest.approx((1 / math.sqrt(1.09) - 0.75) / 0.25, abs=1e-3)
     assert by_id[user.pk].score == pytest.approx(0.5 * 0.7 + 0.3 * 1.0 + 0.2 * 0.6, abs=1e-3)
     assert by_id[session.pk].scope_priority == 1.0
     assert by_id[session.pk].score > by_id[user.pk].score
@@ -288,7 +289,7 @@ def test_it_ranks_the_newest_version_first_and_keeps_the_old_one(alice_actor, or
 
     order = ids(result)
     assert order.index(second.pk) < order.index(first.pk)
-    assert order.index(first.pk) == order.index(second.pk) + 1
+    assert {h.group for h in result.hits if h.id in (first.pk, second.pk)} != {None}
     assert MemoryItem.objects.filter(pk=first.pk, status="active").exists()
 
 
@@ -320,7 +321,8 @@ def test_the_grouping_orders_versions_newest_first():
         hit(3, 0.7, "user lives in Shanghai", 2),
     ]
     out = order_near_duplicates(hits, {(1, 3): 0.93}, "multilingual-e5-small")
-    assert [h.id for h in out] == [3, 1, 2]
+    # The group keeps its places (1st and 3rd); the newest takes the first, the unrelated one stays put.
+    assert [h.id for h in out] == [3, 2, 1]
 
 
 def test_it_leaves_out_superseded_archived_and_expired_unless_asked(alice_actor, org_a, alice_client):
