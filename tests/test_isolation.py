@@ -249,15 +249,15 @@ class World:
             user_id="alice",
             **common,
         ).item
-        memory_create(
+        agent_item = memory_create(
             content=f"Agent note {MARK}", user_id="alice", agent_id="agent-a", skill="skill-a", **common
-        )
+        ).item
         session = Session.objects.create(
             org=org_a, session_id="sess-a", user_id="alice", project=project, summary=f"{MARK} summary"
         )
-        memory_create(
+        session_item = memory_create(
             content=f"Session fact {MARK}", scope="session", session_id="sess-a", user_id="alice", **common
-        )
+        ).item
         message = Message.objects.create(
             org=org_a, session=session, user_id="alice", role="human", content=f"hello {MARK}"
         )
@@ -313,6 +313,7 @@ class World:
             self.objects[type(obj)] = obj
         self.objects[MemoryItem] = user_item
         self.project_item = project_item
+        self.more_memories = [project_item, agent_item, session_item]
         self.objects[type(alice.org_memberships.get(org=org_a))] = alice.org_memberships.get(org=org_a)
         for model in tenant_models():
             if model not in self.objects and not model.objects.filter(org=org_a).exists():
@@ -331,9 +332,9 @@ class World:
         return self.objects[model]
 
     def ids(self) -> list[tuple[str, int]]:
-        """(model, id) of every org-A object, including every project-scope memory."""
+        """(model, id) of every org-A object, and of each kind of memory (user, project, agent, session)."""
         out = [(m._meta.label, o.pk) for m, o in self.objects.items()]
-        return [*out, ("memory.MemoryItem(project)", self.project_item.pk)]
+        return [*out, *(("memory.MemoryItem", item.pk) for item in self.more_memories)]
 
 
 def fingerprint(org) -> dict:
