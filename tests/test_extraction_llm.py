@@ -285,3 +285,17 @@ def test_it_fails_a_broken_job_visibly_and_retries_it(org_a, key_a, bob_client, 
         == "我对花生过敏，点菜时注意"
     )
     assert client.post(f"/api/v1/extraction-jobs/{job.pk}/retry").status_code == 409
+
+
+def test_it_asks_the_model_to_decide_only_about_memories_of_the_same_subject(stub, org_a):
+    _existing(org_a, "User likes coffee")
+    stub.chat_replies.append(
+        memories({"content": "Works as a procurement manager at a trading company", "memory_type": "core"})
+    )
+    job = queue(org_a, "I work as a procurement manager at a trading company.")
+    extraction_job_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert [a["content"] for a in job.result["added"]] == [
+        "Works as a procurement manager at a trading company"
+    ]
+    assert len(stub.requests) == 1  # the extraction call only: nothing similar enough to decide about

@@ -155,13 +155,18 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
         nearest = services.nearest_active(base=base, embedding=vector, model=model, limit=NEAREST_K)
     action, item, reason = _threshold_decision(candidate, nearest, model)
     content = None
-    if client is not None and nearest:
+    # The model is asked only about memories that could be the same subject; the rest cannot be a target.
+    floor = min(
+        duplicate_threshold(model) - CORRECTION_MARGIN, duplicate_threshold(model, cross_lingual=True)
+    )
+    related = [(row, sim) for row, sim in nearest if sim >= floor]
+    if client is not None and related:
         try:
-            decision = decide_llm(client, candidate, nearest)
+            decision = decide_llm(client, candidate, related)
         except (LLMError, LLMInvalidOutput) as exc:
             reason = f"{reason}; the model could not decide ({exc}), thresholds decided"
         else:
-            by_id = {row.pk: row for row, _ in nearest}
+            by_id = {row.pk: row for row, _ in related}
             action, item, content = decision.action, by_id.get(decision.target_id), decision.content
             reason = f"model: {decision.action}" + (f" ({decision.reason})" if decision.reason else "")
     embed = {"embedding": vector, "embedding_model": model} if vector is not None else {}
