@@ -15,6 +15,8 @@ from django.utils import timezone
 from .models import Checkpoint, CheckpointArchive, Message, Session
 
 SUMMARY_MAX_CHARS = 4000
+# Messages before the new turn handed to the extraction model as context (never extracted from again).
+EXTRACTION_CONTEXT_MESSAGES = 6
 ROLE_NAMES = {"human": "用户", "ai": "AI", "system": "系统", "tool": "工具"}
 
 
@@ -99,13 +101,19 @@ def messages_append(
     if extract and any(m.role in ("human", "user") for m in created):
         from memory.extraction.services import extraction_job_create
 
+        earlier = Message.objects.filter(session=session, id__lt=created[0].pk).order_by("-id")
+        context = [
+            {"role": m.role, "content": m.content, "message_id": m.message_id, "context": True}
+            for m in reversed(earlier[:EXTRACTION_CONTEXT_MESSAGES])
+        ]
         job = extraction_job_create(
             org=org,
             user_id=user_id,
             project=session.project,
             session_id=session.session_id,
             agent_id=session.agent_id,
-            messages=[{"role": m.role, "content": m.content, "message_id": m.message_id} for m in created],
+            messages=context
+            + [{"role": m.role, "content": m.content, "message_id": m.message_id} for m in created],
             created_by_key=created_by_key,
         )
     return session, created, job

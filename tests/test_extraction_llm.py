@@ -299,3 +299,39 @@ def test_it_asks_the_model_to_decide_only_about_memories_of_the_same_subject(stu
         "Works as a procurement manager at a trading company"
     ]
     assert len(stub.requests) == 1  # the extraction call only: nothing similar enough to decide about
+
+
+def test_it_shows_the_model_the_earlier_turn_as_context_only(stub, org_a):
+    queue(org_a, "请记住，我对花生过敏，点菜时注意", session_id="ctx")
+    _, _, second = messages_append(
+        org=org_a,
+        session_id="ctx",
+        user_id="u1",
+        messages=[{"role": "human", "content": "那我今晚吃什么比较好呢，推荐一下", "message_id": "m9"}],
+    )
+    assert [m.get("context", False) for m in second.messages] == [True, True, True, False]
+    assert second.messages[0]["content"] == "请记住，我对花生过敏，点菜时注意"
+    stub.chat_replies.append(memories())
+    extraction_job_run(job_id=second.pk)
+    prompt = stub.requests[-1]["body"]["messages"][-1]["content"]
+    assert (
+        prompt.index("context only")
+        < prompt.index("花生过敏")
+        < prompt.index("This turn")
+        < prompt.index("今晚")
+    )
+
+
+def test_it_does_not_extract_an_earlier_turn_again_without_a_model(org_a):
+    first = queue(org_a, "请记住，我对花生过敏，点菜时注意", session_id="ctx")
+    extraction_job_run(job_id=first.pk)
+    _, _, second = messages_append(
+        org=org_a,
+        session_id="ctx",
+        user_id="u1",
+        messages=[{"role": "human", "content": "那我今晚吃什么比较好呢，推荐一下"}],
+    )
+    extraction_job_run(job_id=second.pk)
+    second.refresh_from_db()
+    assert second.result["candidates"] == 0 and second.result["skipped"] == []
+    assert MemoryItem.objects.filter(org=org_a).count() == 1

@@ -44,6 +44,8 @@ REPAIR_PROMPT = (
     "Your reply was not valid JSON of the required shape ({error}). Reply again with the JSON only."
 )
 
+CONTEXT_HEADER = "Earlier in the conversation (context only; extract nothing from it):"
+TURN_HEADER = "This turn (extract from this):"
 ACTIONS = {"ADD", "UPDATE", "SUPERSEDE", "NOOP"}
 _TYPES = set(MemoryType.values)
 _SCOPES = {Scope.USER.value, Scope.PROJECT.value}
@@ -114,17 +116,25 @@ def _parse_candidates(text: str) -> list[Candidate]:
 
 
 def extract_llm(client: LLMClient, messages: list[dict]) -> list[Candidate]:
-    """Candidates from the model for one turn (user messages under 10 characters are left out)."""
+    """Candidates from the model for one turn (user messages under 10 characters are left out).
+
+    Earlier messages marked "context" are shown to the model for reference only.
+    """
+    context = [m for m in messages if m.get("context")]
     kept = [
         m
         for m in messages
-        if m.get("role") not in USER_ROLES or not message_too_short(m.get("content") or "")
+        if not m.get("context")
+        and (m.get("role") not in USER_ROLES or not message_too_short(m.get("content") or ""))
     ]
     if not any(m.get("role") in USER_ROLES for m in kept):
         return []
+    text = transcript(kept)
+    if context:
+        text = f"{CONTEXT_HEADER}\n{transcript(context)}\n\n{TURN_HEADER}\n{text}"
     candidates = _chat_json(
         client,
-        [{"role": "system", "content": EXTRACT_PROMPT}, {"role": "user", "content": transcript(kept)}],
+        [{"role": "system", "content": EXTRACT_PROMPT}, {"role": "user", "content": text}],
         _parse_candidates,
     )
     user_ids = [m.get("message_id") or "" for m in kept if m.get("role") in USER_ROLES]

@@ -220,8 +220,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
     out: list[Candidate] = []
     seen: set[str] = set()
     for message in messages:
-        if message.get("role") not in USER_ROLES:
-            continue
+        if message.get("role") not in USER_ROLES or message.get("context"):
+            continue  # context messages belong to earlier turns, already extracted
         content = message.get("content") or ""
         if message_too_short(content):
             continue

@@ -71,7 +71,12 @@ def extraction_job_create(
         session_id=session_id,
         agent_id=agent_id,
         messages=[
-            {"role": m["role"], "content": m["content"], "message_id": m.get("message_id") or ""}
+            {
+                "role": m["role"],
+                "content": m["content"],
+                "message_id": m.get("message_id") or "",
+                **({"context": True} if m.get("context") else {}),
+            }
             for m in messages
         ],
         created_by_key=created_by_key,
@@ -100,7 +105,7 @@ def _skipped(messages: list[dict]) -> list[dict]:
     return [
         {"message_id": m.get("message_id") or "", "reason": "user message shorter than 10 characters"}
         for m in messages
-        if m.get("role") in USER_ROLES and message_too_short(m.get("content") or "")
+        if m.get("role") in USER_ROLES and not m.get("context") and message_too_short(m.get("content") or "")
     ]
 
 
