@@ -5,7 +5,7 @@ import re
 from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.text import slugify
 from guardian.models import UserObjectPermission
 from guardian.shortcuts import assign_perm, remove_perm
@@ -89,7 +89,11 @@ def project_create(*, actor: Actor, name: str, slug: str = "", description: str 
     if actor.is_key and actor.api_key.projects.exists():
         raise PermissionDenied("A project-restricted API key cannot create projects.")
     slug = _validate_slug(org=actor.org, slug=slug or slugify(name)[:64] or "project")
-    project = Project.objects.create(org=actor.org, name=name, slug=slug, description=description)
+    try:
+        with transaction.atomic():  # a concurrent create of the same slug loses here, as a 400
+            project = Project.objects.create(org=actor.org, name=name, slug=slug, description=description)
+    except IntegrityError:
+        raise ValidationError({"slug": f"A project with slug {slug!r} already exists."})
     if actor.account is not None:
         membership = ProjectMembership.objects.create(
             org=actor.org, project=project, account=actor.account, role=ProjectRole.OWNER
@@ -110,7 +114,11 @@ def project_update(*, actor: Actor, project: Project, **fields) -> Project:
     for name in ("name", "description"):
         if name in fields:
             setattr(project, name, fields[name])
-    project.save()
+    try:
+        with transaction.atomic():
+            project.save()
+    except IntegrityError:
+        raise ValidationError({"slug": f"A project with slug {project.slug!r} already exists."})
     return project
 
 

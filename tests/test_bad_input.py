@@ -304,3 +304,17 @@ def test_it_stops_reading_a_streamed_body_at_the_limit():
     assert caught.value.status_code == 413
     assert stream.tell() == 1025
     assert JSONParser().parse(io.BytesIO(b'{"a": 1}'), "application/json", {}) == {"a": 1}
+
+
+def test_it_refuses_renaming_a_project_onto_another_slug(alice_client, alice_actor, project):
+    from projects.services import project_create
+
+    other = project_create(actor=alice_actor, name="Borealis", slug="borealis")
+    response = alice_client.patch(f"/api/v1/projects/{other.pk}", {"slug": "atlas"}, format="json")
+    assert "slug" in assert_error(response, 400)["message"]
+    other.refresh_from_db()
+    assert other.slug == "borealis"
+    renamed = alice_client.patch(f"/api/v1/projects/{other.pk}", {"slug": "boreal"}, format="json")
+    assert renamed.status_code == 200
+    other.refresh_from_db()
+    assert other.slug == "boreal"
