@@ -98,6 +98,16 @@ def _trap_signals() -> None:
         signal.signal(sig, _on_signal)
 
 
+def _port_taken(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind(("0.0.0.0", port))
+        except OSError:
+            return True
+    return False
+
+
 def _wait_for_port(port: int, procs: list, timeout: float = 60.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -134,6 +144,9 @@ def run(argv: list[str]) -> int:
     parser.add_argument("--no-seed", action="store_true", help="skip loading the demo data")
     args = parser.parse_args(argv)
     port = args.port
+    if _port_taken(port):
+        print(f"Port {port} is already in use; pick another with --port N.", flush=True)
+        return 1
     _trap_signals()
     procs: list[subprocess.Popen] = []
     try:

@@ -130,3 +130,26 @@ def test_it_keeps_the_production_compose_file_valid():
         if source.startswith("./"):
             assert (root / source).is_file(), source
     assert (root / "Dockerfile").read_text().startswith("FROM python:3.11")
+
+
+def test_it_reports_exit_codes_and_busy_ports_like_a_shell_would():
+    import socket
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    try:
+        import devservices
+    finally:
+        sys.path.pop(0)
+    assert devservices._exit_code(0) == 0
+    assert devservices._exit_code(5) == 5  # pytest: no tests collected stays a failure
+    assert devservices._exit_code(-2) == 130  # killed by SIGINT
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        assert devservices._port_taken(busy.getsockname()[1])
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        free = probe.getsockname()[1]
+    assert not devservices._port_taken(free)
