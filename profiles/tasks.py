@@ -56,6 +56,21 @@ def profile_rebuild_on_commit(item) -> None:
     transaction.on_commit(lambda: profile_rebuild_schedule(**kwargs))
 
 
+def profile_rebuild_for_items(items) -> None:
+    """The same for many items written at once (batch create): one scheduling per subject."""
+    seen = set()
+    for item in items:
+        key = (item.scope, item.user_id, item.project_id, bool(item.skill))
+        if key not in seen:
+            seen.add(key)
+            profile_rebuild_on_commit(item)
+
+
+def profile_rebuild_for_subject(*, org_id: int, user_id: str) -> None:
+    """After a subject's memories were removed in bulk (delete-all)."""
+    transaction.on_commit(lambda: profile_rebuild_schedule(org_id=org_id, user_id=user_id))
+
+
 @shared_task(acks_late=True)
 def profile_rebuild(*, org_id: int, user_id: str = "", project_id: int | None = None) -> dict | None:
     """Rebuild one profile; exits quietly if the org or project is gone."""
