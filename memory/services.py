@@ -468,6 +468,9 @@ def memory_delete_all(*, actor: Actor | None, org, user_id: str, agent_id: str |
         batch_size=1000,
     )
     MemoryItem.objects.filter(pk__in=ids).delete()
+    from profiles.tasks import profile_rebuild_for_subject  # the profile follows (debounced)
+
+    profile_rebuild_for_subject(org_id=org.pk, user_id=user_id)
     return len(ids)
 
 
@@ -729,6 +732,9 @@ def memory_create_batch(
             )
         )
     MemoryRevision.objects.bulk_create(revisions, batch_size=1000)
+    from profiles.tasks import profile_rebuild_for_items  # profiles follow their memories (debounced)
+
+    profile_rebuild_for_items(items)
     # Duplicates of an earlier item of the same batch point at its new id.
     for result in results.values():
         if result.duplicate_of is not None and result.duplicate_of < 0:

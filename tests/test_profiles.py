@@ -358,3 +358,22 @@ def test_it_lets_a_configured_llm_refine_the_rule_result(org_a, alice):
         user_profile_rebuild(org=org_a, user_id="alice")
         profile = UserProfile.objects.get(user_id="alice")
         assert profile.response_format == "markdown" and profile.communication_style == "concise"
+
+
+def test_it_schedules_rebuilds_for_batch_writes_and_delete_all(org_a, django_capture_on_commit_callbacks):
+    from memory.services import BatchEntry, memory_create_batch, memory_delete_all
+
+    key = f"engram:profile-rebuild:{org_a.id}:u:batcher"
+    cache.delete(key)
+    entries = [
+        BatchEntry(content=f"Batch fact number {n} about batcher", user_id="batcher") for n in range(5)
+    ]
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_create_batch(actor=None, org=org_a, entries=entries, infer=False)
+    assert cache.get(key) == "1"  # a rebuild is waiting for this subject
+    cache.delete(key)
+    with django_capture_on_commit_callbacks(execute=True):
+        memory_delete_all(actor=None, org=org_a, user_id="batcher")
+    assert cache.get(key) == "1"
+    cache.delete(key)
+    _queue_purge()
