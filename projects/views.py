@@ -111,11 +111,12 @@ VISIBILITY_ORDER = Case(
 def _members_context(request, project, form=None, errors=None):
     actor = request.actor
     role = project_role(actor, project)
-    members = (
+    members = list(
         ProjectMembership.objects.filter(project=project)
         .select_related("account")
         .order_by("account__username")
     )
+    owners = [m.pk for m in members if m.role == ProjectRole.OWNER]
     return {
         "project": project,
         "members": members,
@@ -124,6 +125,8 @@ def _members_context(request, project, form=None, errors=None):
         "member_form": form or MemberAddForm(),
         "role_form": RoleForm(),
         "member_errors": errors or {},
+        # The sole Owner gets no Remove button (the service refuses it anyway).
+        "sole_owner_id": owners[0] if len(owners) == 1 else None,
     }
 
 

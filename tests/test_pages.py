@@ -348,6 +348,8 @@ def test_it_adds_and_removes_project_members(alice_web, alice, charlie, org_a, p
     alice_web.post(f"/projects/{project.slug}/members/{row.pk}/remove/", **HX)
     assert not ProjectMembership.objects.filter(pk=row.pk).exists()
     owner = ProjectMembership.objects.get(project=project, account=alice)
+    page = alice_web.get(f"/projects/{project.slug}/").content.decode()
+    assert f"/members/{owner.pk}/remove/" not in page
     response = alice_web.post(f"/projects/{project.slug}/members/{owner.pk}/remove/", **HX)
     assert "at least one Owner" in response.content.decode()
     assert ProjectMembership.objects.filter(pk=owner.pk).exists()
