@@ -390,7 +390,7 @@ KWARG_VALUES: dict[str, object] = {
 }
 
 # Kwargs that name something global, not a tenant's row (a tool's name): the same value for both calls.
-GLOBAL_KWARGS: dict[str, str] = {"name": "memory_search"}
+GLOBAL_KWARGS: dict[str, str] = {"name": "memory_search", "format": "json"}
 
 # Routes whose kwargs are deliberately not checked here, with the reason. Keep it short.
 ALLOWED_UNFILLED: dict[str, str] = {}
