@@ -526,9 +526,15 @@ def _batch_key(entry: BatchEntry) -> tuple:
 
 def _batch_embed(org, entries: list[tuple[int, BatchEntry]]) -> dict[int, tuple[list[float], str]]:
     """One provider call per distinct provider (usually one for the whole batch); failures leave no vector."""
+    from .models import EmbeddingConfig
+
+    # Subjects with their own embedding setting are embedded apart; everyone else shares the org's.
+    overrides = set(
+        EmbeddingConfig.objects.filter(org=org).exclude(user_id="").values_list("user_id", flat=True)
+    )
     by_user: dict[str, list[tuple[int, BatchEntry]]] = {}
     for index, entry in entries:
-        by_user.setdefault(entry.user_id, []).append((index, entry))
+        by_user.setdefault(entry.user_id if entry.user_id in overrides else "", []).append((index, entry))
     groups: dict[tuple, tuple[object, list]] = {}
     for user_id, rows in by_user.items():
         provider = provider_for(org, user_id)
