@@ -171,3 +171,15 @@ def test_it_restores_an_archived_checkpoint_as_the_newest(key_a):
     assert CheckpointArchive.objects.filter(original_id=first).exists()
     # The restored one can be approved like any latest checkpoint.
     assert client.post(f"/api/v1/checkpoints/{body['id']}/approve", {}, format="json").status_code == 201
+
+
+def test_it_answers_out_of_range_ids_with_client_errors(key_a):
+    _, client = key_a
+    big = "9" * 30
+    assert client.get(f"/api/v1/checkpoints/{big}").status_code == 404
+    assert client.get(f"/api/v1/extraction-jobs/{big}").status_code == 404
+    assert client.post(f"/api/v1/checkpoints/{big}/restore").status_code == 404
+    body = {"user_id": "u1", "project": big, "messages": [{"role": "human", "content": "hi"}]}
+    assert client.post("/api/v1/sessions/s/messages", body, format="json").status_code == 404
+    assert save(client, "s2", parent=int(big)).status_code == 400
+    assert not Session.objects.exists()
