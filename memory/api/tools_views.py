@@ -151,97 +151,119 @@ class ToolInvokeView(EngramAPIView):
         data = InvokeInput(data=request.data)
         data.is_valid(raise_exception=True)
         context = data.validated_data
-        if self.actor.is_key and not context["user_id"]:
-            raise ApiError(400, "invalid", "user_id: required when an API key invokes a tool.")
-        context["user_id"] = context["user_id"] or self.actor.user_id
-        project = None
-        if context["project"]:
-            ref = context["project"]
-            qs = readable_projects(self.actor)
-            project = qs.filter(pk=int(ref)).first() if ref.isdigit() else qs.filter(slug=ref).first()
-            if project is None:
-                raise Http404("No such project.")
-        if name == "memory_add":
-            return Response(self._add(_arguments(context["arguments"], AddArguments), context, project))
-        return Response(self._search(_arguments(context["arguments"], SearchArguments), context, project))
+        return Response(invoke_tool(self.actor, name, context.pop("arguments"), **context))
 
-    def _add(self, args: dict, context: dict, project) -> dict:
-        scope = args["scope"]
-        if scope == Scope.PROJECT and project is None:
-            raise ApiError(400, "invalid", "scope project needs the caller's project.")
-        if scope == Scope.SESSION and not context["session_id"]:
-            raise ApiError(400, "invalid", "scope session needs the caller's session_id.")
-        try:
-            result = services.memory_create(
-                actor=self.actor,
-                org=self.org,
-                content=args["content"],
-                memory_type=args["memory_type"],
-                scope=scope,
-                user_id=context["user_id"],
-                project=project if scope == Scope.PROJECT else None,
-                session_id=context["session_id"] if scope != Scope.PROJECT else "",
-                agent_id=context["agent_id"],
-                source=Source.AGENT,
-                confidence=0.9,
-                reason="memory_add tool",
-            )
-        except GateRejection as exc:
-            raise ApiError(422, exc.code, exc.message) from exc
-        item = result.item
-        status = "created" if result.created else "merged"
-        verb = "Remembered" if result.created else "Already remembered (merged)"
-        return {
-            "tool": "memory_add",
-            "result": {
-                "status": status,
-                "id": item.pk,
-                "content": item.content,
-                "memory_type": item.memory_type,
-                "scope": item.scope,
-                "duplicate_of": result.duplicate_of,
-            },
-            "output": f"{verb}: {item.content} (#{item.pk})",
-        }
 
-    def _search(self, args: dict, context: dict, project) -> dict:
-        require_subject(self.actor, context["user_id"])
-        if project is not None:
-            require_project(self.actor, project)
-        filters = MemoryFilters(
+def _project(actor, ref: str):
+    if not ref:
+        return None
+    qs = readable_projects(actor)
+    project = qs.filter(pk=int(ref)).first() if ref.isdigit() else qs.filter(slug=ref).first()
+    if project is None:
+        raise Http404("No such project.")
+    return project
+
+
+def invoke_tool(
+    actor,
+    name: str,
+    arguments,
+    *,
+    user_id: str = "",
+    project: str = "",
+    session_id: str = "",
+    agent_id: str = "",
+) -> dict:
+    """Run one tool through the services; shared by the REST invoke endpoint and MCP's tools/call."""
+    if name not in TOOL_NAMES:
+        raise Http404(f"No tool {name}.")
+    if actor.is_key and not user_id:
+        raise ApiError(400, "invalid", "user_id: required when an API key invokes a tool.")
+    context = {"user_id": user_id or actor.user_id, "session_id": session_id, "agent_id": agent_id}
+    found_project = _project(actor, project)
+    if name == "memory_add":
+        return _add(actor, _arguments(arguments, AddArguments), context, found_project)
+    return _search(actor, _arguments(arguments, SearchArguments), context, found_project)
+
+
+def _add(actor, args: dict, context: dict, project) -> dict:
+    scope = args["scope"]
+    if scope == Scope.PROJECT and project is None:
+        raise ApiError(400, "invalid", "scope project needs the caller's project.")
+    if scope == Scope.SESSION and not context["session_id"]:
+        raise ApiError(400, "invalid", "scope session needs the caller's session_id.")
+    try:
+        result = services.memory_create(
+            actor=actor,
+            org=actor.org,
+            content=args["content"],
+            memory_type=args["memory_type"],
+            scope=scope,
             user_id=context["user_id"],
-            project=project,
-            session_id=context["session_id"],
-            memory_types=[args["memory_type"]] if args.get("memory_type") else [],
-            scopes=[args["scope"]] if args.get("scope") else [],
+            project=project if scope == Scope.PROJECT else None,
+            session_id=context["session_id"] if scope != Scope.PROJECT else "",
+            agent_id=context["agent_id"],
+            source=Source.AGENT,
+            confidence=0.9,
+            reason="memory_add tool",
         )
-        try:
-            found = memory_search(actor=self.actor, query=args["query"], filters=filters, top_k=args["k"])
-        except SearchError as exc:
-            raise ApiError(400, "invalid", str(exc)) from exc
-        hits = [
-            {
-                "id": hit.id,
-                "content": hit.row["content"],
-                "memory_type": hit.row["memory_type"],
-                "scope": hit.row["scope"],
-                "score": round(hit.score, 4),
-            }
-            for hit in found.hits
-        ]
-        InjectionLog.objects.create(
-            org=self.org,
-            user_id=context["user_id"],
-            project=project,
-            session_id=context["session_id"],
-            kind="tool",
-            query=args["query"][:4000],
-            caller=self.actor.label,
-            memory_ids=[h["id"] for h in hits],
-        )
-        lines = [f"- [{h['memory_type']}] {h['content']}" for h in hits]
-        return {
-            "tool": "memory_search",
-            "result": {"memories": hits},
-            "output": "\n".join(lines) if lines else "No matching memories.",
+    except GateRejection as exc:
+        raise ApiError(422, exc.code, exc.message) from exc
+    item = result.item
+    status = "created" if result.created else "merged"
+    verb = "Remembered" if result.created else "Already remembered (merged)"
+    return {
+        "tool": "memory_add",
+        "result": {
+            "status": status,
+            "id": item.pk,
+            "content": item.content,
+            "memory_type": item.memory_type,
+            "scope": item.scope,
+            "duplicate_of": result.duplicate_of,
+        },
+        "output": f"{verb}: {item.content} (#{item.pk})",
+    }
+
+
+def _search(actor, args: dict, context: dict, project) -> dict:
+    require_subject(actor, context["user_id"])
+    if project is not None:
+        require_project(actor, project)
+    filters = MemoryFilters(
+        user_id=context["user_id"],
+        project=project,
+        session_id=context["session_id"],
+        memory_types=[args["memory_type"]] if args.get("memory_type") else [],
+        scopes=[args["scope"]] if args.get("scope") else [],
+    )
+    try:
+        found = memory_search(actor=actor, query=args["query"], filters=filters, top_k=args["k"])
+    except SearchError as exc:
+        raise ApiError(400, "invalid", str(exc)) from exc
+    hits = [
+        {
+            "id": hit.id,
+            "content": hit.row["content"],
+            "memory_type": hit.row["memory_type"],
+            "scope": hit.row["scope"],
+            "score": round(hit.score, 4),
         }
+        for hit in found.hits
+    ]
+    InjectionLog.objects.create(
+        org=actor.org,
+        user_id=context["user_id"],
+        project=project,
+        session_id=context["session_id"],
+        kind="tool",
+        query=args["query"][:4000],
+        caller=actor.label,
+        memory_ids=[h["id"] for h in hits],
+    )
+    lines = [f"- [{h['memory_type']}] {h['content']}" for h in hits]
+    return {
+        "tool": "memory_search",
+        "result": {"memories": hits},
+        "output": "\n".join(lines) if lines else "No matching memories.",
+    }

@@ -1,0 +1,93 @@
+"""The agent tools over MCP (Model Context Protocol), Streamable HTTP transport with JSON responses.
+
+POST /api/v1/mcp carries one JSON-RPC 2.0 message: initialize, ping, tools/list, tools/call.
+Authentication is the same Bearer API key as the REST API. The caller's context travels in headers:
+X-Engram-User-Id, X-Engram-Project, X-Engram-Session-Id, X-Engram-Agent-Id.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import PermissionDenied
+from django.http import Http404
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import APIException, ParseError
+from rest_framework.response import Response
+
+from projects.api.base import EngramAPIView
+
+from .tools_views import TOOL_NAMES, TOOLS, invoke_tool
+
+PROTOCOL_VERSION = "2025-06-18"
+SERVER_INFO = {"name": "engram", "version": "1.0.0"}
+
+
+def _mcp_tool(tool: dict) -> dict:
+    fn = tool["function"]
+    return {"name": fn["name"], "description": fn["description"], "inputSchema": fn["parameters"]}
+
+
+def _error(msg_id, code: int, message: str) -> Response:
+    return Response({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
+
+
+class McpView(EngramAPIView):
+    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    def post(self, request):
+        """One JSON-RPC message of the MCP protocol (tools: memory_add, memory_search)."""
+        try:
+            message = request.data
+        except ParseError:
+            return _error(None, -32700, "Parse error: the body is not valid JSON.")
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or "method" not in message:
+            return _error(
+                message.get("id") if isinstance(message, dict) else None, -32600, "Invalid Request."
+            )
+        msg_id, method, params = message.get("id"), message["method"], message.get("params") or {}
+        if "id" not in message:  # a notification (e.g. notifications/initialized): accepted, no answer
+            return Response(status=202)
+        if not isinstance(params, dict):
+            return _error(msg_id, -32602, "params must be an object.")
+        if method == "initialize":
+            result = {
+                "protocolVersion": params.get("protocolVersion") or PROTOCOL_VERSION,
+                "capabilities": {"tools": {"listChanged": False}},
+                "serverInfo": SERVER_INFO,
+                "instructions": "Call memory_search before answering to recall the user; call memory_add when the "
+                "user asks you to remember something or states a lasting preference or fact.",
+            }
+        elif method == "ping":
+            result = {}
+        elif method == "tools/list":
+            result = {"tools": [_mcp_tool(t) for t in TOOLS]}
+        elif method == "tools/call":
+            name = params.get("name")
+            if name not in TOOL_NAMES:
+                return _error(msg_id, -32602, f"Unknown tool: {name!r}")
+            result = self._call(name, params.get("arguments") or {})
+        else:
+            return _error(msg_id, -32601, f"Method not found: {method}")
+        return Response({"jsonrpc": "2.0", "id": msg_id, "result": result})
+
+    def _call(self, name: str, arguments) -> dict:
+        headers = self.request.headers
+        try:
+            out = invoke_tool(
+                self.actor,
+                name,
+                arguments,
+                user_id=headers.get("X-Engram-User-Id", ""),
+                project=headers.get("X-Engram-Project", ""),
+                session_id=headers.get("X-Engram-Session-Id", ""),
+                agent_id=headers.get("X-Engram-Agent-Id", ""),
+            )
+        except (APIException, Http404, PermissionDenied) as exc:
+            # Tool execution errors are results the model can read, not protocol errors.
+            detail = getattr(exc, "detail", None) or str(exc) or type(exc).__name__
+            code = getattr(exc, "code", None) or type(exc).__name__
+            return {"isError": True, "content": [{"type": "text", "text": f"{code}: {detail}"}]}
+        return {
+            "isError": False,
+            "content": [{"type": "text", "text": out["output"]}],
+            "structuredContent": out["result"],
+        }

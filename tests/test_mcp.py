@@ -1,0 +1,72 @@
+"""The agent tools over MCP (JSON-RPC 2.0 on POST /api/v1/mcp)."""
+
+from rest_framework.test import APIClient
+
+from memory.models import MemoryItem
+
+
+def rpc(client, method, params=None, msg_id=1, **headers):
+    body = {"jsonrpc": "2.0", "method": method, "id": msg_id}
+    if params is not None:
+        body["params"] = params
+    return client.post("/api/v1/mcp", body, format="json", **headers)
+
+
+CTX = {"HTTP_X_ENGRAM_USER_ID": "u1", "HTTP_X_ENGRAM_SESSION_ID": "s1"}
+
+
+def test_it_initializes_and_lists_the_tools(key_a):
+    _, client = key_a
+    init = rpc(client, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}})
+    assert init.status_code == 200
+    assert init.json()["result"]["serverInfo"]["name"] == "engram"
+    assert "tools" in init.json()["result"]["capabilities"]
+    note = client.post(
+        "/api/v1/mcp", {"jsonrpc": "2.0", "method": "notifications/initialized"}, format="json"
+    )
+    assert note.status_code == 202
+    tools = rpc(client, "tools/list", msg_id=2).json()["result"]["tools"]
+    assert {t["name"] for t in tools} == {"memory_add", "memory_search"}
+    assert all(t["inputSchema"]["type"] == "object" for t in tools)
+
+
+def test_it_adds_and_searches_through_tools_call(key_a, org_a):
+    _, client = key_a
+    added = rpc(
+        client, "tools/call", {"name": "memory_add", "arguments": {"content": "用户对花生过敏"}}, **CTX
+    )
+    result = added.json()["result"]
+    assert result["isError"] is False, result
+    item = MemoryItem.objects.get(org=org_a, user_id="u1")
+    assert item.source == "agent" and item.content == "用户对花生过敏"
+    found = rpc(
+        client, "tools/call", {"name": "memory_search", "arguments": {"query": "对什么过敏"}}, msg_id=3, **CTX
+    )
+    assert [m["id"] for m in found.json()["result"]["structuredContent"]["memories"]] == [item.pk]
+
+
+def test_it_reports_tool_errors_as_results_and_protocol_errors_as_errors(key_a, org_a):
+    _, client = key_a
+    refused = rpc(
+        client,
+        "tools/call",
+        {"name": "memory_add", "arguments": {"content": "my password is hunter2-secret"}},
+        **CTX,
+    )
+    assert refused.json()["result"]["isError"] is True
+    assert "sensitive_content" in refused.json()["result"]["content"][0]["text"]
+    assert not MemoryItem.objects.filter(org=org_a).exists()
+    assert rpc(client, "tools/call", {"name": "nope"}).json()["error"]["code"] == -32602
+    assert rpc(client, "resources/list").json()["error"]["code"] == -32601
+    bad = client.post("/api/v1/mcp", "{not json", content_type="application/json")
+    assert bad.json()["error"]["code"] == -32700
+
+
+def test_it_keeps_other_orgs_out(key_a, key_b, org_a):
+    _, client_a = key_a
+    rpc(client_a, "tools/call", {"name": "memory_add", "arguments": {"content": "用户对花生过敏"}}, **CTX)
+    _, client_b = key_b
+    found = rpc(client_b, "tools/call", {"name": "memory_search", "arguments": {"query": "花生过敏"}}, **CTX)
+    assert found.json()["result"]["structuredContent"]["memories"] == []
+    anonymous = rpc(APIClient(), "tools/list")
+    assert anonymous.status_code == 401
