@@ -13,6 +13,10 @@ keyword: BM25 divided by the best candidate's), combined as relevance = 0.7·vec
 final = 0.5·relevance + 0.3·confidence + 0.2·scope_priority (session 1.0, project 0.8, user 0.6).
 Weights are the SEARCH_* settings.
 
+Conversation context: turns stored verbatim from one conversation lean on each other, so each of the
+best hits lends part of its relevance (SEARCH_NEIGHBOUR_WEIGHT) to the rows stored just before and after
+it when they come from the same conversation (same subject, session and occurred_at).
+
 Near-duplicates among the top candidates (cosine at the model's "related" threshold and shared words):
 copies of one type and time collapse to the best; versions with different times keep the places they
 earned, but inside those places the newest goes first and the older follow, so a move to Shanghai comes
@@ -54,6 +58,8 @@ KEYWORD_PREFIX = True
 # multilingual-e5-small scores unrelated sentences around 0.75-0.82 (see memory/thresholds.py); other
 # models: raw cosine. Tuned on LoCoMo dev (bench/locomo.py): 0.75 beat min-max over the candidates.
 VECTOR_FLOORS = {"multilingual-e5-small": 0.75}
+NEIGHBOUR_SPAN = 2  # how many rows before and after a match count as its conversation context
+NEIGHBOUR_KEEP = 0.0  # share of a neighbour's own relevance kept on top of what it is lent
 
 COLUMNS = [
     "id",
@@ -100,6 +106,7 @@ class Hit:
     score: float = 0.0
     tokens: int = 0
     group: int | None = None
+    neighbour_of: int | None = None
 
     @property
     def id(self) -> int:
@@ -271,11 +278,35 @@ def _fetch(qs, *, qvec: str | None, model: str, terms: list[tuple[str, bool]], c
         cursor.execute(sql, args)
         names = [c.name for c in cursor.description]
         rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    return _decode(rows)
+
+
+def _decode(rows: list[dict]) -> list[dict]:
     for row in rows:  # Django's connection hands jsonb to its fields as text
         for name in ("tags", "metadata"):
             if isinstance(row[name], str):
                 row[name] = json.loads(row[name])
     return rows
+
+
+_IDS_SQL = """
+SELECT {columns},
+       CASE WHEN "memory_memoryitem".embedding_model = %s AND "memory_memoryitem".embedding IS NOT NULL
+            THEN 1 - ("memory_memoryitem".embedding <=> %s::vector) END AS vsim
+FROM "memory_memoryitem"
+WHERE ({where}) AND "memory_memoryitem"."id" = ANY(%s)
+"""
+
+
+def _fetch_ids(qs, *, ids: list[int], qvec: str | None, model: str) -> list[dict]:
+    """Rows by id, under the same access and subject filters as the search."""
+    where, params = _where(qs)
+    columns = ", ".join(f'"memory_memoryitem"."{c}"' for c in COLUMNS)
+    with connection.cursor() as cursor:
+        cursor.execute(_IDS_SQL.format(columns=columns, where=where), [model, qvec, *params, ids])
+        names = [c.name for c in cursor.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    return _decode(rows)
 
 
 # ---- ranking --------------------------------------------------------------------------------------
@@ -303,14 +334,74 @@ def score_hits(hits: list[Hit], model: str = "") -> None:
             h.vector = min(1.0, max(0.0, (h.vector_similarity - floor) / (1.0 - floor)))
         h.keyword = h.keyword_raw / best_kw if best_kw > 0 else 0.0
         h.relevance = settings.SEARCH_VECTOR_WEIGHT * h.vector + settings.SEARCH_KEYWORD_WEIGHT * h.keyword
-        h.confidence = float(h.row["confidence"])
-        h.scope_priority = SCOPE_PRIORITY.get(h.row["scope"], 0.6)
-        h.score = (
-            settings.SEARCH_RELEVANCE_WEIGHT * h.relevance
-            + settings.SEARCH_CONFIDENCE_WEIGHT * h.confidence
-            + settings.SEARCH_SCOPE_WEIGHT * h.scope_priority
-        )
+        final_score(h)
     hits.sort(key=lambda h: (-h.score, -h.id))
+
+
+def final_score(h: Hit) -> None:
+    """Seed 000: final = relevance·0.5 + confidence·0.3 + scope_priority·0.2."""
+    h.confidence = float(h.row["confidence"])
+    h.scope_priority = SCOPE_PRIORITY.get(h.row["scope"], 0.6)
+    h.score = (
+        settings.SEARCH_RELEVANCE_WEIGHT * h.relevance
+        + settings.SEARCH_CONFIDENCE_WEIGHT * h.confidence
+        + settings.SEARCH_SCOPE_WEIGHT * h.scope_priority
+    )
+
+
+def _same_conversation(a: dict, b: dict) -> bool:
+    """Two memories stored one after the other from one conversation: same subject, scope, session and time."""
+    return (
+        a["occurred_at"] is not None
+        and a["occurred_at"] == b["occurred_at"]
+        and a["user_id"] == b["user_id"]
+        and a["scope"] == b["scope"]
+        and a["session_id"] == b["session_id"]
+        and a["project_id"] == b["project_id"]
+    )
+
+
+def add_neighbours(hits: list[Hit], qs, *, qvec: str | None, model: str, head: int) -> list[Hit]:
+    """Conversation context: a turn next to a strong match is likely part of the answer.
+
+    Turns stored verbatim from a conversation are short and lean on each other ("Thanks! It stands for
+    freedom" answers the question before it). Each of the best `head` hits lends its neighbours (the rows
+    stored just before and after it, from the same conversation: same subject, session and time) up to
+    SEARCH_NEIGHBOUR_WEIGHT of its relevance; the neighbours are fetched under the same filters, so only
+    readable rows come in. Memories without an occurred_at, or written one by one, have no neighbours.
+    """
+    weight = settings.SEARCH_NEIGHBOUR_WEIGHT
+    top = [h for h in hits[:head] if h.row["occurred_at"] is not None]
+    if weight <= 0 or not top:
+        return hits
+    by_id = {h.id: h for h in hits}
+    steps = [d for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1) if d]
+    missing = sorted({h.id + d for h in top for d in steps} - set(by_id))
+    if missing:
+        floor = vector_floor(model)
+        for row in _fetch_ids(qs, ids=missing, qvec=qvec, model=model):
+            h = Hit(row=row, vector_similarity=row.pop("vsim"), keyword_raw=0.0)
+            if h.vector_similarity is not None:
+                h.vector = min(1.0, max(0.0, (h.vector_similarity - floor) / (1.0 - floor)))
+            h.relevance = settings.SEARCH_VECTOR_WEIGHT * h.vector
+            final_score(h)
+            by_id[h.id] = h
+            hits.append(h)
+    lent = {h.id: h.relevance for h in top}
+    for h in top:
+        for d in steps:
+            n = by_id.get(h.id + d)
+            # Every row in between must belong to the same conversation too.
+            path = [by_id.get(h.id + i) for i in range(min(d, 0), max(d, 0) + 1)]
+            if n is None or not all(p is not None and _same_conversation(h.row, p.row) for p in path):
+                continue
+            lend = weight ** abs(d) * lent[h.id]
+            if lend > n.relevance:
+                n.relevance = lend + NEIGHBOUR_KEEP * n.relevance
+                n.neighbour_of = h.id
+                final_score(n)
+    hits.sort(key=lambda h: (-h.score, -h.id))
+    return hits
 
 
 def _words(text: str) -> set[str]:
@@ -444,6 +535,8 @@ def memory_search(
         for h in hits:
             h.keyword_raw = 0.0
     score_hits(hits, model)
+    if rank == "hybrid" and hits:
+        hits = add_neighbours(hits, qs, qvec=qvec, model=model, head=top_k)
     if rank == "hybrid" and len(hits) > 1:
         head = hits[: top_k * 3]
         pairs = _pairs([h.id for h in head], related_threshold(model))

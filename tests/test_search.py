@@ -463,3 +463,28 @@ def test_it_404s_an_unknown_project(alice_client, org_a):
         "/api/v1/memories/search", {"query": "x", "user_id": "alice", "project": "nope"}, format="json"
     )
     assert response.status_code == 404
+
+
+def test_it_lends_relevance_to_the_next_turn_of_the_same_conversation(alice_actor, org_a, settings):
+    when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    question = add(alice_actor, org_a, "Alex: What pet do you have?", unit((0, 1.0)), occurred_at=when)
+    answer = add(
+        alice_actor, org_a, "Sam: Oscar, my guinea pig. He's been great.", unit((3, 1.0)), occurred_at=when
+    )
+    other = add(alice_actor, org_a, "Sam: I walked by the lake", unit((0, 0.8), (4, 0.6)), occurred_at=when)
+    # A row stored right after, but from another day: not the same conversation, so nothing is lent.
+    later = add(
+        alice_actor, org_a, "Sam: The weather was odd", unit((5, 1.0)), occurred_at=when + timedelta(days=3)
+    )
+    assert answer.pk == question.pk + 1 and later.pk == other.pk + 1
+
+    result = search(alice_actor, "qqq", unit((0, 1.0)), top_k=4)
+    assert ids(result)[:3] == [question.pk, answer.pk, other.pk]
+    hit = next(h for h in result.hits if h.id == answer.pk)
+    assert hit.neighbour_of == question.pk
+    assert hit.relevance == pytest.approx(settings.SEARCH_NEIGHBOUR_WEIGHT * 0.7, abs=1e-3)
+    assert next(h for h in result.hits if h.id == later.pk).neighbour_of is None
+
+    settings.SEARCH_NEIGHBOUR_WEIGHT = 0
+    result = search(alice_actor, "qqq", unit((0, 1.0)), top_k=4)
+    assert ids(result)[:2] == [question.pk, other.pk]

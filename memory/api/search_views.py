@@ -127,7 +127,12 @@ def hit_dict(hit: Hit, explain: bool) -> dict:
     out = memory_dict(hit.row)
     out["score"] = round(hit.score, 4)
     if explain:
-        out["explain"] = {**hit.components(), "tokens": hit.tokens, "near_duplicate_group": hit.group}
+        out["explain"] = {
+            **hit.components(),
+            "tokens": hit.tokens,
+            "near_duplicate_group": hit.group,
+            "neighbour_of": hit.neighbour_of,
+        }
     return out
 
 
