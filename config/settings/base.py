@@ -179,6 +179,8 @@ SEARCH_ACCESS_FLUSH_SECONDS = env_float("SEARCH_ACCESS_FLUSH_SECONDS", 1.0, mini
 # Cosine that counts as "no match" when normalising the vector side; empty = per model (memory/search.py).
 SEARCH_VECTOR_FLOOR = env_float("SEARCH_VECTOR_FLOOR", -1.0, minimum=-1.0, maximum=0.99)
 SEARCH_VECTOR_FLOOR = None if SEARCH_VECTOR_FLOOR < 0 else SEARCH_VECTOR_FLOOR
+# Share of a match's relevance lent to the turns stored just before and after it (same conversation); 0 = off.
+SEARCH_NEIGHBOUR_WEIGHT = env_float("SEARCH_NEIGHBOUR_WEIGHT", 0.85, minimum=0.0, maximum=1.0)
 
 # Short-term memory (seed 002).
 SHORT_TERM_MAX_MESSAGES = env_int("SHORT_TERM_MAX_MESSAGES", 30, minimum=2)
