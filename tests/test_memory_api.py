@@ -141,6 +141,7 @@ def test_it_writes_a_batch_verbatim_with_per_item_results(key_a, org_a):
             "confidence": 0.1,
             "occurred_at": "2024-05-01T10:00:00Z",
         },
+        "just a string",
     ]
     response = client.post(f"{URL}/batch", {"memories": memories, "infer": False}, format="json")
     assert response.status_code == 200, response.content
@@ -155,12 +156,15 @@ def test_it_writes_a_batch_verbatim_with_per_item_results(key_a, org_a):
         "rejected",
         "rejected",
         "created",
+        "rejected",
     ]
     assert results[1]["error"]["code"] == "sensitive_content"
+    assert results[6]["error"]["code"] == results[8]["error"]["code"] == "invalid"
+    assert "unknown" in results[6]["error"]["message"]
     assert results[2]["error"]["code"] == "too_short"
     assert results[3]["duplicate_of"] == results[0]["id"]
     assert results[5]["error"]["code"] == "invalid"
-    assert (body["created"], body["duplicate"], body["rejected"]) == (2, 2, 4)
+    assert (body["created"], body["duplicate"], body["rejected"]) == (2, 2, 5)
     assert MemoryItem.objects.filter(org=org_a).count() == 3
     made = MemoryItem.objects.get(pk=results[0]["id"])
     assert made.metadata == {"k": 1} and made.embedding is not None and made.search_tokens is not None

@@ -268,13 +268,14 @@ class MemoryViewSet(EngramViewSet):
     def batch(self, request):
         data = _validated(BatchInputSerializer, request.data)
         entries = []
+        item_serializer = (
+            MemoryInputSerializer()
+        )  # one instance: building 1000 would cost more than the insert
         for raw in data["memories"]:
-            serializer = MemoryInputSerializer(data=raw)
-            if not serializer.is_valid():
-                entries.append(serializers.ValidationError(_first_error(serializer.errors)))
-                continue
             try:
-                entries.append(entry_from(self.actor, serializer.validated_data))
+                entries.append(entry_from(self.actor, item_serializer.run_validation(raw)))
+            except serializers.ValidationError as exc:
+                entries.append(serializers.ValidationError(_first_error(exc.detail)))
             except (ApiError, Http404) as exc:
                 entries.append(exc)
         results = services.memory_create_batch(
@@ -351,8 +352,12 @@ class MemoryViewSet(EngramViewSet):
 
 
 def _first_error(errors) -> str:
-    for name, problems in errors.items():
-        return f"{name}: {' '.join(str(p) for p in problems)}"
+    if isinstance(errors, dict):
+        for name, problems in errors.items():
+            problems = problems if isinstance(problems, list) else [problems]
+            return f"{name}: {' '.join(str(p) for p in problems)}"
+    if isinstance(errors, list) and errors:
+        return " ".join(str(p) for p in errors)
     return "invalid"
 
 
