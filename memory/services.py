@@ -169,8 +169,10 @@ def nearest_active(*, base: dict, embedding, model: str, limit: int = 5, exclude
     """The subject's active memories nearest to a vector, with cosine similarity."""
     from pgvector.django import CosineDistance
 
-    qs = MemoryItem.objects.filter(**base, status=Status.ACTIVE, embedding_model=model).exclude(
-        embedding=None
+    qs = (
+        MemoryItem.objects.filter(**base, status=Status.ACTIVE, embedding_model=model)
+        .exclude(embedding=None)
+        .defer("embedding", "search_tokens")
     )
     if exclude_id:
         qs = qs.exclude(pk=exclude_id)
@@ -240,7 +242,11 @@ def memory_create(
     )
     digest = content_hash(content)
     if dedup != "none":
-        same = MemoryItem.objects.filter(**base, status=Status.ACTIVE, content_hash=digest).first()
+        same = (
+            MemoryItem.objects.filter(**base, status=Status.ACTIVE, content_hash=digest)
+            .defer("embedding", "search_tokens")
+            .first()
+        )
         if same:
             merged = _merge_into(
                 existing=same, tags=tags, actor=actor, reason="identical content", similarity=None

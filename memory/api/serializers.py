@@ -143,7 +143,9 @@ class MemorySerializer(serializers.ModelSerializer):
     def get_has_embedding(self, obj) -> bool:
         if hasattr(obj, "embedded"):
             return bool(obj.embedded)
-        return obj.__dict__.get("embedding") is not None
+        if "embedding" in obj.__dict__:
+            return obj.embedding is not None
+        return bool(obj.embedding_model)  # vector and model are always written together
 
 
 class RevisionSerializer(serializers.ModelSerializer):
