@@ -273,12 +273,19 @@ def test_it_never_fails_with_500_on_hostile_bodies(route, alice_client, project,
                 before = tenant_counts()
                 response = raw(client, method, url, data)
                 where = f"{who} {method.upper()} {url} with {name}"
-                assert 400 <= response.status_code < 500, (
-                    where,
-                    response.status_code,
-                    response.content[:300],
-                )
-                assert response.json()["error"]["message"], where
+                body = response.json()
+                if isinstance(body, dict) and body.get("jsonrpc") == "2.0":
+                    # JSON-RPC (MCP) reports errors in-band, with HTTP 200 or 4xx: it must still be an error
+                    assert response.status_code < 500, (where, response.status_code, response.content[:300])
+                    assert body["error"]["message"] and isinstance(body["error"]["code"], int), where
+                    assert "result" not in body, where
+                else:
+                    assert 400 <= response.status_code < 500, (
+                        where,
+                        response.status_code,
+                        response.content[:300],
+                    )
+                    assert body["error"]["message"], where
                 assert tenant_counts() == before, where
 
 
