@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -339,7 +340,9 @@ def inner(args) -> None:
         e2e_ms.append((time.perf_counter() - t) * 1000)
     with connection.cursor() as cur:
         cur.execute("EXPLAIN " + raw_sql, [orgs[0].pk, subjects[0], model, vector_literal(qvecs[0]), top_k])
-        plan = " / ".join(r[0].strip().split("  (")[0].split(" (cost")[0] for r in cur.fetchall())
+        plan = " / ".join(
+            re.sub(r"'\[[^']*'", "'[...]'", r[0].strip().split(" (cost")[0]) for r in cur.fetchall()
+        )
 
     print(
         f"\nsearch over {in_org} memories in one org ({total} in the database), {len(queries)} queries, top_k={top_k}"

@@ -538,9 +538,9 @@ def memory_search(
     if rank == "hybrid" and hits:
         hits = add_neighbours(hits, qs, qvec=qvec, model=model, head=top_k)
     if rank == "hybrid" and len(hits) > 1:
-        head = hits[: top_k * 3]
+        head = hits[: top_k * 2]
         pairs = _pairs([h.id for h in head], related_threshold(model))
-        hits = order_near_duplicates(head, pairs, model) + hits[top_k * 3 :]
+        hits = order_near_duplicates(head, pairs, model) + hits[top_k * 2 :]
     hits = fit_budget(hits, top_k=top_k, max_tokens=max_tokens)
     if record_access and hits:
         access_recorder.record([h.id for h in hits])
