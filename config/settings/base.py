@@ -172,7 +172,7 @@ SEARCH_SCOPE_WEIGHT = env_float("SEARCH_SCOPE_WEIGHT", 0.2, minimum=0.0, maximum
 # Candidates taken from each side (at least 4 x top_k), the HNSW iterative-scan ceiling, the word overlap
 # (Jaccard) two near-duplicates need to count as one subject, and how often recall counts are flushed
 # (0 = at once, in the request thread).
-SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 50, minimum=1, maximum=1000)
+SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 24, minimum=1, maximum=1000)
 SEARCH_MAX_SCAN_TUPLES = env_int("SEARCH_MAX_SCAN_TUPLES", 20000, minimum=100)
 SEARCH_GROUP_MIN_OVERLAP = env_float("SEARCH_GROUP_MIN_OVERLAP", 0.3, minimum=0.0, maximum=1.0)
 SEARCH_ACCESS_FLUSH_SECONDS = env_float("SEARCH_ACCESS_FLUSH_SECONDS", 1.0, minimum=0.0)
