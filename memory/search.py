@@ -80,10 +80,7 @@ COLUMNS = [
     "metadata",
     "occurred_at",
     "created_at",
-    "updated_at",
-    "expires_at",
     "version",
-    "superseded_by_id",
 ]
 
 
@@ -176,10 +173,12 @@ def vector_literal(vector) -> str:
 
 def _where(qs) -> tuple[str, list]:
     """The WHERE clause Django builds for a queryset over memory_memoryitem (access included)."""
-    query = qs.query
-    compiler = query.get_compiler(using=qs.db)
-    sql, params = compiler.compile(query.where)
-    return sql or "TRUE", list(params)
+    cached = getattr(qs, "_engram_where", None)
+    if cached is None:  # compiled once per search, reused by the neighbour fetch
+        query = qs.query
+        sql, params = query.get_compiler(using=qs.db).compile(query.where)
+        cached = qs._engram_where = (sql or "TRUE", list(params))
+    return cached
 
 
 _SQL = """
