@@ -140,29 +140,37 @@ class CreateResult:
 
 
 def subject_filter(
-    *, org, scope: str, user_id: str, project: Project | None, session_id: str, agent_id: str = ""
+    *,
+    org,
+    scope: str,
+    user_id: str,
+    project: Project | None,
+    session_id: str,
+    agent_id: str = "",
+    skill: str = "",
 ) -> dict:
-    """The rows that count as the same subject for deduplication (one agent's memories stay its own)."""
+    """The rows that count as the same subject for deduplication.
+
+    One agent's memories stay its own, and a skill's memories stay apart from general ones (seed 003:
+    a skill's document is injected only when the skill is enabled, so merging across would hide a fact).
+    """
+    common = {"org": org, "scope": scope, "agent_id": agent_id or "", "skill": skill or ""}
     if scope == Scope.PROJECT:
-        return {"org": org, "scope": scope, "project": project, "agent_id": agent_id or ""}
+        return {**common, "project": project}
     if scope == Scope.SESSION:
-        return {
-            "org": org,
-            "scope": scope,
-            "user_id": user_id,
-            "session_id": session_id,
-            "agent_id": agent_id or "",
-        }
-    return {"org": org, "scope": scope, "user_id": user_id, "agent_id": agent_id or ""}
+        return {**common, "user_id": user_id, "session_id": session_id}
+    return {**common, "user_id": user_id}
 
 
-def subject_key(*, scope: str, user_id: str, project_id: int | None, session_id: str, agent_id: str) -> tuple:
+def subject_key(
+    *, scope: str, user_id: str, project_id: int | None, session_id: str, agent_id: str, skill: str = ""
+) -> tuple:
     """subject_filter as a hashable key, for matching many rows in Python."""
     if scope == Scope.PROJECT:
-        return (scope, project_id, agent_id or "")
+        return (scope, project_id, agent_id or "", skill or "")
     if scope == Scope.SESSION:
-        return (scope, user_id, session_id, agent_id or "")
-    return (scope, user_id, agent_id or "")
+        return (scope, user_id, session_id, agent_id or "", skill or "")
+    return (scope, user_id, agent_id or "", skill or "")
 
 
 def nearest_active(*, base: dict, embedding, model: str, limit: int = 5, exclude_id: int | None = None):
@@ -238,7 +246,13 @@ def memory_create(
     gate.check(content, confidence)
     tags = list(tags or [])
     base = subject_filter(
-        org=org, scope=scope, user_id=user_id, project=project, session_id=session_id, agent_id=agent_id
+        org=org,
+        scope=scope,
+        user_id=user_id,
+        project=project,
+        session_id=session_id,
+        agent_id=agent_id,
+        skill=skill,
     )
     digest = content_hash(content)
     if dedup != "none":
@@ -527,6 +541,7 @@ def _batch_key(entry: BatchEntry) -> tuple:
         project_id=entry.project.pk if entry.project else None,
         session_id=entry.session_id,
         agent_id=entry.agent_id,
+        skill=entry.skill,
     )
 
 
@@ -626,6 +641,7 @@ def memory_create_batch(
                 project_id=row.project_id,
                 session_id=row.session_id,
                 agent_id=row.agent_id,
+                skill=row.skill,
             )
             stored.setdefault((key, row.content_hash), row)
     fresh: list[tuple[int, BatchEntry]] = []
@@ -661,6 +677,7 @@ def memory_create_batch(
                 project=entry.project,
                 session_id=entry.session_id,
                 agent_id=entry.agent_id,
+                skill=entry.skill,
             )
             found = find_duplicate(base=base, content=entry.content, embedding=vector, model=model)
             if found:

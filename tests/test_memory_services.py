@@ -159,3 +159,29 @@ def test_it_applies_the_whole_gate_to_an_inferred_batch(key_a, org_a, settings):
     results = services.memory_create_batch(actor=actor, org=org_a, entries=entries, infer=True)
     assert [r.code or r.status for r in results] == ["low_confidence", "created", "created", "rate_limited"]
     assert MemoryItem.objects.count() == 2
+
+
+def test_it_keeps_a_skills_memories_apart_from_general_ones(alice_actor, org_a):
+    """A skill's memory never merges into a general one (seed 003: skill memory is injected per skill)."""
+    from memory.services import memory_create
+
+    general = memory_create(
+        actor=alice_actor, org=org_a, content="Uses VS Code and Git Flow every day.", user_id="alice"
+    )
+    skill = memory_create(
+        actor=alice_actor,
+        org=org_a,
+        content="Uses VS Code and Git Flow every day.",
+        user_id="alice",
+        skill="git",
+    )
+    assert general.created and skill.created
+    assert skill.item.pk != general.item.pk and skill.item.skill == "git"
+    again = memory_create(
+        actor=alice_actor,
+        org=org_a,
+        content="Uses VS Code and Git Flow every day.",
+        user_id="alice",
+        skill="git",
+    )
+    assert again.duplicate_of == skill.item.pk
