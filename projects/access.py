@@ -106,6 +106,17 @@ def readable_projects(actor: Actor) -> QuerySet[Project]:
     return qs.filter(memberships__account=actor.account)
 
 
+def project_by_ref(actor: Actor, ref: str | None) -> Project | None:
+    """The project an API caller names by id or slug (None when not named); 404 when out of reach."""
+    if not ref:
+        return None
+    qs = readable_projects(actor)
+    project = qs.filter(pk=int(ref)).first() if str(ref).isdigit() else qs.filter(slug=ref).first()
+    if project is None:
+        raise Http404("No such project.")
+    return project
+
+
 def project_role(actor: Actor, project: Project) -> str | None:
     """The actor's effective role in the project, or None for an outsider."""
     if project.org_id != actor.org.id:

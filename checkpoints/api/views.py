@@ -8,7 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from projects.access import readable_projects, require_subject
+from projects.access import project_by_ref, require_subject
 from projects.api.base import EngramAPIView
 from projects.api.errors import ApiError
 from projects.api.pagination import CreatedCursorPagination
@@ -41,16 +41,6 @@ def _subject(actor, user_id: str) -> str:
     user_id = user_id or actor.user_id
     require_subject(actor, user_id, write=True)
     return user_id
-
-
-def _project(actor, ref: str):
-    if not ref:
-        return None
-    qs = readable_projects(actor)
-    project = qs.filter(pk=int(ref)).first() if ref.isdigit() else qs.filter(slug=ref).first()
-    if project is None:
-        raise Http404("No such project.")
-    return project
 
 
 def _session_id(value: str) -> str:
@@ -114,7 +104,7 @@ class SessionMessagesView(EngramAPIView):
                 session_id=session_id,
                 user_id=user_id,
                 messages=data["messages"],
-                project=_project(self.actor, data["project"]),
+                project=project_by_ref(self.actor, data["project"]),
                 agent_id=data["agent_id"],
                 extract=data["extract"],
                 created_by_key=self.actor.api_key,
@@ -153,7 +143,7 @@ class SessionCheckpointsView(EngramAPIView):
                 org=self.org,
                 session_id=session_id,
                 user_id=user_id,
-                project=_project(self.actor, data["project"]),
+                project=project_by_ref(self.actor, data["project"]),
                 agent_id=data["agent_id"],
                 messages=data["messages"],
                 agent_state=data["agent_state"],

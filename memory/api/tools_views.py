@@ -16,7 +16,7 @@ from memory.gate import GateRejection
 from memory.models import InjectionLog, MemoryType, Scope, Source
 from memory.search import SearchError, memory_search
 from memory.selectors import MemoryFilters
-from projects.access import readable_projects, require_project, require_subject
+from projects.access import project_by_ref, require_project, require_subject
 from projects.api.base import EngramAPIView, StrictSerializer
 from projects.api.errors import ApiError
 
@@ -154,16 +154,6 @@ class ToolInvokeView(EngramAPIView):
         return Response(invoke_tool(self.actor, name, context.pop("arguments"), **context))
 
 
-def _project(actor, ref: str):
-    if not ref:
-        return None
-    qs = readable_projects(actor)
-    project = qs.filter(pk=int(ref)).first() if ref.isdigit() else qs.filter(slug=ref).first()
-    if project is None:
-        raise Http404("No such project.")
-    return project
-
-
 def invoke_tool(
     actor,
     name: str,
@@ -180,7 +170,7 @@ def invoke_tool(
     if actor.is_key and not user_id:
         raise ApiError(400, "invalid", "user_id: required when an API key invokes a tool.")
     context = {"user_id": user_id or actor.user_id, "session_id": session_id, "agent_id": agent_id}
-    found_project = _project(actor, project)
+    found_project = project_by_ref(actor, project)
     if name == "memory_add":
         return _add(actor, _arguments(arguments, AddArguments), context, found_project)
     return _search(actor, _arguments(arguments, SearchArguments), context, found_project)

@@ -15,7 +15,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from projects.access import readable_memories, readable_projects, require_org_admin
+from projects.access import project_by_ref, readable_memories, require_org_admin
 from projects.api.base import EngramAPIView, EngramViewSet
 from projects.api.errors import ApiError
 
@@ -58,14 +58,6 @@ def _validated(serializer_class, data):
     return serializer.validated_data
 
 
-def _project(actor, ref: str):
-    qs = readable_projects(actor)
-    project = qs.filter(pk=int(ref)).first() if ref.isdigit() else qs.filter(slug=ref).first()
-    if project is None:
-        raise Http404("No such project.")
-    return project
-
-
 def entry_from(actor, data: dict) -> services.BatchEntry:
     """Resolve subject and project of one validated input; raises ApiError(400) or Http404."""
     scope = data["scope"]
@@ -76,7 +68,7 @@ def entry_from(actor, data: dict) -> services.BatchEntry:
     if scope == Scope.PROJECT:
         if not data.get("project"):
             raise ApiError(400, "invalid", "project: required for scope project.")
-        project = _project(actor, data["project"])
+        project = project_by_ref(actor, data["project"])
     elif data.get("project"):
         raise ApiError(400, "invalid", "project: only for scope project.")
     elif not user_id:
@@ -217,7 +209,7 @@ def apply_filters(actor, qs, params):
                 raise ApiError(400, "invalid", f"{name}: unknown value {bad[0]!r}.")
             qs = qs.filter(**{f"{name}__in": values})
     if params.get("project"):
-        qs = qs.filter(project=_project(actor, params["project"]))
+        qs = qs.filter(project=project_by_ref(actor, params["project"]))
     if params.get("pinned"):
         qs = qs.filter(pinned=_bool(params["pinned"], "pinned"))
     if params.get("tags"):
