@@ -4,6 +4,7 @@
 
 Without --base-url the script creates an org and an API key with the management commands
 (create_org, create_api_key), starts gunicorn on a free port against $DATABASE_URL, and stops it at the end.
+The org and its memories stay in that database afterwards (its slug is printed: locomo-<hex>).
 
 For each conversation one subject (user_id) is created; every turn is stored verbatim as
 "<speaker>: <text>" (plus " [shares a photo: <caption>]") through POST /api/v1/memories/batch with
