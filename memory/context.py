@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from checkpoints.models import Message, Session
 from profiles.models import UserProfile
-from profiles.selectors import profile_for_context
+from profiles.selectors import profile_for_context, profile_prompt_lines
 from projects.access import Actor
 
 from .models import InjectionLog, MemoryItem
@@ -44,44 +44,6 @@ HEADINGS = {
 ROLE_NAMES = {
     "en": {"human": "User", "user": "User", "ai": "Assistant", "assistant": "Assistant"},
     "zh": {"human": "用户", "user": "用户", "ai": "助手", "assistant": "助手"},
-}
-ZH_LABELS = {
-    "username": "姓名",
-    "background": "背景",
-    "profession": "职业",
-    "communication_style": "沟通风格",
-    "response_format": "回复格式",
-    "language_preference": "语言偏好",
-    "characteristics": "特点",
-    "content": "自定义说明",
-    "expertise_areas": "专业领域",
-    "programming_languages": "编程语言",
-    "frequently_used_tools": "常用工具",
-    "project_goal": "项目目标",
-    "tech_stack": "技术栈",
-    "constraints": "约束",
-    "key_decisions": "关键决策",
-    "team_conventions": "团队约定",
-    "current_phase": "当前阶段",
-}
-EN_LABELS = {
-    "username": "Name",
-    "background": "Background",
-    "profession": "Profession",
-    "communication_style": "Communication style",
-    "response_format": "Preferred response format",
-    "language_preference": "Preferred language",
-    "characteristics": "Characteristics",
-    "content": "Custom instructions",
-    "expertise_areas": "Expertise",
-    "programming_languages": "Programming languages",
-    "frequently_used_tools": "Frequently used tools",
-    "project_goal": "Project goal",
-    "tech_stack": "Tech stack",
-    "constraints": "Constraints",
-    "key_decisions": "Key decisions",
-    "team_conventions": "Team conventions",
-    "current_phase": "Current phase",
 }
 
 
@@ -114,20 +76,6 @@ def language_of(*, profile: UserProfile | None, texts: list[str]) -> str:
     return "zh" if cjk and cjk * 3 >= latin else "en"
 
 
-def _render_value(value) -> str:
-    if isinstance(value, list):
-        parts = []
-        for entry in value:
-            if isinstance(entry, dict):
-                text = entry.get("decision") or entry.get("text") or ""
-                extra = [str(entry[k]) for k in ("reason", "date") if entry.get(k)]
-                parts.append(f"{text} ({'; '.join(extra)})" if extra else str(text))
-            else:
-                parts.append(str(entry))
-        return "; ".join(p for p in parts if p)
-    return str(value)
-
-
 def _memory_line(item_type: str, content: str, when) -> str:
     date = f" ({when:%Y-%m-%d})" if when else ""
     return f"- [{item_type}] {content}{date}"
@@ -144,15 +92,8 @@ def render_prompt(
 ) -> str:
     """The sections seed 002 shows, in order: profile, core, relevant, summary, recent messages."""
     heads = HEADINGS[language]
-    labels = ZH_LABELS if language == "zh" else EN_LABELS
-    sep = "：" if language == "zh" else ": "
     sections = []
-    lines = [
-        f"- {labels.get(name, name)}{sep}{_render_value(value)}"
-        for part in ("user", "project")
-        for name, value in profile.get(part, {}).items()
-        if _render_value(value)
-    ]
+    lines = profile_prompt_lines(profile, language=language)
     if lines:
         sections.append(f"## {heads['profile']}\n" + "\n".join(lines))
     if core:

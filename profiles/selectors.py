@@ -29,6 +29,25 @@ PROJECT_FIELDS = [
 ]
 
 # Labels used when a profile is written into a prompt.
+_ZH_LABELS = {
+    "username": "姓名",
+    "background": "背景",
+    "profession": "职业",
+    "communication_style": "沟通风格",
+    "response_format": "回复格式",
+    "language_preference": "语言偏好",
+    "characteristics": "特点",
+    "content": "自定义说明",
+    "expertise_areas": "专业领域",
+    "programming_languages": "编程语言",
+    "frequently_used_tools": "常用工具",
+    "project_goal": "项目目标",
+    "tech_stack": "技术栈",
+    "constraints": "约束",
+    "key_decisions": "关键决策",
+    "team_conventions": "团队约定",
+    "current_phase": "当前阶段",
+}
 _LABELS = {
     "username": "Name",
     "background": "Background",
@@ -110,7 +129,7 @@ def _render_value(value) -> str:
         for entry in value:
             if isinstance(entry, dict):
                 text = entry.get("decision") or entry.get("text") or ""
-                extra = [entry[k] for k in ("reason", "date") if entry.get(k)]
+                extra = [str(entry[k]) for k in ("reason", "date") if entry.get(k)]
                 parts.append(f"{text} ({'; '.join(extra)})" if extra else text)
             else:
                 parts.append(str(entry))
@@ -118,14 +137,15 @@ def _render_value(value) -> str:
     return str(value)
 
 
-def profile_prompt_lines(profile: dict) -> list[str]:
-    """The output of profile_for_context as prompt lines ("- Profession: engineer")."""
+def profile_prompt_lines(profile: dict, *, language: str = "en") -> list[str]:
+    """The output of profile_for_context as prompt lines ("- Profession: engineer", "- 职业：工程师")."""
+    labels, sep = (_ZH_LABELS, "：") if language == "zh" else (_LABELS, ": ")
     lines = []
     for section in ("user", "project"):
         for name, value in profile.get(section, {}).items():
             text = _render_value(value)
             if text:
-                lines.append(f"- {_LABELS.get(name, name)}: {text}")
+                lines.append(f"- {labels.get(name, name)}{sep}{text}")
     return lines
 
 

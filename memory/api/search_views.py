@@ -13,7 +13,12 @@ from memory.context import context_build
 from memory.models import InjectionLog, MemoryItem, MemoryType, Scope, Status
 from memory.search import Hit, SearchError, memory_search
 from memory.selectors import MemoryFilters, injections_for_memory, injections_for_user
-from projects.access import readable_memories, readable_projects, require_project, require_subject
+from projects.access import (
+    project_by_ref,
+    readable_memories,
+    require_project,
+    require_subject,
+)
 from projects.api.base import EngramAPIView, StrictSerializer
 from projects.api.errors import ApiError
 from projects.api.pagination import CreatedCursorPagination
@@ -63,13 +68,9 @@ class ContextInput(_ReadInput):
 
 
 def _project(actor, ref: str | None):
-    if not ref:
-        return None
-    qs = readable_projects(actor)
-    project = qs.filter(pk=int(ref)).first() if ref.isdigit() else qs.filter(slug=ref).first()
-    if project is None:
-        raise Http404("No such project.")
-    require_project(actor, project)
+    project = project_by_ref(actor, ref)
+    if project is not None:
+        require_project(actor, project)
     return project
 
 
