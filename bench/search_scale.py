@@ -183,17 +183,26 @@ def admin_conn():
 
 
 def outer(args) -> None:
-    with admin_conn() as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB}")
-        conn.execute(f"CREATE DATABASE {BENCH_DB}")
     env = {**os.environ, "DATABASE_URL": bench_url(), "DJANGO_SETTINGS_MODULE": "config.settings.base"}
+    if args.reuse:
+        with admin_conn() as conn:
+            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [BENCH_DB]).fetchone()
+        args.reuse = bool(exists)
+    if not args.reuse:
+        with admin_conn() as conn:
+            conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB}")
+            conn.execute(f"CREATE DATABASE {BENCH_DB}")
     try:
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "manage.py", "migrate", "-v", "0"], cwd=ROOT, env=env, check=True)
-        print(f"database {BENCH_DB} created and migrated in {time.perf_counter() - t0:.1f}s")
+        print(
+            f"database {BENCH_DB} {'reused' if args.reuse else 'created'} and migrated in {time.perf_counter() - t0:.1f}s"
+        )
+        if args.reuse:
+            sys.argv.append("--loaded")
         subprocess.run([sys.executable, __file__, "--inner", *sys.argv[1:]], cwd=ROOT, env=env, check=True)
     finally:
-        if not args.keep:
+        if not (args.keep or args.reuse):
             with admin_conn() as conn:
                 conn.execute(f"DROP DATABASE IF EXISTS {BENCH_DB} WITH (FORCE)")
             print(f"database {BENCH_DB} dropped")
@@ -207,21 +216,40 @@ def inner(args) -> None:
     import django
 
     django.setup()
-    from django.db import connection, transaction
+    from django.db import connection
 
     from memory.embeddings import provider_for
-    from memory.search import memory_search, vector_literal
-    from memory.selectors import MemoryFilters
-    from memory.text import content_hash, keyword_tokens
     from projects.access import actor_for_key
+    from projects.models import ApiKey, Organization
     from projects.services import api_key_create, org_create
 
     rng = random.Random(42)
-    orgs = [org_create(slug=f"bench-{i}", name=f"Bench {i}") for i in range(args.orgs)]
-    key, _ = api_key_create(org=orgs[0], name="bench")
-    actor = actor_for_key(key)
+    if args.loaded:  # --reuse: the database of an earlier --keep run, same sizes
+        orgs = [Organization.objects.get(slug=f"bench-{i}") for i in range(args.orgs)]
+        actor = actor_for_key(ApiKey.objects.filter(org=orgs[0], name="bench").first())
+    else:
+        orgs = [org_create(slug=f"bench-{i}", name=f"Bench {i}") for i in range(args.orgs)]
+        key, _ = api_key_create(org=orgs[0], name="bench")
+        actor = actor_for_key(key)
     provider = provider_for(orgs[0], "")
     model = provider.model_name
+    if args.loaded:
+        with connection.cursor() as cur:
+            cur.execute("SELECT count(*) FROM memory_memoryitem")
+            total = cur.fetchone()[0]
+            cur.execute("SELECT count(*) FROM memory_memoryitem WHERE org_id = %s", [orgs[0].pk])
+            in_org = cur.fetchone()[0]
+        print(f"reusing {total} memories ({in_org} in the measured org)")
+    else:
+        total, in_org = load(args, orgs, provider, model)
+    measure(args, orgs, actor, model, provider, rng, total, in_org)
+
+
+def load(args, orgs, provider, model) -> tuple[int, int]:
+    from django.db import connection
+
+    from memory.search import vector_literal
+    from memory.text import content_hash, keyword_tokens
 
     texts = sentences(args.pool)
     t0 = time.perf_counter()
@@ -289,6 +317,14 @@ def inner(args) -> None:
         cur.execute("ANALYZE memory_memoryitem")
         cur.execute("DROP TABLE bench_pool")
         cur.execute("DROP TABLE bench_alpha")
+    return total, in_org
+
+
+def measure(args, orgs, actor, model, provider, rng, total, in_org) -> None:
+    from django.db import connection, transaction
+
+    from memory.search import memory_search, vector_literal
+    from memory.selectors import MemoryFilters
 
     queries = (EN_QUERIES + ZH_QUERIES) * (args.queries // 20 + 1)
     queries = queries[: args.queries]
@@ -374,7 +410,13 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=200, help="subjects per org")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--keep", action="store_true", help="keep the engram_bench database")
+    parser.add_argument(
+        "--reuse",
+        action="store_true",
+        help="measure on the engram_bench database left by --keep (same sizes)",
+    )
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--loaded", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.inner:
         inner(args)
