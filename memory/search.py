@@ -35,7 +35,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection
 
 from projects.access import Actor
 
@@ -228,7 +228,7 @@ WHERE m.id IN (SELECT id FROM vec UNION SELECT id FROM kw)
 """
 
 _PAIRS_SQL = """
-SELECT a.id, b.id, 1 - (a.embedding <=> b.embedding)
+SELECT a.id AS a, b.id AS b, 1 - (a.embedding <=> b.embedding) AS sim
 FROM "memory_memoryitem" a JOIN "memory_memoryitem" b ON a.id < b.id
 WHERE a.id = ANY(%s) AND b.id = ANY(%s) AND a.embedding_model = b.embedding_model
   AND a.embedding IS NOT NULL AND b.embedding IS NOT NULL
@@ -236,14 +236,36 @@ WHERE a.id = ANY(%s) AND b.id = ANY(%s) AND a.embedding_model = b.embedding_mode
 """
 
 
-def _set_scan_options(cursor, candidates: int) -> None:
+_SCAN_SQL = (
+    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+    " set_config('hnsw.ef_search', %s, true),"
+    " set_config('hnsw.max_scan_tuples', %s, true)"
+)
+
+
+def _scan_args(candidates: int) -> list[str]:
     """pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass the filters."""
-    cursor.execute(
-        "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
-        " set_config('hnsw.ef_search', %s, true),"
-        " set_config('hnsw.max_scan_tuples', %s, true)",
-        [str(max(40, min(1000, candidates * 2))), str(settings.SEARCH_MAX_SCAN_TUPLES)],
-    )
+    return [str(max(40, min(1000, candidates * 2))), str(settings.SEARCH_MAX_SCAN_TUPLES)]
+
+
+def _run(statements: list[tuple[str, list]]) -> list[list[dict]]:
+    """Several statements in one round trip, the rows of each as dicts.
+
+    Django's psycopg cursor binds parameters on the client and sends the statements as one simple
+    query, which PostgreSQL runs as one (implicit) transaction: set_config(..., true) in the first
+    statement holds for the others and ends with them, without BEGIN and COMMIT round trips.
+    """
+    sql = ";\n".join(s for s, _ in statements)
+    params = [p for _, ps in statements for p in ps]
+    out = []
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        for i in range(len(statements)):
+            if i:
+                cursor.nextset()
+            names = [c.name for c in cursor.description]
+            out.append([dict(zip(names, row, strict=True)) for row in cursor.fetchall()])
+    return out
 
 
 def _fetch(qs, *, qvec: str | None, model: str, terms: list[tuple[str, bool]], candidates: int) -> list[dict]:
@@ -272,11 +294,7 @@ def _fetch(qs, *, qvec: str | None, model: str, terms: list[tuple[str, bool]], c
         model,
         qvec,
     ]
-    with transaction.atomic(), connection.cursor() as cursor:
-        _set_scan_options(cursor, candidates)
-        cursor.execute(sql, args)
-        names = [c.name for c in cursor.description]
-        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+    _, rows = _run([(_SCAN_SQL, _scan_args(candidates)), (sql, args)])
     return _decode(rows)
 
 
@@ -297,15 +315,11 @@ WHERE ({where}) AND "memory_memoryitem"."id" = ANY(%s)
 """
 
 
-def _fetch_ids(qs, *, ids: list[int], qvec: str | None, model: str) -> list[dict]:
+def _ids_statement(qs, *, ids: list[int], qvec: str | None, model: str) -> tuple[str, list]:
     """Rows by id, under the same access and subject filters as the search."""
     where, params = _where(qs)
     columns = ", ".join(f'"memory_memoryitem"."{c}"' for c in COLUMNS)
-    with connection.cursor() as cursor:
-        cursor.execute(_IDS_SQL.format(columns=columns, where=where), [model, qvec, *params, ids])
-        names = [c.name for c in cursor.description]
-        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-    return _decode(rows)
+    return _IDS_SQL.format(columns=columns, where=where), [model, qvec, *params, ids]
 
 
 # ---- ranking --------------------------------------------------------------------------------------
@@ -360,35 +374,44 @@ def _same_conversation(a: dict, b: dict) -> bool:
     )
 
 
-def add_neighbours(hits: list[Hit], qs, *, qvec: str | None, model: str, head: int) -> list[Hit]:
+NEIGHBOUR_STEPS = [d for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1) if d]
+
+
+def neighbour_lenders(hits: list[Hit], head: int) -> list[Hit]:
+    """The best `head` hits that may lend to their conversation neighbours (those with an occurred_at)."""
+    if settings.SEARCH_NEIGHBOUR_WEIGHT <= 0:
+        return []
+    return [h for h in hits[:head] if h.row["occurred_at"] is not None]
+
+
+def add_neighbours(hits: list[Hit], top: list[Hit], rows: list[dict], *, model: str) -> list[Hit]:
     """Conversation context: a turn next to a strong match is likely part of the answer.
 
     Turns stored verbatim from a conversation are short and lean on each other ("Thanks! It stands for
-    freedom" answers the question before it). Each of the best `head` hits lends its neighbours (the rows
-    stored just before and after it, from the same conversation: same subject, session and time) up to
-    SEARCH_NEIGHBOUR_WEIGHT of its relevance; the neighbours are fetched under the same filters, so only
-    readable rows come in. Memories without an occurred_at, or written one by one, have no neighbours.
+    freedom" answers the question before it). Each of the best hits (`top`, see neighbour_lenders) lends
+    its neighbours (the rows stored just before and after it, from the same conversation: same subject,
+    session and time) up to SEARCH_NEIGHBOUR_WEIGHT of its relevance. `rows` are the neighbours that
+    were not candidates, fetched under the same filters, so only readable rows come in. Memories without
+    an occurred_at, or written one by one, have no neighbours.
     """
     weight = settings.SEARCH_NEIGHBOUR_WEIGHT
-    top = [h for h in hits[:head] if h.row["occurred_at"] is not None]
     if weight <= 0 or not top:
         return hits
     by_id = {h.id: h for h in hits}
-    steps = [d for d in range(-NEIGHBOUR_SPAN, NEIGHBOUR_SPAN + 1) if d]
-    missing = sorted({h.id + d for h in top for d in steps} - set(by_id))
-    if missing:
-        floor = vector_floor(model)
-        for row in _fetch_ids(qs, ids=missing, qvec=qvec, model=model):
-            h = Hit(row=row, vector_similarity=row.pop("vsim"), keyword_raw=0.0)
-            if h.vector_similarity is not None:
-                h.vector = min(1.0, max(0.0, (h.vector_similarity - floor) / (1.0 - floor)))
-            h.relevance = settings.SEARCH_VECTOR_WEIGHT * h.vector
-            final_score(h)
-            by_id[h.id] = h
-            hits.append(h)
+    floor = vector_floor(model)
+    for row in rows:
+        if row["id"] in by_id:
+            continue
+        h = Hit(row=row, vector_similarity=row.pop("vsim"), keyword_raw=0.0)
+        if h.vector_similarity is not None:
+            h.vector = min(1.0, max(0.0, (h.vector_similarity - floor) / (1.0 - floor)))
+        h.relevance = settings.SEARCH_VECTOR_WEIGHT * h.vector
+        final_score(h)
+        by_id[h.id] = h
+        hits.append(h)
     lent = {h.id: h.relevance for h in top}
     for h in top:
-        for d in steps:
+        for d in NEIGHBOUR_STEPS:
             n = by_id.get(h.id + d)
             # Every row in between must belong to the same conversation too.
             path = [by_id.get(h.id + i) for i in range(min(d, 0), max(d, 0) + 1)]
@@ -400,6 +423,34 @@ def add_neighbours(hits: list[Hit], qs, *, qvec: str | None, model: str, head: i
                 n.neighbour_of = h.id
                 final_score(n)
     hits.sort(key=lambda h: (-h.score, -h.id))
+    return hits
+
+
+def context_and_duplicates(hits: list[Hit], qs, *, qvec: str | None, model: str, top_k: int) -> list[Hit]:
+    """Conversation neighbours (add_neighbours), then the near-duplicate order of the head (top_k * 2).
+
+    Both need the database once, and both queries go in one round trip: the neighbours' rows, and the
+    similar pairs among every row that can reach the head. Lending only raises the rows next to the
+    lenders, so the head after it lies within the head before it plus those rows; pairs outside the
+    final head are ignored by order_near_duplicates.
+    """
+    top = neighbour_lenders(hits, top_k)
+    known = {h.id for h in hits}
+    near = {h.id + d for h in top for d in NEIGHBOUR_STEPS}
+    missing = sorted(near - known)
+    reach = sorted({h.id for h in hits[: top_k * 2]} | near)
+    statements = []
+    if missing:
+        statements.append(_ids_statement(qs, ids=missing, qvec=qvec, model=model))
+    if len(reach) > 1:
+        statements.append((_PAIRS_SQL, [reach, reach, related_threshold(model)]))
+    results = _run(statements) if statements else []
+    fetched = _decode(results.pop(0)) if missing else []
+    pairs = {(r["a"], r["b"]): float(r["sim"]) for r in results.pop(0)} if len(reach) > 1 else {}
+    hits = add_neighbours(hits, top, fetched, model=model)
+    if len(hits) > 1:
+        head = hits[: top_k * 2]
+        hits = order_near_duplicates(head, pairs, model) + hits[top_k * 2 :]
     return hits
 
 
@@ -470,14 +521,6 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
     return out
 
 
-def _pairs(ids: list[int], threshold: float) -> dict[tuple[int, int], float]:
-    if len(ids) < 2:
-        return {}
-    with connection.cursor() as cursor:
-        cursor.execute(_PAIRS_SQL, [ids, ids, threshold])
-        return {(a, b): float(s) for a, b, s in cursor.fetchall()}
-
-
 def fit_budget(hits: list[Hit], *, top_k: int, max_tokens: int) -> list[Hit]:
     """Top K, then as many as fit in the token budget (an item too big is skipped, order is kept)."""
     out, used = [], 0
@@ -535,11 +578,7 @@ def memory_search(
             h.keyword_raw = 0.0
     score_hits(hits, model)
     if rank == "hybrid" and hits:
-        hits = add_neighbours(hits, qs, qvec=qvec, model=model, head=top_k)
-    if rank == "hybrid" and len(hits) > 1:
-        head = hits[: top_k * 2]
-        pairs = _pairs([h.id for h in head], related_threshold(model))
-        hits = order_near_duplicates(head, pairs, model) + hits[top_k * 2 :]
+        hits = context_and_duplicates(hits, qs, qvec=qvec, model=model, top_k=top_k)
     hits = fit_budget(hits, top_k=top_k, max_tokens=max_tokens)
     if record_access and hits:
         access_recorder.record([h.id for h in hits])
