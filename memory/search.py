@@ -40,7 +40,7 @@ from django.db import connection
 from projects.access import Actor
 
 from .dedup import differs_materially
-from .embeddings import EmbeddingError, provider_for
+from .embeddings import EmbeddingError, cached_provider_for
 from .selectors import MemoryFilters, memory_candidates
 from .text import estimate_tokens, keyword_tokens
 from .thresholds import duplicate_threshold, related_threshold
@@ -551,7 +551,7 @@ def memory_search(
     started = time.perf_counter()
     if top_k < 1:
         raise SearchError("top_k must be at least 1.")
-    provider = provider_for(actor.org, filters.user_id)
+    provider = cached_provider_for(actor.org, filters.user_id)
     model = provider.model_name
     notes: list[str] = []
     embed_ms = 0.0

@@ -1,10 +1,51 @@
 """Which provider embeds for a subject: the user's own setting, then the org's, then the server default."""
 
+import threading
+import time
+
 from django.conf import settings
+from django.core.signals import setting_changed
+from django.db.models.signals import post_delete, post_save
 
 from .local import LocalE5Provider
 
 _local = LocalE5Provider()
+
+# Searches resolve the provider on every call; a few seconds of caching saves a query each time. A change
+# of configuration clears this process's cache at once (signals below); other processes see it within
+# PROVIDER_CACHE_SECONDS, and a change of model needs a re-embedding anyway.
+PROVIDER_CACHE_SECONDS = 5.0
+_cache: dict[tuple[int, str], tuple[float, object]] = {}
+_cache_lock = threading.Lock()
+
+
+def cached_provider_for(org, user_id: str = ""):
+    """provider_for, remembered for PROVIDER_CACHE_SECONDS per (org, subject) in this process."""
+    key = (org.pk, user_id or "")
+    now = time.monotonic()
+    hit = _cache.get(key)
+    if hit is not None and hit[0] > now:
+        return hit[1]
+    provider = provider_for(org, user_id)
+    with _cache_lock:
+        if len(_cache) > 10_000:
+            _cache.clear()
+        _cache[key] = (now + PROVIDER_CACHE_SECONDS, provider)
+    return provider
+
+
+def clear_provider_cache(**kwargs) -> None:
+    with _cache_lock:
+        _cache.clear()
+
+
+post_save.connect(
+    clear_provider_cache, sender="memory.EmbeddingConfig", dispatch_uid="engram-provider-cache-save"
+)
+post_delete.connect(
+    clear_provider_cache, sender="memory.EmbeddingConfig", dispatch_uid="engram-provider-cache-delete"
+)
+setting_changed.connect(clear_provider_cache, dispatch_uid="engram-provider-cache-settings")
 
 
 def provider_for(org, user_id: str = ""):
