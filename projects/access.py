@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
+from django.db.models.signals import m2m_changed
 from django.http import Http404
 from guardian.core import ObjectPermissionChecker
 
@@ -90,9 +91,19 @@ def actor_for_key(key: ApiKey) -> Actor:
 
 
 def key_project_ids(key: ApiKey) -> list[int] | None:
-    """The projects a key is restricted to, or None when it may reach all of its org's."""
-    ids = list(key.projects.values_list("id", flat=True))
-    return ids or None
+    """The projects a key is restricted to, or None when it may reach all of its org's.
+
+    Remembered on the key object (one per request) until its projects change (m2m_changed below)."""
+    if "_engram_project_ids" not in key.__dict__:
+        key.__dict__["_engram_project_ids"] = list(key.projects.values_list("id", flat=True))
+    return list(key.__dict__["_engram_project_ids"]) or None
+
+
+def _forget_key_projects(sender, instance, **kwargs) -> None:
+    instance.__dict__.pop("_engram_project_ids", None)
+
+
+m2m_changed.connect(_forget_key_projects, sender=ApiKey.projects.through, dispatch_uid="engram-key-projects")
 
 
 def readable_projects(actor: Actor) -> QuerySet[Project]:
