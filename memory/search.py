@@ -429,27 +429,20 @@ def add_neighbours(hits: list[Hit], top: list[Hit], rows: list[dict], *, model: 
 def context_and_duplicates(hits: list[Hit], qs, *, qvec: str | None, model: str, top_k: int) -> list[Hit]:
     """Conversation neighbours (add_neighbours), then the near-duplicate order of the head (top_k * 2).
 
-    Both need the database once, and both queries go in one round trip: the neighbours' rows, and the
-    similar pairs among every row that can reach the head. Lending only raises the rows next to the
-    lenders, so the head after it lies within the head before it plus those rows; pairs outside the
-    final head are ignored by order_near_duplicates.
+    Two small queries, each only when it can change something: the neighbours' rows when a lender has
+    neighbours that are not candidates, the similar pairs of the head when it has two rows or more.
+    (Fetching the pairs of every row that could reach the head in the same round trip was tried: the
+    pairs query grows with the square of the rows and cost more than the round trip it saved.)
     """
     top = neighbour_lenders(hits, top_k)
     known = {h.id for h in hits}
-    near = {h.id + d for h in top for d in NEIGHBOUR_STEPS}
-    missing = sorted(near - known)
-    reach = sorted({h.id for h in hits[: top_k * 2]} | near)
-    statements = []
-    if missing:
-        statements.append(_ids_statement(qs, ids=missing, qvec=qvec, model=model))
-    if len(reach) > 1:
-        statements.append((_PAIRS_SQL, [reach, reach, related_threshold(model)]))
-    results = _run(statements) if statements else []
-    fetched = _decode(results.pop(0)) if missing else []
-    pairs = {(r["a"], r["b"]): float(r["sim"]) for r in results.pop(0)} if len(reach) > 1 else {}
+    missing = sorted({h.id + d for h in top for d in NEIGHBOUR_STEPS} - known)
+    fetched = _decode(_run([_ids_statement(qs, ids=missing, qvec=qvec, model=model)])[0]) if missing else []
     hits = add_neighbours(hits, top, fetched, model=model)
     if len(hits) > 1:
         head = hits[: top_k * 2]
+        rows = _run([(_PAIRS_SQL, [[h.id for h in head]] * 2 + [related_threshold(model)])])[0]
+        pairs = {(r["a"], r["b"]): float(r["sim"]) for r in rows}
         hits = order_near_duplicates(head, pairs, model) + hits[top_k * 2 :]
     return hits
 
