@@ -9,7 +9,7 @@ from datetime import datetime
 from django.db.models import Q, QuerySet
 from django.utils import timezone
 
-from projects.access import Actor, readable_memories
+from projects.access import Actor, memory_read_q
 from projects.models import Project
 
 from .models import InjectionLog, MemoryItem, MemoryType, Scope, Status
@@ -76,7 +76,8 @@ def memory_candidates(*, actor: Actor, filters: MemoryFilters, now: datetime | N
         if value:
             q &= Q(**{lookup: value})
     # One filter() call: each call clones the query, which costs more than the filter itself.
-    return readable_memories(actor).filter(q)
+    # memory_read_q is readable_memories' filter (org included).
+    return MemoryItem.objects.filter(memory_read_q(actor) & q)
 
 
 def core_memories(*, actor: Actor, filters: MemoryFilters, limit: int = 100) -> list[MemoryItem]:
