@@ -429,22 +429,36 @@ def add_neighbours(hits: list[Hit], top: list[Hit], rows: list[dict], *, model: 
 def context_and_duplicates(hits: list[Hit], qs, *, qvec: str | None, model: str, top_k: int) -> list[Hit]:
     """Conversation neighbours (add_neighbours), then the near-duplicate order of the head (top_k * 2).
 
-    Two small queries, each only when it can change something: the neighbours' rows when a lender has
-    neighbours that are not candidates, the similar pairs of the head when it has two rows or more.
-    (Fetching the pairs of every row that could reach the head in the same round trip was tried: the
-    pairs query grows with the square of the rows and cost more than the round trip it saved.)
+    One round trip fetches the neighbours that are not candidates and the similar pairs of the head as
+    it stands; only when lending brings a new row into the head are its pairs asked again. (Asking
+    for the pairs of every row that could reach the head was tried: that query grows with the square
+    of the rows and cost more than the round trip it saved.)
     """
     top = neighbour_lenders(hits, top_k)
     known = {h.id for h in hits}
     missing = sorted({h.id + d for h in top for d in NEIGHBOUR_STEPS} - known)
-    fetched = _decode(_run([_ids_statement(qs, ids=missing, qvec=qvec, model=model)])[0]) if missing else []
+    head_ids = [h.id for h in hits[: top_k * 2]]
+    statements = []
+    if missing:
+        statements.append(_ids_statement(qs, ids=missing, qvec=qvec, model=model))
+    if len(head_ids) > 1:
+        statements.append(_pairs_statement(head_ids, model))
+    results = _run(statements) if statements else []
+    fetched = _decode(results.pop(0)) if missing else []
+    pair_rows = results.pop(0) if len(head_ids) > 1 else []
     hits = add_neighbours(hits, top, fetched, model=model)
     if len(hits) > 1:
         head = hits[: top_k * 2]
-        rows = _run([(_PAIRS_SQL, [[h.id for h in head]] * 2 + [related_threshold(model)])])[0]
-        pairs = {(r["a"], r["b"]): float(r["sim"]) for r in rows}
+        if {h.id for h in head} != set(head_ids):
+            pair_rows = _run([_pairs_statement([h.id for h in head], model)])[0]
+        pairs = {(r["a"], r["b"]): float(r["sim"]) for r in pair_rows}
         hits = order_near_duplicates(head, pairs, model) + hits[top_k * 2 :]
     return hits
+
+
+def _pairs_statement(ids: list[int], model: str) -> tuple[str, list]:
+    """Pairs of these rows whose vectors are at least 'related' (memory.thresholds) to each other."""
+    return _PAIRS_SQL, [ids, ids, related_threshold(model)]
 
 
 def _words(text: str) -> set[str]:
