@@ -12,6 +12,8 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from memory.gate import redact
+
 from .models import Checkpoint, CheckpointArchive, Message, Session
 
 SUMMARY_MAX_CHARS = 4000
@@ -88,7 +90,8 @@ def messages_append(
                 session=session,
                 user_id=user_id,
                 role=m["role"],
-                content=m["content"],
+                # Conversation history is kept as said, less its secrets (keys, passwords, card numbers).
+                content=redact(m["content"]),
                 message_id=m.get("message_id") or "",
             )
         )

@@ -34,6 +34,8 @@ _TOKEN_PATTERNS = [
     ("a bearer token", re.compile(r"\bbearer\s+[A-Za-z0-9._~+/=-]{16,}", re.I)),
     ("a private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
     ("an API key", re.compile(r"\beng_[0-9a-f]{8}\.[A-Za-z0-9_-]{20,}")),
+    # what redact() leaves where a secret was: a text that held one is no memory either
+    ("a removed secret", re.compile(r"\[redacted\]")),
 ]
 
 # "password: hunter2", "密码是 abc123", "my api key is XYZ..." — a secret stated as such.
@@ -94,29 +96,50 @@ def cn_id_ok(number: str) -> bool:
     return _ID_CHECK[total % 11] == number[17]
 
 
-def sensitive_reason(text: str) -> str | None:
-    """What kind of secret the text contains, or None. Talk *about* secrets is fine."""
+def secret_spans(text: str):
+    """Yield (start, end, label) of each secret in the text, strongest kinds first."""
     for label, pattern in _TOKEN_PATTERNS:
-        if pattern.search(text):
-            return f"looks like {label}"
+        for match in pattern.finditer(text):
+            yield match.start(), match.end(), label
     for match in _STATED_SECRET.finditer(text):
-        value = match.group(1)
-        if not _is_plain_word(value):
-            return "looks like a password or secret"
-    if _OTP.search(text):
-        return "looks like a one-time code"
-    if _SSN.search(text):
-        return "looks like a social security number"
-    if _PASSPORT.search(text):
-        return "looks like a passport number"
+        if not _is_plain_word(match.group(1)):
+            yield match.start(1), match.end(1), "a password or secret"
+    for match in _OTP.finditer(text):
+        yield match.start(1), match.end(1), "a one-time code"
+    for match in _SSN.finditer(text):
+        yield match.start(), match.end(), "a social security number"
+    for match in _PASSPORT.finditer(text):
+        yield match.start(1), match.end(1), "a passport number"
     for match in _CN_ID.finditer(text):
         if cn_id_ok(match.group(1)):
-            return "looks like a resident ID number"
+            yield match.start(1), match.end(1), "a resident ID number"
     for match in _DIGIT_RUN.finditer(text):
         digits = re.sub(r"\D", "", match.group())
         if 13 <= len(digits) <= 19 and luhn_ok(digits):
-            return "looks like a card or bank account number"
+            yield match.start(), match.end(), "a card or bank account number"
+
+
+def sensitive_reason(text: str) -> str | None:
+    """What kind of secret the text contains, or None. Talk *about* secrets is fine."""
+    for _start, _end, label in secret_spans(text):
+        return f"looks like {label}"
     return None
+
+
+def redact(text: str) -> str:
+    """The text with every secret replaced by [redacted], for conversation history kept as it was said."""
+    spans = sorted({(start, end) for start, end, _label in secret_spans(text)})
+    out, last = [], 0
+    for start, end in spans:
+        if start < last:  # overlaps one already cut
+            start = last
+        if start >= end:
+            continue
+        out.append(text[last:start])
+        out.append("[redacted]")
+        last = end
+    out.append(text[last:])
+    return "".join(out)
 
 
 # ---- the checks -------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from memory.embeddings import provider_for
+from memory.gate import redact
 from memory.llm import LLMError, llm_for
 from memory.models import ExtractionJob, JobStatus
 
@@ -73,7 +74,7 @@ def extraction_job_create(
         messages=[
             {
                 "role": m["role"],
-                "content": m["content"],
+                "content": redact(m["content"]),
                 "message_id": m.get("message_id") or "",
                 **({"context": True} if m.get("context") else {}),
             }
