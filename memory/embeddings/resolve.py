@@ -11,27 +11,38 @@ from .local import LocalE5Provider
 
 _local = LocalE5Provider()
 
-# Searches resolve the provider on every call; a few seconds of caching saves a query each time. A change
-# of configuration clears this process's cache at once (signals below); other processes see it within
-# PROVIDER_CACHE_SECONDS, and a change of model needs a re-embedding anyway.
+# Searches resolve the provider on every call; a few seconds of caching saves a query each time. The cache
+# holds an org's configurations (one query for all of its subjects). A change of configuration clears this
+# process's cache at once (signals below); other processes see it within PROVIDER_CACHE_SECONDS, and a
+# change of model needs a re-embedding anyway.
 PROVIDER_CACHE_SECONDS = 5.0
-_cache: dict[tuple[int, str], tuple[float, object]] = {}
+PROVIDER_CACHE_MAX_CONFIGS = 1000  # an org with more subject overrides than this is not cached
+_cache: dict[int, tuple[float, dict]] = {}
 _cache_lock = threading.Lock()
 
 
 def cached_provider_for(org, user_id: str = ""):
-    """provider_for, remembered for PROVIDER_CACHE_SECONDS per (org, subject) in this process."""
-    key = (org.pk, user_id or "")
+    """provider_for, with the org's configurations remembered for PROVIDER_CACHE_SECONDS in this process."""
+    from memory.models import EmbeddingConfig
+
     now = time.monotonic()
-    hit = _cache.get(key)
-    if hit is not None and hit[0] > now:
-        return hit[1]
-    provider = provider_for(org, user_id)
-    with _cache_lock:
-        if len(_cache) > 10_000:
-            _cache.clear()
-        _cache[key] = (now + PROVIDER_CACHE_SECONDS, provider)
-    return provider
+    hit = _cache.get(org.pk)
+    if hit is None or hit[0] <= now:
+        rows = list(EmbeddingConfig.objects.filter(org=org)[: PROVIDER_CACHE_MAX_CONFIGS + 1])
+        if len(rows) > PROVIDER_CACHE_MAX_CONFIGS:
+            return provider_for(org, user_id)
+        hit = (now + PROVIDER_CACHE_SECONDS, {"configs": {c.user_id: c for c in rows}, "providers": {}})
+        with _cache_lock:
+            if len(_cache) > 10_000:
+                _cache.clear()
+            _cache[org.pk] = hit
+    entry = hit[1]
+    configs = entry["configs"]
+    config = (configs.get(user_id) if user_id else None) or configs.get("")
+    key = config.pk if config is not None else None
+    if key not in entry["providers"]:
+        entry["providers"][key] = _provider(config)
+    return entry["providers"][key]
 
 
 def clear_provider_cache(**kwargs) -> None:
@@ -53,7 +64,11 @@ def provider_for(org, user_id: str = ""):
 
     configs = {c.user_id: c for c in EmbeddingConfig.objects.filter(org=org, user_id__in=["", user_id or ""])}
     config = configs.get(user_id or "") if user_id else None
-    config = config or configs.get("")
+    return _provider(config or configs.get(""))
+
+
+def _provider(config):
+    """The provider a configuration row (None: none for the subject or the org) describes."""
     if config is None:
         if settings.ENGRAM_EMBEDDING_PROVIDER == "openai" and settings.ENGRAM_EMBEDDING_BASE_URL:
             from .remote import OpenAICompatibleProvider
