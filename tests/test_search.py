@@ -488,3 +488,25 @@ def test_it_lends_relevance_to_the_next_turn_of_the_same_conversation(alice_acto
     settings.SEARCH_NEIGHBOUR_WEIGHT = 0
     result = search(alice_actor, "qqq", unit((0, 1.0)), top_k=4)
     assert ids(result)[:2] == [question.pk, other.pk]
+
+
+def test_it_sees_a_new_embedding_config_at_once_despite_the_provider_cache(org_a):
+    from memory.crypto import encrypt
+    from memory.embeddings import cached_provider_for
+    from memory.models import EmbeddingConfig
+
+    assert cached_provider_for(org_a, "alice").model_name == "multilingual-e5-small"
+    config = EmbeddingConfig.objects.create(
+        org=org_a,
+        user_id="alice",
+        provider="openai",
+        model="other-embed",
+        base_url="http://127.0.0.1:9/v1",
+        dimensions=384,
+        api_key_encrypted=encrypt("sk-test"),
+    )
+    assert cached_provider_for(org_a, "alice").model_name == "other-embed"
+    assert cached_provider_for(org_a, "bob").model_name == "multilingual-e5-small"
+    config.delete()
+    assert cached_provider_for(org_a, "alice").model_name == "multilingual-e5-small"
+    assert EmbeddingConfig.objects.filter(org=org_a).count() == 0
