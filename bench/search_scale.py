@@ -1,10 +1,11 @@
 """Search at scale: 100,000 memories in one org, 500,000 in the database, Chinese and English.
 
     .venv/bin/python bench/search_scale.py [--pool 4000] [--per-org 100000] [--orgs 5] [--users 200]
-                                           [--queries 100] [--keep]
+                                           [--queries 100] [--keep] [--reuse]
 
 Runs in its own database (engram_bench on the server of $DATABASE_URL), created, migrated and dropped
-at the end (--keep leaves it).
+at the end (--keep leaves it; --reuse measures again on the database a --keep run left, without loading,
+and keeps it).
 
 Data. Embedding 500,000 texts with the local model takes hours on two cores, so a pool of real
 sentences (--pool, default 4,000: short statements about people and projects, English and Chinese,
