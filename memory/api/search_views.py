@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from memory.context import context_build
 from memory.models import InjectionLog, MemoryItem, MemoryType, Scope, Status
-from memory.search import Hit, SearchError, memory_search
+from memory.search import COLUMNS, Hit, SearchError, memory_search
 from memory.selectors import MemoryFilters, injections_for_memory, injections_for_user
 from projects.access import (
     project_by_ref,
@@ -138,29 +138,7 @@ def hit_dict(hit: Hit, explain: bool) -> dict:
 
 
 def item_dict(item: MemoryItem) -> dict:
-    return memory_dict({name: getattr(item, name) for name in MEMORY_FIELDS})
-
-
-MEMORY_FIELDS = [
-    "id",
-    "content",
-    "memory_type",
-    "scope",
-    "user_id",
-    "project_id",
-    "session_id",
-    "agent_id",
-    "skill",
-    "source",
-    "confidence",
-    "status",
-    "pinned",
-    "tags",
-    "metadata",
-    "occurred_at",
-    "created_at",
-    "version",
-]
+    return memory_dict({name: getattr(item, name) for name in COLUMNS})
 
 
 def _validated(serializer_class, request) -> dict:
