@@ -20,7 +20,9 @@ it when they come from the same conversation (same subject, session and occurred
 Near-duplicates among the top candidates (cosine at the model's "related" threshold and shared words):
 copies of one type and time collapse to the best; versions with different times keep the places they
 earned, but inside those places the newest goes first and the older follow, so a move to Shanghai comes
-before the old Beijing address, nothing is deleted and no unrelated memory is pushed out. The list is
+before the old Beijing address, nothing is deleted and no unrelated memory is pushed out. Events are not
+versions of one another (winning a fourth tournament does not make the first one out of date), so they
+keep the places they earned. The list is
 cut to top_k, then to the token budget.
 """
 
@@ -47,6 +49,7 @@ from .thresholds import duplicate_threshold, related_threshold
 
 log = logging.getLogger(__name__)
 
+EVENT = "event"  # memory type whose near-duplicates are separate happenings, not versions
 SCOPE_PRIORITY = {"session": 1.0, "project": 0.8, "user": 0.6}
 BM25_K1 = 1.2
 BM25_B = 0.3  # short memories: length matters less than for documents (0.3 beat 0.75 on LoCoMo dev)
@@ -509,6 +512,8 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
             worse = hb if (hb.score, hb.id) < (ha.score, ha.id) else ha
             dropped.add(worse.id)
             continue
+        if EVENT in (ha.row["memory_type"], hb.row["memory_type"]):
+            continue  # a later event does not make an earlier one out of date: both keep their places
         parent[find(a)] = find(b)
     kept = [h for h in hits if h.id not in dropped]
     groups: dict[int, list[Hit]] = {}

@@ -325,6 +325,37 @@ def test_the_grouping_orders_versions_newest_first():
     assert [h.id for h in out] == [3, 2, 1]
 
 
+def test_events_keep_their_own_places():
+    """A later event does not make an earlier one out of date: no newest-first reordering between events."""
+    from memory.search import Hit
+
+    t0 = timezone.now()
+
+    def hit(pk, score, content, days, memory_type="event"):
+        row = {
+            "id": pk,
+            "content": content,
+            "memory_type": memory_type,
+            "occurred_at": t0 - timedelta(days=days),
+        }
+        row["created_at"] = row["occurred_at"]
+        return Hit(row=row, vector_similarity=0.9, keyword_raw=0, score=score)
+
+    first = hit(1, 0.9, "Nate won his first video game tournament", 300)
+    other = hit(2, 0.8, "Nate likes coconut milk ice cream", 100)
+    fourth = hit(3, 0.7, "Nate won his fourth video game tournament", 2)
+    out = order_near_duplicates([first, other, fourth], {(1, 3): 0.93}, "multilingual-e5-small")
+    assert [h.id for h in out] == [1, 2, 3]
+    assert {h.group for h in out} == {None}
+    # The same pair stated as facts is ordered as versions, newest first.
+    facts = [
+        hit(1, 0.9, first.row["content"], 300, "fact"),
+        other,
+        hit(3, 0.7, fourth.row["content"], 2, "fact"),
+    ]
+    assert [h.id for h in order_near_duplicates(facts, {(1, 3): 0.93}, "multilingual-e5-small")] == [3, 2, 1]
+
+
 def test_it_leaves_out_superseded_archived_and_expired_unless_asked(alice_actor, org_a, alice_client):
     old = memory_create(
         actor=alice_actor, org=org_a, content="The office is on floor 3", user_id="alice"
