@@ -33,13 +33,15 @@ import logging
 import re
 import threading
 import time
-from collections import Counter
-from dataclasses import dataclass, field
+from collections import Counter, OrderedDict
+from dataclasses import dataclass, field, fields
+from datetime import datetime
 
+import psycopg
 from django.conf import settings
 from django.db import connection
 
-from projects.access import Actor
+from projects.access import Actor, key_project_ids
 
 from .dedup import differs_materially
 from .embeddings import EmbeddingError, cached_provider_for
@@ -174,14 +176,56 @@ def vector_literal(vector) -> str:
 # ---- the SQL ------------------------------------------------------------------------------------
 
 
-def _where(qs) -> tuple[str, list]:
-    """The WHERE clause Django builds for a queryset over memory_memoryitem (access included)."""
-    cached = getattr(qs, "_engram_where", None)
-    if cached is None:  # compiled once per search, reused by the neighbour fetch
+def _freeze(value):
+    """A hashable stand-in for a filter value (lists, dicts, projects, times)."""
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, default=str)
+    if hasattr(value, "_meta"):  # a model instance (the project)
+        return (value._meta.label, value.pk)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def _actor_key(actor: Actor) -> tuple:
+    """Every actor attribute projects.access.memory_read_q reads in Python; the rest it asks in SQL."""
+    if actor.is_key:
+        ids = key_project_ids(actor.api_key)
+        return ("key", actor.org.pk, actor.api_key.pk, None if ids is None else tuple(ids))
+    return ("account", actor.org.pk, actor.account.pk, actor.user_id, actor.is_org_admin)
+
+
+_WHERE_CACHE: OrderedDict[tuple, tuple[str, tuple]] = OrderedDict()
+_WHERE_CACHE_SIZE = 512
+_where_lock = threading.Lock()
+
+
+def filter_sql(actor: Actor, filters: MemoryFilters) -> tuple[str, list]:
+    """The WHERE clause (and its parameters) of memory_candidates: access, subject and filters.
+
+    Compiling it with Django's ORM costs about a millisecond, more than the database needs for most
+    searches, so it is compiled once per (actor, filters) and reused. That is safe because the compiled
+    SQL is a pure function of the key: the key holds every value the access module and the filters read
+    in Python (tests/test_search.py checks it against a fresh compile), memberships and projects are read
+    by the SQL itself when it runs, and the expiry check uses the statement's clock (Now()).
+    """
+    key = (_actor_key(actor), tuple((f.name, _freeze(getattr(filters, f.name))) for f in fields(filters)))
+    with _where_lock:
+        cached = _WHERE_CACHE.get(key)
+        if cached is not None:
+            _WHERE_CACHE.move_to_end(key)
+    if cached is None:
+        qs = memory_candidates(actor=actor, filters=filters)
         query = qs.query
         sql, params = query.get_compiler(using=qs.db).compile(query.where)
-        cached = qs._engram_where = (sql or "TRUE", list(params))
-    return cached
+        cached = (sql or "TRUE", tuple(params))
+        with _where_lock:
+            _WHERE_CACHE[key] = cached
+            while len(_WHERE_CACHE) > _WHERE_CACHE_SIZE:
+                _WHERE_CACHE.popitem(last=False)
+    return cached[0], list(cached[1])
 
 
 _SQL = """
@@ -192,7 +236,7 @@ WITH vec AS (
       AND "memory_memoryitem"."embedding" IS NOT NULL
     ORDER BY "memory_memoryitem"."embedding" <=> %s::vector
     LIMIT %s
-), stats AS (
+), stats AS MATERIALIZED (
     SELECT count(*) AS n, coalesce(avg(dl), 1) AS avgdl FROM (
         SELECT coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl
         FROM "memory_memoryitem" WHERE ({where}) LIMIT %s
@@ -200,16 +244,14 @@ WITH vec AS (
 ), kwm AS MATERIALIZED (
     SELECT "memory_memoryitem"."id" AS id,
            length("memory_memoryitem"."search_tokens") AS dl,
-           tsvector_to_array("memory_memoryitem"."search_tokens") AS lex
+           "memory_memoryitem"."search_tokens" AS tokens
     FROM "memory_memoryitem"
     WHERE ({where}) AND "memory_memoryitem"."search_tokens" @@ %s::tsquery
     LIMIT %s
 ), terms AS (
-    SELECT * FROM unnest(%s::text[], %s::bool[]) AS t(term, prefix)
+    SELECT * FROM unnest(%s::text[], %s::tsquery[]) AS t(term, query)
 ), hits AS (
-    SELECT DISTINCT kwm.id, terms.term
-    FROM kwm, unnest(kwm.lex) AS x, terms
-    WHERE x = terms.term OR (terms.prefix AND starts_with(x, terms.term))
+    SELECT kwm.id, terms.term FROM kwm JOIN terms ON kwm.tokens @@ terms.query
 ), df AS (
     SELECT term, count(*) AS df FROM hits GROUP BY term
 ), kw AS (
@@ -254,25 +296,38 @@ def _scan_args(candidates: int) -> list[str]:
 def _run(statements: list[tuple[str, list]]) -> list[list[dict]]:
     """Several statements in one round trip, the rows of each as dicts.
 
-    Django's psycopg cursor binds parameters on the client and sends the statements as one simple
-    query, which PostgreSQL runs as one (implicit) transaction: set_config(..., true) in the first
-    statement holds for the others and ends with them, without BEGIN and COMMIT round trips.
+    psycopg's pipeline mode sends them together and syncs once at the end, so PostgreSQL runs them in one
+    (implicit) transaction: set_config(..., true) in the first holds for the others and ends with them,
+    without BEGIN and COMMIT round trips (inside an atomic block they simply join its transaction).
+    Parameters are bound on the server and each statement is prepared, so a search shape the connection
+    has run before skips parsing, and PostgreSQL may reuse its plan (see PostgreSQL's plan_cache_mode).
     """
-    sql = ";\n".join(s for s, _ in statements)
-    params = [p for _, ps in statements for p in ps]
-    out = []
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        for i in range(len(statements)):
-            if i:
-                cursor.nextset()
-            names = [c.name for c in cursor.description]
-            out.append([dict(zip(names, row, strict=True)) for row in cursor.fetchall()])
+    connection.ensure_connection()
+    conn = connection.connection
+    cursors = []
+    with connection.wrap_database_errors:
+        with conn.pipeline():
+            for sql, params in statements:
+                cursor = psycopg.Cursor(conn)
+                cursor.execute(sql, params, prepare=True)
+                cursors.append(cursor)
+        out = []
+        for cursor in cursors:
+            with cursor:
+                names = [c.name for c in cursor.description]
+                out.append([dict(zip(names, row, strict=True)) for row in cursor.fetchall()])
     return out
 
 
-def _fetch(qs, *, qvec: str | None, model: str, terms: list[tuple[str, bool]], candidates: int) -> list[dict]:
-    where, params = _where(qs)
+def _fetch(
+    where_sql: tuple[str, list],
+    *,
+    qvec: str | None,
+    model: str,
+    terms: list[tuple[str, bool]],
+    candidates: int,
+) -> list[dict]:
+    where, params = where_sql
     columns = ", ".join(f'm."{c}"' for c in COLUMNS)
     sql = _SQL.format(where=where, columns=columns)
     tsq = tsquery_text(terms) if terms else None
@@ -288,7 +343,7 @@ def _fetch(qs, *, qvec: str | None, model: str, terms: list[tuple[str, bool]], c
         tsq,
         KEYWORD_MATCH_ROWS if tsq else 0,
         [t for t, _ in terms],
-        [p for _, p in terms],
+        [tsquery_text([term]) for term in terms],
         BM25_K1,
         BM25_K1,
         BM25_B,
@@ -318,9 +373,11 @@ WHERE ({where}) AND "memory_memoryitem"."id" = ANY(%s)
 """
 
 
-def _ids_statement(qs, *, ids: list[int], qvec: str | None, model: str) -> tuple[str, list]:
+def _ids_statement(
+    where_sql: tuple[str, list], *, ids: list[int], qvec: str | None, model: str
+) -> tuple[str, list]:
     """Rows by id, under the same access and subject filters as the search."""
-    where, params = _where(qs)
+    where, params = where_sql
     columns = ", ".join(f'"memory_memoryitem"."{c}"' for c in COLUMNS)
     return _IDS_SQL.format(columns=columns, where=where), [model, qvec, *params, ids]
 
@@ -429,7 +486,9 @@ def add_neighbours(hits: list[Hit], top: list[Hit], rows: list[dict], *, model: 
     return hits
 
 
-def context_and_duplicates(hits: list[Hit], qs, *, qvec: str | None, model: str, top_k: int) -> list[Hit]:
+def context_and_duplicates(
+    hits: list[Hit], where_sql: tuple[str, list], *, qvec: str | None, model: str, top_k: int
+) -> list[Hit]:
     """Conversation neighbours (add_neighbours), then the near-duplicate order of the head (top_k * 2).
 
     One round trip fetches the neighbours that are not candidates and the similar pairs of the head as
@@ -443,7 +502,7 @@ def context_and_duplicates(hits: list[Hit], qs, *, qvec: str | None, model: str,
     head_ids = [h.id for h in hits[: top_k * 2]]
     statements = []
     if missing:
-        statements.append(_ids_statement(qs, ids=missing, qvec=qvec, model=model))
+        statements.append(_ids_statement(where_sql, ids=missing, qvec=qvec, model=model))
     if len(head_ids) > 1:
         statements.append(_pairs_statement(head_ids, model))
     results = _run(statements) if statements else []
@@ -582,15 +641,15 @@ def memory_search(
             qvec = vector_literal(query_vector)
     terms = query_terms(query) if rank != "vector" else []
     candidates = max(settings.SEARCH_CANDIDATES, top_k * 4)
-    qs = memory_candidates(actor=actor, filters=filters)
-    rows = _fetch(qs, qvec=qvec, model=model, terms=terms, candidates=candidates)
+    where_sql = filter_sql(actor, filters)
+    rows = _fetch(where_sql, qvec=qvec, model=model, terms=terms, candidates=candidates)
     hits = [Hit(row=r, vector_similarity=r.pop("vsim"), keyword_raw=float(r.pop("bm25") or 0)) for r in rows]
     if rank == "vector":
         for h in hits:
             h.keyword_raw = 0.0
     score_hits(hits, model)
     if rank == "hybrid" and hits:
-        hits = context_and_duplicates(hits, qs, qvec=qvec, model=model, top_k=top_k)
+        hits = context_and_duplicates(hits, where_sql, qvec=qvec, model=model, top_k=top_k)
     hits = fit_budget(hits, top_k=top_k, max_tokens=max_tokens)
     if record_access and hits:
         access_recorder.record([h.id for h in hits])

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db.models import Q, QuerySet
-from django.utils import timezone
+from django.db.models.functions import Now
 
 from projects.access import Actor, memory_read_q
 from projects.models import Project
@@ -53,14 +53,14 @@ def subject_q(filters: MemoryFilters) -> Q:
 
 def memory_candidates(*, actor: Actor, filters: MemoryFilters, now: datetime | None = None) -> QuerySet:
     """Every memory the actor may read that the filters allow (unordered)."""
-    now = now or timezone.now()
     statuses = list(filters.statuses) or [Status.ACTIVE]
     if filters.include_superseded and Status.SUPERSEDED not in statuses:
         statuses.append(Status.SUPERSEDED)
     # Seed 003: a skill's memories are injected only while that skill is enabled.
     q = subject_q(filters) & Q(status__in=statuses) & (Q(skill="") | Q(skill__in=filters.skills or []))
     if not filters.include_expired:
-        q &= Q(expires_at__isnull=True) | Q(expires_at__gt=now)
+        # Now() is the statement's time in SQL, so the compiled filter holds no clock (memory.search caches it).
+        q &= Q(expires_at__isnull=True) | Q(expires_at__gt=now or Now())
     optional = {
         "memory_type__in": filters.memory_types,
         "scope__in": filters.scopes,

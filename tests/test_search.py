@@ -10,10 +10,13 @@ from django.utils import timezone
 
 from memory.embeddings import provider_for
 from memory.models import MemoryItem
-from memory.search import memory_search, order_near_duplicates
-from memory.selectors import MemoryFilters
+from memory.search import filter_sql, memory_search, order_near_duplicates
+from memory.selectors import MemoryFilters, memory_candidates
 from memory.services import memory_create, memory_supersede
 from memory.text import content_hash, estimate_tokens
+from projects.access import actor_for_account, actor_for_key
+from projects.models import ProjectMembership
+from projects.services import api_key_create
 
 DIM = 384
 
@@ -541,3 +544,54 @@ def test_it_sees_a_new_embedding_config_at_once_despite_the_provider_cache(org_a
     config.delete()
     assert cached_provider_for(org_a, "alice").model_name == "multilingual-e5-small"
     assert EmbeddingConfig.objects.filter(org=org_a).count() == 0
+
+
+def _comparable(where):
+    sql, params = where
+    return sql, [getattr(p, "obj", p) for p in params]  # psycopg's Jsonb wrapper has no equality
+
+
+def _fresh_where(actor, filters):
+    qs = memory_candidates(actor=actor, filters=filters)
+    return _comparable(qs.query.get_compiler(using=qs.db).compile(qs.query.where))
+
+
+def test_the_cached_filter_is_the_filter_django_compiles(org_a, alice_actor, bob, project):
+    """memory.search.filter_sql reuses compiled WHERE clauses: for every actor and filter it must equal a fresh compile."""
+    restricted, _ = api_key_create(org=org_a, name="restricted", projects=[project])
+    read_only, _ = api_key_create(org=org_a, name="ro", read_only=True)
+    plain, _ = api_key_create(org=org_a, name="plain")
+    actors = [
+        alice_actor,
+        actor_for_account(bob, org_a),
+        actor_for_key(restricted),
+        actor_for_key(read_only),
+        actor_for_key(plain),
+    ]
+    when = datetime(2025, 1, 1, tzinfo=UTC)
+    variants = [
+        MemoryFilters(user_id="alice"),
+        MemoryFilters(user_id="bob", project=project, session_id="s1"),
+        MemoryFilters(project=project, memory_types=["fact", "event"], tags=["x"], metadata={"k": [1, "v"]}),
+        MemoryFilters(user_id="alice", skills=["sql"], agent_id="a1", statuses=["archived"]),
+        MemoryFilters(user_id="alice", created_after=when, occurred_before=when, include_superseded=True),
+        MemoryFilters(user_id="alice", include_expired=True, scopes=["session"]),
+    ]
+    for actor in actors:
+        for filters in variants:
+            for _ in range(2):  # a miss, then a hit
+                assert _comparable(filter_sql(actor, filters)) == _fresh_where(actor, filters), (actor.label, filters)
+    # Keys that differ only in their projects never share a filter.
+    assert filter_sql(actor_for_key(restricted), variants[2]) != filter_sql(actor_for_key(plain), variants[2])
+
+
+def test_a_cached_filter_follows_membership_changes(org_a, alice_actor, bob, project):
+    """Memberships are read by the SQL when it runs, so a cached filter never outlives a removal."""
+    memory_create(
+        actor=alice_actor, org=org_a, content="Atlas ships on Fridays", scope="project", project=project
+    )
+    bob_actor = actor_for_account(bob, org_a)
+    filters = MemoryFilters(project=project)
+    assert len(memory_search(actor=bob_actor, query="when does Atlas ship", filters=filters).hits) == 1
+    ProjectMembership.objects.filter(project=project, account=bob).delete()
+    assert memory_search(actor=bob_actor, query="when does Atlas ship", filters=filters).hits == []

@@ -73,6 +73,12 @@ DATABASES = {
         env_str("DATABASE_URL", "postgres://postgres@localhost:5432/engram"), conn_max_age=60
     )
 }
+# Search statements (memory/search.py) are prepared on the server, which saves parsing and lets PostgreSQL
+# reuse plans; Django's other queries bind on the client and are never prepared. Set
+# DATABASE_PREPARED_STATEMENTS=false behind a pooler that cannot keep prepared statements (PgBouncer
+# before 1.21 in transaction mode).
+if env_bool("DATABASE_PREPARED_STATEMENTS", True):
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "redis://localhost:6379/0")
