@@ -37,9 +37,12 @@ from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
+import numpy as np
 import psycopg
 from django.conf import settings
 from django.db import connection
+from psycopg.adapt import Loader
+from psycopg.pq import Format
 
 from projects.access import Actor, key_project_ids
 
@@ -109,6 +112,7 @@ class Hit:
     tokens: int = 0
     group: int | None = None
     neighbour_of: int | None = None
+    embedding: np.ndarray | None = field(default=None, repr=False)  # the stored vector (current model)
 
     @property
     def id(self) -> int:
@@ -264,20 +268,12 @@ WITH vec AS (
     LIMIT %s
 )
 SELECT {columns},
-       CASE WHEN m.embedding_model = %s AND m.embedding IS NOT NULL
-            THEN 1 - (m.embedding <=> %s::vector) END AS vsim,
+       CASE WHEN m.embedding_model = %s THEN m.embedding END AS emb,
+       CASE WHEN m.embedding_model = %s THEN 1 - (m.embedding <=> %s::vector) END AS vsim,
        coalesce(kw.bm25, 0) AS bm25
 FROM "memory_memoryitem" m
 LEFT JOIN kw ON kw.id = m.id
 WHERE m.id IN (SELECT id FROM vec UNION SELECT id FROM kw)
-"""
-
-_PAIRS_SQL = """
-SELECT a.id AS a, b.id AS b, 1 - (a.embedding <=> b.embedding) AS sim
-FROM "memory_memoryitem" a JOIN "memory_memoryitem" b ON a.id < b.id
-WHERE a.id = ANY(%s) AND b.id = ANY(%s) AND a.embedding_model = b.embedding_model
-  AND a.embedding IS NOT NULL AND b.embedding IS NOT NULL
-  AND 1 - (a.embedding <=> b.embedding) >= %s
 """
 
 
@@ -293,6 +289,30 @@ def _scan_args(candidates: int) -> list[str]:
     return [str(max(40, min(1000, candidates * 2))), str(settings.SEARCH_MAX_SCAN_TUPLES)]
 
 
+_VECTOR_LOADERS: dict[str, type] = {}
+
+
+class _VectorLoader(Loader):
+    """pgvector's binary format (dim, unused, float4 values, big-endian) as a numpy array."""
+
+    format = Format.BINARY
+    oid = 0
+
+    def load(self, data) -> np.ndarray:
+        dim = int.from_bytes(bytes(data[:2]), "big")
+        return np.frombuffer(data, dtype=">f4", count=dim, offset=4).astype(np.float32)
+
+
+def _vector_loader(conn) -> type:
+    """The loader for the vector type of this connection's database (its oid is looked up once)."""
+    name = connection.settings_dict["NAME"]
+    loader = _VECTOR_LOADERS.get(name)
+    if loader is None:
+        oid = conn.execute("SELECT 'vector'::regtype::oid").fetchone()[0]
+        loader = _VECTOR_LOADERS[name] = type("VectorLoader", (_VectorLoader,), {"oid": oid})
+    return loader
+
+
 def _run(statements: list[tuple[str, list]]) -> list[list[dict]]:
     """Several statements in one round trip, the rows of each as dicts.
 
@@ -306,10 +326,13 @@ def _run(statements: list[tuple[str, list]]) -> list[list[dict]]:
     conn = connection.connection
     cursors = []
     with connection.wrap_database_errors:
+        vector_loader = _vector_loader(conn)
         with conn.pipeline():
             for sql, params in statements:
                 cursor = psycopg.Cursor(conn)
-                cursor.execute(sql, params, prepare=True)
+                cursor.adapters.register_loader(vector_loader.oid, vector_loader)
+                # Binary results: loading text through Django's adapters cost more than the query.
+                cursor.execute(sql, params, prepare=True, binary=True)
                 cursors.append(cursor)
         out = []
         for cursor in cursors:
@@ -350,6 +373,7 @@ def _fetch(
         BM25_B,
         candidates,
         model,
+        model,
         qvec,
     ]
     _, rows = _run([(_SCAN_SQL, _scan_args(candidates)), (sql, args)])
@@ -366,20 +390,21 @@ def _decode(rows: list[dict]) -> list[dict]:
 
 _IDS_SQL = """
 SELECT {columns},
-       CASE WHEN "memory_memoryitem".embedding_model = %s AND "memory_memoryitem".embedding IS NOT NULL
+       CASE WHEN "memory_memoryitem".embedding_model = %s THEN "memory_memoryitem".embedding END AS emb,
+       CASE WHEN "memory_memoryitem".embedding_model = %s
             THEN 1 - ("memory_memoryitem".embedding <=> %s::vector) END AS vsim
 FROM "memory_memoryitem"
-WHERE ({where}) AND "memory_memoryitem"."id" = ANY(%s)
+WHERE ({where}) AND "memory_memoryitem"."id" = ANY(%s) AND "memory_memoryitem"."occurred_at" = ANY(%s)
 """
 
 
 def _ids_statement(
-    where_sql: tuple[str, list], *, ids: list[int], qvec: str | None, model: str
+    where_sql: tuple[str, list], *, ids: list[int], times: list, qvec: str | None, model: str
 ) -> tuple[str, list]:
-    """Rows by id, under the same access and subject filters as the search."""
+    """Rows by id stored at one of these times, under the same access and subject filters as the search."""
     where, params = where_sql
     columns = ", ".join(f'"memory_memoryitem"."{c}"' for c in COLUMNS)
-    return _IDS_SQL.format(columns=columns, where=where), [model, qvec, *params, ids]
+    return _IDS_SQL.format(columns=columns, where=where), [model, model, qvec, *params, ids, times]
 
 
 # ---- ranking --------------------------------------------------------------------------------------
@@ -462,7 +487,7 @@ def add_neighbours(hits: list[Hit], top: list[Hit], rows: list[dict], *, model: 
     for row in rows:
         if row["id"] in by_id:
             continue
-        h = Hit(row=row, vector_similarity=row.pop("vsim"), keyword_raw=0.0)
+        h = Hit(row=row, vector_similarity=row.pop("vsim"), keyword_raw=0.0, embedding=row.pop("emb"))
         if h.vector_similarity is not None:
             h.vector = min(1.0, max(0.0, (h.vector_similarity - floor) / (1.0 - floor)))
         h.relevance = settings.SEARCH_VECTOR_WEIGHT * h.vector
@@ -491,36 +516,41 @@ def context_and_duplicates(
 ) -> list[Hit]:
     """Conversation neighbours (add_neighbours), then the near-duplicate order of the head (top_k * 2).
 
-    One round trip fetches the neighbours that are not candidates and the similar pairs of the head as
-    it stands; only when lending brings a new row into the head are its pairs asked again. (Asking
-    for the pairs of every row that could reach the head was tried: that query grows with the square
-    of the rows and cost more than the round trip it saved.)
+    Neighbours that are not candidates are fetched in one more round trip, and only when a lender may
+    have some (rows stored at a lender's time); the similar pairs of the head are computed here from the
+    vectors the statements returned.
     """
     top = neighbour_lenders(hits, top_k)
     known = {h.id for h in hits}
     missing = sorted({h.id + d for h in top for d in NEIGHBOUR_STEPS} - known)
-    head_ids = [h.id for h in hits[: top_k * 2]]
-    statements = []
+    fetched = []
     if missing:
-        statements.append(_ids_statement(where_sql, ids=missing, qvec=qvec, model=model))
-    if len(head_ids) > 1:
-        statements.append(_pairs_statement(head_ids, model))
-    results = _run(statements) if statements else []
-    fetched = _decode(results.pop(0)) if missing else []
-    pair_rows = results.pop(0) if len(head_ids) > 1 else []
+        times = sorted({h.row["occurred_at"] for h in top})
+        statement = _ids_statement(where_sql, ids=missing, times=times, qvec=qvec, model=model)
+        fetched = _decode(_run([statement])[0])
     hits = add_neighbours(hits, top, fetched, model=model)
     if len(hits) > 1:
         head = hits[: top_k * 2]
-        if {h.id for h in head} != set(head_ids):
-            pair_rows = _run([_pairs_statement([h.id for h in head], model)])[0]
-        pairs = {(r["a"], r["b"]): float(r["sim"]) for r in pair_rows}
-        hits = order_near_duplicates(head, pairs, model) + hits[top_k * 2 :]
+        hits = order_near_duplicates(head, similar_pairs(head, model), model) + hits[top_k * 2 :]
     return hits
 
 
-def _pairs_statement(ids: list[int], model: str) -> tuple[str, list]:
-    """Pairs of these rows whose vectors are at least 'related' (memory.thresholds) to each other."""
-    return _PAIRS_SQL, [ids, ids, related_threshold(model)]
+def similar_pairs(hits: list[Hit], model: str) -> dict[tuple[int, int], float]:
+    """Pairs (smaller id first) of these hits whose vectors are at least 'related' (memory.thresholds)."""
+    with_vectors = [h for h in hits if h.embedding is not None]
+    if len(with_vectors) < 2:
+        return {}
+    matrix = np.stack([h.embedding for h in with_vectors])
+    norms = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0] = 1.0
+    matrix = matrix / norms[:, None]
+    sims = matrix @ matrix.T
+    threshold = related_threshold(model)
+    pairs = {}
+    for i, j in zip(*np.nonzero(np.triu(sims >= threshold, k=1)), strict=True):
+        a, b = with_vectors[i].id, with_vectors[j].id
+        pairs[(min(a, b), max(a, b))] = float(sims[i, j])
+    return pairs
 
 
 def _words(text: str) -> set[str]:
@@ -643,7 +673,15 @@ def memory_search(
     candidates = max(settings.SEARCH_CANDIDATES, top_k * 4)
     where_sql = filter_sql(actor, filters)
     rows = _fetch(where_sql, qvec=qvec, model=model, terms=terms, candidates=candidates)
-    hits = [Hit(row=r, vector_similarity=r.pop("vsim"), keyword_raw=float(r.pop("bm25") or 0)) for r in rows]
+    hits = [
+        Hit(
+            row=r,
+            vector_similarity=r.pop("vsim"),
+            keyword_raw=float(r.pop("bm25") or 0),
+            embedding=r.pop("emb"),
+        )
+        for r in rows
+    ]
     if rank == "vector":
         for h in hits:
             h.keyword_raw = 0.0
