@@ -232,7 +232,9 @@ def filter_sql(actor: Actor, filters: MemoryFilters) -> tuple[str, list]:
     return cached[0], list(cached[1])
 
 
-_SQL = """
+# The statement is assembled from parts, each with its parameters in textual order.
+# Broad searches (a project, or no subject): each side uses its own index (HNSW; GIN or the filter's).
+_BROAD_CTES = """
 WITH vec AS (
     SELECT "memory_memoryitem"."id" AS id
     FROM "memory_memoryitem"
@@ -252,7 +254,34 @@ WITH vec AS (
     FROM "memory_memoryitem"
     WHERE ({where}) AND "memory_memoryitem"."search_tokens" @@ %s::tsquery
     LIMIT %s
-), terms AS (
+),"""
+
+# A subject's own memories (user and session scope): one pass over its rows gives exact distances, the
+# keyword statistics and matches, and the conversation neighbours of every candidate, so the search
+# needs no second round trip. Subjects with more than SEARCH_EXACT_SUBJECT_ROWS rows go the broad way.
+_SUBJECT_CTES = """
+WITH base AS MATERIALIZED (
+    SELECT "memory_memoryitem"."id" AS id, "memory_memoryitem"."occurred_at" AS occurred_at,
+           "memory_memoryitem"."user_id" AS user_id, "memory_memoryitem"."scope" AS scope,
+           "memory_memoryitem"."session_id" AS session_id, "memory_memoryitem"."project_id" AS project_id,
+           CASE WHEN "memory_memoryitem"."embedding_model" = %s
+                THEN "memory_memoryitem"."embedding" <=> %s::vector END AS dist,
+           coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl,
+           CASE WHEN "memory_memoryitem"."search_tokens" @@ %s::tsquery
+                THEN "memory_memoryitem"."search_tokens" END AS tokens
+    FROM "memory_memoryitem"
+    WHERE ({where})
+    LIMIT %s
+), vec AS (
+    SELECT id FROM base WHERE dist IS NOT NULL ORDER BY dist LIMIT %s
+), stats AS MATERIALIZED (
+    SELECT count(*) AS n, coalesce(avg(dl), 1) AS avgdl FROM base
+), kwm AS MATERIALIZED (
+    SELECT id, dl, tokens FROM base WHERE tokens IS NOT NULL LIMIT %s
+),"""
+
+_KEYWORD_CTES = """
+terms AS (
     SELECT * FROM unnest(%s::text[], %s::tsquery[]) AS t(term, query)
 ), hits AS (
     SELECT kwm.id, terms.term FROM kwm JOIN terms ON kwm.tokens @@ terms.query
@@ -266,14 +295,31 @@ WITH vec AS (
     GROUP BY kwm.id
     ORDER BY bm25 DESC
     LIMIT %s
-)
+), cand AS (
+    SELECT id FROM vec UNION SELECT id FROM kw
+)"""
+
+# Rows of the subject stored next to a candidate (two ids either side) from the same conversation.
+_NEAR_CTE = """, steps AS MATERIALIZED (
+    SELECT b.id + d.step AS id, b.occurred_at, b.user_id, b.scope, b.session_id, b.project_id
+    FROM cand JOIN base b ON b.id = cand.id CROSS JOIN (VALUES (-2), (-1), (1), (2)) AS d(step)
+), near AS (
+    SELECT DISTINCT n.id
+    FROM steps s JOIN base n ON n.id = s.id AND n.occurred_at = s.occurred_at AND n.user_id = s.user_id
+         AND n.scope = s.scope AND n.session_id = s.session_id
+    WHERE n.project_id IS NOT DISTINCT FROM s.project_id
+)"""
+
+_SELECT = """
 SELECT {columns},
        CASE WHEN m.embedding_model = %s THEN m.embedding END AS emb,
        CASE WHEN m.embedding_model = %s THEN 1 - (m.embedding <=> %s::vector) END AS vsim,
-       coalesce(kw.bm25, 0) AS bm25
+       coalesce(kw.bm25, 0) AS bm25,
+       m.id IN (SELECT id FROM cand) AS candidate,
+       (SELECT n FROM stats) AS subject_rows
 FROM "memory_memoryitem" m
 LEFT JOIN kw ON kw.id = m.id
-WHERE m.id IN (SELECT id FROM vec UNION SELECT id FROM kw)
+WHERE m.id IN ({rows})
 """
 
 
@@ -349,12 +395,51 @@ def _fetch(
     model: str,
     terms: list[tuple[str, bool]],
     candidates: int,
+    subject: bool,
 ) -> list[dict]:
+    """Candidates of both sides, scored by SQL (vector similarity, BM25), as dicts.
+
+    Rows carry `candidate` (False for a conversation neighbour the subject statement brought along) and
+    `subject_rows` (how many rows the subject statement read, capped at SEARCH_EXACT_SUBJECT_ROWS).
+    """
     where, params = where_sql
-    columns = ", ".join(f'm."{c}"' for c in COLUMNS)
-    sql = _SQL.format(where=where, columns=columns)
     tsq = tsquery_text(terms) if terms else None
     vec_limit = candidates if qvec is not None else 0
+    keyword_args = [
+        [t for t, _ in terms],
+        [tsquery_text([term]) for term in terms],
+        BM25_K1,
+        BM25_K1,
+        BM25_B,
+        BM25_B,
+        candidates,
+    ]
+    columns = ", ".join(f'm."{c}"' for c in COLUMNS)
+    select_args = [model, model, qvec]
+    if subject:
+        sql = (
+            _SUBJECT_CTES.format(where=where)
+            + _KEYWORD_CTES
+            + _NEAR_CTE
+            + _SELECT.format(columns=columns, rows="SELECT id FROM cand UNION SELECT id FROM near")
+        )
+        args = [
+            model,
+            qvec,
+            tsq,
+            *params,
+            settings.SEARCH_EXACT_SUBJECT_ROWS,
+            vec_limit,
+            KEYWORD_MATCH_ROWS,
+            *keyword_args,
+            *select_args,
+        ]
+        return _decode(_run([(sql, args)])[0])
+    sql = (
+        _BROAD_CTES.format(where=where)
+        + _KEYWORD_CTES
+        + _SELECT.format(columns=columns, rows="SELECT id FROM cand")
+    )
     args = [
         *params,
         model,
@@ -365,16 +450,8 @@ def _fetch(
         *params,
         tsq,
         KEYWORD_MATCH_ROWS if tsq else 0,
-        [t for t, _ in terms],
-        [tsquery_text([term]) for term in terms],
-        BM25_K1,
-        BM25_K1,
-        BM25_B,
-        BM25_B,
-        candidates,
-        model,
-        model,
-        qvec,
+        *keyword_args,
+        *select_args,
     ]
     _, rows = _run([(_SCAN_SQL, _scan_args(candidates)), (sql, args)])
     return _decode(rows)
@@ -512,19 +589,29 @@ def add_neighbours(hits: list[Hit], top: list[Hit], rows: list[dict], *, model: 
 
 
 def context_and_duplicates(
-    hits: list[Hit], where_sql: tuple[str, list], *, qvec: str | None, model: str, top_k: int
+    hits: list[Hit],
+    where_sql: tuple[str, list],
+    *,
+    qvec: str | None,
+    model: str,
+    top_k: int,
+    near: list[dict] | None = None,
 ) -> list[Hit]:
     """Conversation neighbours (add_neighbours), then the near-duplicate order of the head (top_k * 2).
 
-    Neighbours that are not candidates are fetched in one more round trip, and only when a lender may
-    have some (rows stored at a lender's time); the similar pairs of the head are computed here from the
-    vectors the statements returned.
+    Neighbours that are not candidates come with the subject statement (`near`); after a broad search
+    they are fetched in one more round trip, and only when a lender may have some (rows stored at a
+    lender's time). The similar pairs of the head are computed here from the vectors the statements
+    returned.
     """
     top = neighbour_lenders(hits, top_k)
     known = {h.id for h in hits}
     missing = sorted({h.id + d for h in top for d in NEIGHBOUR_STEPS} - known)
     fetched = []
-    if missing:
+    if near is not None:
+        wanted = set(missing)
+        fetched = [row for row in near if row["id"] in wanted]
+    elif missing:
         times = sorted({h.row["occurred_at"] for h in top})
         statement = _ids_statement(where_sql, ids=missing, times=times, qvec=qvec, model=model)
         fetched = _decode(_run([statement])[0])
@@ -637,6 +724,32 @@ def fit_budget(hits: list[Hit], *, top_k: int, max_tokens: int) -> list[Hit]:
 # ---- the selector -----------------------------------------------------------------------------
 
 
+_BIG_SUBJECTS: OrderedDict[tuple, float] = OrderedDict()
+_BIG_SUBJECTS_SIZE = 1024
+_BIG_SUBJECT_SECONDS = 600.0
+
+
+def _subject_key(actor: Actor, filters: MemoryFilters) -> tuple:
+    return (actor.org.pk, filters.user_id)
+
+
+def _exact_subject(actor: Actor, filters: MemoryFilters) -> bool:
+    """Search a subject's own memories in one pass (see _SUBJECT_CTES) unless it was found too big lately."""
+    if not filters.user_id or filters.project is not None or settings.SEARCH_EXACT_SUBJECT_ROWS <= 0:
+        return False
+    with _where_lock:
+        since = _BIG_SUBJECTS.get(_subject_key(actor, filters))
+    return since is None or time.monotonic() - since > _BIG_SUBJECT_SECONDS
+
+
+def _big_subject(actor: Actor, filters: MemoryFilters) -> None:
+    with _where_lock:
+        _BIG_SUBJECTS[_subject_key(actor, filters)] = time.monotonic()
+        _BIG_SUBJECTS.move_to_end(_subject_key(actor, filters))
+        while len(_BIG_SUBJECTS) > _BIG_SUBJECTS_SIZE:
+            _BIG_SUBJECTS.popitem(last=False)
+
+
 def memory_search(
     *,
     actor: Actor,
@@ -672,7 +785,14 @@ def memory_search(
     terms = query_terms(query) if rank != "vector" else []
     candidates = max(settings.SEARCH_CANDIDATES, top_k * 4)
     where_sql = filter_sql(actor, filters)
-    rows = _fetch(where_sql, qvec=qvec, model=model, terms=terms, candidates=candidates)
+    subject = _exact_subject(actor, filters)
+    rows = _fetch(where_sql, qvec=qvec, model=model, terms=terms, candidates=candidates, subject=subject)
+    if subject and rows and rows[0]["subject_rows"] >= settings.SEARCH_EXACT_SUBJECT_ROWS:
+        _big_subject(actor, filters)  # too many rows to read them all: the indexes' way, now and next time
+        subject = False
+        rows = _fetch(where_sql, qvec=qvec, model=model, terms=terms, candidates=candidates, subject=False)
+    near = [r for r in rows if not r["candidate"]] if subject else None
+    rows = [r for r in rows if r["candidate"]]
     hits = [
         Hit(
             row=r,
@@ -687,7 +807,7 @@ def memory_search(
             h.keyword_raw = 0.0
     score_hits(hits, model)
     if rank == "hybrid" and hits:
-        hits = context_and_duplicates(hits, where_sql, qvec=qvec, model=model, top_k=top_k)
+        hits = context_and_duplicates(hits, where_sql, qvec=qvec, model=model, top_k=top_k, near=near)
     hits = fit_budget(hits, top_k=top_k, max_tokens=max_tokens)
     if record_access and hits:
         access_recorder.record([h.id for h in hits])

@@ -170,7 +170,9 @@ def _bulk(org, user_id, count, rng, model, **extra):
     MemoryItem.objects.bulk_create(rows, batch_size=500)
 
 
-def test_it_returns_k_rows_under_a_selective_filter(alice_actor, org_a):
+@pytest.mark.parametrize("exact_subject_rows", [0, 5000], ids=["indexes", "one-pass"])
+def test_it_returns_k_rows_under_a_selective_filter(alice_actor, org_a, settings, exact_subject_rows):
+    settings.SEARCH_EXACT_SUBJECT_ROWS = exact_subject_rows
     rng = random.Random(7)
     model = provider_for(org_a, "alice").model_name
     _bulk(org_a, "crowd", 1500, rng, model)
@@ -499,7 +501,11 @@ def test_it_404s_an_unknown_project(alice_client, org_a):
     assert response.status_code == 404
 
 
-def test_it_lends_relevance_to_the_next_turn_of_the_same_conversation(alice_actor, org_a, settings):
+@pytest.mark.parametrize("exact_subject_rows", [0, 5000], ids=["indexes", "one-pass"])
+def test_it_lends_relevance_to_the_next_turn_of_the_same_conversation(
+    alice_actor, org_a, settings, exact_subject_rows
+):
+    settings.SEARCH_EXACT_SUBJECT_ROWS = exact_subject_rows
     when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     question = add(alice_actor, org_a, "Alex: What pet do you have?", unit((0, 1.0)), occurred_at=when)
     answer = add(
@@ -580,7 +586,10 @@ def test_the_cached_filter_is_the_filter_django_compiles(org_a, alice_actor, bob
     for actor in actors:
         for filters in variants:
             for _ in range(2):  # a miss, then a hit
-                assert _comparable(filter_sql(actor, filters)) == _fresh_where(actor, filters), (actor.label, filters)
+                assert _comparable(filter_sql(actor, filters)) == _fresh_where(actor, filters), (
+                    actor.label,
+                    filters,
+                )
     # Keys that differ only in their projects never share a filter.
     assert filter_sql(actor_for_key(restricted), variants[2]) != filter_sql(actor_for_key(plain), variants[2])
 
@@ -595,3 +604,56 @@ def test_a_cached_filter_follows_membership_changes(org_a, alice_actor, bob, pro
     assert len(memory_search(actor=bob_actor, query="when does Atlas ship", filters=filters).hits) == 1
     ProjectMembership.objects.filter(project=project, account=bob).delete()
     assert memory_search(actor=bob_actor, query="when does Atlas ship", filters=filters).hits == []
+
+
+def _conversation(actor, org, user_id, rng, turns=60):
+    """Turns of a few conversations (same time within one), with random vectors and a few shared words."""
+    words = ["garden", "tomatoes", "violin", "lake", "guinea", "pig", "Berlin", "tickets", "pasta", "rain"]
+    for session in range(3):
+        when = datetime(2023, 5, 8 + session, 13, 0, tzinfo=UTC)
+        for i in range(turns // 3):
+            text = f"Speaker{i % 2}: " + " ".join(rng.sample(words, 3)) + f" turn {session}-{i}"
+            vec = [rng.gauss(0, 1) for _ in range(DIM)]
+            add(
+                actor,
+                org,
+                text,
+                [x / math.sqrt(sum(y * y for y in vec)) for x in vec],
+                occurred_at=when,
+                user_id=user_id,
+            )
+
+
+def test_the_one_pass_subject_search_ranks_like_the_index_search(alice_actor, org_a, settings):
+    """The subject statement (exact, neighbours in the same trip) and the broad one agree row for row."""
+    rng = random.Random(11)
+    agent = actor_for_key(api_key_create(org=org_a, name="agent")[0])
+    _conversation(alice_actor, org_a, "alice", rng)
+    _conversation(agent, org_a, "other", rng)  # another subject in between
+    for query in ("garden tomatoes", "violin lake", "Berlin tickets pasta"):
+        vec = [rng.gauss(0, 1) for _ in range(DIM)]
+        runs = []
+        for rows in (0, 5000):
+            settings.SEARCH_EXACT_SUBJECT_ROWS = rows
+            result = search(alice_actor, query, vec, top_k=12)
+            runs.append([(h.id, round(h.score, 6), h.neighbour_of) for h in result.hits])
+        assert runs[0] == runs[1]
+        assert len(runs[0]) == 12
+        assert any(n is not None for _, _, n in runs[0])  # neighbours were lent to on both paths
+
+
+def test_a_subject_too_big_for_one_pass_goes_through_the_indexes(alice_actor, org_a, settings):
+    from memory import search as search_module
+
+    rng = random.Random(5)
+    _conversation(alice_actor, org_a, "alice", rng, turns=30)
+    vec = [rng.gauss(0, 1) for _ in range(DIM)]
+    settings.SEARCH_EXACT_SUBJECT_ROWS = 0
+    expected = ids(search(alice_actor, "garden", vec, top_k=8))
+    settings.SEARCH_EXACT_SUBJECT_ROWS = 10  # fewer than alice's 30 rows
+    filters = MemoryFilters(user_id="alice")
+    assert search_module._exact_subject(alice_actor, filters)
+    assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
+    assert not search_module._exact_subject(alice_actor, filters)  # remembered: straight to the indexes
+    assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
+    search_module._BIG_SUBJECTS.clear()

@@ -180,6 +180,9 @@ SEARCH_SCOPE_WEIGHT = env_float("SEARCH_SCOPE_WEIGHT", 0.2, minimum=0.0, maximum
 # (0 = at once, in the request thread).
 SEARCH_CANDIDATES = env_int("SEARCH_CANDIDATES", 24, minimum=1, maximum=1000)
 SEARCH_MAX_SCAN_TUPLES = env_int("SEARCH_MAX_SCAN_TUPLES", 20000, minimum=100)
+# A subject with at most this many memories is searched in one exact pass over its rows (no HNSW); a bigger
+# one through the indexes. 0 = always through the indexes.
+SEARCH_EXACT_SUBJECT_ROWS = env_int("SEARCH_EXACT_SUBJECT_ROWS", 5000, minimum=0)
 SEARCH_GROUP_MIN_OVERLAP = env_float("SEARCH_GROUP_MIN_OVERLAP", 0.3, minimum=0.0, maximum=1.0)
 SEARCH_ACCESS_FLUSH_SECONDS = env_float("SEARCH_ACCESS_FLUSH_SECONDS", 1.0, minimum=0.0)
 # Cosine that counts as "no match" when normalising the vector side; empty = per model (memory/search.py).
