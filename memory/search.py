@@ -41,6 +41,7 @@ import numpy as np
 import psycopg
 from django.conf import settings
 from django.db import connection
+from pgvector.psycopg.vector import VectorBinaryDumper
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
@@ -335,7 +336,7 @@ def _scan_args(candidates: int) -> list[str]:
     return [str(max(40, min(1000, candidates * 2))), str(settings.SEARCH_MAX_SCAN_TUPLES)]
 
 
-_VECTOR_LOADERS: dict[str, type] = {}
+_VECTOR_ADAPTERS: dict[str, tuple[type, type]] = {}
 
 
 class _VectorLoader(Loader):
@@ -349,14 +350,19 @@ class _VectorLoader(Loader):
         return np.frombuffer(data, dtype=">f4", count=dim, offset=4).astype(np.float32)
 
 
-def _vector_loader(conn) -> type:
-    """The loader for the vector type of this connection's database (its oid is looked up once)."""
+def _vector_adapters(conn) -> tuple[type, type]:
+    """Loader and dumper for the vector type of this connection's database (its oid is looked up once).
+
+    The dumper sends a numpy query vector in pgvector's binary format: no text to format or parse."""
     name = connection.settings_dict["NAME"]
-    loader = _VECTOR_LOADERS.get(name)
-    if loader is None:
+    adapters = _VECTOR_ADAPTERS.get(name)
+    if adapters is None:
         oid = conn.execute("SELECT 'vector'::regtype::oid").fetchone()[0]
-        loader = _VECTOR_LOADERS[name] = type("VectorLoader", (_VectorLoader,), {"oid": oid})
-    return loader
+        adapters = _VECTOR_ADAPTERS[name] = (
+            type("VectorLoader", (_VectorLoader,), {"oid": oid}),
+            type("VectorDumper", (VectorBinaryDumper,), {"oid": oid}),
+        )
+    return adapters
 
 
 def _run(statements: list[tuple[str, list]]) -> list[list[dict]]:
@@ -372,11 +378,13 @@ def _run(statements: list[tuple[str, list]]) -> list[list[dict]]:
     conn = connection.connection
     cursors = []
     with connection.wrap_database_errors:
-        vector_loader = _vector_loader(conn)
+        vector_loader, vector_dumper = _vector_adapters(conn)
         with conn.pipeline():
             for sql, params in statements:
                 cursor = psycopg.Cursor(conn)
                 cursor.adapters.register_loader(vector_loader.oid, vector_loader)
+                cursor.adapters.register_loader("jsonb", _RawJsonb)
+                cursor.adapters.register_dumper(np.ndarray, vector_dumper)
                 # Binary results: loading text through Django's adapters cost more than the query.
                 cursor.execute(sql, params, prepare=True, binary=True)
                 cursors.append(cursor)
@@ -391,7 +399,7 @@ def _run(statements: list[tuple[str, list]]) -> list[list[dict]]:
 def _fetch(
     where_sql: tuple[str, list],
     *,
-    qvec: str | None,
+    qvec: np.ndarray | None,
     model: str,
     terms: list[tuple[str, bool]],
     candidates: int,
@@ -434,7 +442,7 @@ def _fetch(
             *keyword_args,
             *select_args,
         ]
-        return _decode(_run([(sql, args)])[0])
+        return _run([(sql, args)])[0]
     sql = (
         _BROAD_CTES.format(where=where)
         + _KEYWORD_CTES
@@ -454,11 +462,20 @@ def _fetch(
         *select_args,
     ]
     _, rows = _run([(_SCAN_SQL, _scan_args(candidates)), (sql, args)])
-    return _decode(rows)
+    return rows
+
+
+class _RawJsonb(Loader):
+    """jsonb as its text (binary format: a version byte, then the text); parsed only for the results."""
+
+    format = Format.BINARY
+
+    def load(self, data) -> str:
+        return bytes(data[1:]).decode()
 
 
 def _decode(rows: list[dict]) -> list[dict]:
-    for row in rows:  # Django's connection hands jsonb to its fields as text
+    for row in rows:
         for name in ("tags", "metadata"):
             if isinstance(row[name], str):
                 row[name] = json.loads(row[name])
@@ -476,7 +493,7 @@ WHERE ({where}) AND "memory_memoryitem"."id" = ANY(%s) AND "memory_memoryitem"."
 
 
 def _ids_statement(
-    where_sql: tuple[str, list], *, ids: list[int], times: list, qvec: str | None, model: str
+    where_sql: tuple[str, list], *, ids: list[int], times: list, qvec: np.ndarray | None, model: str
 ) -> tuple[str, list]:
     """Rows by id stored at one of these times, under the same access and subject filters as the search."""
     where, params = where_sql
@@ -502,25 +519,31 @@ def score_hits(hits: list[Hit], model: str = "") -> None:
     """
     floor = vector_floor(model)
     best_kw = max((h.keyword_raw for h in hits), default=0.0)
+    vector_weight, keyword_weight = settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT
+    weights = final_weights()
     for h in hits:
         if h.vector_similarity is None:
             h.vector = 0.0
         else:
             h.vector = min(1.0, max(0.0, (h.vector_similarity - floor) / (1.0 - floor)))
         h.keyword = h.keyword_raw / best_kw if best_kw > 0 else 0.0
-        h.relevance = settings.SEARCH_VECTOR_WEIGHT * h.vector + settings.SEARCH_KEYWORD_WEIGHT * h.keyword
-        final_score(h)
+        h.relevance = vector_weight * h.vector + keyword_weight * h.keyword
+        final_score(h, weights)
     hits.sort(key=lambda h: (-h.score, -h.id))
 
 
-def final_score(h: Hit) -> None:
+def final_weights() -> tuple[float, float, float]:
+    """(relevance, confidence, scope priority) weights, read once per search rather than once per row."""
+    return settings.SEARCH_RELEVANCE_WEIGHT, settings.SEARCH_CONFIDENCE_WEIGHT, settings.SEARCH_SCOPE_WEIGHT
+
+
+def final_score(h: Hit, weights: tuple[float, float, float] | None = None) -> None:
     """Seed 000: final = relevance·0.5 + confidence·0.3 + scope_priority·0.2."""
+    relevance_weight, confidence_weight, scope_weight = weights or final_weights()
     h.confidence = float(h.row["confidence"])
     h.scope_priority = SCOPE_PRIORITY.get(h.row["scope"], 0.6)
     h.score = (
-        settings.SEARCH_RELEVANCE_WEIGHT * h.relevance
-        + settings.SEARCH_CONFIDENCE_WEIGHT * h.confidence
-        + settings.SEARCH_SCOPE_WEIGHT * h.scope_priority
+        relevance_weight * h.relevance + confidence_weight * h.confidence + scope_weight * h.scope_priority
     )
 
 
@@ -559,6 +582,7 @@ def add_neighbours(hits: list[Hit], top: list[Hit], rows: list[dict], *, model: 
     weight = settings.SEARCH_NEIGHBOUR_WEIGHT
     if weight <= 0 or not top:
         return hits
+    weights = final_weights()
     by_id = {h.id: h for h in hits}
     floor = vector_floor(model)
     for row in rows:
@@ -568,7 +592,7 @@ def add_neighbours(hits: list[Hit], top: list[Hit], rows: list[dict], *, model: 
         if h.vector_similarity is not None:
             h.vector = min(1.0, max(0.0, (h.vector_similarity - floor) / (1.0 - floor)))
         h.relevance = settings.SEARCH_VECTOR_WEIGHT * h.vector
-        final_score(h)
+        final_score(h, weights)
         by_id[h.id] = h
         hits.append(h)
     lent = {h.id: h.relevance for h in top}
@@ -583,7 +607,7 @@ def add_neighbours(hits: list[Hit], top: list[Hit], rows: list[dict], *, model: 
             if lend > n.relevance:
                 n.relevance = lend + NEIGHBOUR_KEEP * n.relevance
                 n.neighbour_of = h.id
-                final_score(n)
+                final_score(n, weights)
     hits.sort(key=lambda h: (-h.score, -h.id))
     return hits
 
@@ -592,7 +616,7 @@ def context_and_duplicates(
     hits: list[Hit],
     where_sql: tuple[str, list],
     *,
-    qvec: str | None,
+    qvec: np.ndarray | None,
     model: str,
     top_k: int,
     near: list[dict] | None = None,
@@ -614,7 +638,7 @@ def context_and_duplicates(
     elif missing:
         times = sorted({h.row["occurred_at"] for h in top})
         statement = _ids_statement(where_sql, ids=missing, times=times, qvec=qvec, model=model)
-        fetched = _decode(_run([statement])[0])
+        fetched = _run([statement])[0]
     hits = add_neighbours(hits, top, fetched, model=model)
     if len(hits) > 1:
         head = hits[: top_k * 2]
@@ -698,10 +722,11 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
     # A group keeps the places its members earned; inside them the newest goes first, the older follow.
     # Nothing else moves, so a group never pushes an unrelated memory out of the top k.
     out = list(kept)
+    position = {h.id: i for i, h in enumerate(kept)}
     for root, members in groups.items():
         if len(members) < 2:
             continue
-        places = sorted(out.index(m) for m in members)
+        places = sorted(position[m.id] for m in members)
         newest_first = sorted(members, key=lambda m: (_when(m.row), m.score), reverse=True)
         for place, member in zip(places, newest_first, strict=True):
             member.group = root
@@ -781,7 +806,7 @@ def memory_search(
                 notes.append("embedding unavailable: keyword matches only")
             embed_ms = (time.perf_counter() - t0) * 1000
         if query_vector is not None:
-            qvec = vector_literal(query_vector)
+            qvec = np.asarray(query_vector, dtype=np.float32)
     terms = query_terms(query) if rank != "vector" else []
     candidates = max(settings.SEARCH_CANDIDATES, top_k * 4)
     where_sql = filter_sql(actor, filters)
@@ -809,6 +834,7 @@ def memory_search(
     if rank == "hybrid" and hits:
         hits = context_and_duplicates(hits, where_sql, qvec=qvec, model=model, top_k=top_k, near=near)
     hits = fit_budget(hits, top_k=top_k, max_tokens=max_tokens)
+    _decode([h.row for h in hits])
     if record_access and hits:
         access_recorder.record([h.id for h in hits])
     took = (time.perf_counter() - started) * 1000
