@@ -36,6 +36,7 @@ import time
 from collections import Counter, OrderedDict
 from dataclasses import dataclass, field, fields
 from datetime import datetime
+from functools import lru_cache
 
 import numpy as np
 import psycopg
@@ -656,23 +657,28 @@ def similar_pairs(hits: list[Hit], model: str) -> dict[tuple[int, int], float]:
     norms[norms == 0] = 1.0
     matrix = matrix / norms[:, None]
     sims = matrix @ matrix.T
-    threshold = related_threshold(model)
+    rows, cols = np.nonzero(np.triu(sims >= related_threshold(model), k=1))
+    ids = [h.id for h in with_vectors]
     pairs = {}
-    for i, j in zip(*np.nonzero(np.triu(sims >= threshold, k=1)), strict=True):
-        a, b = with_vectors[i].id, with_vectors[j].id
-        pairs[(min(a, b), max(a, b))] = float(sims[i, j])
+    for i, j, sim in zip(rows.tolist(), cols.tolist(), sims[rows, cols].tolist(), strict=True):
+        a, b = ids[i], ids[j]
+        pairs[(a, b) if a < b else (b, a)] = sim
     return pairs
 
 
-def _words(text: str) -> set[str]:
-    """Words and Chinese bigrams (single characters say too little about the subject)."""
-    return {t for t in keyword_tokens(text) if len(t) > 1}
+@lru_cache(maxsize=8192)
+def _words(text: str) -> frozenset[str]:
+    """Words and Chinese bigrams (single characters say too little about the subject).
+
+    Remembered per text: the same memories come back search after search, and tokenising is the
+    costliest step of the version ordering."""
+    return frozenset(t for t in keyword_tokens(text) if len(t) > 1)
 
 
-def _same_subject(wa: set[str], wb: set[str]) -> bool:
+def _same_subject(wa: frozenset[str], wb: frozenset[str], min_overlap: float) -> bool:
     if not wa or not wb:
         return True
-    return len(wa & wb) / len(wa | wb) >= settings.SEARCH_GROUP_MIN_OVERLAP
+    return len(wa & wb) / len(wa | wb) >= min_overlap
 
 
 def _when(row: dict):
@@ -682,6 +688,7 @@ def _when(row: dict):
 def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], model: str) -> list[Hit]:
     """Same-time copies collapse to the best; versions of one subject are ordered newest first in their places."""
     dup = duplicate_threshold(model)
+    min_overlap = settings.SEARCH_GROUP_MIN_OVERLAP
     parent = {h.id: h.id for h in hits}
 
     def find(x):
@@ -691,7 +698,7 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
         return x
 
     by_id = {h.id: h for h in hits}
-    words: dict[int, set[str]] = {}
+    words: dict[int, frozenset[str]] = {}
     dropped: set[int] = set()
     for (a, b), sim in sorted(pairs.items(), key=lambda kv: -kv[1]):
         ha, hb = by_id.get(a), by_id.get(b)
@@ -700,7 +707,7 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
         for h in (ha, hb):
             if h.id not in words:
                 words[h.id] = _words(h.row["content"])
-        if not _same_subject(words[a], words[b]):
+        if not _same_subject(words[a], words[b], min_overlap):
             continue
         same_copy = (
             sim >= dup
