@@ -1,12 +1,16 @@
 """Hybrid retrieval, entirely in PostgreSQL (seed 004 + seed 000).
 
 One SQL statement gathers the candidates of both sides under the same access and subject filters:
-- vector: pgvector HNSW (cosine) nearest neighbours of the query among vectors of the subject's current
-  embedding model; pgvector 0.8's iterative index scan (relaxed order) keeps scanning the index until
-  enough rows pass the filters, so a selective filter still returns k rows;
-- keyword: the GIN index on search_tokens (memory.text.keyword_tokens: English words, Chinese
-  characters and bigrams) finds rows sharing any query token; they are scored with BM25 (binary term
-  frequency, since the tsvector holds no positions) computed in SQL over the filtered rows.
+- vector: the nearest neighbours (cosine) of the query among vectors of the subject's current embedding
+  model;
+- keyword: rows sharing any query token in search_tokens (memory.text.keyword_tokens: English words,
+  Chinese characters and bigrams), scored with BM25 (binary term frequency, since the tsvector holds no
+  positions) computed in SQL over the filtered rows.
+A subject's own memories (up to SEARCH_EXACT_SUBJECT_ROWS) are read in one pass that gives exact
+distances, the keyword statistics and matches, and the conversation neighbours of the candidates, so
+the search is one round trip. Bigger subjects and project searches go through the indexes: pgvector
+HNSW, whose 0.8 iterative scan (relaxed order) keeps walking the graph until enough rows pass the
+filters, and the GIN index or the filter's.
 
 Both sides are normalised to [0, 1] (vector: cosine rescaled from the model's "unrelated" floor to 1;
 keyword: BM25 divided by the best candidate's), combined as relevance = 0.7·vector + 0.3·keyword, then
