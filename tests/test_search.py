@@ -4,13 +4,22 @@ import math
 import random
 from datetime import UTC, datetime, timedelta
 
+import numpy as np
 import pytest
 from django.db import connection
 from django.utils import timezone
 
 from memory.embeddings import provider_for
 from memory.models import MemoryItem
-from memory.search import filter_sql, memory_search, order_near_duplicates
+from memory.search import (
+    NEIGHBOUR_UNCONDITIONAL,
+    Hit,
+    diversify,
+    filter_sql,
+    memory_search,
+    order_near_duplicates,
+    similarities,
+)
 from memory.selectors import MemoryFilters, memory_candidates
 from memory.services import memory_create, memory_supersede
 from memory.text import content_hash, estimate_tokens
@@ -522,7 +531,9 @@ def test_it_lends_relevance_to_the_next_turn_of_the_same_conversation(
     assert ids(result)[:3] == [question.pk, answer.pk, other.pk]
     hit = next(h for h in result.hits if h.id == answer.pk)
     assert hit.neighbour_of == question.pk
-    assert hit.relevance == pytest.approx(settings.SEARCH_NEIGHBOUR_WEIGHT * 0.7, abs=1e-3)
+    # The answer shares nothing with the query (orthogonal vector), so it gets the unconditional share.
+    expected = settings.SEARCH_NEIGHBOUR_WEIGHT * 0.7 * NEIGHBOUR_UNCONDITIONAL
+    assert hit.relevance == pytest.approx(expected, abs=1e-3)
     assert next(h for h in result.hits if h.id == later.pk).neighbour_of is None
 
     settings.SEARCH_NEIGHBOUR_WEIGHT = 0
@@ -657,3 +668,38 @@ def test_a_subject_too_big_for_one_pass_goes_through_the_indexes(alice_actor, or
     assert not search_module._exact_subject(alice_actor, filters)  # remembered: straight to the indexes
     assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
     search_module._BIG_SUBJECTS.clear()
+
+
+def test_a_neighbour_on_topic_is_lent_more_than_one_off_topic(alice_actor, org_a):
+    when = datetime(2023, 6, 1, 9, 0, tzinfo=UTC)
+    before = add(alice_actor, org_a, "Sam: Any plans for the weekend?", unit((7, 1.0)), occurred_at=when)
+    match = add(alice_actor, org_a, "Alex: We are going to the lake", unit((0, 1.0)), occurred_at=when)
+    after = add(
+        alice_actor, org_a, "Sam: The lake is lovely in June", unit((0, 0.9), (8, 0.44)), occurred_at=when
+    )
+    result = search(alice_actor, "qqq", unit((0, 1.0)), top_k=3)
+    by_id = {h.id: h for h in result.hits}
+    assert by_id[before.pk].neighbour_of == match.pk and by_id[after.pk].neighbour_of == match.pk
+    assert by_id[after.pk].relevance > by_id[before.pk].relevance
+
+
+def test_diversify_moves_a_second_phrasing_below_something_new():
+    def hit(pk, score, vector):
+        row = {"id": pk, "content": str(pk), "memory_type": "fact", "occurred_at": None, "created_at": None}
+        return Hit(
+            row=row, vector_similarity=0.9, keyword_raw=0, score=score, embedding=np.array(vector, "f4")
+        )
+
+    same = [1.0, 0.0, 0.0]
+    hits = [
+        hit(1, 0.80, same),
+        hit(2, 0.79, same),
+        hit(3, 0.78, [0.0, 1.0, 0.0]),
+        hit(4, 0.50, [0.0, 0.0, 1.0]),
+    ]
+    order = diversify(hits, similarities(hits), "multilingual-e5-small")
+    # The copy of the first drops below the distinct third; nothing is dropped.
+    assert [hits[i].id for i in order] == [1, 3, 2, 4]
+    # Far apart in score, the copy keeps its place: the penalty is at most DIVERSITY x the relevance weight.
+    hits[2].score = 0.70
+    assert [hits[i].id for i in diversify(hits, similarities(hits), "multilingual-e5-small")] == [1, 2, 3, 4]
