@@ -255,7 +255,7 @@ WITH vec AS (
     ORDER BY "memory_memoryitem"."embedding" <=> %s::vector
     LIMIT %s
 ), stats AS MATERIALIZED (
-    SELECT count(*) AS n, coalesce(avg(dl), 1) AS avgdl FROM (
+    SELECT count(*)::float8 AS n, coalesce(avg(dl)::float8, 1) AS avgdl FROM (
         SELECT coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl
         FROM "memory_memoryitem" WHERE ({where}) LIMIT %s
     ) s
@@ -287,7 +287,7 @@ WITH base AS MATERIALIZED (
 ), vec AS (
     SELECT id FROM base WHERE dist IS NOT NULL ORDER BY dist LIMIT %s
 ), stats AS MATERIALIZED (
-    SELECT count(*) AS n, coalesce(avg(dl), 1) AS avgdl FROM base
+    SELECT count(*)::float8 AS n, coalesce(avg(dl)::float8, 1) AS avgdl FROM base
 ), kwm AS MATERIALIZED (
     SELECT id, dl, tokens FROM base WHERE tokens IS NOT NULL LIMIT %s
 ),"""
@@ -298,9 +298,10 @@ terms AS (
 ), hits AS (
     SELECT kwm.id, terms.term FROM kwm JOIN terms ON kwm.tokens @@ terms.query
 ), df AS (
-    SELECT term, count(*) AS df FROM hits GROUP BY term
+    SELECT term, count(*)::float8 AS df FROM hits GROUP BY term
 ), kw AS (
     SELECT kwm.id,
+           -- float8 throughout: numeric arithmetic (count, avg and 0.5 literals) costs several times more
            sum(ln(1 + (greatest(stats.n, df.df) - df.df + 0.5) / (df.df + 0.5))
                * (%s + 1) / (1 + %s * (1 - %s + %s * kwm.dl / greatest(stats.avgdl, 1)))) AS bm25
     FROM hits JOIN kwm ON kwm.id = hits.id JOIN df ON df.term = hits.term CROSS JOIN stats
