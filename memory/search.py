@@ -125,10 +125,10 @@ class Hit:
     group: int | None = None
     neighbour_of: int | None = None
     embedding: np.ndarray | None = field(default=None, repr=False)  # the stored vector (current model)
+    id: int = field(init=False)
 
-    @property
-    def id(self) -> int:
-        return self.row["id"]
+    def __post_init__(self) -> None:
+        self.id = self.row["id"]
 
     def components(self) -> dict:
         return {
@@ -755,24 +755,26 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
         ha, hb = by_id.get(a), by_id.get(b)
         if ha is None or hb is None:
             continue
+        maybe_copy = (
+            sim >= dup
+            and ha.row["memory_type"] == hb.row["memory_type"]
+            and ha.row["occurred_at"] == hb.row["occurred_at"]
+        )
+        # A later event does not make an earlier one out of date: events are never grouped as versions.
+        is_event = EVENT in (ha.row["memory_type"], hb.row["memory_type"])
+        if not maybe_copy and (is_event or find(a) == find(b)):
+            continue  # nothing this pair could change
         for h in (ha, hb):
             if h.id not in words:
                 words[h.id] = _words(h.row["content"])
         if not _same_subject(words[a], words[b], min_overlap):
             continue
-        same_copy = (
-            sim >= dup
-            and ha.row["memory_type"] == hb.row["memory_type"]
-            and ha.row["occurred_at"] == hb.row["occurred_at"]
-            and not differs_materially(ha.row["content"], hb.row["content"])
-        )
-        if same_copy:
+        if maybe_copy and not differs_materially(ha.row["content"], hb.row["content"]):
             worse = hb if (hb.score, hb.id) < (ha.score, ha.id) else ha
             dropped.add(worse.id)
             continue
-        if EVENT in (ha.row["memory_type"], hb.row["memory_type"]):
-            continue  # a later event does not make an earlier one out of date: both keep their places
-        parent[find(a)] = find(b)
+        if not is_event:
+            parent[find(a)] = find(b)
     kept = [h for h in hits if h.id not in dropped]
     groups: dict[int, list[Hit]] = {}
     for h in kept:
