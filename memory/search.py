@@ -38,7 +38,7 @@ import re
 import threading
 import time
 from collections import Counter, OrderedDict
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from datetime import datetime
 from functools import lru_cache
 
@@ -227,7 +227,7 @@ def filter_sql(actor: Actor, filters: MemoryFilters) -> tuple[str, list]:
     in Python (tests/test_search.py checks it against a fresh compile), memberships and projects are read
     by the SQL itself when it runs, and the expiry check uses the statement's clock (Now()).
     """
-    key = (_actor_key(actor), tuple((f.name, _freeze(getattr(filters, f.name))) for f in fields(filters)))
+    key = (_actor_key(actor), tuple(_freeze(value) for value in vars(filters).values()))  # fields in order
     with _where_lock:
         cached = _WHERE_CACHE.get(key)
         if cached is not None:
@@ -359,7 +359,7 @@ class _VectorLoader(Loader):
 
     def load(self, data) -> np.ndarray:
         dim = int.from_bytes(bytes(data[:2]), "big")
-        return np.frombuffer(data, dtype=">f4", count=dim, offset=4).astype(np.float32)
+        return np.frombuffer(data, dtype=">f4", count=dim, offset=4)  # big-endian; similarities() converts
 
 
 def _vector_adapters(conn) -> tuple[type, type]:
@@ -669,13 +669,17 @@ def context_and_duplicates(
 def similarities(hits: list[Hit]) -> np.ndarray:
     """Cosine between every two hits, in their order (0 where a hit has no vector of the current model)."""
     n = len(hits)
-    out = np.zeros((n, n), dtype=np.float32)
     with_vectors = [i for i, h in enumerate(hits) if h.embedding is not None]
-    if len(with_vectors) >= 2:
-        matrix = np.stack([hits[i].embedding for i in with_vectors])
-        norms = np.linalg.norm(matrix, axis=1)
-        norms[norms == 0] = 1.0
-        matrix = matrix / norms[:, None]
+    if len(with_vectors) < 2:
+        return np.zeros((n, n), dtype=np.float32)
+    matrix = np.array([hits[i].embedding for i in with_vectors], dtype=np.float32)
+    norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix))
+    norms[norms == 0] = 1.0
+    matrix /= norms[:, None]
+    if len(with_vectors) == n:
+        out = matrix @ matrix.T
+    else:
+        out = np.zeros((n, n), dtype=np.float32)
         out[np.ix_(with_vectors, with_vectors)] = matrix @ matrix.T
     np.fill_diagonal(out, 0.0)
     return out
@@ -692,18 +696,20 @@ def diversify(hits: list[Hit], sims: np.ndarray, model: str) -> list[int]:
     if DIVERSITY <= 0 or len(hits) < 3:
         return list(range(len(hits)))
     floor = vector_floor(model)
-    redundancy_of = np.clip((sims - floor) / (1.0 - floor), 0.0, 1.0)
-    scores = np.array([h.score for h in hits])
     penalty = DIVERSITY * settings.SEARCH_RELEVANCE_WEIGHT
-    redundancy = np.zeros(len(hits))
-    placed = np.zeros(len(hits), dtype=bool)
+    # penalty x redundancy (cosine rescaled from the floor, clipped to [0, 1]) between every two hits
+    costs = (penalty * np.clip((sims - floor) / (1.0 - floor), 0.0, 1.0)).tolist()
+    scores = [h.score for h in hits]
+    cost = [0.0] * len(hits)
+    left = list(range(len(hits)))
     order = []
-    for _ in range(len(hits)):
+    while left:
         # Ties go to the earlier hit: the higher score, then the newer id (the order hits arrive in).
-        best = int(np.argmax(np.where(placed, -np.inf, scores - penalty * redundancy)))
+        best = max(left, key=lambda i: (scores[i] - cost[i], -i))
+        left.remove(best)
         order.append(best)
-        placed[best] = True
-        np.maximum(redundancy, redundancy_of[best], out=redundancy)
+        row = costs[best]
+        cost = [c if c >= r else r for c, r in zip(cost, row, strict=True)]
     return order
 
 
