@@ -68,6 +68,9 @@ BM25_B = 0.3  # short memories: length matters less than for documents (0.3 beat
 # this many filtered rows: exact for a subject's memories, a sample for an org-wide search.
 KEYWORD_STATS_ROWS = 5000
 KEYWORD_MATCH_ROWS = 2000
+CANDIDATES_PER_RESULT = (
+    3  # each side brings at least this many candidates per result (4 gave the same LoCoMo recall)
+)
 KEYWORD_PREFIX = True
 # multilingual-e5-small scores unrelated sentences around 0.75-0.82 (see memory/thresholds.py); other
 # models: raw cosine. Tuned on LoCoMo dev (bench/locomo.py): 0.75 beat min-max over the candidates.
@@ -874,7 +877,7 @@ def memory_search(
         if query_vector is not None:
             qvec = np.asarray(query_vector, dtype=np.float32)
     terms = query_terms(query) if rank != "vector" else []
-    candidates = max(settings.SEARCH_CANDIDATES, top_k * 4)
+    candidates = max(settings.SEARCH_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
     where_sql = filter_sql(actor, filters)
     subject = _exact_subject(actor, filters)
     rows = _fetch(where_sql, qvec=qvec, model=model, terms=terms, candidates=candidates, subject=subject)
