@@ -279,6 +279,7 @@ WITH base AS MATERIALIZED (
     SELECT "memory_memoryitem"."id" AS id, "memory_memoryitem"."occurred_at" AS occurred_at,
            "memory_memoryitem"."user_id" AS user_id, "memory_memoryitem"."scope" AS scope,
            "memory_memoryitem"."session_id" AS session_id, "memory_memoryitem"."project_id" AS project_id,
+           "memory_memoryitem"."confidence" AS confidence,
            CASE WHEN "memory_memoryitem"."embedding_model" = %s
                 THEN "memory_memoryitem"."embedding" <=> %s::vector END AS dist,
            coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl,
@@ -287,7 +288,7 @@ WITH base AS MATERIALIZED (
     FROM "memory_memoryitem"
     WHERE ({where})
     LIMIT %s
-), vec AS (
+), vec AS MATERIALIZED (
     SELECT id FROM base WHERE dist IS NOT NULL ORDER BY dist LIMIT %s
 ), stats AS MATERIALIZED (
     SELECT count(*)::float8 AS n, coalesce(avg(dl)::float8, 1) AS avgdl FROM base
@@ -295,33 +296,57 @@ WITH base AS MATERIALIZED (
     SELECT id, dl, tokens FROM base WHERE tokens IS NOT NULL LIMIT %s
 ),"""
 
+# Every CTE is materialised and the larger ones are joined through arrays (= ANY, array_position) rather
+# than joins, so the plan cannot turn into nested loops over CTE scans whatever the planner estimates
+# (prepared statements get generic plans, which guess one row per CTE).
 _KEYWORD_CTES = """
-terms AS (
+terms AS MATERIALIZED (
     SELECT * FROM unnest(%s::text[], %s::tsquery[]) AS t(term, query)
-), hits AS (
-    SELECT kwm.id, terms.term FROM kwm JOIN terms ON kwm.tokens @@ terms.query
-), df AS (
-    SELECT term, count(*)::float8 AS df FROM hits GROUP BY term
-), kw AS (
-    SELECT kwm.id,
+), hits AS MATERIALIZED (
+    SELECT kwm.id, kwm.dl, count(*) OVER (PARTITION BY terms.term)::float8 AS df
+    FROM kwm JOIN terms ON kwm.tokens @@ terms.query
+), kw AS MATERIALIZED (
+    SELECT hits.id,
            -- float8 throughout: numeric arithmetic (count, avg and 0.5 literals) costs several times more
-           sum(ln(1 + (greatest(stats.n, df.df) - df.df + 0.5) / (df.df + 0.5))
-               * (%s + 1) / (1 + %s * (1 - %s + %s * kwm.dl / greatest(stats.avgdl, 1)))) AS bm25
-    FROM hits JOIN kwm ON kwm.id = hits.id JOIN df ON df.term = hits.term CROSS JOIN stats
-    GROUP BY kwm.id
+           sum(ln(1 + (greatest(stats.n, hits.df) - hits.df + 0.5) / (hits.df + 0.5))
+               * (%s + 1) / (1 + %s * (1 - %s + %s * hits.dl / greatest(stats.avgdl, 1)))) AS bm25
+    FROM hits CROSS JOIN stats
+    GROUP BY hits.id
     ORDER BY bm25 DESC
     LIMIT %s
-), cand AS (
-    SELECT id FROM vec UNION SELECT id FROM kw
+), cand AS MATERIALIZED (
+    SELECT id, max(bm25) AS bm25
+    FROM (SELECT id, 0::float8 AS bm25 FROM vec UNION ALL SELECT id, bm25 FROM kw) both_sides
+    GROUP BY id
+), picked AS MATERIALIZED (
+    SELECT array_agg(id) AS ids, array_agg(bm25) AS bm25 FROM cand
 )"""
 
-# Rows of the subject stored next to a candidate (two ids either side) from the same conversation.
-_NEAR_CTE = """, steps AS MATERIALIZED (
-    SELECT b.id + d.step AS id, b.occurred_at, b.user_id, b.scope, b.session_id, b.project_id
-    FROM cand JOIN base b ON b.id = cand.id CROSS JOIN (VALUES (-2), (-1), (1), (2)) AS d(step)
-), near AS (
+# Rows of the subject stored next to a likely lender (two ids either side) from the same conversation.
+# Likely lenders: the best candidates by score_hits' formula (in float8, as Python computes it), with a
+# margin over the top_k that neighbour_lenders takes, so rounding can never leave a lender out.
+_NEAR_CTE = """, lenders AS MATERIALIZED (
+    SELECT b.id, b.occurred_at, b.user_id, b.scope, b.session_id, b.project_id
+    FROM base b, picked
+    WHERE b.id = ANY(picked.ids) AND b.occurred_at IS NOT NULL
+    ORDER BY %s::float8 * (
+                 %s::float8 * coalesce(least(1, greatest(0, (1 - b.dist - %s::float8) / (1 - %s::float8))), 0)
+                 + %s::float8 * coalesce(
+                     picked.bm25[array_position(picked.ids, b.id)] / nullif((SELECT max(bm25) FROM kw), 0), 0))
+             + %s::float8 * b.confidence
+             + %s::float8 * CASE b.scope WHEN 'session' THEN 1.0 WHEN 'project' THEN 0.8 ELSE 0.6 END DESC,
+             b.id DESC
+    LIMIT %s
+), steps AS MATERIALIZED (
+    SELECT l.id + d.step AS id, l.occurred_at, l.user_id, l.scope, l.session_id, l.project_id
+    FROM lenders l CROSS JOIN (VALUES (-2), (-1), (1), (2)) AS d(step)
+), next_to AS MATERIALIZED (
+    SELECT n.id, n.occurred_at, n.user_id, n.scope, n.session_id, n.project_id
+    FROM base n, picked
+    WHERE n.id = ANY(ARRAY(SELECT id FROM steps)) AND NOT n.id = ANY(coalesce(picked.ids, '{}'))
+), near AS MATERIALIZED (
     SELECT DISTINCT n.id
-    FROM steps s JOIN base n ON n.id = s.id AND n.occurred_at = s.occurred_at AND n.user_id = s.user_id
+    FROM next_to n JOIN steps s ON s.id = n.id AND n.occurred_at = s.occurred_at AND n.user_id = s.user_id
          AND n.scope = s.scope AND n.session_id = s.session_id
     WHERE n.project_id IS NOT DISTINCT FROM s.project_id
 )"""
@@ -330,12 +355,11 @@ _SELECT = """
 SELECT {columns},
        CASE WHEN m.embedding_model = %s THEN m.embedding END AS emb,
        CASE WHEN m.embedding_model = %s THEN 1 - (m.embedding <=> %s::vector) END AS vsim,
-       coalesce(kw.bm25, 0) AS bm25,
-       m.id IN (SELECT id FROM cand) AS candidate,
+       coalesce(picked.bm25[array_position(picked.ids, m.id)], 0) AS bm25,
+       coalesce(m.id = ANY(picked.ids), false) AS candidate,
        (SELECT n FROM stats) AS subject_rows
-FROM "memory_memoryitem" m
-LEFT JOIN kw ON kw.id = m.id
-WHERE m.id IN ({rows})
+FROM "memory_memoryitem" m, picked
+WHERE m.id = ANY({ids})
 """
 
 
@@ -419,11 +443,13 @@ def _fetch(
     terms: list[tuple[str, bool]],
     candidates: int,
     subject: bool,
+    lenders: int = 0,
 ) -> list[dict]:
     """Candidates of both sides, scored by SQL (vector similarity, BM25), as dicts.
 
     Rows carry `candidate` (False for a conversation neighbour the subject statement brought along) and
     `subject_rows` (how many rows the subject statement read, capped at SEARCH_EXACT_SUBJECT_ROWS).
+    The subject statement brings the neighbours of the best `lenders` candidates.
     """
     where, params = where_sql
     tsq = tsquery_text(terms) if terms else None
@@ -444,7 +470,7 @@ def _fetch(
             _SUBJECT_CTES.format(where=where)
             + _KEYWORD_CTES
             + _NEAR_CTE
-            + _SELECT.format(columns=columns, rows="SELECT id FROM cand UNION SELECT id FROM near")
+            + _SELECT.format(columns=columns, ids="picked.ids || ARRAY(SELECT id FROM near)")
         )
         args = [
             model,
@@ -455,14 +481,11 @@ def _fetch(
             vec_limit,
             KEYWORD_MATCH_ROWS,
             *keyword_args,
+            *_lender_args(model, lenders),
             *select_args,
         ]
         return _run([(sql, args)])[0]
-    sql = (
-        _BROAD_CTES.format(where=where)
-        + _KEYWORD_CTES
-        + _SELECT.format(columns=columns, rows="SELECT id FROM cand")
-    )
+    sql = _BROAD_CTES.format(where=where) + _KEYWORD_CTES + _SELECT.format(columns=columns, ids="picked.ids")
     args = [
         *params,
         model,
@@ -487,6 +510,14 @@ class _RawJsonb(Loader):
 
     def load(self, data) -> str:
         return bytes(data[1:]).decode()
+
+
+def _lender_args(model: str, lenders: int) -> list:
+    """Parameters of _NEAR_CTE's ranking: score_hits' weights and floor, and how many lenders to keep."""
+    floor = vector_floor(model)
+    relevance, confidence, scope = final_weights()
+    vector, keyword = settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT
+    return [relevance, vector, floor, floor, keyword, confidence, scope, lenders]
 
 
 def _decode(rows: list[dict]) -> list[dict]:
@@ -880,7 +911,15 @@ def memory_search(
     candidates = max(settings.SEARCH_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
     where_sql = filter_sql(actor, filters)
     subject = _exact_subject(actor, filters)
-    rows = _fetch(where_sql, qvec=qvec, model=model, terms=terms, candidates=candidates, subject=subject)
+    rows = _fetch(
+        where_sql,
+        qvec=qvec,
+        model=model,
+        terms=terms,
+        candidates=candidates,
+        subject=subject,
+        lenders=top_k * 2,
+    )
     if subject and rows and rows[0]["subject_rows"] >= settings.SEARCH_EXACT_SUBJECT_ROWS:
         _big_subject(actor, filters)  # too many rows to read them all: the indexes' way, now and next time
         subject = False
