@@ -703,3 +703,38 @@ def test_diversify_moves_a_second_phrasing_below_something_new():
     # Far apart in score, the copy keeps its place: the penalty is at most DIVERSITY x the relevance weight.
     hits[2].score = 0.70
     assert [hits[i].id for i in diversify(hits, similarities(hits), "multilingual-e5-small")] == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("exact_subject_rows", [0, 5000], ids=["indexes", "one-pass"])
+def test_it_answers_by_keyword_while_the_embedding_provider_is_down(
+    alice_actor, org_a, alice_client, settings, exact_subject_rows
+):
+    """Rows of the local model stay searchable by their words when the subject's provider fails."""
+    from memory.crypto import encrypt
+    from memory.models import EmbeddingConfig
+
+    from .openai_server import Fail, OpenAIStub
+
+    settings.SEARCH_EXACT_SUBJECT_ROWS = exact_subject_rows
+    lisbon = memory_create(
+        actor=alice_actor, org=org_a, content="Alice moved to Lisbon in March", user_id="alice"
+    )
+    memory_create(actor=alice_actor, org=org_a, content="Alice plays chess on Sundays", user_id="alice")
+    with OpenAIStub() as stub:
+        EmbeddingConfig.objects.create(
+            org=org_a,
+            user_id="alice",
+            provider="openai",
+            model="stub-embed",
+            base_url=stub.base_url,
+            dimensions=384,
+            api_key_encrypted=encrypt("sk-test"),
+        )
+        stub.embedding_failures.extend([Fail(503)] * 3)
+        response = alice_client.post(
+            "/api/v1/memories/search", {"query": "where did Alice move", "user_id": "alice"}, format="json"
+        )
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert [r["id"] for r in body["results"]][:1] == [lisbon.item.pk]
+    assert body["notes"] == ["embedding unavailable: keyword matches only"]
