@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from memory.gate import redact
+from memory.gate import redact, redact_json
 
 from .models import Checkpoint, CheckpointArchive, Message, Session
 
@@ -231,7 +231,11 @@ def checkpoint_save(
     metadata: dict | None = None,
     parent_id: int | None = None,
 ) -> Checkpoint:
-    """Save a resumable snapshot; the parent must be a checkpoint of the same session."""
+    """Save a resumable snapshot; the parent must be a checkpoint of the same session.
+
+    A checkpoint is episodic memory, so like conversation messages it is kept without secrets: every
+    string in it passes through gate.redact (tool call ids excepted). Agents keep credentials elsewhere.
+    """
     session = _session_for_write(
         org=org, session_id=session_id, user_id=user_id, project=project, agent_id=agent_id
     )
@@ -250,11 +254,11 @@ def checkpoint_save(
         user_id=user_id,
         parent=parent,
         parent_ref=parent_id,
-        messages=messages or [],
-        agent_state=agent_state or {},
-        tool_states=tool_states or {},
-        pending_tool_calls=pending_tool_calls or [],
-        metadata=metadata or {},
+        messages=redact_json(messages or []),
+        agent_state=redact_json(agent_state or {}),
+        tool_states=redact_json(tool_states or {}),
+        pending_tool_calls=[redact_json(call, keep=frozenset({"id"})) for call in pending_tool_calls or []],
+        metadata=redact_json(metadata or {}),
     )
 
 
@@ -285,7 +289,7 @@ def checkpoint_decide(
             "tool_call_id": i,
             "decision": verdict,
             "tool_call": pending[i],
-            "comment": comment,
+            "comment": redact(comment),
             "decided_by": decided_by,
             "decided_at": now,
         }

@@ -142,6 +142,17 @@ def redact(text: str) -> str:
     return "".join(out)
 
 
+def redact_json(value, *, keep: frozenset[str] = frozenset()):
+    """A JSON value with every string redacted (see redact); keys, and the values of keys in `keep`, stay."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, list):
+        return [redact_json(v, keep=keep) for v in value]
+    if isinstance(value, dict):
+        return {k: v if k in keep else redact_json(v, keep=keep) for k, v in value.items()}
+    return value
+
+
 # ---- the checks -------------------------------------------------------------------------------------
 
 

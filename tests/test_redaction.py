@@ -2,7 +2,7 @@
 
 import pytest
 
-from checkpoints.models import Message
+from checkpoints.models import Checkpoint, Message
 from checkpoints.services import messages_append
 from memory.extraction.services import extraction_job_run
 from memory.gate import GateRejection, check_sensitive, redact
@@ -38,3 +38,50 @@ def test_it_refuses_a_memory_that_only_holds_a_removed_secret():
     with pytest.raises(GateRejection) as refused:
         check_sensitive("my password is [redacted]")
     assert refused.value.code == "sensitive_content"
+
+
+def test_a_checkpoint_is_kept_without_secrets(key_a):
+    _, client = key_a
+    response = client.put(
+        "/api/v1/sessions/run-secret/checkpoints",
+        {
+            "user_id": "u1",
+            "messages": [{"role": "user", "content": "my password is Tr0ub4dor&3x, log in for me"}],
+            "agent_state": {
+                "env": {"OPENAI_API_KEY": "sk-proj-AbCdEfGhIjKlMnOpQrStUv123456"},
+                "todo": ["log in"],
+            },
+            "tool_states": {"browser": {"typed": ["4111 1111 1111 1111"]}},
+            "pending_tool_calls": [
+                {
+                    "id": "call_1",
+                    "type": "function",
+                    "function": {"name": "pay", "arguments": '{"card": "4111111111111111"}'},
+                }
+            ],
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    stored = Checkpoint.objects.get(pk=response.json()["id"])
+    text = str([stored.messages, stored.agent_state, stored.tool_states, stored.pending_tool_calls])
+    for secret in (
+        "Tr0ub4dor&3x",
+        "sk-proj-AbCdEfGhIjKlMnOpQrStUv123456",
+        "4111 1111 1111 1111",
+        "4111111111111111",
+    ):
+        assert secret not in text and secret not in response.content.decode()
+    assert "[redacted]" in stored.messages[0]["content"]
+    # Everything else is kept as it was: keys, ids, other values.
+    assert stored.agent_state["todo"] == ["log in"] and "OPENAI_API_KEY" in stored.agent_state["env"]
+    assert stored.pending_tool_calls[0]["id"] == "call_1"
+    decided = client.post(
+        f"/api/v1/checkpoints/{stored.pk}/reject",
+        {"comment": "never pay with 4111 1111 1111 1111"},
+        format="json",
+    )
+    assert decided.status_code in (200, 201), decided.content
+    assert "4111 1111 1111 1111" not in decided.content.decode()
+    decision = Checkpoint.objects.latest("id").metadata["decisions"][0]
+    assert decision["comment"] == "never pay with [redacted]"
