@@ -83,7 +83,9 @@ def _validate_slug(*, org: Organization, slug: str, exclude_pk: int | None = Non
 
 @transaction.atomic
 def project_create(*, actor: Actor, name: str, slug: str = "", description: str = "") -> Project:
-    """Create a project; an account creator becomes its Owner."""
+    """Create a project; its creator becomes its Owner: the account, or for an API key the account that
+    made the key (while it is still in the org). A key nobody made (create_api_key) leaves the project
+    to the org's owners and admins, who act as its Admins."""
     if not actor.can_write:
         raise PermissionDenied("This API key is read-only.")
     if actor.is_key and actor.api_key.projects.exists():
@@ -94,11 +96,16 @@ def project_create(*, actor: Actor, name: str, slug: str = "", description: str 
             project = Project.objects.create(org=actor.org, name=name, slug=slug, description=description)
     except IntegrityError:
         raise ValidationError({"slug": f"A project with slug {slug!r} already exists."})
-    if actor.account is not None:
+    owner = actor.account
+    if owner is None and actor.is_key and actor.api_key.created_by_id is not None:
+        creator = actor.api_key.created_by
+        if OrgMembership.objects.filter(org=actor.org, account=creator).exists():
+            owner = creator
+    if owner is not None:
         membership = ProjectMembership.objects.create(
-            org=actor.org, project=project, account=actor.account, role=ProjectRole.OWNER
+            org=actor.org, project=project, account=owner, role=ProjectRole.OWNER
         )
-        _sync_guardian(membership, project=project, account=actor.account)
+        _sync_guardian(membership, project=project, account=owner)
     return project
 
 

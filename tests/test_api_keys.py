@@ -227,3 +227,21 @@ def test_it_never_logs_a_secret(alice_client, caplog):
         key_client(secret).get("/api/v1/projects")
         key_client(secret + "x").get("/api/v1/projects")
     assert secret not in caplog.text
+
+
+def test_a_project_made_with_a_key_is_owned_by_whoever_made_the_key(org_a, alice, bob):
+    from projects.models import ProjectMembership, ProjectRole
+
+    made_by_alice, secret = api_key_create(org=org_a, name="alice-bot", created_by=alice)
+    response = key_client(secret).post("/api/v1/projects", {"name": "Bot project"}, format="json")
+    assert response.status_code == 201, response.content
+    project = Project.objects.get(pk=response.json()["id"])
+    assert list(ProjectMembership.objects.filter(project=project).values_list("account", "role")) == [
+        (alice.pk, ProjectRole.OWNER)
+    ]
+    assert alice.has_perm("projects.manage_members", project)
+
+    # A key nobody made (create_api_key) leaves the project to the org's owners and admins.
+    _, orphan = api_key_create(org=org_a, name="cli-bot")
+    response = key_client(orphan).post("/api/v1/projects", {"name": "CLI project"}, format="json")
+    assert not ProjectMembership.objects.filter(project_id=response.json()["id"]).exists()
