@@ -363,8 +363,11 @@ WHERE m.id = ANY({ids})
 """
 
 
+# The index path always plans with the real values: whether HNSW or a filter's index serves the vector
+# side depends on how many rows the filter leaves, which a generic plan cannot know.
 _SCAN_SQL = (
-    "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+    "SELECT set_config('plan_cache_mode', 'force_custom_plan', true),"
+    " set_config('hnsw.iterative_scan', 'relaxed_order', true),"
     " set_config('hnsw.ef_search', %s, true),"
     " set_config('hnsw.max_scan_tuples', %s, true)"
 )
