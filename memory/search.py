@@ -68,9 +68,8 @@ BM25_B = 0.3  # short memories: length matters less than for documents (0.3 beat
 # this many filtered rows: exact for a subject's memories, a sample for an org-wide search.
 KEYWORD_STATS_ROWS = 5000
 KEYWORD_MATCH_ROWS = 2000
-CANDIDATES_PER_RESULT = (
-    3  # each side brings at least this many candidates per result (4 gave the same LoCoMo recall)
-)
+# Each side brings at least this many candidates per result asked for (4 gave the same LoCoMo recall).
+CANDIDATES_PER_RESULT = 3
 KEYWORD_PREFIX = True
 # multilingual-e5-small scores unrelated sentences around 0.75-0.82 (see memory/thresholds.py); other
 # models: raw cosine. Tuned on LoCoMo dev (bench/locomo.py): 0.75 beat min-max over the candidates.
@@ -218,7 +217,7 @@ def _actor_key(actor: Actor) -> tuple:
 
 _WHERE_CACHE: OrderedDict[tuple, tuple[str, tuple]] = OrderedDict()
 _WHERE_CACHE_SIZE = 512
-_where_lock = threading.Lock()
+_cache_lock = threading.Lock()
 
 
 def filter_sql(actor: Actor, filters: MemoryFilters) -> tuple[str, list]:
@@ -231,7 +230,7 @@ def filter_sql(actor: Actor, filters: MemoryFilters) -> tuple[str, list]:
     by the SQL itself when it runs, and the expiry check uses the statement's clock (Now()).
     """
     key = (_actor_key(actor), tuple(_freeze(value) for value in vars(filters).values()))  # fields in order
-    with _where_lock:
+    with _cache_lock:
         cached = _WHERE_CACHE.get(key)
         if cached is not None:
             _WHERE_CACHE.move_to_end(key)
@@ -240,7 +239,7 @@ def filter_sql(actor: Actor, filters: MemoryFilters) -> tuple[str, list]:
         query = qs.query
         sql, params = query.get_compiler(using=qs.db).compile(query.where)
         cached = (sql or "TRUE", tuple(params))
-        with _where_lock:
+        with _cache_lock:
             _WHERE_CACHE[key] = cached
             while len(_WHERE_CACHE) > _WHERE_CACHE_SIZE:
                 _WHERE_CACHE.popitem(last=False)
@@ -560,6 +559,13 @@ def vector_floor(model: str) -> float:
     return VECTOR_FLOORS.get(model, 0.0)
 
 
+def rescaled(similarity: float | None, floor: float) -> float:
+    """A cosine rescaled from the model's floor (0) to 1, clipped; no vector counts as 0."""
+    if similarity is None:
+        return 0.0
+    return min(1.0, max(0.0, (similarity - floor) / (1.0 - floor)))
+
+
 def score_hits(hits: list[Hit], model: str = "") -> None:
     """Normalise both sides to [0, 1], then apply the seed formula.
 
@@ -571,10 +577,7 @@ def score_hits(hits: list[Hit], model: str = "") -> None:
     vector_weight, keyword_weight = settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT
     weights = final_weights()
     for h in hits:
-        if h.vector_similarity is None:
-            h.vector = 0.0
-        else:
-            h.vector = min(1.0, max(0.0, (h.vector_similarity - floor) / (1.0 - floor)))
+        h.vector = rescaled(h.vector_similarity, floor)
         h.keyword = h.keyword_raw / best_kw if best_kw > 0 else 0.0
         h.relevance = vector_weight * h.vector + keyword_weight * h.keyword
         final_score(h, weights)
@@ -639,8 +642,7 @@ def add_neighbours(hits: list[Hit], top: list[Hit], rows: list[dict], *, model: 
         if row["id"] in by_id:
             continue
         h = Hit(row=row, vector_similarity=row.pop("vsim"), keyword_raw=0.0, embedding=row.pop("emb"))
-        if h.vector_similarity is not None:
-            h.vector = min(1.0, max(0.0, (h.vector_similarity - floor) / (1.0 - floor)))
+        h.vector = rescaled(h.vector_similarity, floor)
         h.relevance = settings.SEARCH_VECTOR_WEIGHT * h.vector
         final_score(h, weights)
         by_id[h.id] = h
@@ -792,7 +794,6 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
         return x
 
     by_id = {h.id: h for h in hits}
-    words: dict[int, frozenset[str]] = {}
     dropped: set[int] = set()
     for (a, b), sim in sorted(pairs.items(), key=lambda kv: -kv[1]):
         ha, hb = by_id.get(a), by_id.get(b)
@@ -807,10 +808,7 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
         is_event = EVENT in (ha.row["memory_type"], hb.row["memory_type"])
         if not maybe_copy and (is_event or find(a) == find(b)):
             continue  # nothing this pair could change
-        for h in (ha, hb):
-            if h.id not in words:
-                words[h.id] = _words(h.row["content"])
-        if not _same_subject(words[a], words[b], min_overlap):
+        if not _same_subject(_words(ha.row["content"]), _words(hb.row["content"]), min_overlap):
             continue
         if maybe_copy and not differs_materially(ha.row["content"], hb.row["content"]):
             worse = hb if (hb.score, hb.id) < (ha.score, ha.id) else ha
@@ -865,13 +863,13 @@ def _exact_subject(actor: Actor, filters: MemoryFilters) -> bool:
     """Search a subject's own memories in one pass (see _SUBJECT_CTES) unless it was found too big lately."""
     if not filters.user_id or filters.project is not None or settings.SEARCH_EXACT_SUBJECT_ROWS <= 0:
         return False
-    with _where_lock:
+    with _cache_lock:
         since = _BIG_SUBJECTS.get(_subject_key(actor, filters))
     return since is None or time.monotonic() - since > _BIG_SUBJECT_SECONDS
 
 
 def _big_subject(actor: Actor, filters: MemoryFilters) -> None:
-    with _where_lock:
+    with _cache_lock:
         _BIG_SUBJECTS[_subject_key(actor, filters)] = time.monotonic()
         _BIG_SUBJECTS.move_to_end(_subject_key(actor, filters))
         while len(_BIG_SUBJECTS) > _BIG_SUBJECTS_SIZE:
