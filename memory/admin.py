@@ -2,18 +2,9 @@
 
 from django.contrib import admin
 
+from projects.admin import ReadOnlyAdmin
+
 from .models import ExtractionJob, MemoryItem, ReembedJob
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False
 
 
 @admin.register(MemoryItem)

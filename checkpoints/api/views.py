@@ -118,16 +118,23 @@ class SessionMessagesView(EngramAPIView):
         return Response(body, status=status.HTTP_201_CREATED)
 
 
+def _checkpoint_page(view, request, session_id: str):
+    """A page of the session's checkpoints, live or archived (view.model), newest first."""
+    session = selectors.session_get(view.actor, session_id)
+    qs = view.model.objects.filter(session=session).select_related("session")
+    paginator = view.pagination_class()
+    page = paginator.paginate_queryset(qs, request, view=view)
+    return paginator.get_paginated_response([checkpoint_data(row) for row in page])
+
+
 class SessionCheckpointsView(EngramAPIView):
     pagination_class = CreatedCursorPagination
 
+    model = Checkpoint
+
     @extend_schema(responses=CheckpointOutSerializer(many=True))
     def get(self, request, session_id):
-        session = selectors.session_get(self.actor, session_id)
-        qs = Checkpoint.objects.filter(session=session).select_related("session")
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response([checkpoint_data(row) for row in page])
+        return _checkpoint_page(self, request, session_id)
 
     @extend_schema(request=CheckpointSaveSerializer, responses={201: CheckpointOutSerializer})
     def put(self, request, session_id):
@@ -158,13 +165,11 @@ class SessionCheckpointsView(EngramAPIView):
 class SessionArchivedCheckpointsView(EngramAPIView):
     pagination_class = CreatedCursorPagination
 
+    model = CheckpointArchive
+
     @extend_schema(responses=CheckpointOutSerializer(many=True))
     def get(self, request, session_id):
-        session = selectors.session_get(self.actor, session_id)
-        qs = CheckpointArchive.objects.filter(session=session).select_related("session")
-        paginator = self.pagination_class()
-        page = paginator.paginate_queryset(qs, request, view=self)
-        return paginator.get_paginated_response([checkpoint_data(row) for row in page])
+        return _checkpoint_page(self, request, session_id)
 
 
 class LatestCheckpointView(EngramAPIView):
