@@ -202,7 +202,31 @@ def sessions_expire(*, now=None, batch: int = 500) -> int:
 
 # ---- checkpoints ------------------------------------------------------------------------------------
 
-PAYLOAD_FIELDS = ("messages", "agent_state", "tool_states", "pending_tool_calls", "metadata")
+PAYLOAD_DEFAULTS = {
+    "messages": [],
+    "agent_state": {},
+    "tool_states": {},
+    "pending_tool_calls": [],
+    "metadata": {},
+}
+PAYLOAD_FIELDS = tuple(PAYLOAD_DEFAULTS)
+
+
+def redacted_payload(payload: dict) -> dict:
+    """Checkpoint payload fields without secrets: every string through gate.redact, keys and tool call
+    ids kept (decisions refer to the ids). A checkpoint is episodic memory, kept like conversation
+    messages; agents keep credentials elsewhere."""
+    return {
+        name: [redact_json(call, keep=frozenset({"id"})) for call in value]
+        if name == "pending_tool_calls"
+        else redact_json(value)
+        for name, value in payload.items()
+    }
+
+
+def compress_payload(payload: dict) -> bytes:
+    """An archived checkpoint's payload: zlib-compressed JSON (archive_payload reads it)."""
+    return zlib.compress(json.dumps(payload).encode(), 6)
 
 
 def validate_tool_calls(calls) -> None:
@@ -231,11 +255,8 @@ def checkpoint_save(
     metadata: dict | None = None,
     parent_id: int | None = None,
 ) -> Checkpoint:
-    """Save a resumable snapshot; the parent must be a checkpoint of the same session.
-
-    A checkpoint is episodic memory, so like conversation messages it is kept without secrets: every
-    string in it passes through gate.redact (tool call ids excepted). Agents keep credentials elsewhere.
-    """
+    """Save a resumable snapshot, without secrets (redacted_payload); the parent must be a checkpoint of
+    the same session."""
     session = _session_for_write(
         org=org, session_id=session_id, user_id=user_id, project=project, agent_id=agent_id
     )
@@ -254,11 +275,15 @@ def checkpoint_save(
         user_id=user_id,
         parent=parent,
         parent_ref=parent_id,
-        messages=redact_json(messages or []),
-        agent_state=redact_json(agent_state or {}),
-        tool_states=redact_json(tool_states or {}),
-        pending_tool_calls=[redact_json(call, keep=frozenset({"id"})) for call in pending_tool_calls or []],
-        metadata=redact_json(metadata or {}),
+        **redacted_payload(
+            {
+                "messages": messages or [],
+                "agent_state": agent_state or {},
+                "tool_states": tool_states or {},
+                "pending_tool_calls": pending_tool_calls or [],
+                "metadata": metadata or {},
+            }
+        ),
     )
 
 
@@ -311,8 +336,13 @@ def checkpoint_decide(
     )
 
 
+def archive_json(payload: bytes):
+    """The JSON of an archived payload (compress_payload's inverse)."""
+    return json.loads(zlib.decompress(payload))
+
+
 def archive_payload(archive: CheckpointArchive) -> dict:
-    return json.loads(zlib.decompress(bytes(archive.payload)))
+    return archive_json(bytes(archive.payload))
 
 
 def checkpoints_archive(*, now=None, batch: int = 500) -> int:
@@ -347,9 +377,7 @@ def checkpoints_archive(*, now=None, batch: int = 500) -> int:
                         session_id=row.session_id,
                         user_id=row.user_id,
                         parent_id_ref=row.parent_ref if row.parent_ref is not None else row.parent_id,
-                        payload=zlib.compress(
-                            json.dumps({name: getattr(row, name) for name in PAYLOAD_FIELDS}).encode(), 6
-                        ),
+                        payload=compress_payload({name: getattr(row, name) for name in PAYLOAD_FIELDS}),
                         created_at=row.created_at,
                     )
                     for row in rows

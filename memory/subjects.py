@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import zlib
 from datetime import date, datetime
 
 from django.apps import apps
@@ -26,6 +27,7 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from checkpoints.models import Checkpoint, CheckpointArchive, Message, Session
+from checkpoints.services import PAYLOAD_DEFAULTS, archive_json, compress_payload, redacted_payload
 from profiles.models import ProfileRevision, UserProfile
 from profiles.selectors import USER_FIELDS
 from projects.access import Actor, readable_projects
@@ -259,6 +261,17 @@ def _choice(value, choices, default):
     return value if value in {c for c, _ in choices} else default
 
 
+def _archived_payload(encoded) -> bytes:
+    """An exported archive payload (base64 of zlib JSON), stored again without secrets."""
+    try:
+        payload = archive_json(base64.b64decode(encoded or "", validate=True))
+    except (ValueError, TypeError, zlib.error) as exc:
+        raise ImportFormatError(f"an archived checkpoint's payload cannot be read: {exc}") from exc
+    if not isinstance(payload, dict):
+        raise ImportFormatError("an archived checkpoint's payload is not an object")
+    return compress_payload(redacted_payload(payload))
+
+
 @transaction.atomic
 def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
     """Load an export for user_id (ids remapped, memories through the gate); a report of what was taken."""
@@ -394,7 +407,7 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
             user_id=user_id,
             project=project_of(entry),
             agent_id=str(entry.get("agent_id") or "")[:255],
-            summary=str(entry.get("summary") or ""),
+            summary=gate.redact(str(entry.get("summary") or "")),
             summarized_count=int(entry.get("summarized_count") or 0),
             status=str(entry.get("status") or "active")[:12],
         )
@@ -407,7 +420,7 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
                 session=session,
                 user_id=user_id,
                 role=str(m.get("role") or "human")[:12],
-                content=str(m.get("content") or ""),
+                content=gate.redact(str(m.get("content") or "")),
                 message_id=str(m.get("message_id") or "")[:255],
             )
             for m in messages_data
@@ -424,11 +437,7 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
                 session=session,
                 user_id=user_id,
                 parent_id=checkpoint_map.get(c.get("parent_id")),
-                messages=c.get("messages") or [],
-                agent_state=c.get("agent_state") or {},
-                tool_states=c.get("tool_states") or {},
-                pending_tool_calls=c.get("pending_tool_calls") or [],
-                metadata=c.get("metadata") or {},
+                **redacted_payload({name: c.get(name) or empty for name, empty in PAYLOAD_DEFAULTS.items()}),
             )
             checkpoint_map[c.get("id")] = checkpoint.pk
             created.append(checkpoint)
@@ -442,7 +451,7 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
                 user_id=user_id,
                 original_id=int(a.get("original_id") or 0),
                 parent_id_ref=checkpoint_map.get(a.get("parent_id_ref"), a.get("parent_id_ref")),
-                payload=base64.b64decode(a.get("payload") or ""),
+                payload=_archived_payload(a.get("payload")),
                 created_at=_dt(a.get("created_at")) or timezone.now(),
             )
             for a in archives_data

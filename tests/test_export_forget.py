@@ -316,3 +316,60 @@ def test_it_refuses_import_into_someone_else(bob_client, alice, bob):
     }
     assert bob_client.post("/api/v1/users/alice/import", body, format="json").status_code == 404
     assert not MemoryItem.objects.exists()
+
+
+def test_it_imports_conversations_without_their_secrets(key_a, org_a):
+    """Messages, summaries and checkpoints, live or archived, come in redacted, as if said here."""
+    import base64
+    import json
+
+    _, client = key_a
+    secret = "sk-proj-AbCdEfGhIjKlMnOpQrStUv123456"
+    archived = {"messages": [{"role": "user", "content": f"use {secret}"}], "pending_tool_calls": []}
+    data = {
+        "format": "engram-subject-export",
+        "version": 1,
+        "sessions": [
+            {
+                "id": 1,
+                "session_id": "imported-run",
+                "summary": f"The user shared the key {secret}",
+                "messages": [{"role": "human", "content": f"my key is {secret}"}],
+                "checkpoints": [
+                    {
+                        "id": 10,
+                        "messages": [{"role": "user", "content": f"my key is {secret}"}],
+                        "agent_state": {"env": {"KEY": secret}},
+                        "pending_tool_calls": [{"id": "call_1", "function": {"arguments": secret}}],
+                    }
+                ],
+                "archived_checkpoints": [
+                    {
+                        "original_id": 9,
+                        "payload": base64.b64encode(zlib.compress(json.dumps(archived).encode())).decode(),
+                    }
+                ],
+            }
+        ],
+    }
+    response = client.post("/api/v1/users/ext-9/import", data, format="json")
+    assert response.status_code == 201, response.content
+    session = Session.objects.get(org=org_a, session_id="imported-run")
+    checkpoint = Checkpoint.objects.get(session=session)
+    archive = CheckpointArchive.objects.get(session=session)
+    stored = [
+        session.summary,
+        list(Message.objects.filter(session=session).values_list("content", flat=True)),
+        checkpoint.messages,
+        checkpoint.agent_state,
+        checkpoint.pending_tool_calls,
+        zlib.decompress(bytes(archive.payload)).decode(),
+    ]
+    assert secret not in str(stored) and "[redacted]" in str(stored)
+    assert checkpoint.pending_tool_calls[0]["id"] == "call_1"
+
+    data["sessions"][0]["session_id"] = "broken-run"
+    data["sessions"][0]["archived_checkpoints"][0]["payload"] = "not base64!"
+    response = client.post("/api/v1/users/ext-9/import", data, format="json")
+    assert response.status_code == 400, response.content
+    assert not Session.objects.filter(session_id="broken-run").exists()
