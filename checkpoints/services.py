@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from config.celery import enqueue_on_commit
 from memory.gate import redact, redact_json
 
 from .models import Checkpoint, CheckpointArchive, Message, Session
@@ -99,7 +100,7 @@ def messages_append(
     if Message.objects.filter(session=session).count() > settings.SHORT_TERM_MAX_MESSAGES:
         from .tasks import session_compress
 
-        transaction.on_commit(lambda: session_compress.delay(session.pk))
+        enqueue_on_commit(session_compress, session.pk)
     job = None
     if extract and any(m.role in ("human", "user") for m in created):
         from memory.extraction.services import extraction_job_create

@@ -1,7 +1,11 @@
+import logging
 import os
 
 from celery import Celery
 from celery.signals import worker_init
+from django.db import transaction
+
+log = logging.getLogger(__name__)
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
@@ -18,3 +22,25 @@ def one_math_thread_per_worker(**kwargs):
     other 5-10x (bench/extraction.py). One thread per process; scale with processes (one per core).
     Set before the model loads (lazily, on the first embedding); an explicit OMP_NUM_THREADS wins."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+def enqueue_on_commit(task, *args) -> None:
+    """Send `task` with `args` once the current transaction commits.
+
+    A broker that is down is logged, never raised: what the request stored stays stored and the request
+    still answers, and the periodic sweeps (extraction jobs, memories without an embedding) send the work
+    again. Publishing gives up after about a second instead of holding the request."""
+
+    def send() -> None:
+        try:
+            task.apply_async(
+                args=args, retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.3}
+            )
+        except Exception as exc:  # noqa: BLE001 - kombu and redis raise several kinds; none may fail the write
+            log.warning(
+                "could not enqueue %s (%s); a periodic sweep will send it again",
+                task.name,
+                type(exc).__name__,
+            )
+
+    transaction.on_commit(send)

@@ -12,6 +12,7 @@ from django.db import transaction
 from django.db.models import F, Func, Max, Value
 from django.utils import timezone
 
+from config.celery import enqueue_on_commit
 from projects.access import Actor, require_change_memory, require_create_memory, require_subject
 from projects.models import Project
 
@@ -127,7 +128,7 @@ def _embed(item: MemoryItem) -> None:
 def _enqueue_embedding_retry(item_id: int) -> None:
     from .tasks import memory_embed
 
-    transaction.on_commit(lambda: memory_embed.delay(item_id))
+    enqueue_on_commit(memory_embed, item_id)
 
 
 @dataclass
@@ -773,7 +774,7 @@ def memory_create_batch(
     if missing:
         from .tasks import memory_embed_many
 
-        transaction.on_commit(lambda: memory_embed_many.delay(missing))
+        enqueue_on_commit(memory_embed_many, missing)
     return [results[i] for i in range(len(entries))]
 
 

@@ -1,6 +1,7 @@
 """Background work for memories. Tasks take ids and exit quietly if the row is gone."""
 
 import logging
+from datetime import timedelta
 
 from celery import shared_task
 from django.db.models import F
@@ -61,6 +62,24 @@ def memory_embed_many(self, item_ids: list[int]) -> None:
             )
     if failed:
         raise self.retry(args=[failed], countdown=_backoff(self.request.retries, failed[0]))
+
+
+EMBED_SWEEP_AFTER = timedelta(minutes=10)
+
+
+@shared_task
+def memory_embed_sweep() -> dict:
+    """Memories still without a vector ten minutes after their last write (the enqueue was lost while the
+    broker was down, or a retry chain gave up): send them again, a bounded number per run."""
+    cutoff = timezone.now() - EMBED_SWEEP_AFTER
+    ids = list(
+        MemoryItem.objects.filter(embedding=None, updated_at__lt=cutoff)
+        .order_by("pk")
+        .values_list("pk", flat=True)[:2000]
+    )
+    for start in range(0, len(ids), REEMBED_BATCH):
+        memory_embed_many.delay(ids[start : start + REEMBED_BATCH])
+    return {"enqueued": len(ids)}
 
 
 def reembed_queryset(job: ReembedJob):

@@ -257,3 +257,35 @@ def test_it_accepts_an_assistant_turn_without_text(key_a):
         key_a[1], "tools", [{"role": "ai", "content": ""}, {"role": "tool", "content": "42"}], user_id="u1"
     )
     assert response.status_code == 201 and len(response.json()["messages"]) == 2
+
+
+@pytest.fixture
+def broker_down():
+    """The Celery app publishes to a closed port for the duration of the test (Redis is down)."""
+    import socket
+
+    from config.celery import app
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    before = app.conf.broker_write_url
+    app.conf.broker_write_url = f"redis://127.0.0.1:{closed}/0"
+    app._pool = None
+    try:
+        yield
+    finally:
+        app.conf.broker_write_url = before
+        app._pool = None
+
+
+def test_it_answers_a_stored_turn_while_the_broker_is_down(
+    key_a, org_a, broker_down, django_capture_on_commit_callbacks
+):
+    _, client = key_a
+    with django_capture_on_commit_callbacks(execute=True):
+        response = post(client, "s-down", [{"role": "human", "content": "I moved to Bristol"}], user_id="u1")
+    assert response.status_code == 201, response.content
+    job = ExtractionJob.objects.get(pk=response.json()["extraction_job"]["id"])
+    assert job.status == "pending"  # the sweep sends it again once the broker is back
+    assert Message.objects.filter(session__session_id="s-down").count() == 1

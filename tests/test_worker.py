@@ -133,6 +133,7 @@ def test_it_schedules_only_registered_tasks():
     scheduled = {entry["task"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert {
         "memory.extraction.tasks.extraction_sweep",
+        "memory.tasks.memory_embed_sweep",
         "checkpoints.tasks.sessions_expire",
         "checkpoints.tasks.checkpoints_archive",
     } <= scheduled

@@ -37,6 +37,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -107,6 +108,13 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = BASE_DIR / "staticfiles"
+# WhiteNoise serves static files from the app server (gunicorn); collected, compressed files when
+# `collectstatic` has run (./engram run does), the app folders otherwise.
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+WHITENOISE_USE_FINDERS = True
 
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("ENGRAM_MAX_BODY_BYTES", 10 * 1024 * 1024, minimum=1024)
 
@@ -205,6 +213,7 @@ EXTRACTION_STALE_AFTER = env_int("ENGRAM_EXTRACTION_STALE_AFTER", 600, minimum=1
 CELERY_BEAT_SCHEDULE.update(
     {
         "extraction-sweep": {"task": "memory.extraction.tasks.extraction_sweep", "schedule": 60.0},
+        "embed-sweep": {"task": "memory.tasks.memory_embed_sweep", "schedule": 600.0},
         "sessions-expire": {"task": "checkpoints.tasks.sessions_expire", "schedule": 3600.0},
         "checkpoints-archive": {"task": "checkpoints.tasks.checkpoints_archive", "schedule": 3600.0},
     }

@@ -15,6 +15,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
+from config.celery import enqueue_on_commit
 from projects.access import project_by_ref, readable_memories, require_org_admin
 from projects.api.base import EngramAPIView, EngramViewSet
 from projects.api.errors import ApiError
@@ -483,7 +484,7 @@ class EmbeddingConfigView(EngramAPIView):
         job = ReembedJob.objects.create(org=self.org, model=after)
         job.total = reembed_queryset(job).count()
         job.save(update_fields=["total"])
-        transaction.on_commit(lambda: reembed_run.delay(job.pk))
+        enqueue_on_commit(reembed_run, job.pk)
         return job
 
 

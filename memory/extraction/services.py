@@ -21,6 +21,7 @@ from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from config.celery import enqueue_on_commit
 from memory.embeddings import provider_for
 from memory.gate import redact
 from memory.llm import LLMError, llm_for
@@ -50,7 +51,7 @@ def backoff(attempt: int, job_id: int = 0) -> float:
 def _enqueue(job_id: int) -> None:
     from .tasks import extraction_run
 
-    transaction.on_commit(lambda: extraction_run.delay(job_id))
+    enqueue_on_commit(extraction_run, job_id)
 
 
 @transaction.atomic
