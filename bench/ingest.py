@@ -133,7 +133,7 @@ def main() -> None:
         return time.perf_counter() - t0
 
     if args.url:
-        import httpx
+        import httpx2 as httpx  # the HTTP client the locked openai package brings
 
         http = httpx.Client(
             base_url=args.url.rstrip("/"), headers={"Authorization": f"Bearer {args.key}"}, timeout=600
