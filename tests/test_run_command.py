@@ -163,3 +163,32 @@ def test_it_takes_its_children_along_when_it_is_killed(run_env, tmp_path):
         for child in psutil.Process().children(recursive=True):
             if "devservices" in " ".join(child.cmdline()) or "gunicorn" in " ".join(child.cmdline()):
                 child.kill()
+
+
+def test_it_stops_the_embedded_databases_it_started_when_it_is_killed(run_env, tmp_path):
+    env = {k: v for k, v in run_env.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")}
+    env["ENGRAM_DATA_DIR"] = str(tmp_path / "data")
+    run = Run(env, tmp_path / "run.log")
+    try:
+        data = str(tmp_path / "data")
+        servers = [
+            p
+            for p in psutil.process_iter(["cmdline"])
+            if data in " ".join(p.info["cmdline"] or [])
+            and "devservices" not in " ".join(p.info["cmdline"] or [])
+        ]
+        redis = [
+            p for p in psutil.process_iter(["cmdline"]) if "redis-server" in " ".join(p.info["cmdline"] or [])
+        ]
+        port = run.output().split("Redis (embedded) at 127.0.0.1:")[1].split()[0]
+        servers += [p for p in redis if port in " ".join(p.info["cmdline"])]
+        assert any("postgres" in " ".join(p.info["cmdline"]) for p in servers), servers
+        assert any("redis-server" in " ".join(p.info["cmdline"]) for p in servers), servers
+        run.proc.send_signal(signal.SIGKILL)
+        run.proc.wait()
+        _wait(lambda: _all_gone(servers), 90, "the embedded PostgreSQL and Redis to stop")
+    finally:
+        run.kill()
+        for server in locals().get("servers", []):  # after a failure: leave no server behind
+            if server.is_running():
+                server.kill()
