@@ -225,11 +225,11 @@ def _die_with_parent() -> None:
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
-def _port_taken(port: int, host: str = "0.0.0.0") -> bool:
+def _port_taken(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            sock.bind((host, port))
+            sock.bind(("0.0.0.0", port))
         except OSError:
             return True
     return False
@@ -456,7 +456,8 @@ def run(argv: list[str]) -> int:
     parser.add_argument("--no-seed", action="store_true", help="skip loading the demo data")
     args = parser.parse_args(argv)
     port, host = args.port, args.host
-    if _port_taken(port, host if host not in ("localhost", "::") else "0.0.0.0"):
+    exposed = host not in ("127.0.0.1", "localhost", "::1")
+    if _port_taken(port):
         print(f"Port {port} is already in use; pick another with --port N.", flush=True)
         return 1
     _trap_signals()
@@ -467,14 +468,13 @@ def run(argv: list[str]) -> int:
         guard = _start_watchdog(env)
         env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
         env["ENGRAM_DEBUG"] = "1" if args.dev else env.get("ENGRAM_DEBUG", "0")
-        if host not in ("127.0.0.1", "localhost", "::1"):
+        if exposed:
             env.setdefault("ENGRAM_ALLOWED_HOSTS", "*")
         manage(env, "migrate", "--noinput")
         if not args.no_seed:
             manage(env, "seed_demo")
         if not args.dev:
             manage(env, "collectstatic", "--noinput", "-v", "0")
-        exposed = host not in ("127.0.0.1", "localhost", "::1")
         if exposed and _demo_accounts_exist(env):
             print(
                 f"\nWARNING: listening on {host}, reachable from other machines, while the demo accounts"

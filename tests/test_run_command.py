@@ -6,7 +6,6 @@ the suite's data is touched."""
 
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -20,6 +19,11 @@ import psycopg
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+try:
+    import devservices
+finally:
+    sys.path.pop(0)
 DATABASE = "engram_run_command_test"
 
 
@@ -45,12 +49,6 @@ def run_env(tmp_path_factory):
     return env
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def _wait(condition, timeout: float, what: str):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -71,7 +69,7 @@ def _get(url: str):
 
 class Run:
     def __init__(self, env: dict, log: Path):
-        self.port = _free_port()
+        self.port = devservices._free_port()
         self.log = log
         self.proc = subprocess.Popen(
             [sys.executable, "scripts/devservices.py", "run", "--port", str(self.port), "--no-seed"]
