@@ -2,15 +2,17 @@
 (5xx, timeouts, retry), provider resolution, the embedding-config API and re-embed jobs."""
 
 import math
+from datetime import timedelta
 
 import pytest
+from django.utils import timezone
 
 from memory.crypto import decrypt
 from memory.embeddings import EmbeddingError, provider_for
 from memory.embeddings.local import LocalE5Provider
 from memory.embeddings.remote import OpenAICompatibleProvider
 from memory.models import EmbeddingConfig, MemoryItem, ReembedJob
-from memory.tasks import memory_embed, memory_embed_many, reembed_run
+from memory.tasks import memory_embed, memory_embed_many, memory_embed_sweep, reembed_run
 
 from .openai_server import Delay, Fail, OpenAIStub, fake_vector
 
@@ -128,6 +130,22 @@ def test_it_stores_a_batch_when_the_provider_fails_and_retries_it(org_a, key_a):
         memory_embed_many(list(MemoryItem.objects.values_list("pk", flat=True)))
         assert MemoryItem.objects.filter(embedding=None).count() == 0
         assert set(MemoryItem.objects.values_list("embedding_model", flat=True)) == {"stub-embed"}
+
+
+def test_it_sweeps_up_memories_left_without_a_vector(org_a, key_a):
+    """An enqueue lost while the broker was down: the sweep sends what is still unembedded after 10 min."""
+    _, client = key_a
+    with OpenAIStub() as stub:
+        remote_org(org_a, stub)
+        stub.embedding_failures.append(Fail(503))
+        memories = [{"content": f"Visitor {i} booked room {i * 3}", "user_id": "u1"} for i in range(4)]
+        client.post(f"{URL}/batch", {"memories": memories, "infer": False}, format="json")
+    old, recent = MemoryItem.objects.order_by("pk")[:3], MemoryItem.objects.order_by("pk")[3]
+    MemoryItem.objects.filter(pk__in=[i.pk for i in old]).update(
+        updated_at=timezone.now() - timedelta(minutes=11)
+    )
+    assert memory_embed_sweep() == {"enqueued": 3}  # the recent one may still have a retry in flight
+    assert MemoryItem.objects.get(pk=recent.pk).embedding is None
 
 
 def test_it_turns_every_remote_failure_into_an_embedding_error():
