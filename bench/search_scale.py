@@ -249,8 +249,8 @@ def inner(args) -> None:
 def load(args, orgs, provider, model) -> tuple[int, int]:
     from django.db import connection
 
+    from core.text import content_hash, keyword_tokens
     from memory.search import vector_literal
-    from memory.text import content_hash, keyword_tokens
 
     texts = sentences(args.pool)
     t0 = time.perf_counter()

@@ -51,8 +51,8 @@ def main() -> None:
 
 def fill(org, user_id: str, args) -> None:
     from checkpoints.models import Checkpoint, Message, Session
+    from core.text import content_hash
     from memory.models import InjectionLog, MemoryItem, MemoryRevision
-    from memory.text import content_hash
 
     types = ["preference", "fact", "skill", "habit", "event", "context"]
     items = [
@@ -115,11 +115,11 @@ def run(args) -> None:
     from memory.markdown import Subject, document_apply, document_get
     from memory.models import MemoryItem
     from memory.services import memory_create
-    from memory.subjects import subject_export, subject_forget
     from profiles.aggregation import user_profile_rebuild
     from projects.access import actor_for_key
     from projects.models import Organization
     from projects.services import api_key_create
+    from workspace.subjects import subject_export, subject_forget
 
     org = Organization.objects.create(slug="bench", name="Bench")
     key, _ = api_key_create(org=org, name="bench")

@@ -13,7 +13,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from config.celery import enqueue_on_commit
-from memory.gate import redact, redact_json
+from core.secrets import redact, redact_json
 
 from .models import Checkpoint, CheckpointArchive, Message, Session
 
@@ -214,7 +214,7 @@ PAYLOAD_FIELDS = tuple(PAYLOAD_DEFAULTS)
 
 
 def redacted_payload(payload: dict) -> dict:
-    """Checkpoint payload fields without secrets: every string through gate.redact, keys and tool call
+    """Checkpoint payload fields without secrets: every string through core.secrets.redact, keys and tool call
     ids kept (decisions refer to the ids). A checkpoint is episodic memory, kept like conversation
     messages; agents keep credentials elsewhere."""
     return {

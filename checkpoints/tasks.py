@@ -5,7 +5,7 @@ import random
 from celery import shared_task
 from django.conf import settings
 
-from memory.llm import LLMError
+from core.llm import LLMError
 
 from . import services
 

@@ -7,11 +7,11 @@ api_v1 = [
     path("", include("memory.api.urls")),
     path("", include("memory.api.search_urls")),
     path("", include("memory.api.markdown_urls")),
-    path("", include("memory.api.users_urls")),
     path("", include("checkpoints.api.urls")),
     path("", include("memory.api.jobs_urls")),
     path("", include("memory.api.tools_urls")),
     path("", include("profiles.api.urls")),
+    path("", include("workspace.api.urls")),
 ]
 
 urlpatterns = [
@@ -23,6 +23,7 @@ urlpatterns = [
     path("", include("projects.urls")),
     path("", include("memory.urls")),
     path("", include("profiles.urls")),
+    path("", include("workspace.urls")),
 ]
 
 handler403 = "projects.views.forbidden"

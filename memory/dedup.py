@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import re
 
-from .thresholds import duplicate_threshold
+from core.text import CJK, has_cjk
 
-_CJK = re.compile(r"[\u4e00-\u9fff]")
+from .thresholds import duplicate_threshold
 
 # ---- numbers ----------------------------------------------------------------------------------------
 
@@ -198,7 +198,7 @@ _CN_NAMES = re.compile(
     "|".join(sorted(_CN_GAZETTEER, key=len, reverse=True))
     # person names: a common surname and one or two given-name characters before a role or verb
     + r"|(?:张|王|李|刘|陈|杨|赵|黄|吴|徐|孙|胡|朱|高|林|何|郭|马|罗|梁|宋|郑|谢|韩|唐|冯|于|董|萧|程)"
-    r"[\u4e00-\u9fff]{1,2}(?=是|在|的|负责|担任|说|和|与|，|,|。|$)"
+    f"[{CJK}]{{1,2}}(?=是|在|的|负责|担任|说|和|与|，|,|。|$)"
 )
 
 
@@ -221,7 +221,7 @@ def names(text: str, *, latin: bool = False) -> set[str]:
 
 def is_cross_lingual(a: str, b: str) -> bool:
     """One text Chinese, the other not."""
-    return bool(_CJK.search(a)) != bool(_CJK.search(b))
+    return has_cjk(a) != has_cjk(b)
 
 
 def differs_materially(a: str, b: str) -> bool:

@@ -3,7 +3,7 @@
 One SQL statement gathers the candidates of both sides under the same access and subject filters:
 - vector: the nearest neighbours (cosine) of the query among vectors of the subject's current embedding
   model;
-- keyword: rows sharing any query token in search_tokens (memory.text.keyword_tokens: English words,
+- keyword: rows sharing any query token in search_tokens (core.text.keyword_tokens: English words,
   Chinese characters and bigrams), scored with BM25 (binary term frequency, since the tsvector holds no
   positions) computed in SQL over the filtered rows.
 A subject's own memories (up to SEARCH_EXACT_SUBJECT_ROWS) are read in one pass that gives exact
@@ -50,12 +50,12 @@ from pgvector.psycopg.vector import VectorBinaryDumper
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
+from core.text import estimate_tokens, keyword_tokens
 from projects.access import Actor, key_project_ids
 
 from .dedup import differs_materially
 from .embeddings import EmbeddingError, cached_provider_for
 from .selectors import MemoryFilters, memory_candidates
-from .text import estimate_tokens, keyword_tokens
 from .thresholds import duplicate_threshold, related_threshold
 
 log = logging.getLogger(__name__)

@@ -6,10 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Q, QuerySet
+from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from django.db.models.functions import Now
 
-from projects.access import Actor, memory_read_q
+from projects.access import Actor, memory_read_q, readable_memories
 from projects.models import Project
 
 from .models import InjectionLog, MemoryItem, MemoryType, Scope, Status
@@ -99,3 +99,22 @@ def injections_for_memory(*, actor: Actor, item: MemoryItem) -> QuerySet:
     if not actor.is_key:
         qs = qs.filter(user_id=actor.user_id)
     return qs
+
+
+VISIBILITY_ORDER = Case(
+    When(visibility="public", then=Value(0)),
+    When(visibility="members", then=Value(1)),
+    default=Value(2),
+    output_field=IntegerField(),
+)
+
+
+def project_memories(*, actor: Actor, project):
+    """The project's active project-scope memories the actor may read: public first, then members, private."""
+    return (
+        readable_memories(actor)
+        .filter(project=project, scope="project", status="active")
+        .select_related("created_by", "created_by_key", "project")
+        .annotate(vis_order=VISIBILITY_ORDER)
+        .order_by("vis_order", "-updated_at")
+    )

@@ -13,6 +13,7 @@ from django.db.models import F, Func, Max, Value
 from django.utils import timezone
 
 from config.celery import enqueue_on_commit
+from core.text import content_hash, keyword_tokens
 from projects.access import Actor, require_change_memory, require_create_memory, require_subject
 from projects.models import Project
 
@@ -20,7 +21,7 @@ from . import gate
 from .dedup import is_duplicate
 from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
-from .text import content_hash, keyword_tokens
+from .signals import memories_changed
 
 log = logging.getLogger(__name__)
 
@@ -89,9 +90,7 @@ def revision_write(
     if number is None:
         last = MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk).aggregate(n=Max("number"))
         number = (last["n"] or 0) + 1
-    from profiles.tasks import profile_rebuild_on_commit  # profiles follow their memories (debounced)
-
-    profile_rebuild_on_commit(item)
+    memories_changed.send(sender=MemoryItem, org_id=item.org_id, items=[item])
     return MemoryRevision.objects.create(
         org_id=item.org_id,
         item=item,
@@ -489,9 +488,7 @@ def memory_delete_all(*, actor: Actor | None, org, user_id: str, agent_id: str |
         batch_size=1000,
     )
     MemoryItem.objects.filter(pk__in=ids).delete()
-    from profiles.tasks import profile_rebuild_for_subject  # the profile follows (debounced)
-
-    profile_rebuild_for_subject(org_id=org.pk, user_id=user_id)
+    memories_changed.send(sender=MemoryItem, org_id=org.pk, items=[], user_id=user_id)
     return len(ids)
 
 
@@ -762,9 +759,7 @@ def memory_create_batch(
             )
         )
     MemoryRevision.objects.bulk_create(revisions, batch_size=1000)
-    from profiles.tasks import profile_rebuild_for_items  # profiles follow their memories (debounced)
-
-    profile_rebuild_for_items(items)
+    memories_changed.send(sender=MemoryItem, org_id=org.pk, items=items)
     # Duplicates of an earlier item of the same batch point at its new id.
     for result in results.values():
         if result.duplicate_of is not None and result.duplicate_of < 0:

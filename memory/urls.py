@@ -5,7 +5,6 @@ from . import dashboard_views, markdown_views, views
 urlpatterns = [
     path("memories/", views.memory_list, name="memory-list"),
     path("memories/add/", views.memory_add, name="memory-add"),
-    path("memories/<int:pk>/", views.memory_detail, name="memory-detail"),
     path("memories/<int:pk>/row/", views.memory_row, name="memory-row"),
     path("memories/<int:pk>/edit/", views.memory_edit, name="memory-edit"),
     path("memories/<int:pk>/pin/", views.memory_pin, name="memory-pin"),
@@ -13,6 +12,11 @@ urlpatterns = [
     path("memories/<int:pk>/undo/", views.memory_undo, name="memory-undo"),
     path("memories/<int:pk>/purge/", views.memory_purge, name="memory-purge"),
     path("memories/<int:pk>/revisions/<int:number>/restore/", views.memory_restore, name="memory-restore"),
+    path(
+        "projects/<slug:slug>/memories/<int:pk>/visibility/",
+        views.memory_visibility,
+        name="project-memory-visibility",
+    ),
     path("queue/", dashboard_views.queue, name="queue"),
     path("queue/<int:pk>/", dashboard_views.queue_job, name="queue-job"),
     path("queue/<int:pk>/retry/", dashboard_views.queue_retry, name="queue-retry"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.exceptions import PermissionDenied
 from django.db.models import Max
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
@@ -17,12 +18,13 @@ from projects.access import (
     require_change_memory,
 )
 from projects.models import Project
+from projects.views import project_for_page
 from projects.web import org_page, paginate, render_page
 
 from . import services
-from .forms import MemoryAddForm, MemoryEditForm, MemoryFilterForm
+from .forms import MemoryAddForm, MemoryEditForm, MemoryFilterForm, VisibilityForm
 from .gate import GateRejection
-from .models import InjectionLog, MemoryRevision, Scope, Status
+from .models import MemoryRevision, Scope, Status
 
 SEARCH_PROJECTS = 10  # a search on the page covers the subject and at most this many projects
 
@@ -279,63 +281,25 @@ def memory_purge(request, pk):
     return redirect("memory-list")
 
 
-def _origin(item, actor):
-    """Where the memory came from: its extraction job and the message it was said in, when known.
-
-    Only the subject sees the message: a project memory may come from another person's conversation.
-    """
-    from checkpoints.models import Message
-
-    from .models import ExtractionJob
-
-    job, message = None, None
-    if item.user_id != actor.user_id or not item.user_id:
-        return job, message
-    # The extraction pipeline records its job as source_id "extraction-job:<id>".
-    job_id = (
-        item.source_id.removeprefix("extraction-job:") if item.source_id.startswith("extraction-job:") else ""
-    )
-    if job_id.isdigit():
-        job = ExtractionJob.objects.filter(org=item.org_id, pk=int(job_id), user_id=item.user_id).first()
-    if item.source_message_id:
-        message = (
-            Message.objects.filter(org=item.org_id, message_id=item.source_message_id, user_id=item.user_id)
-            .select_related("session")
-            .first()
-        )
-        if message is None and job is not None:
-            said = [
-                m
-                for m in job.messages or []
-                if isinstance(m, dict) and m.get("message_id") == item.source_message_id
-            ]
-            if said:
-                message = {
-                    "content": said[0].get("content", ""),
-                    "role": said[0].get("role", ""),
-                    "session": None,
-                }
-    return job, message
-
-
 @org_page
-def memory_detail(request, pk):
-    item = _readable(request, pk)
-    revisions = MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk).order_by("-number")
-    # Only the reader's own agent calls: another person's queries are theirs.
-    injections = InjectionLog.objects.filter(
-        org=item.org_id, memory_ids__contains=[item.pk], user_id=request.actor.user_id
-    ).order_by("-created_at")
-    job, message = _origin(item, request.actor)
-    inj_page, inj_qs = paginate(request, injections)
-    context = {
-        "item": item,
-        "can_change": can_change_memory(request.actor, item),
-        "revisions": revisions,
-        "job": job,
-        "message": message,
-        "injections": inj_page,
-        "querystring": inj_qs,
-        "is_archived": item.status == Status.ARCHIVED,
-    }
-    return render_page(request, "memory/detail.html", context, partial="injections")
+@require_POST
+def memory_visibility(request, slug, pk):
+    """Change a project memory's visibility from the project page."""
+    project = project_for_page(request, slug)
+    item = get_object_or_404(
+        readable_memories(request.actor).select_related("project", "created_by"), project=project, pk=pk
+    )
+    form = VisibilityForm(request.POST)
+    if not form.is_valid():
+        raise PermissionDenied(_("Unknown visibility."))
+    item = services.memory_update(
+        actor=request.actor,
+        item=item,
+        visibility=form.cleaned_data["visibility"],
+        reason="visibility changed",
+    )
+    if request.htmx:
+        context = {"m": item, "can_change": True, "project": project}
+        return render_page(request, "projects/detail.html", context, partial="memory-row")
+    messages.success(request, _("Visibility changed."))
+    return redirect("project-detail", slug=slug)

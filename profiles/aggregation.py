@@ -23,6 +23,7 @@ import re
 from django.db.models import Q
 from django.utils import timezone
 
+from core.text import CJK
 from memory.models import MemoryItem, Scope, Status
 from projects.models import Project
 
@@ -253,7 +254,7 @@ _USERNAME = [
     re.compile(
         r"(?:my name is|user'?s name is|name is|is called|goes by)\s+([A-Z][\w.-]*(?:\s+[A-Z][\w.-]*)?)", re.I
     ),
-    re.compile(r"(?:名字叫|名字是|叫做|我叫|用户叫|姓名是|姓名)\s*([\u4e00-\u9fffA-Za-z·]{1,20})"),
+    re.compile(f"(?:名字叫|名字是|叫做|我叫|用户叫|姓名是|姓名)\\s*([{CJK}A-Za-z·]{{1,20}})"),
 ]
 _GOAL = re.compile(r"(?:goal|aim|objective|mission|目标|宗旨|目的)\s*(?:is|:|：|是|为)?\s*(.+)", re.I)
 _REASON = re.compile(

@@ -45,8 +45,15 @@ def profile_rebuild_schedule(
     return True
 
 
+def profiles_follow_memories(sender, *, org_id: int, items=(), user_id: str = "", **kwargs) -> None:
+    """Receiver of memory.signals.memories_changed: schedule the affected profiles' rebuilds after commit."""
+    if user_id:
+        profile_rebuild_for_subject(org_id=org_id, user_id=user_id)
+    profile_rebuild_for_items(items)
+
+
 def profile_rebuild_on_commit(item) -> None:
-    """Called by the memory write path for every change: rebuild the affected profile after commit."""
+    """Rebuild the profile a changed memory belongs to, after commit."""
     if item.scope == "project" and item.project_id:
         kwargs = {"org_id": item.org_id, "project_id": item.project_id}
     elif item.scope == "user" and item.user_id and not item.skill:

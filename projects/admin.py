@@ -1,4 +1,5 @@
-"""Django admin for staff: tenancy rows (read-only where a service owns the writes) and the statistics page.
+"""Django admin for staff: tenancy rows (read-only where a service owns the writes).
+The statistics page spans every app and is added in workspace.admin.
 
 API keys show their prefix only, never the hash. Memberships are read-only: roles are changed through
 projects.services, the one writer of the guardian grants.
@@ -6,12 +7,9 @@ projects.services, the one writer of the guardian grants.
 
 from django.contrib import admin, messages
 from django.db.models import Count
-from django.template.response import TemplateResponse
-from django.urls import path
 from django.utils import timezone
 
 from .models import ApiKey, Organization, OrgMembership, Project, ProjectMembership
-from .statistics import statistics
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -49,14 +47,6 @@ class OrganizationAdmin(admin.ModelAdmin):
     @admin.display(ordering="n_projects", description="projects")
     def projects_count(self, obj):
         return obj.n_projects
-
-    def get_urls(self):
-        view = self.admin_site.admin_view(self.statistics_view)
-        return [path("statistics/", view, name="engram-statistics")] + super().get_urls()
-
-    def statistics_view(self, request):
-        context = {**self.admin_site.each_context(request), "title": "Statistics", "stats": statistics()}
-        return TemplateResponse(request, "admin/engram_statistics.html", context)
 
 
 @admin.register(OrgMembership)

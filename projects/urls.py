@@ -9,15 +9,9 @@ urlpatterns = [
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("org/switch/", views.switch_org, name="switch-org"),
     path("projects/", views.project_list, name="project-list"),
-    path("projects/<slug:slug>/", views.project_detail, name="project-detail"),
     path("projects/<slug:slug>/members/add/", views.member_add, name="project-member-add"),
     path("projects/<slug:slug>/members/<int:pk>/role/", views.member_role, name="project-member-role"),
     path("projects/<slug:slug>/members/<int:pk>/remove/", views.member_remove, name="project-member-remove"),
-    path(
-        "projects/<slug:slug>/memories/<int:pk>/visibility/",
-        views.memory_visibility,
-        name="project-memory-visibility",
-    ),
     path("keys/", views.key_list, name="key-list"),
     path("keys/<int:pk>/revoke/", views.key_revoke, name="key-revoke"),
 ]

@@ -1,10 +1,11 @@
-"""Pages: home, org switch, projects (memories by visibility, members and roles, profile), API keys."""
+"""Pages: home, org switch, projects and their members and roles, API keys.
+
+The project page itself (members, memories, profile) is composed in workspace.views."""
 
 from django.contrib import messages
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.db.models import Case, IntegerField, Value, When
+from django.core.exceptions import ValidationError
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -13,10 +14,8 @@ from django.views.decorators.http import require_POST
 
 from . import services
 from .access import (
-    can_change_memory,
     has_project_perm,
     project_role,
-    readable_memories,
     readable_projects,
     require_org_admin,
     require_project,
@@ -94,21 +93,14 @@ def project_list(request):
     )
 
 
-def _project(request, slug):
+def project_for_page(request, slug):
+    """The project of a page: 404 for one the actor cannot see."""
     project = get_object_or_404(readable_projects(request.actor), slug=slug)
     require_project(request.actor, project)
     return project
 
 
-VISIBILITY_ORDER = Case(
-    When(visibility="public", then=Value(0)),
-    When(visibility="members", then=Value(1)),
-    default=Value(2),
-    output_field=IntegerField(),
-)
-
-
-def _members_context(request, project, form=None, errors=None):
+def members_context(request, project, form=None, errors=None):
     actor = request.actor
     role = project_role(actor, project)
     members = list(
@@ -130,33 +122,8 @@ def _members_context(request, project, form=None, errors=None):
     }
 
 
-@org_page
-def project_detail(request, slug):
-    actor = request.actor
-    project = _project(request, slug)
-    memories = (
-        readable_memories(actor)
-        .filter(project=project, scope="project", status="active")
-        .select_related("created_by", "created_by_key", "project")
-        .annotate(vis_order=VISIBILITY_ORDER)
-        .order_by("vis_order", "-updated_at")
-    )
-    page, querystring = paginate(request, memories)
-    from profiles.views import project_profile_context
-
-    context = {
-        **_members_context(request, project),
-        "role": project_role(actor, project),
-        "page": page,
-        "rows": [(m, can_change_memory(actor, m)) for m in page.object_list],
-        "querystring": querystring,
-        **project_profile_context(actor, project),
-    }
-    return render_page(request, "projects/detail.html", context, partial="memories")
-
-
 def _members_response(request, project, form=None, errors=None, status=200):
-    context = _members_context(request, project, form=form, errors=errors)
+    context = members_context(request, project, form=form, errors=errors)
     if request.htmx:
         return render_page(request, "projects/detail.html", context, partial="members", status=status)
     if errors or (form and form.errors):
@@ -171,7 +138,7 @@ def _members_response(request, project, form=None, errors=None, status=200):
 @org_page
 @require_POST
 def member_add(request, slug):
-    project = _project(request, slug)
+    project = project_for_page(request, slug)
     require_project(request.actor, project, "manage_members")
     form = MemberAddForm(request.POST)
     if form.is_valid():
@@ -191,7 +158,7 @@ def member_add(request, slug):
 
 
 def _membership(request, slug, pk):
-    project = _project(request, slug)
+    project = project_for_page(request, slug)
     require_project(request.actor, project, "manage_members")
     return project, get_object_or_404(ProjectMembership, project=project, pk=pk)
 
@@ -224,32 +191,6 @@ def member_remove(request, slug, pk):
     except ValidationError as exc:
         errors[membership.pk] = " ".join(exc.messages)
     return _members_response(request, project, errors=errors)
-
-
-@org_page
-@require_POST
-def memory_visibility(request, slug, pk):
-    from memory.forms import VisibilityForm
-    from memory.services import memory_update
-
-    project = _project(request, slug)
-    item = get_object_or_404(
-        readable_memories(request.actor).select_related("project", "created_by"), project=project, pk=pk
-    )
-    form = VisibilityForm(request.POST)
-    if not form.is_valid():
-        raise PermissionDenied(_("Unknown visibility."))
-    item = memory_update(
-        actor=request.actor,
-        item=item,
-        visibility=form.cleaned_data["visibility"],
-        reason="visibility changed",
-    )
-    if request.htmx:
-        context = {"m": item, "can_change": True, "project": project}
-        return render_page(request, "projects/detail.html", context, partial="memory-row")
-    messages.success(request, _("Visibility changed."))
-    return redirect("project-detail", slug=slug)
 
 
 # ---- API keys -----------------------------------------------------------------------------------

@@ -173,7 +173,7 @@ def test_it_injects_skill_memories_only_for_enabled_skills(alice_client, alice_a
 
 
 def test_it_keeps_the_relevant_layer_inside_the_budget(alice_client, alice_actor, org_a):
-    from memory.text import estimate_tokens
+    from core.text import estimate_tokens
 
     add(alice_actor, org_a, "Core: the user is a marine biologist studying coral reefs", memory_type="core")
     for i in range(5):

@@ -7,7 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from memory.crypto import decrypt
+from core.crypto import decrypt
 from memory.embeddings import EmbeddingError, provider_for
 from memory.embeddings.local import LocalE5Provider
 from memory.embeddings.remote import OpenAICompatibleProvider
@@ -32,7 +32,7 @@ def keyword_hits(word: str) -> list[int]:
 
 
 def remote_org(org, stub, user_id=""):
-    from memory.crypto import encrypt
+    from core.crypto import encrypt
 
     return EmbeddingConfig.objects.create(
         org=org,

@@ -7,10 +7,10 @@ from django.apps import apps
 from checkpoints.models import Checkpoint, CheckpointArchive, Message, Session
 from memory.models import EmbeddingConfig, ExtractionJob, InjectionLog, MemoryItem, MemoryRevision
 from memory.services import memory_archive, memory_create, memory_update
-from memory.subjects import NOT_SUBJECT_DATA
 from profiles.models import ProfileRevision, UserProfile
 from projects.models import Organization
 from projects.services import api_key_create
+from workspace.subjects import NOT_SUBJECT_DATA
 
 from .conftest import key_client
 

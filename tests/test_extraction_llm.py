@@ -9,7 +9,7 @@ import json
 import pytest
 
 from checkpoints.services import messages_append
-from memory.crypto import decrypt
+from core.crypto import decrypt
 from memory.extraction.services import RetryLater, extraction_job_run
 from memory.models import ExtractionJob, LLMConfig, MemoryItem, MemoryRevision
 from memory.services import memory_create

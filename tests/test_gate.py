@@ -2,8 +2,9 @@
 
 import pytest
 
+from core.secrets import cn_id_ok, luhn_ok, sensitive_reason
 from memory import gate
-from memory.gate import GateRejection, cn_id_ok, luhn_ok
+from memory.gate import GateRejection
 from memory.models import MemoryItem
 from tests.factories import OrgFactory
 
@@ -77,7 +78,7 @@ ACCEPTED = [
 
 @pytest.mark.parametrize(("text", "kind"), REFUSED)
 def test_it_refuses_secrets(text, kind):
-    reason = gate.sensitive_reason(text)
+    reason = sensitive_reason(text)
     assert reason is not None, f"not refused: {text!r}"
     assert kind.lower() in reason.lower()
     with pytest.raises(GateRejection) as exc:
@@ -88,7 +89,7 @@ def test_it_refuses_secrets(text, kind):
 
 @pytest.mark.parametrize("text", ACCEPTED)
 def test_it_accepts_talk_about_secrets(text):
-    assert gate.sensitive_reason(text) is None, text
+    assert sensitive_reason(text) is None, text
     gate.check(text)
 
 

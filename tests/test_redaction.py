@@ -4,8 +4,9 @@ import pytest
 
 from checkpoints.models import Checkpoint, Message
 from checkpoints.services import messages_append
+from core.secrets import redact
 from memory.extraction.services import extraction_job_run
-from memory.gate import GateRejection, check_sensitive, redact
+from memory.gate import GateRejection, check_sensitive
 from memory.models import ExtractionJob, MemoryItem
 
 SECRET_TURNS = [

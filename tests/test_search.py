@@ -9,6 +9,7 @@ import pytest
 from django.db import connection
 from django.utils import timezone
 
+from core.text import content_hash, estimate_tokens
 from memory.embeddings import provider_for
 from memory.models import MemoryItem
 from memory.search import (
@@ -22,7 +23,6 @@ from memory.search import (
 )
 from memory.selectors import MemoryFilters, memory_candidates
 from memory.services import memory_create, memory_supersede
-from memory.text import content_hash, estimate_tokens
 from projects.access import actor_for_account, actor_for_key
 from projects.models import ProjectMembership
 from projects.services import api_key_create
@@ -542,7 +542,7 @@ def test_it_lends_relevance_to_the_next_turn_of_the_same_conversation(
 
 
 def test_it_sees_a_new_embedding_config_at_once_despite_the_provider_cache(org_a):
-    from memory.crypto import encrypt
+    from core.crypto import encrypt
     from memory.embeddings import cached_provider_for
     from memory.models import EmbeddingConfig
 
@@ -710,7 +710,7 @@ def test_it_answers_by_keyword_while_the_embedding_provider_is_down(
     alice_actor, org_a, alice_client, settings, exact_subject_rows
 ):
     """Rows of the local model stay searchable by their words when the subject's provider fails."""
-    from memory.crypto import encrypt
+    from core.crypto import encrypt
     from memory.models import EmbeddingConfig
 
     from .openai_server import Fail, OpenAIStub

@@ -7,7 +7,8 @@ from django.utils import timezone
 
 from checkpoints import services
 from checkpoints.models import Checkpoint, Message, Session
-from memory.llm import LLMError, llm_config_set
+from core.llm import LLMError
+from memory.llm import llm_config_set
 from memory.models import ExtractionJob
 from projects.models import Project
 from projects.services import api_key_create

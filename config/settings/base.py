@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "memory",
     "profiles",
     "checkpoints",
+    "workspace",
 ]
 
 MIDDLEWARE = [

@@ -1,4 +1,4 @@
-"""Search, context and injection-log endpoints. Views parse, call one selector, serialize."""
+"""Search and injection-log endpoints. Views parse, call one selector, serialize."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from memory.context import context_build
 from memory.models import InjectionLog, MemoryItem, MemoryType, Scope, Status
 from memory.search import COLUMNS, Hit, SearchError, memory_search
 from memory.selectors import MemoryFilters, injections_for_memory, injections_for_user
@@ -28,7 +27,7 @@ class _Names(serializers.ListField):
     child = serializers.CharField(max_length=255)
 
 
-class _ReadInput(StrictSerializer):
+class ReadInput(StrictSerializer):
     user_id = serializers.CharField(max_length=255)
     project = serializers.CharField(max_length=64, required=False, allow_blank=True)
     session_id = serializers.CharField(max_length=255, required=False, allow_blank=True)
@@ -40,7 +39,7 @@ class _ReadInput(StrictSerializer):
     max_tokens = serializers.IntegerField(required=False, default=1000, min_value=1, max_value=100_000)
 
 
-class SearchInput(_ReadInput):
+class SearchInput(ReadInput):
     query = serializers.CharField(max_length=4000, trim_whitespace=True)
     memory_types = serializers.ListField(
         child=serializers.ChoiceField(choices=MemoryType.choices), required=False, max_length=20
@@ -61,10 +60,6 @@ class SearchInput(_ReadInput):
 
     def validate_status(self, value):
         return list(value)
-
-
-class ContextInput(_ReadInput):
-    query = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
 
 
 def _project(actor, ref: str | None):
@@ -97,7 +92,7 @@ def filters_from(actor, data: dict) -> MemoryFilters:
     )
 
 
-def _iso(value):
+def iso(value):
     return value.isoformat() if value else None
 
 
@@ -118,8 +113,8 @@ def memory_dict(row: dict) -> dict:
         "pinned": row["pinned"],
         "tags": row["tags"],
         "metadata": row["metadata"],
-        "occurred_at": _iso(row["occurred_at"]),
-        "created_at": _iso(row["created_at"]),
+        "occurred_at": iso(row["occurred_at"]),
+        "created_at": iso(row["created_at"]),
         "version": row["version"],
     }
 
@@ -141,7 +136,7 @@ def item_dict(item: MemoryItem) -> dict:
     return memory_dict({name: getattr(item, name) for name in COLUMNS})
 
 
-def _validated(serializer_class, request) -> dict:
+def validated(serializer_class, request) -> dict:
     if not isinstance(request.data, dict):
         raise ApiError(400, "invalid", "The body must be a JSON object.")
     serializer = serializer_class(data=request.data)
@@ -155,7 +150,7 @@ class SearchView(EngramAPIView):
     @extend_schema(request=SearchInput, responses={200: dict})
     def post(self, request):
         started = time.perf_counter()
-        data = _validated(SearchInput, request)
+        data = validated(SearchInput, request)
         filters = filters_from(self.actor, data)
         try:
             result = memory_search(
@@ -182,40 +177,6 @@ class SearchView(EngramAPIView):
             }
         elif result.notes:
             body["notes"] = result.notes
-        return Response(body)
-
-
-class ContextView(EngramAPIView):
-    """POST /context: profile, core and relevant memories, session summary and recent messages, prompt."""
-
-    @extend_schema(request=ContextInput, responses={200: dict})
-    def post(self, request):
-        started = time.perf_counter()
-        data = _validated(ContextInput, request)
-        filters = filters_from(self.actor, data)
-        ctx = context_build(
-            actor=self.actor,
-            filters=filters,
-            query=data.get("query", ""),
-            top_k=data["top_k"],
-            max_tokens=data["max_tokens"],
-        )
-        body = {
-            "profile": ctx.profile,
-            "core": [item_dict(m) for m in ctx.core],
-            "relevant": [hit_dict(h, False) for h in ctx.relevant],
-            "summary": ctx.summary,
-            "recent_messages": [
-                {"role": m.role, "content": m.content, "created_at": _iso(m.created_at)}
-                for m in ctx.recent_messages
-            ],
-            "language": ctx.language,
-            "prompt": ctx.prompt,
-            "injection_id": ctx.log.pk,
-            "took_ms": round((time.perf_counter() - started) * 1000, 2),
-        }
-        if ctx.notes:
-            body["notes"] = ctx.notes
         return Response(body)
 
 

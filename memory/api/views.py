@@ -16,12 +16,12 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from config.celery import enqueue_on_commit
+from core.crypto import encrypt
 from projects.access import project_by_ref, readable_memories, require_org_admin
 from projects.api.base import EngramAPIView, EngramViewSet
 from projects.api.errors import ApiError
 
 from .. import services
-from ..crypto import encrypt
 from ..embeddings import provider_for
 from ..gate import GateRejection
 from ..models import EmbeddingConfig, MemoryItem, MemoryRevision, ReembedJob, Scope, Source

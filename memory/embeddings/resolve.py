@@ -82,7 +82,7 @@ def _provider(config):
         return _local
     if config.provider == "local":
         return _local
-    from memory.crypto import decrypt
+    from core.crypto import decrypt
 
     from .remote import OpenAICompatibleProvider
 

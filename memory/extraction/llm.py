@@ -11,7 +11,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from memory.llm import LLMClient
+from core.llm import LLMClient
 from memory.models import MemoryType, Scope
 
 from .rules import USER_ROLES, Candidate, message_too_short

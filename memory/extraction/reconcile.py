@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from core.llm import LLMClient, LLMError
+from core.text import CJK_CHAR
 from memory import gate, services
 from memory.dedup import differs_materially, is_cross_lingual
 from memory.embeddings import EmbeddingError
-from memory.llm import LLMClient, LLMError
 from memory.models import Source
 from memory.thresholds import duplicate_threshold
 
@@ -46,13 +47,12 @@ _CHANGE_WORDS = {
 }
 _CJK_FUNCTION = set("的了是在我你他她它很也都和与就还吧呢啊呀把被给着过现已经再其实又")
 _WORD = re.compile(r"[a-z0-9]+")
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
 
 
 def _value_tokens(text: str) -> set[str]:
     text = text.lower()
     words = {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(text)}
-    chars = set(_CJK.findall(text)) - _CJK_FUNCTION
+    chars = set(CJK_CHAR.findall(text)) - _CJK_FUNCTION
     return (words - _CHANGE_WORDS) | chars
 
 

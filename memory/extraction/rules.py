@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.text import has_cjk
+
 MIN_MESSAGE_CHARS = 10
 USER_ROLES = {"human", "user"}
 
@@ -61,7 +63,6 @@ _CORRECTION_INNER = re.compile(
     r"\bI(?:'m| am) now\b|\bnow I\b",
     re.I,
 )
-_CJK_TEXT = re.compile(r"[\u4e00-\u9fff]")
 _STARTS_FIRST_PERSON = re.compile(r"^(?:我|I\b|I'm|I've|my\b)", re.I)
 _FIRST_PERSON = re.compile(r"我|\b(?:I|I'm|I've|I'd|my|me)\b", re.I)
 
@@ -174,9 +175,7 @@ def sentence_candidate(sentence: str) -> Candidate | None:
         clauses = _CLAUSE.split(sentence)
         if len(clauses) < 2:
             return None
-        return sentence_candidate(
-            "，".join(clauses[:-1]) if _CJK_TEXT.search(sentence) else ", ".join(clauses[:-1])
-        )
+        return sentence_candidate("，".join(clauses[:-1]) if has_cjk(sentence) else ", ".join(clauses[:-1]))
     remember = _REMEMBER.search(sentence)
     if remember:
         rest = _clean(sentence[remember.end() :])

@@ -22,9 +22,10 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from config.celery import enqueue_on_commit
+from core.llm import LLMError
+from core.secrets import redact
 from memory.embeddings import provider_for
-from memory.gate import redact
-from memory.llm import LLMError, llm_for
+from memory.llm import llm_for
 from memory.models import ExtractionJob, JobStatus
 
 from .llm import LLMInvalidOutput, extract_llm

@@ -1,8 +1,12 @@
+"""Routes of the top layer: context for an agent, a subject's data as a whole."""
+
 from django.urls import path
 
-from .users_views import SubjectExportView, SubjectImportView, SubjectView
+from .context_views import ContextView
+from .subjects_views import SubjectExportView, SubjectImportView, SubjectView
 
 urlpatterns = [
+    path("context", ContextView.as_view(), name="context"),
     path("users/<str:user_id>", SubjectView.as_view(), name="subject"),
     path("users/<str:user_id>/export", SubjectExportView.as_view(), name="subject-export"),
     path("users/<str:user_id>/import", SubjectImportView.as_view(), name="subject-import"),

@@ -13,17 +13,15 @@ import re
 from dataclasses import dataclass, field
 
 from checkpoints.models import Message, Session
+from core.text import cjk_count, estimate_tokens
+from memory.models import InjectionLog, MemoryItem
+from memory.search import Hit, memory_search
+from memory.selectors import MemoryFilters, core_memories
 from profiles.models import UserProfile
 from profiles.selectors import profile_for_context, profile_prompt_lines
 from projects.access import Actor
 
-from .models import InjectionLog, MemoryItem
-from .search import Hit, memory_search
-from .selectors import MemoryFilters, core_memories
-from .text import estimate_tokens
-
 RECENT_MESSAGES = 10
-_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
 HEADINGS = {
     "en": {
@@ -70,7 +68,7 @@ def language_of(*, profile: UserProfile | None, texts: list[str]) -> str:
             "zh" if preference.startswith("zh") or "chinese" in preference or "中文" in preference else "en"
         )
     joined = "".join(texts)
-    cjk = len(_CJK.findall(joined))
+    cjk = cjk_count(joined)
     latin = len(re.findall(r"[A-Za-z]", joined))
     # One CJK character carries about as much as a short English word.
     return "zh" if cjk and cjk * 3 >= latin else "en"

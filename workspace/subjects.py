@@ -28,13 +28,9 @@ from django.utils.dateparse import parse_datetime
 
 from checkpoints.models import Checkpoint, CheckpointArchive, Message, Session
 from checkpoints.services import PAYLOAD_DEFAULTS, archive_json, compress_payload, redacted_payload
-from profiles.models import ProfileRevision, UserProfile
-from profiles.selectors import USER_FIELDS
-from projects.access import Actor, readable_projects
-from projects.models import Project
-
-from . import gate
-from .models import (
+from core.secrets import redact
+from memory import gate
+from memory.models import (
     EmbeddingConfig,
     ExtractionJob,
     InjectionLog,
@@ -47,7 +43,11 @@ from .models import (
     Status,
     Visibility,
 )
-from .services import memory_archive, memory_create, memory_supersede
+from memory.services import memory_archive, memory_create, memory_supersede
+from profiles.models import ProfileRevision, UserProfile
+from profiles.selectors import USER_FIELDS
+from projects.access import Actor, readable_projects
+from projects.models import Project
 
 log = logging.getLogger(__name__)
 
@@ -407,7 +407,7 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
             user_id=user_id,
             project=project_of(entry),
             agent_id=str(entry.get("agent_id") or "")[:255],
-            summary=gate.redact(str(entry.get("summary") or "")),
+            summary=redact(str(entry.get("summary") or "")),
             summarized_count=int(entry.get("summarized_count") or 0),
             status=str(entry.get("status") or "active")[:12],
         )
@@ -420,7 +420,7 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
                 session=session,
                 user_id=user_id,
                 role=str(m.get("role") or "human")[:12],
-                content=gate.redact(str(m.get("content") or "")),
+                content=redact(str(m.get("content") or "")),
                 message_id=str(m.get("message_id") or "")[:255],
             )
             for m in messages_data

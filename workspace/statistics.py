@@ -6,15 +6,15 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
+from memory.models import ExtractionJob, InjectionLog, JobStatus, MemoryItem, ReembedJob
+from projects.models import ApiKey, Organization, OrgMembership
+
 
 def _grouped(qs, field: str) -> list[tuple[str, int]]:
     return list(qs.values_list(field).annotate(n=Count("id")).order_by("-n", field))
 
 
 def statistics() -> dict:
-    from memory.models import ExtractionJob, InjectionLog, JobStatus, MemoryItem, ReembedJob
-    from projects.models import ApiKey, Organization, OrgMembership
-
     now = timezone.now()
     memories = MemoryItem.objects.all()
     jobs = ExtractionJob.objects.all()

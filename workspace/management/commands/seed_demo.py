@@ -4,6 +4,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from memory.models import MemoryItem
+from memory.services import memory_create
 from projects.access import actor_for_account
 from projects.models import Organization, OrgRole, Project, ProjectRole
 from projects.services import org_membership_set, project_member_set
@@ -65,9 +67,6 @@ class Command(BaseCommand):
         )
 
     def _memories(self, org, projects):
-        from memory.models import MemoryItem
-        from memory.services import memory_create
-
         if MemoryItem.objects.filter(org=org).exists():
             return
         User = get_user_model()

@@ -1,17 +1,29 @@
-"""Text helpers shared by the write and read paths: hashing, keyword tokens, token estimates."""
+"""Text helpers for every layer: the one definition of a CJK character, hashing, keyword tokens, token
+estimates."""
 
 import hashlib
 import re
 import unicodedata
 
-_CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-_CJK_RUN = re.compile(f"[{_CJK}]+")
+# CJK unified ideographs, extension A and the compatibility block: what counts as a Chinese character
+# everywhere (keyword tokens, token estimates, language guesses, dedup, extraction rules).
+CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+CJK_CHAR = re.compile(f"[{CJK}]")
+_CJK_RUN = re.compile(f"[{CJK}]+")
 _WORD = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
 _STOP = frozenset(
     "a an the is are was were be been of to in on at for and or but with by as it its this that these those "
     "i me my we our you your he she they them his her their what which who whom when where why how do does did "
     "have has had not no so if then than there here from about into over under can could would should will shall".split()
 )
+
+
+def has_cjk(text: str) -> bool:
+    return CJK_CHAR.search(text) is not None
+
+
+def cjk_count(text: str) -> int:
+    return len(CJK_CHAR.findall(text))
 
 
 def normalize(text: str) -> str:
@@ -51,6 +63,6 @@ def estimate_tokens(text: str) -> int:
     CJK characters count one token each; other text counts one token per 4 characters
     (OpenAI's rule of thumb for English), rounded up. Errs slightly high, so a budget holds.
     """
-    cjk = len(re.findall(f"[{_CJK}]", text))
+    cjk = cjk_count(text)
     rest = len(text) - cjk
     return cjk + (rest + 3) // 4

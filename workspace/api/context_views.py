@@ -1,0 +1,52 @@
+"""POST /api/v1/context: what an agent should know before it answers (see workspace.context)."""
+
+from __future__ import annotations
+
+import time
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from memory.api.search_views import ReadInput, filters_from, hit_dict, iso, item_dict, validated
+from projects.api.base import EngramAPIView
+
+from ..context import context_build
+
+
+class ContextInput(ReadInput):
+    query = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+
+
+class ContextView(EngramAPIView):
+    """POST /context: profile, core and relevant memories, session summary and recent messages, prompt."""
+
+    @extend_schema(request=ContextInput, responses={200: dict})
+    def post(self, request):
+        started = time.perf_counter()
+        data = validated(ContextInput, request)
+        filters = filters_from(self.actor, data)
+        ctx = context_build(
+            actor=self.actor,
+            filters=filters,
+            query=data.get("query", ""),
+            top_k=data["top_k"],
+            max_tokens=data["max_tokens"],
+        )
+        body = {
+            "profile": ctx.profile,
+            "core": [item_dict(m) for m in ctx.core],
+            "relevant": [hit_dict(h, False) for h in ctx.relevant],
+            "summary": ctx.summary,
+            "recent_messages": [
+                {"role": m.role, "content": m.content, "created_at": iso(m.created_at)}
+                for m in ctx.recent_messages
+            ],
+            "language": ctx.language,
+            "prompt": ctx.prompt,
+            "injection_id": ctx.log.pk,
+            "took_ms": round((time.perf_counter() - started) * 1000, 2),
+        }
+        if ctx.notes:
+            body["notes"] = ctx.notes
+        return Response(body)
