@@ -12,12 +12,11 @@ from django.utils import timezone
 from core.text import content_hash, estimate_tokens
 from memory.embeddings import provider_for
 from memory.models import MemoryItem
-from memory.search import (
+from memory.search import filter_sql, memory_search
+from memory.search.ranking import (
     NEIGHBOUR_UNCONDITIONAL,
     Hit,
     diversify,
-    filter_sql,
-    memory_search,
     order_near_duplicates,
     similarities,
 )
@@ -654,7 +653,7 @@ def test_the_one_pass_subject_search_ranks_like_the_index_search(alice_actor, or
 
 
 def test_a_subject_too_big_for_one_pass_goes_through_the_indexes(alice_actor, org_a, settings):
-    from memory import search as search_module
+    from memory.search import service as search_module
 
     rng = random.Random(5)
     _conversation(alice_actor, org_a, "alice", rng, turns=30)
@@ -667,7 +666,7 @@ def test_a_subject_too_big_for_one_pass_goes_through_the_indexes(alice_actor, or
     assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
     assert not search_module._exact_subject(alice_actor, filters)  # remembered: straight to the indexes
     assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
-    search_module._BIG_SUBJECTS.clear()
+    search_module._big_subjects.clear()
 
 
 def test_a_neighbour_on_topic_is_lent_more_than_one_off_topic(alice_actor, org_a):

@@ -75,7 +75,7 @@ DATABASES = {
         env_str("DATABASE_URL", "postgres://postgres@localhost:5432/engram"), conn_max_age=60
     )
 }
-# Search statements (memory/search.py) are prepared on the server, which saves parsing and lets PostgreSQL
+# Search statements (memory/search/) are prepared on the server, which saves parsing and lets PostgreSQL
 # reuse plans; Django's other queries bind on the client and are never prepared. Set
 # DATABASE_PREPARED_STATEMENTS=false behind a pooler that cannot keep prepared statements (PgBouncer
 # before 1.21 in transaction mode).
@@ -194,7 +194,7 @@ SEARCH_MAX_SCAN_TUPLES = env_int("SEARCH_MAX_SCAN_TUPLES", 20000, minimum=100)
 SEARCH_EXACT_SUBJECT_ROWS = env_int("SEARCH_EXACT_SUBJECT_ROWS", 5000, minimum=0)
 SEARCH_GROUP_MIN_OVERLAP = env_float("SEARCH_GROUP_MIN_OVERLAP", 0.3, minimum=0.0, maximum=1.0)
 SEARCH_ACCESS_FLUSH_SECONDS = env_float("SEARCH_ACCESS_FLUSH_SECONDS", 1.0, minimum=0.0)
-# Cosine that counts as "no match" when normalising the vector side; empty = per model (memory/search.py).
+# Cosine that counts as "no match" when normalising the vector side; empty = per model (memory/search/).
 SEARCH_VECTOR_FLOOR = env_float("SEARCH_VECTOR_FLOOR", -1.0, minimum=-1.0, maximum=0.99)
 SEARCH_VECTOR_FLOOR = None if SEARCH_VECTOR_FLOOR < 0 else SEARCH_VECTOR_FLOOR
 # Share of a match's relevance lent to the turns stored just before and after it (same conversation); 0 = off.

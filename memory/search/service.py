@@ -1,0 +1,191 @@
+"""memory_search: the memories most useful for a query that the actor may read, best first, in a budget.
+
+How the candidates are gathered is in sql.py, how they are ranked in ranking.py."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+from cachetools import TTLCache
+from django.conf import settings
+
+from projects.access import Actor
+
+from ..embeddings import EmbeddingError, cached_provider_for
+from ..selectors import MemoryFilters
+from .access_counts import access_recorder
+from .ranking import (
+    NEIGHBOUR_STEPS,
+    Hit,
+    add_neighbours,
+    diversify,
+    fit_budget,
+    neighbour_lenders,
+    order_near_duplicates,
+    query_terms,
+    score_hits,
+    similar_pairs,
+    similarities,
+)
+from .sql import decode_json, fetch_rows, filter_sql, ids_statement, run_statements
+
+log = logging.getLogger(__name__)
+
+# Each side brings at least this many candidates per result asked for (4 gave the same LoCoMo recall).
+CANDIDATES_PER_RESULT = 3
+
+
+class SearchError(ValueError):
+    """The query cannot be run as asked (bad input the serializer could not catch)."""
+
+
+@dataclass
+class SearchResult:
+    hits: list[Hit]
+    took_ms: float
+    embed_ms: float = 0.0
+    model: str = ""
+    candidates: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def context_and_duplicates(
+    hits: list[Hit],
+    where_sql: tuple[str, list],
+    *,
+    qvec: np.ndarray | None,
+    model: str,
+    top_k: int,
+    near: list[dict] | None = None,
+) -> list[Hit]:
+    """Conversation neighbours (add_neighbours), then the near-duplicate order of the head (top_k * 2).
+
+    Neighbours that are not candidates come with the subject statement (`near`); after a broad search
+    they are fetched in one more round trip, and only when a lender may have some (rows stored at a
+    lender's time). The similar pairs of the head are computed here from the vectors the statements
+    returned.
+    """
+    top = neighbour_lenders(hits, top_k)
+    known = {h.id for h in hits}
+    missing = sorted({h.id + d for h in top for d in NEIGHBOUR_STEPS} - known)
+    fetched = []
+    if near is not None:
+        wanted = set(missing)
+        fetched = [row for row in near if row["id"] in wanted]
+    elif missing:
+        times = sorted({h.row["occurred_at"] for h in top})
+        statement = ids_statement(where_sql, ids=missing, times=times, qvec=qvec, model=model)
+        fetched = run_statements([statement])[0]
+    hits = add_neighbours(hits, top, fetched, model=model)
+    if len(hits) > 1:
+        head = hits[: top_k * 2]
+        sims = similarities(head)
+        order = diversify(head, sims, model)
+        head = [head[i] for i in order]
+        pairs = similar_pairs(head, sims[np.ix_(order, order)], model)
+        hits = order_near_duplicates(head, pairs, model) + hits[top_k * 2 :]
+    return hits
+
+
+# Subjects found too big for the one-pass statement lately: straight to the indexes for ten minutes.
+_big_subjects: TTLCache = TTLCache(maxsize=1024, ttl=600)
+_big_lock = threading.Lock()
+
+
+def _subject_key(actor: Actor, filters: MemoryFilters) -> tuple:
+    return (actor.org.pk, filters.user_id)
+
+
+def _exact_subject(actor: Actor, filters: MemoryFilters) -> bool:
+    """Search a subject's own memories in one pass (see sql._SUBJECT_CTES) unless it was found too big lately."""
+    if not filters.user_id or filters.project is not None or settings.SEARCH_EXACT_SUBJECT_ROWS <= 0:
+        return False
+    with _big_lock:
+        return _subject_key(actor, filters) not in _big_subjects
+
+
+def _big_subject(actor: Actor, filters: MemoryFilters) -> None:
+    with _big_lock:
+        _big_subjects[_subject_key(actor, filters)] = True
+
+
+def memory_search(
+    *,
+    actor: Actor,
+    query: str,
+    filters: MemoryFilters,
+    top_k: int = 8,
+    max_tokens: int = 1000,
+    query_vector: list[float] | None = None,
+    record_access: bool = True,
+    rank: str = "hybrid",  # "hybrid" | "vector" | "keyword" (the last two are baselines for benchmarks)
+) -> SearchResult:
+    """The memories most useful for the query that the actor may read, best first, within the budget."""
+    started = time.perf_counter()
+    if top_k < 1:
+        raise SearchError("top_k must be at least 1.")
+    provider = cached_provider_for(actor.org, filters.user_id)
+    model = provider.model_name
+    notes: list[str] = []
+    embed_ms = 0.0
+    qvec = None
+    if rank != "keyword" and query.strip():
+        if query_vector is None:
+            t0 = time.perf_counter()
+            try:
+                query_vector = provider.embed_query(query)
+            except EmbeddingError as exc:
+                # Keyword search still answers while the embedding provider is down.
+                log.warning("query embedding failed, keyword-only search: %s", exc)
+                notes.append("embedding unavailable: keyword matches only")
+            embed_ms = (time.perf_counter() - t0) * 1000
+        if query_vector is not None:
+            qvec = np.asarray(query_vector, dtype=np.float32)
+    terms = query_terms(query) if rank != "vector" else []
+    candidates = max(settings.SEARCH_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
+    where_sql = filter_sql(actor, filters)
+    subject = _exact_subject(actor, filters)
+    rows = fetch_rows(
+        where_sql,
+        qvec=qvec,
+        model=model,
+        terms=terms,
+        candidates=candidates,
+        subject=subject,
+        lenders=top_k * 2,
+    )
+    if subject and rows and rows[0]["subject_rows"] >= settings.SEARCH_EXACT_SUBJECT_ROWS:
+        _big_subject(actor, filters)  # too many rows to read them all: the indexes' way, now and next time
+        subject = False
+        rows = fetch_rows(
+            where_sql, qvec=qvec, model=model, terms=terms, candidates=candidates, subject=False
+        )
+    near = [r for r in rows if not r["candidate"]] if subject else None
+    rows = [r for r in rows if r["candidate"]]
+    hits = [
+        Hit(
+            row=r,
+            vector_similarity=r.pop("vsim"),
+            keyword_raw=float(r.pop("bm25") or 0),
+            embedding=r.pop("emb"),
+        )
+        for r in rows
+    ]
+    if rank == "vector":
+        for h in hits:
+            h.keyword_raw = 0.0
+    score_hits(hits, model)
+    if rank == "hybrid" and hits:
+        hits = context_and_duplicates(hits, where_sql, qvec=qvec, model=model, top_k=top_k, near=near)
+    hits = fit_budget(hits, top_k=top_k, max_tokens=max_tokens)
+    decode_json([h.row for h in hits])
+    if record_access and hits:
+        access_recorder.record([h.id for h in hits])
+    took = (time.perf_counter() - started) * 1000
+    return SearchResult(
+        hits=hits, took_ms=took, embed_ms=embed_ms, model=model, candidates=len(rows), notes=notes
+    )

@@ -1,0 +1,422 @@
+"""The search statement: access and filters compiled once to SQL, the CTEs of both sides (vector and
+BM25) and of the conversation neighbours, and one round trip through psycopg's pipeline mode."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import datetime
+
+import numpy as np
+import psycopg
+from cachetools import LRUCache, cached
+from django.conf import settings
+from django.db import connection
+from pgvector.psycopg.vector import VectorBinaryDumper
+from psycopg.adapt import Loader
+from psycopg.pq import Format
+
+from projects.access import Actor, key_project_ids
+
+from ..selectors import MemoryFilters, memory_candidates
+from .ranking import final_weights, vector_floor
+
+BM25_K1 = 1.2
+BM25_B = 0.3  # short memories: length matters less than for documents (0.3 beat 0.75 on LoCoMo dev)
+# Keyword statistics (document count, average length, document frequencies) are taken over at most
+# this many filtered rows: exact for a subject's memories, a sample for an org-wide search.
+KEYWORD_STATS_ROWS = 5000
+KEYWORD_MATCH_ROWS = 2000
+
+COLUMNS = [
+    "id",
+    "content",
+    "memory_type",
+    "scope",
+    "user_id",
+    "project_id",
+    "session_id",
+    "agent_id",
+    "skill",
+    "source",
+    "confidence",
+    "visibility",
+    "status",
+    "pinned",
+    "tags",
+    "metadata",
+    "occurred_at",
+    "created_at",
+    "version",
+]
+
+
+def tsquery_text(terms: list[tuple[str, bool]]) -> str:
+    """The terms OR-ed as tsquery input; lexemes are quoted, so they are matched verbatim (or as prefixes)."""
+    quoted = ["'" + t.replace("\\", "\\\\").replace("'", "''") + "'" + (":*" if p else "") for t, p in terms]
+    return " | ".join(quoted)
+
+
+def vector_literal(vector) -> str:
+    return "[" + ",".join(f"{float(x):.7g}" for x in vector) + "]"
+
+
+# ---- the SQL ------------------------------------------------------------------------------------
+
+
+def _freeze(value):
+    """A hashable stand-in for a filter value (lists, dicts, projects, times)."""
+    if isinstance(value, list | tuple):
+        return tuple(_freeze(v) for v in value)
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True, default=str)
+    if hasattr(value, "_meta"):  # a model instance (the project)
+        return (value._meta.label, value.pk)
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def _actor_key(actor: Actor) -> tuple:
+    """Every actor attribute projects.access.memory_read_q reads in Python; the rest it asks in SQL."""
+    if actor.is_key:
+        ids = key_project_ids(actor.api_key)
+        return ("key", actor.org.pk, actor.api_key.pk, None if ids is None else tuple(ids))
+    return ("account", actor.org.pk, actor.account.pk, actor.user_id, actor.is_org_admin)
+
+
+# Compiled WHERE clauses per (actor, filters); see filter_sql.
+_where_cache: LRUCache = LRUCache(maxsize=512)
+_where_lock = threading.Lock()
+
+
+def filter_sql(actor: Actor, filters: MemoryFilters) -> tuple[str, list]:
+    """The WHERE clause (and its parameters) of memory_candidates: access, subject and filters.
+
+    Compiling it with Django's ORM costs about a millisecond, more than the database needs for most
+    searches, so it is compiled once per (actor, filters) and reused. That is safe because the compiled
+    SQL is a pure function of the key: the key holds every value the access module and the filters read
+    in Python (tests/test_search.py checks it against a fresh compile), memberships and projects are read
+    by the SQL itself when it runs, and the expiry check uses the statement's clock (Now()).
+    """
+    return _compiled_where(actor, filters)
+
+
+def _where_key(actor: Actor, filters: MemoryFilters) -> tuple:
+    return (_actor_key(actor), tuple(_freeze(value) for value in vars(filters).values()))  # fields in order
+
+
+@cached(_where_cache, key=_where_key, lock=_where_lock)
+def _compiled_where_cached(actor: Actor, filters: MemoryFilters) -> tuple[str, tuple]:
+    qs = memory_candidates(actor=actor, filters=filters)
+    query = qs.query
+    sql, params = query.get_compiler(using=qs.db).compile(query.where)
+    return sql or "TRUE", tuple(params)
+
+
+def _compiled_where(actor: Actor, filters: MemoryFilters) -> tuple[str, list]:
+    sql, params = _compiled_where_cached(actor, filters)
+    return sql, list(params)
+
+
+# The statement is assembled from parts, each with its parameters in textual order.
+# Broad searches (a project, or no subject): each side uses its own index (HNSW; GIN or the filter's).
+_BROAD_CTES = """
+WITH vec AS (
+    SELECT "memory_memoryitem"."id" AS id
+    FROM "memory_memoryitem"
+    WHERE ({where}) AND "memory_memoryitem"."embedding_model" = %s
+      AND "memory_memoryitem"."embedding" IS NOT NULL
+    ORDER BY "memory_memoryitem"."embedding" <=> %s::vector
+    LIMIT %s
+), stats AS MATERIALIZED (
+    SELECT count(*)::float8 AS n, coalesce(avg(dl)::float8, 1) AS avgdl FROM (
+        SELECT coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl
+        FROM "memory_memoryitem" WHERE ({where}) LIMIT %s
+    ) s
+), kwm AS MATERIALIZED (
+    SELECT "memory_memoryitem"."id" AS id,
+           length("memory_memoryitem"."search_tokens") AS dl,
+           "memory_memoryitem"."search_tokens" AS tokens
+    FROM "memory_memoryitem"
+    WHERE ({where}) AND "memory_memoryitem"."search_tokens" @@ %s::tsquery
+    LIMIT %s
+),"""
+
+# A subject's own memories (user and session scope): one pass over its rows gives exact distances, the
+# keyword statistics and matches, and the conversation neighbours of every candidate, so the search
+# needs no second round trip. Subjects with more than SEARCH_EXACT_SUBJECT_ROWS rows go the broad way.
+_SUBJECT_CTES = """
+WITH base AS MATERIALIZED (
+    SELECT "memory_memoryitem"."id" AS id, "memory_memoryitem"."occurred_at" AS occurred_at,
+           "memory_memoryitem"."user_id" AS user_id, "memory_memoryitem"."scope" AS scope,
+           "memory_memoryitem"."session_id" AS session_id, "memory_memoryitem"."project_id" AS project_id,
+           "memory_memoryitem"."confidence" AS confidence,
+           CASE WHEN "memory_memoryitem"."embedding_model" = %s
+                THEN "memory_memoryitem"."embedding" <=> %s::vector END AS dist,
+           coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl,
+           CASE WHEN "memory_memoryitem"."search_tokens" @@ %s::tsquery
+                THEN "memory_memoryitem"."search_tokens" END AS tokens
+    FROM "memory_memoryitem"
+    WHERE ({where})
+    LIMIT %s
+), vec AS MATERIALIZED (
+    SELECT id FROM base WHERE dist IS NOT NULL ORDER BY dist LIMIT %s
+), stats AS MATERIALIZED (
+    SELECT count(*)::float8 AS n, coalesce(avg(dl)::float8, 1) AS avgdl FROM base
+), kwm AS MATERIALIZED (
+    SELECT id, dl, tokens FROM base WHERE tokens IS NOT NULL LIMIT %s
+),"""
+
+# Every CTE is materialised and the larger ones are joined through arrays (= ANY, array_position) rather
+# than joins, so the plan cannot turn into nested loops over CTE scans whatever the planner estimates
+# (prepared statements get generic plans, which guess one row per CTE).
+_KEYWORD_CTES = """
+terms AS MATERIALIZED (
+    SELECT * FROM unnest(%s::text[], %s::tsquery[]) AS t(term, query)
+), hits AS MATERIALIZED (
+    SELECT kwm.id, kwm.dl, count(*) OVER (PARTITION BY terms.term)::float8 AS df
+    FROM kwm JOIN terms ON kwm.tokens @@ terms.query
+), kw AS MATERIALIZED (
+    SELECT hits.id,
+           -- float8 throughout: numeric arithmetic (count, avg and 0.5 literals) costs several times more
+           sum(ln(1 + (greatest(stats.n, hits.df) - hits.df + 0.5) / (hits.df + 0.5))
+               * (%s + 1) / (1 + %s * (1 - %s + %s * hits.dl / greatest(stats.avgdl, 1)))) AS bm25
+    FROM hits CROSS JOIN stats
+    GROUP BY hits.id
+    ORDER BY bm25 DESC
+    LIMIT %s
+), cand AS MATERIALIZED (
+    SELECT id, max(bm25) AS bm25
+    FROM (SELECT id, 0::float8 AS bm25 FROM vec UNION ALL SELECT id, bm25 FROM kw) both_sides
+    GROUP BY id
+), picked AS MATERIALIZED (
+    SELECT array_agg(id) AS ids, array_agg(bm25) AS bm25 FROM cand
+)"""
+
+# Rows of the subject stored next to a likely lender (two ids either side) from the same conversation.
+# Likely lenders: the best candidates by score_hits' formula (in float8, as Python computes it), with a
+# margin over the top_k that neighbour_lenders takes, so rounding can never leave a lender out.
+_NEAR_CTE = """, lenders AS MATERIALIZED (
+    SELECT b.id, b.occurred_at, b.user_id, b.scope, b.session_id, b.project_id
+    FROM base b, picked
+    WHERE b.id = ANY(picked.ids) AND b.occurred_at IS NOT NULL
+    ORDER BY %s::float8 * (
+                 %s::float8 * coalesce(least(1, greatest(0, (1 - b.dist - %s::float8) / (1 - %s::float8))), 0)
+                 + %s::float8 * coalesce(
+                     picked.bm25[array_position(picked.ids, b.id)] / nullif((SELECT max(bm25) FROM kw), 0), 0))
+             + %s::float8 * b.confidence
+             + %s::float8 * CASE b.scope WHEN 'session' THEN 1.0 WHEN 'project' THEN 0.8 ELSE 0.6 END DESC,
+             b.id DESC
+    LIMIT %s
+), steps AS MATERIALIZED (
+    SELECT l.id + d.step AS id, l.occurred_at, l.user_id, l.scope, l.session_id, l.project_id
+    FROM lenders l CROSS JOIN (VALUES (-2), (-1), (1), (2)) AS d(step)
+), next_to AS MATERIALIZED (
+    SELECT n.id, n.occurred_at, n.user_id, n.scope, n.session_id, n.project_id
+    FROM base n, picked
+    WHERE n.id = ANY(ARRAY(SELECT id FROM steps)) AND NOT n.id = ANY(coalesce(picked.ids, '{}'))
+), near AS MATERIALIZED (
+    SELECT DISTINCT n.id
+    FROM next_to n JOIN steps s ON s.id = n.id AND n.occurred_at = s.occurred_at AND n.user_id = s.user_id
+         AND n.scope = s.scope AND n.session_id = s.session_id
+    WHERE n.project_id IS NOT DISTINCT FROM s.project_id
+)"""
+
+_SELECT = """
+SELECT {columns},
+       CASE WHEN m.embedding_model = %s THEN m.embedding END AS emb,
+       CASE WHEN m.embedding_model = %s THEN 1 - (m.embedding <=> %s::vector) END AS vsim,
+       coalesce(picked.bm25[array_position(picked.ids, m.id)], 0) AS bm25,
+       coalesce(m.id = ANY(picked.ids), false) AS candidate,
+       (SELECT n FROM stats) AS subject_rows
+FROM "memory_memoryitem" m, picked
+WHERE m.id = ANY({ids})
+"""
+
+
+# The index path always plans with the real values: whether HNSW or a filter's index serves the vector
+# side depends on how many rows the filter leaves, which a generic plan cannot know.
+_SCAN_SQL = (
+    "SELECT set_config('plan_cache_mode', 'force_custom_plan', true),"
+    " set_config('hnsw.iterative_scan', 'relaxed_order', true),"
+    " set_config('hnsw.ef_search', %s, true),"
+    " set_config('hnsw.max_scan_tuples', %s, true)"
+)
+
+
+def _scan_args(candidates: int) -> list[str]:
+    """pgvector 0.8 iterative scans: keep walking the HNSW graph until enough rows pass the filters."""
+    return [str(max(40, min(1000, candidates * 2))), str(settings.SEARCH_MAX_SCAN_TUPLES)]
+
+
+_VECTOR_ADAPTERS: dict[str, tuple[type, type]] = {}
+
+
+class _VectorLoader(Loader):
+    """pgvector's binary format (dim, unused, float4 values, big-endian) as a numpy array."""
+
+    format = Format.BINARY
+    oid = 0
+
+    def load(self, data) -> np.ndarray:
+        dim = int.from_bytes(bytes(data[:2]), "big")
+        return np.frombuffer(data, dtype=">f4", count=dim, offset=4)  # big-endian; similarities() converts
+
+
+def _vector_adapters(conn) -> tuple[type, type]:
+    """Loader and dumper for the vector type of this connection's database (its oid is looked up once).
+
+    The dumper sends a numpy query vector in pgvector's binary format: no text to format or parse."""
+    name = connection.settings_dict["NAME"]
+    adapters = _VECTOR_ADAPTERS.get(name)
+    if adapters is None:
+        oid = conn.execute("SELECT 'vector'::regtype::oid").fetchone()[0]
+        adapters = _VECTOR_ADAPTERS[name] = (
+            type("VectorLoader", (_VectorLoader,), {"oid": oid}),
+            type("VectorDumper", (VectorBinaryDumper,), {"oid": oid}),
+        )
+    return adapters
+
+
+def run_statements(statements: list[tuple[str, list]]) -> list[list[dict]]:
+    """Several statements in one round trip, the rows of each as dicts.
+
+    psycopg's pipeline mode sends them together and syncs once at the end, so PostgreSQL runs them in one
+    (implicit) transaction: set_config(..., true) in the first holds for the others and ends with them,
+    without BEGIN and COMMIT round trips (inside an atomic block they simply join its transaction).
+    Parameters are bound on the server and each statement is prepared, so a search shape the connection
+    has run before skips parsing, and PostgreSQL may reuse its plan (see PostgreSQL's plan_cache_mode).
+    """
+    connection.ensure_connection()
+    conn = connection.connection
+    cursors = []
+    with connection.wrap_database_errors:
+        vector_loader, vector_dumper = _vector_adapters(conn)
+        with conn.pipeline():
+            for sql, params in statements:
+                cursor = psycopg.Cursor(conn)
+                cursor.adapters.register_loader(vector_loader.oid, vector_loader)
+                cursor.adapters.register_loader("jsonb", _RawJsonb)
+                cursor.adapters.register_dumper(np.ndarray, vector_dumper)
+                # Binary results: loading text through Django's adapters cost more than the query.
+                cursor.execute(sql, params, prepare=True, binary=True)
+                cursors.append(cursor)
+        out = []
+        for cursor in cursors:
+            with cursor:
+                names = [c.name for c in cursor.description]
+                out.append([dict(zip(names, row, strict=True)) for row in cursor.fetchall()])
+    return out
+
+
+def fetch_rows(
+    where_sql: tuple[str, list],
+    *,
+    qvec: np.ndarray | None,
+    model: str,
+    terms: list[tuple[str, bool]],
+    candidates: int,
+    subject: bool,
+    lenders: int = 0,
+) -> list[dict]:
+    """Candidates of both sides, scored by SQL (vector similarity, BM25), as dicts.
+
+    Rows carry `candidate` (False for a conversation neighbour the subject statement brought along) and
+    `subject_rows` (how many rows the subject statement read, capped at SEARCH_EXACT_SUBJECT_ROWS).
+    The subject statement brings the neighbours of the best `lenders` candidates.
+    """
+    where, params = where_sql
+    tsq = tsquery_text(terms) if terms else None
+    vec_limit = candidates if qvec is not None else 0
+    keyword_args = [
+        [t for t, _ in terms],
+        [tsquery_text([term]) for term in terms],
+        BM25_K1,
+        BM25_K1,
+        BM25_B,
+        BM25_B,
+        candidates,
+    ]
+    columns = ", ".join(f'm."{c}"' for c in COLUMNS)
+    select_args = [model, model, qvec]
+    if subject:
+        sql = (
+            _SUBJECT_CTES.format(where=where)
+            + _KEYWORD_CTES
+            + _NEAR_CTE
+            + _SELECT.format(columns=columns, ids="picked.ids || ARRAY(SELECT id FROM near)")
+        )
+        args = [
+            model,
+            qvec,
+            tsq,
+            *params,
+            settings.SEARCH_EXACT_SUBJECT_ROWS,
+            vec_limit,
+            KEYWORD_MATCH_ROWS,
+            *keyword_args,
+            *_lender_args(model, lenders),
+            *select_args,
+        ]
+        return run_statements([(sql, args)])[0]
+    sql = _BROAD_CTES.format(where=where) + _KEYWORD_CTES + _SELECT.format(columns=columns, ids="picked.ids")
+    args = [
+        *params,
+        model,
+        qvec,
+        vec_limit,
+        *params,
+        KEYWORD_STATS_ROWS,
+        *params,
+        tsq,
+        KEYWORD_MATCH_ROWS if tsq else 0,
+        *keyword_args,
+        *select_args,
+    ]
+    _, rows = run_statements([(_SCAN_SQL, _scan_args(candidates)), (sql, args)])
+    return rows
+
+
+class _RawJsonb(Loader):
+    """jsonb as its text (binary format: a version byte, then the text); parsed only for the results."""
+
+    format = Format.BINARY
+
+    def load(self, data) -> str:
+        return bytes(data[1:]).decode()
+
+
+def _lender_args(model: str, lenders: int) -> list:
+    """Parameters of _NEAR_CTE's ranking: score_hits' weights and floor, and how many lenders to keep."""
+    floor = vector_floor(model)
+    relevance, confidence, scope = final_weights()
+    vector, keyword = settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT
+    return [relevance, vector, floor, floor, keyword, confidence, scope, lenders]
+
+
+def decode_json(rows: list[dict]) -> list[dict]:
+    for row in rows:
+        for name in ("tags", "metadata"):
+            if isinstance(row[name], str):
+                row[name] = json.loads(row[name])
+    return rows
+
+
+_IDS_SQL = """
+SELECT {columns},
+       CASE WHEN "memory_memoryitem".embedding_model = %s THEN "memory_memoryitem".embedding END AS emb,
+       CASE WHEN "memory_memoryitem".embedding_model = %s
+            THEN 1 - ("memory_memoryitem".embedding <=> %s::vector) END AS vsim
+FROM "memory_memoryitem"
+WHERE ({where}) AND "memory_memoryitem"."id" = ANY(%s) AND "memory_memoryitem"."occurred_at" = ANY(%s)
+"""
+
+
+def ids_statement(
+    where_sql: tuple[str, list], *, ids: list[int], times: list, qvec: np.ndarray | None, model: str
+) -> tuple[str, list]:
+    """Rows by id stored at one of these times, under the same access and subject filters as the search."""
+    where, params = where_sql
+    columns = ", ".join(f'"memory_memoryitem"."{c}"' for c in COLUMNS)
+    return _IDS_SQL.format(columns=columns, where=where), [model, model, qvec, *params, ids, times]
