@@ -1,8 +1,8 @@
 """Which provider embeds for a subject: the user's own setting, then the org's, then the server default."""
 
 import threading
-import time
 
+from cachetools import TTLCache
 from django.conf import settings
 from django.core.signals import setting_changed
 from django.db.models.signals import post_delete, post_save
@@ -17,7 +17,7 @@ _local = LocalE5Provider()
 # change of model needs a re-embedding anyway.
 PROVIDER_CACHE_SECONDS = 5.0
 PROVIDER_CACHE_MAX_CONFIGS = 1000  # an org with more subject overrides than this is not cached
-_cache: dict[int, tuple[float, dict]] = {}
+_cache: TTLCache = TTLCache(maxsize=10_000, ttl=PROVIDER_CACHE_SECONDS)
 _cache_lock = threading.Lock()
 
 
@@ -25,18 +25,15 @@ def cached_provider_for(org, user_id: str = ""):
     """provider_for, with the org's configurations remembered for PROVIDER_CACHE_SECONDS in this process."""
     from memory.models import EmbeddingConfig
 
-    now = time.monotonic()
-    hit = _cache.get(org.pk)
-    if hit is None or hit[0] <= now:
+    with _cache_lock:
+        entry = _cache.get(org.pk)
+    if entry is None:
         rows = list(EmbeddingConfig.objects.filter(org=org)[: PROVIDER_CACHE_MAX_CONFIGS + 1])
         if len(rows) > PROVIDER_CACHE_MAX_CONFIGS:
             return provider_for(org, user_id)
-        hit = (now + PROVIDER_CACHE_SECONDS, {"configs": {c.user_id: c for c in rows}, "providers": {}})
+        entry = {"configs": {c.user_id: c for c in rows}, "providers": {}}
         with _cache_lock:
-            if len(_cache) > 10_000:
-                _cache.clear()
-            _cache[org.pk] = hit
-    entry = hit[1]
+            _cache[org.pk] = entry
     configs = entry["configs"]
     config = (configs.get(user_id) if user_id else None) or configs.get("")
     key = config.pk if config is not None else None
