@@ -79,13 +79,14 @@ def _provider(config):
         return _local
     if config.provider == "local":
         return _local
-    from core.crypto import decrypt
+    from core.crypto import DecryptionError, decrypt
 
     from .remote import OpenAICompatibleProvider
 
+    try:
+        api_key = decrypt(config.api_key_encrypted)
+    except DecryptionError:
+        api_key = ""  # logged by decrypt; the provider answers 401 (an EmbeddingError) until it is set again
     return OpenAICompatibleProvider(
-        base_url=config.base_url,
-        model=config.model,
-        api_key=decrypt(config.api_key_encrypted),
-        dimensions=config.dimensions,
+        base_url=config.base_url, model=config.model, api_key=api_key, dimensions=config.dimensions
     )
