@@ -12,10 +12,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from projects.access import readable_memories
+from projects.access import is_subject, require_change_extraction_job
 from projects.web import org_page, paginate, render_page
 
-from .models import InjectionLog, JobStatus, MemoryItem, MemoryType, ReembedJob, Source
+from .models import JobStatus, MemoryType, Source
+from .selectors import extraction_jobs_for, reembed_jobs_for, usage_injections, usage_memories
 
 DAYS = 30
 PALETTE = [
@@ -46,13 +47,6 @@ KEY_COLORS = {
 
 def _color(keys, key):
     return KEY_COLORS.get(key) or PALETTE[keys.index(key) % len(PALETTE)]
-
-
-def _jobs(actor):
-    """Extraction jobs the actor may see (the API's rule: their own; org owners and admins the org's)."""
-    from .api.jobs_views import jobs_for
-
-    return jobs_for(actor)
 
 
 def queue_health(jobs) -> dict:
@@ -86,11 +80,11 @@ def job_counts(job) -> dict:
 @org_page
 def queue(request):
     actor = request.actor
-    jobs = _jobs(actor)
+    jobs = extraction_jobs_for(actor)
     status = request.GET.get("status", "")
     listed = jobs.filter(status=status) if status in JobStatus.values else jobs
     page, querystring = paginate(request, listed.order_by("-created_at", "-id"))
-    reembeds = list(ReembedJob.objects.filter(org=actor.org).order_by("-created_at")[:5])
+    reembeds = list(reembed_jobs_for(actor)[:5])
     context = {
         "page": page,
         "rows": [(job, job_counts(job)) for job in page.object_list],
@@ -107,8 +101,8 @@ def queue(request):
 
 @org_page
 def queue_job(request, pk):
-    job = get_object_or_404(_jobs(request.actor), pk=pk)
-    own = job.user_id == request.actor.user_id
+    job = get_object_or_404(extraction_jobs_for(request.actor), pk=pk)
+    own = is_subject(request.actor, job.user_id)  # the messages are shown to the job's subject only
     context = {"job": job, "counts": job_counts(job), "own": own}
     return render_page(request, "memory/job.html", context)
 
@@ -116,7 +110,8 @@ def queue_job(request, pk):
 @org_page
 @require_POST
 def queue_retry(request, pk):
-    job = get_object_or_404(_jobs(request.actor), pk=pk)
+    job = get_object_or_404(extraction_jobs_for(request.actor), pk=pk)
+    require_change_extraction_job(request.actor, job)
     if job.status != JobStatus.FAILED:
         messages.info(request, _("Only failed jobs can be retried."))
         return redirect("queue")
@@ -190,13 +185,11 @@ def usage(request):
     days = _days(today)
     since = timezone.now() - timedelta(days=DAYS)
     # Org owners and admins see the organization's figures; others what they may read themselves.
-    memories = MemoryItem.objects.filter(org=actor.org) if actor.is_org_admin else readable_memories(actor)
+    memories = usage_memories(actor)
     recent = memories.filter(created_at__gte=since).annotate(day=TruncDate("created_at"))
     by_type = recent.values_list("day", "memory_type").annotate(n=Count("id")).order_by()
     by_source = recent.values_list("day", "source").annotate(n=Count("id")).order_by()
-    logs = InjectionLog.objects.filter(org=actor.org, created_at__gte=since)
-    if not actor.is_org_admin:
-        logs = logs.filter(user_id=actor.user_id)
+    logs = usage_injections(actor).filter(created_at__gte=since)
     by_kind = (
         logs.annotate(day=TruncDate("created_at"))
         .values_list("day", "kind")
@@ -207,7 +200,7 @@ def usage(request):
     merged = {}
     for day, key, n in calls:
         merged[(day, key)] = merged.get((day, key), 0) + n
-    jobs = _jobs(actor)
+    jobs = extraction_jobs_for(actor)
     context = {
         "by_type": stacked_chart(list(by_type), [t.value for t in MemoryType], days),
         "by_source": stacked_chart(list(by_source), [s.value for s in Source], days),

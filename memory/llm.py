@@ -19,9 +19,14 @@ from .models import LLMConfig
 log = logging.getLogger(__name__)
 
 
+def llm_config_get(*, org) -> LLMConfig | None:
+    """The org's own chat model configuration, or None."""
+    return LLMConfig.objects.filter(org=org).first()
+
+
 def llm_for(org) -> LLMClient | None:
     """The chat model for an org: its own configuration, then the server's, else None."""
-    config = LLMConfig.objects.filter(org=org).first() if org is not None else None
+    config = llm_config_get(org=org) if org is not None else None
     if config is not None and config.base_url and config.model:
         try:
             api_key = decrypt(config.api_key_encrypted)

@@ -21,11 +21,12 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.db.models import Max
 
-from projects.access import Actor, readable_memories
+from projects.access import Actor
 from projects.models import Project
 
 from . import gate
 from .models import MemoryItem, MemoryRevision, MemoryType, Scope, Source, Status
+from .selectors import readable_memories
 from .services import StaleVersion, memory_archive, memory_create, memory_update
 
 HEADINGS = {

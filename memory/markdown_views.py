@@ -13,11 +13,10 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from projects.access import readable_memories
 from projects.web import org_page, render_page
 
 from .markdown import MarkdownError, Subject, document_apply, document_get
-from .models import Scope, Status
+from .selectors import own_skill_names
 
 SKILL_RE = re.compile(r"^[\w.-]{1,100}$")
 
@@ -27,11 +26,6 @@ class MarkdownForm(forms.Form):
         label=gettext_lazy("Document"), widget=forms.Textarea, max_length=200_000, strip=False
     )
     base_version = forms.CharField(widget=forms.HiddenInput, max_length=200)
-
-
-def _skills(actor) -> list[str]:
-    qs = readable_memories(actor).filter(scope=Scope.USER, user_id=actor.user_id, status=Status.ACTIVE)
-    return sorted(set(qs.exclude(skill="").values_list("skill", flat=True)))
 
 
 def _inline(text: str) -> str:
@@ -85,7 +79,7 @@ def _context(request, skill, form=None, **extra):
         "form": form,
         "doc": doc,
         "skill": skill,
-        "skills": _skills(actor),
+        "skills": own_skill_names(actor=actor),
         "preview": preview_html(text),
         **extra,
     }

@@ -1,5 +1,6 @@
-"""Reads of long-term memory: the candidate set a search or context call may draw from, core memories,
-and injection logs. Access is decided by projects.access inside the query, never after it."""
+"""Reads of long-term memory: the readable memories, the candidate set a search or context call may draw
+from, core memories, revisions, extraction and re-embed jobs, injection logs. Access is decided by
+projects.access (its *_read_q filters) inside the query, never after it."""
 
 from __future__ import annotations
 
@@ -9,10 +10,43 @@ from datetime import datetime
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
 from django.db.models.functions import Now
 
-from projects.access import Actor, memory_read_q, readable_memories
+from projects.access import (
+    Actor,
+    extraction_job_read_q,
+    injection_figures_q,
+    injection_read_q,
+    memory_figures_q,
+    memory_read_q,
+    reembed_job_read_q,
+)
 from projects.models import Project
 
-from .models import InjectionLog, MemoryItem, MemoryType, Scope, Status
+from .models import (
+    ExtractionJob,
+    InjectionLog,
+    MemoryItem,
+    MemoryRevision,
+    MemoryType,
+    ReembedJob,
+    Scope,
+    Status,
+)
+
+
+def readable_memories(actor: Actor) -> QuerySet[MemoryItem]:
+    """Every memory the actor may read; the query itself enforces it."""
+    return MemoryItem.objects.filter(memory_read_q(actor))
+
+
+def memory_revisions(*, item: MemoryItem) -> QuerySet[MemoryRevision]:
+    """The revisions of a memory the caller has read (readable_memories); unordered."""
+    return MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk)
+
+
+def own_skill_names(*, actor: Actor) -> list[str]:
+    """The skills of the actor's own active user-scope memories (the Markdown editor's documents)."""
+    qs = readable_memories(actor).filter(scope=Scope.USER, user_id=actor.user_id, status=Status.ACTIVE)
+    return sorted(set(qs.exclude(skill="").values_list("skill", flat=True)))
 
 
 @dataclass
@@ -88,17 +122,34 @@ def core_memories(*, actor: Actor, filters: MemoryFilters, limit: int = 100) -> 
     return list(qs.order_by("-pinned", "created_at", "id")[:limit])
 
 
-def injections_for_user(*, actor: Actor, user_id: str) -> QuerySet:
-    """A subject's injection logs (the caller has passed require_subject)."""
-    return InjectionLog.objects.filter(org=actor.org, user_id=user_id)
+def injections_for_user(*, actor: Actor, user_id: str) -> QuerySet[InjectionLog]:
+    """A subject's injection logs that the actor may read (the caller has passed require_subject)."""
+    return InjectionLog.objects.filter(injection_read_q(actor), user_id=user_id)
 
 
-def injections_for_memory(*, actor: Actor, item: MemoryItem) -> QuerySet:
+def injections_for_memory(*, actor: Actor, item: MemoryItem) -> QuerySet[InjectionLog]:
     """Logs that handed this (readable) memory to an agent; an account sees only logs about itself."""
-    qs = InjectionLog.objects.filter(org=actor.org, memory_ids__contains=[item.pk])
-    if not actor.is_key:
-        qs = qs.filter(user_id=actor.user_id)
-    return qs
+    return InjectionLog.objects.filter(injection_read_q(actor), memory_ids__contains=[item.pk])
+
+
+def extraction_jobs_for(actor: Actor) -> QuerySet[ExtractionJob]:
+    """Extraction jobs the actor may see (projects.access.extraction_job_read_q)."""
+    return ExtractionJob.objects.filter(extraction_job_read_q(actor)).select_related("project")
+
+
+def reembed_jobs_for(actor: Actor) -> QuerySet[ReembedJob]:
+    """The org's re-embed jobs, newest first."""
+    return ReembedJob.objects.filter(reembed_job_read_q(actor)).order_by("-created_at", "-id")
+
+
+def usage_memories(actor: Actor) -> QuerySet[MemoryItem]:
+    """The memories the usage page counts (the org's for its owners and admins)."""
+    return MemoryItem.objects.filter(memory_figures_q(actor))
+
+
+def usage_injections(actor: Actor) -> QuerySet[InjectionLog]:
+    """The injection logs the usage page counts (the org's for its owners and admins)."""
+    return InjectionLog.objects.filter(injection_figures_q(actor))
 
 
 VISIBILITY_ORDER = Case(

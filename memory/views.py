@@ -10,13 +10,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from projects.access import (
-    can_change_memory,
-    has_project_perm,
-    readable_memories,
-    readable_projects,
-    require_change_memory,
-)
+from projects.access import can_change_memory, projects_to_add_to, require_change_memory
 from projects.models import Project
 from projects.views import project_for_page
 from projects.web import org_page, paginate, render_page
@@ -24,17 +18,12 @@ from projects.web import org_page, paginate, render_page
 from . import services
 from .forms import MemoryAddForm, MemoryEditForm, MemoryFilterForm, VisibilityForm
 from .gate import GateRejection
-from .models import MemoryRevision, Scope, Status
+from .models import Scope, Status
+from .selectors import memory_revisions, readable_memories
 
 SEARCH_PROJECTS = 10  # a search on the page covers the subject and at most this many projects
 
 TEMPLATE = "memory/list.html"
-
-
-def _writable_projects(actor):
-    return [
-        p for p in readable_projects(actor).order_by("name") if has_project_perm(actor, p, "create_memories")
-    ]
 
 
 def _filtered(actor, form: MemoryFilterForm):
@@ -114,7 +103,7 @@ def memory_list(request):
         "rows": _rows(actor, page.object_list),
         "querystring": querystring,
         "query": query,
-        "add_form": MemoryAddForm(projects=_writable_projects(actor)),
+        "add_form": MemoryAddForm(projects=projects_to_add_to(actor)),
     }
     return render_page(request, TEMPLATE, context, partial="results")
 
@@ -123,7 +112,7 @@ def memory_list(request):
 @require_POST
 def memory_add(request):
     actor = request.actor
-    form = MemoryAddForm(request.POST, projects=_writable_projects(actor))
+    form = MemoryAddForm(request.POST, projects=projects_to_add_to(actor))
     if form.is_valid():
         data = form.cleaned_data
         project = data["project"]
@@ -249,9 +238,7 @@ def memory_delete(request, pk):
 def memory_undo(request, pk):
     item = _readable(request, pk)
     if item.status == Status.ARCHIVED:
-        last = MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk).aggregate(n=Max("number"))[
-            "n"
-        ]
+        last = memory_revisions(item=item).aggregate(n=Max("number"))["n"]
         item = services.memory_restore(actor=request.actor, item=item, number=last, reason="undo delete")
     else:
         require_change_memory(request.actor, item)
@@ -262,7 +249,7 @@ def memory_undo(request, pk):
 @require_POST
 def memory_restore(request, pk, number):
     item = _readable(request, pk)
-    get_object_or_404(MemoryRevision, org=item.org_id, item_ref=item.pk, number=number)
+    get_object_or_404(memory_revisions(item=item), number=number)
     try:
         services.memory_restore(actor=request.actor, item=item, number=number)
     except GateRejection as exc:

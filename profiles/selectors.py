@@ -1,7 +1,9 @@
-"""Reads of user and project profiles (layer 3 of seed 000)."""
+"""Reads of user and project profiles (layer 3 of seed 000). Who may read which is projects.access's
+rule (user_profile_read_q, project_profile_read_q, profile_revision_read_q)."""
 
 from __future__ import annotations
 
+from projects.access import Actor, profile_revision_read_q, project_profile_read_q, user_profile_read_q
 from projects.models import Project
 
 from .models import ProfileRevision, ProjectProfile, UserProfile
@@ -70,13 +72,24 @@ _LABELS = {
 
 
 def user_profile_get(*, org, user_id: str) -> UserProfile | None:
-    """The subject's profile in the org, or None when none was ever built or edited."""
+    """The subject's profile in the org, or None when none was ever built or edited (no access check:
+    for callers that made it, like the context endpoint)."""
     return UserProfile.objects.filter(org=org, user_id=user_id).first()
 
 
 def project_profile_get(*, project: Project) -> ProjectProfile | None:
-    """The project's profile, or None."""
+    """The project's profile, or None (no access check, as user_profile_get)."""
     return ProjectProfile.objects.filter(org_id=project.org_id, project=project).first()
+
+
+def user_profile_for(*, actor: Actor, user_id: str) -> UserProfile | None:
+    """The subject's profile if it exists and the actor may read it."""
+    return UserProfile.objects.filter(user_profile_read_q(actor), user_id=user_id).first()
+
+
+def project_profile_for(*, actor: Actor, project: Project) -> ProjectProfile | None:
+    """The project's profile if it exists and the actor may read it."""
+    return ProjectProfile.objects.filter(project_profile_read_q(actor), project=project).first()
 
 
 def _fields(profile, names: list[str]) -> dict:
@@ -149,8 +162,8 @@ def profile_prompt_lines(profile: dict, *, language: str = "en") -> list[str]:
     return lines
 
 
-def profile_revisions(*, org, user_id: str = "", project: Project | None = None, limit: int = 50):
-    """The newest changes of a user's or a project's profile."""
-    qs = ProfileRevision.objects.filter(org=org)
+def profile_revisions(*, actor: Actor, user_id: str = "", project: Project | None = None, limit: int = 50):
+    """The newest changes of a user's or a project's profile that the actor may read."""
+    qs = ProfileRevision.objects.filter(profile_revision_read_q(actor))
     qs = qs.filter(project=project) if project is not None else qs.filter(user_id=user_id, project=None)
     return list(qs.order_by("-created_at", "-id")[:limit])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from projects.access import Actor, require_project, require_subject
+from projects.access import Actor, require_edit_project_profile, require_subject
 from projects.models import Project
 
 from .models import ProfileRevision, ProjectProfile, UserProfile
@@ -92,7 +92,7 @@ def project_profile_update(
     *, actor: Actor, project: Project, values: dict, clear_edited: list[str] | None = None
 ) -> ProjectProfile:
     """Editors and up edit a project profile."""
-    require_project(actor, project, "create_memories")
+    require_edit_project_profile(actor, project)
     profile = _locked_project_profile(project=project)
     _apply(
         profile,

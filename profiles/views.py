@@ -6,7 +6,7 @@ from django.shortcuts import get_object_or_404, redirect
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from projects.access import has_project_perm, readable_projects, require_project
+from projects.access import can_edit_project_profile, readable_projects, require_edit_project_profile
 from projects.web import org_page, render_page
 
 from . import services
@@ -14,9 +14,9 @@ from .forms import LABELS, project_form, user_form
 from .selectors import (
     profile_revisions,
     project_profile_dict,
-    project_profile_get,
+    project_profile_for,
     user_profile_dict,
-    user_profile_get,
+    user_profile_for,
 )
 
 
@@ -55,7 +55,7 @@ def _save(request, form, update, profile):
 @org_page
 def my_profile(request):
     actor = request.actor
-    profile = user_profile_get(org=actor.org, user_id=actor.user_id)
+    profile = user_profile_for(actor=actor, user_id=actor.user_id)
     values = user_profile_dict(profile)
     form = user_form(request.POST or None, values=values)
     if request.method == "POST":
@@ -71,7 +71,7 @@ def my_profile(request):
         "profile": profile,
         "revisions": [
             (rev, [LABELS.get(name, name) for name in rev.changes if name != "edited_fields"])
-            for rev in profile_revisions(org=actor.org, user_id=actor.user_id, limit=20)
+            for rev in profile_revisions(actor=actor, user_id=actor.user_id, limit=20)
         ],
     }
     return render_page(request, "profiles/user.html", context, status=400 if form.errors else 200)
@@ -82,8 +82,8 @@ def my_profile(request):
 def project_profile_edit(request, slug):
     actor = request.actor
     project = get_object_or_404(readable_projects(actor), slug=slug)
-    require_project(actor, project, "create_memories")
-    profile = project_profile_get(project=project)
+    require_edit_project_profile(actor, project)
+    profile = project_profile_for(actor=actor, project=project)
     form = project_form(request.POST, values=project_profile_dict(profile))
 
     def update(**kw):
@@ -98,11 +98,11 @@ def project_profile_edit(request, slug):
 
 def project_profile_context(actor, project):
     """Context for templates/profiles/project_profile.html inside the project page."""
-    profile = project_profile_get(project=project)
+    profile = project_profile_for(actor=actor, project=project)
     form = project_form(values=project_profile_dict(profile))
     return {
         "pform": form,
         "prows": field_rows(form, profile),
         "pprofile": profile,
-        "can_edit_profile": has_project_perm(actor, project, "create_memories"),
+        "can_edit_profile": can_edit_project_profile(actor, project),
     }

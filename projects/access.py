@@ -10,8 +10,15 @@ Rules (seed 000's role table):
 - Memory visibility (project scope): public — every member of the org; members — the project's
   members; owner_only — only its creator.
 - User and session scope: only the subject (the account whose membership user_id matches), or an
-  org API key acting for that subject.
+  org API key acting for that subject. The same subject rule covers sessions, their messages and
+  checkpoints (a project-restricted key also needs the session's project), injection logs and user
+  profiles; extraction jobs too, except that org owners and admins see the org's.
+- Project profiles and memberships follow their project; API keys are for org owners and admins.
 - Outsiders get 404 (Http404), members with too low a role get 403 (PermissionDenied).
+
+Each kind has a `*_read_q(actor, prefix="")` filter (plain Q objects: this module imports no model of
+the apps above it) that the kind's selectors build their querysets from, and `can_*` / `require_*`
+checks for writes.
 """
 
 from __future__ import annotations
@@ -85,6 +92,28 @@ def actor_for_account(account, org: Organization) -> Actor | None:
 
 def actor_for_key(key: ApiKey) -> Actor:
     return Actor(org=key.org, api_key=key)
+
+
+def account_memberships(account) -> QuerySet[OrgMembership]:
+    """The account's org memberships, oldest first: the orgs it may act in (no other org exists for it)."""
+    return OrgMembership.objects.filter(account=account).select_related("org").order_by("id")
+
+
+def account_membership(account, org_id: int) -> OrgMembership | None:
+    """The account's membership in the org with this id, or None when it is not a member."""
+    return account_memberships(account).filter(org_id=org_id).first()
+
+
+def account_membership_by_ref(account, ref: str) -> OrgMembership | None:
+    """The account's membership in the org an API caller names by slug or id, or None."""
+    return account_memberships(account).filter(org__slug=ref).first() or (
+        account_membership(account, int(ref)) if ref.isdigit() else None
+    )
+
+
+def org_q(actor: Actor, prefix: str = "") -> Q:
+    """Rows of the actor's org: what exists for it at all (a row of another org is simply not there)."""
+    return Q(**{f"{prefix}org": actor.org})
 
 
 # ---- projects -----------------------------------------------------------------------------------
@@ -182,6 +211,142 @@ def require_org_admin(actor: Actor) -> None:
         raise PermissionDenied("Only organization owners and admins may do this.")
 
 
+def embedding_config_subject(actor: Actor, level: str) -> str:
+    """Whose embedding settings the actor may read and change: the org's (user_id "", level "org": owners
+    and admins) or its own subject's (level "user"). Keys may do neither (403)."""
+    if actor.is_key:
+        raise PermissionDenied("API keys cannot change embedding settings.")
+    if level == "org":
+        require_org_admin(actor)
+        return ""
+    return actor.user_id
+
+
+def projects_to_add_to(actor: Actor) -> list[Project]:
+    """Projects the actor may add memories to, by name (the choices of the add form)."""
+    return [
+        p for p in readable_projects(actor).order_by("name") if has_project_perm(actor, p, "create_memories")
+    ]
+
+
+def membership_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Project memberships the actor may list: those of every project it can see."""
+    return org_q(actor, prefix) & Q(**{f"{prefix}project__in": readable_projects(actor).values("id")})
+
+
+def readable_memberships(actor: Actor) -> QuerySet[ProjectMembership]:
+    return ProjectMembership.objects.filter(membership_read_q(actor))
+
+
+def api_key_read_q(actor: Actor, prefix: str = "") -> Q:
+    """The org's API keys. They exist for its members (another org's key is a 404), but only org owners
+    and admins may list, read or revoke them: the views call require_org_admin (403) as well."""
+    return org_q(actor, prefix)
+
+
+def readable_api_keys(actor: Actor) -> QuerySet[ApiKey]:
+    return ApiKey.objects.filter(api_key_read_q(actor))
+
+
+# ---- subjects: sessions, messages, checkpoints, jobs, injection logs, profiles --------------------
+
+
+def subject_rows_q(actor: Actor, prefix: str = "") -> Q:
+    """Rows about one subject (a user_id column) the actor may read: an account its own subject's, an
+    org API key every subject's of its org."""
+    if actor.is_key:
+        return org_q(actor, prefix)
+    return org_q(actor, prefix) & Q(**{f"{prefix}user_id": actor.user_id})
+
+
+def is_subject(actor: Actor, user_id: str) -> bool:
+    """The actor is this subject itself (an account whose user_id it is; a key never is)."""
+    return bool(user_id) and user_id == actor.user_id
+
+
+def session_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Sessions the actor may read: its subject's; a key's every subject's, except that a key restricted
+    to some projects reaches only sessions of no project or of one of those."""
+    q = subject_rows_q(actor, prefix)
+    if actor.is_key and key_project_ids(actor.api_key) is not None:
+        q &= Q(**{f"{prefix}project__isnull": True}) | Q(
+            **{f"{prefix}project__in": readable_projects(actor).values("id")}
+        )
+    return q
+
+
+def message_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Messages of the sessions the actor may read."""
+    return org_q(actor, prefix) & session_read_q(actor, f"{prefix}session__")
+
+
+def checkpoint_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Checkpoints, live or archived, of the sessions the actor may read."""
+    return org_q(actor, prefix) & session_read_q(actor, f"{prefix}session__")
+
+
+def require_change_session(actor: Actor, session) -> None:
+    """Deleting a readable session or deciding / restoring its checkpoints: its subject, or a read-write key."""
+    require_subject(actor, session.user_id, write=True)
+
+
+def extraction_job_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Extraction jobs the actor may see: those about itself; the org's for its owners and admins and
+    for keys."""
+    if actor.is_key or actor.is_org_admin:
+        return org_q(actor, prefix)
+    return subject_rows_q(actor, prefix)
+
+
+def require_change_extraction_job(actor: Actor, job) -> None:
+    """Retrying a job the actor can see: anyone but a read-only key."""
+    if not actor.can_write:
+        raise PermissionDenied("This API key is read-only.")
+
+
+def reembed_job_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Re-embed jobs (progress counts only): every member and key of the org sees the org's."""
+    return org_q(actor, prefix)
+
+
+def injection_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Injection logs (what was handed to agents, with their queries): an account sees those about
+    itself, even an org admin (another person's queries are theirs); a key every subject's."""
+    return subject_rows_q(actor, prefix)
+
+
+def can_see_origin(actor: Actor, item) -> bool:
+    """Where a memory came from (its extraction job, the message it was said in) is shown only to its
+    subject: a project memory may come from another person's conversation."""
+    return is_subject(actor, item.user_id)
+
+
+def user_profile_read_q(actor: Actor, prefix: str = "") -> Q:
+    """User profiles: the subject's own; a key every subject's (require_subject says 404 for one)."""
+    return subject_rows_q(actor, prefix)
+
+
+def project_profile_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Project profiles of the projects the actor can see."""
+    return org_q(actor, prefix) & Q(**{f"{prefix}project__in": readable_projects(actor).values("id")})
+
+
+def profile_revision_read_q(actor: Actor, prefix: str = "") -> Q:
+    """The history of the user profiles and project profiles the actor may read."""
+    user = Q(**{f"{prefix}project__isnull": True}) & user_profile_read_q(actor, prefix)
+    return user | project_profile_read_q(actor, prefix)
+
+
+def can_edit_project_profile(actor: Actor, project: Project) -> bool:
+    """Editors and up edit a project's profile."""
+    return has_project_perm(actor, project, "create_memories")
+
+
+def require_edit_project_profile(actor: Actor, project: Project | None) -> None:
+    """404 for an outsider, 403 below Editor (or for a read-only key)."""
+    require_project(actor, project, "create_memories")
+
+
 # ---- memories -----------------------------------------------------------------------------------
 
 
@@ -216,11 +381,15 @@ def memory_read_q(actor: Actor, prefix: str = "") -> Q:
     return in_org & (subject_q(actor, p) | public | members | own)
 
 
-def readable_memories(actor: Actor) -> QuerySet:
-    """Every memory the actor may read; the query itself enforces it."""
-    from memory.models import MemoryItem
+def memory_figures_q(actor: Actor, prefix: str = "") -> Q:
+    """Memories counted on the usage page: the whole org's for its owners and admins (counts only, no
+    content), the readable ones for everyone else."""
+    return org_q(actor, prefix) if actor.is_org_admin else memory_read_q(actor, prefix)
 
-    return MemoryItem.objects.filter(org=actor.org).filter(memory_read_q(actor))
+
+def injection_figures_q(actor: Actor, prefix: str = "") -> Q:
+    """Injection logs counted on the usage page: the whole org's for its owners and admins."""
+    return org_q(actor, prefix) if actor.is_org_admin else injection_read_q(actor, prefix)
 
 
 def require_subject(actor: Actor, user_id: str, *, write: bool = False) -> None:
@@ -270,7 +439,8 @@ def can_change_memory(actor: Actor, item) -> bool:
 
 def require_change_memory(actor: Actor, item) -> None:
     """404 when the actor may not even read the item, 403 when it may read but not change it."""
-    if item.org_id != actor.org.pk or not readable_memories(actor).filter(pk=item.pk).exists():
+    readable = type(item)._default_manager.filter(memory_read_q(actor), pk=item.pk)
+    if item.org_id != actor.org.pk or not readable.exists():
         raise Http404("No such memory.")
     if not can_change_memory(actor, item):
         raise PermissionDenied("Your role may not change this memory.")

@@ -2,18 +2,17 @@ from django.utils.functional import SimpleLazyObject
 
 
 def _current_membership(request):
-    from .models import OrgMembership
+    from .access import account_membership, account_memberships
 
     user = request.user
     if not user.is_authenticated:
         return None
-    memberships = OrgMembership.objects.filter(account=user).select_related("org").order_by("id")
     wanted = request.session.get("org_id")
     if wanted:
-        chosen = memberships.filter(org_id=wanted).first()
+        chosen = account_membership(user, wanted)
         if chosen:
             return chosen
-    return memberships.first()
+    return account_memberships(user).first()
 
 
 class CurrentOrgMiddleware:

@@ -14,20 +14,24 @@ from django.views.decorators.http import require_POST
 
 from . import services
 from .access import (
+    account_membership,
+    account_memberships,
     has_project_perm,
     project_role,
+    readable_api_keys,
+    readable_memberships,
     readable_projects,
     require_org_admin,
     require_project,
 )
 from .forms import ApiKeyForm, MemberAddForm, ProjectForm, RoleForm
-from .models import ApiKey, OrgMembership, ProjectMembership, ProjectRole
+from .models import ProjectRole
 from .web import org_page, paginate, render_page
 
 
 @login_required
 def home(request):
-    memberships = OrgMembership.objects.filter(account=request.user).select_related("org")
+    memberships = account_memberships(request.user)
     return render(request, "home.html", {"memberships": memberships})
 
 
@@ -35,7 +39,7 @@ def home(request):
 @require_POST
 def switch_org(request):
     org_id = request.POST.get("org", "")
-    if org_id.isdigit() and OrgMembership.objects.filter(account=request.user, org_id=int(org_id)).exists():
+    if org_id.isdigit() and account_membership(request.user, int(org_id)) is not None:
         request.session["org_id"] = int(org_id)
     target = request.POST.get("next") or ""
     if not url_has_allowed_host_and_scheme(
@@ -104,7 +108,8 @@ def members_context(request, project, form=None, errors=None):
     actor = request.actor
     role = project_role(actor, project)
     members = list(
-        ProjectMembership.objects.filter(project=project)
+        readable_memberships(actor)
+        .filter(project=project)
         .select_related("account")
         .order_by("account__username")
     )
@@ -160,7 +165,7 @@ def member_add(request, slug):
 def _membership(request, slug, pk):
     project = project_for_page(request, slug)
     require_project(request.actor, project, "manage_members")
-    return project, get_object_or_404(ProjectMembership, project=project, pk=pk)
+    return project, get_object_or_404(readable_memberships(request.actor), project=project, pk=pk)
 
 
 @org_page
@@ -213,11 +218,7 @@ def key_list(request):
             actor=actor,
         )
         form = ApiKeyForm(projects=projects)
-    keys = (
-        ApiKey.objects.filter(org=actor.org)
-        .prefetch_related("projects")
-        .order_by("revoked_at", "-created_at")
-    )
+    keys = readable_api_keys(actor).prefetch_related("projects").order_by("revoked_at", "-created_at")
     page, querystring = paginate(request, keys)
     context = {"page": page, "querystring": querystring, "form": form, "secret": secret}
     response = render(request, "keys/list.html", context)
@@ -231,7 +232,7 @@ def key_list(request):
 def key_revoke(request, pk):
     actor = request.actor
     require_org_admin(actor)
-    key = get_object_or_404(ApiKey, org=actor.org, pk=pk)
+    key = get_object_or_404(readable_api_keys(actor), pk=pk)
     services.api_key_revoke(actor=actor, key=key)
     messages.success(request, _("Key %(prefix)s revoked.") % {"prefix": key.prefix})
     return redirect("key-list")

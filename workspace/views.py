@@ -3,13 +3,14 @@ revisions, where it came from: extraction job and message, and the agent calls t
 
 from django.shortcuts import get_object_or_404
 
-from checkpoints.models import Message
-from memory.models import ExtractionJob, InjectionLog, MemoryRevision, Status
-from memory.selectors import project_memories
+from memory.models import Status
+from memory.selectors import injections_for_memory, memory_revisions, project_memories, readable_memories
 from profiles.views import project_profile_context
-from projects.access import can_change_memory, project_role, readable_memories
+from projects.access import can_change_memory, project_role
 from projects.views import members_context, project_for_page
 from projects.web import org_page, paginate, render_page
+
+from .selectors import memory_origin
 
 
 @org_page
@@ -28,50 +29,13 @@ def project_detail(request, slug):
     return render_page(request, "projects/detail.html", context, partial="memories")
 
 
-def _origin(item, actor):
-    """Where the memory came from: its extraction job and the message it was said in, when known.
-
-    Only the subject sees the message: a project memory may come from another person's conversation.
-    """
-    job, message = None, None
-    if item.user_id != actor.user_id or not item.user_id:
-        return job, message
-    # The extraction pipeline records its job as source_id "extraction-job:<id>".
-    job_id = (
-        item.source_id.removeprefix("extraction-job:") if item.source_id.startswith("extraction-job:") else ""
-    )
-    if job_id.isdigit():
-        job = ExtractionJob.objects.filter(org=item.org_id, pk=int(job_id), user_id=item.user_id).first()
-    if item.source_message_id:
-        message = (
-            Message.objects.filter(org=item.org_id, message_id=item.source_message_id, user_id=item.user_id)
-            .select_related("session")
-            .first()
-        )
-        if message is None and job is not None:
-            said = [
-                m
-                for m in job.messages or []
-                if isinstance(m, dict) and m.get("message_id") == item.source_message_id
-            ]
-            if said:
-                message = {
-                    "content": said[0].get("content", ""),
-                    "role": said[0].get("role", ""),
-                    "session": None,
-                }
-    return job, message
-
-
 @org_page
 def memory_detail(request, pk):
     item = get_object_or_404(readable_memories(request.actor).select_related("project", "created_by"), pk=pk)
-    revisions = MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk).order_by("-number")
+    revisions = memory_revisions(item=item).order_by("-number")
     # Only the reader's own agent calls: another person's queries are theirs.
-    injections = InjectionLog.objects.filter(
-        org=item.org_id, memory_ids__contains=[item.pk], user_id=request.actor.user_id
-    ).order_by("-created_at")
-    job, message = _origin(item, request.actor)
+    injections = injections_for_memory(actor=request.actor, item=item).order_by("-created_at")
+    job, message = memory_origin(actor=request.actor, item=item)
     inj_page, inj_qs = paginate(request, injections)
     context = {
         "item": item,

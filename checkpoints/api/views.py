@@ -8,7 +8,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
-from projects.access import project_by_ref, require_subject
+from projects.access import project_by_ref, require_change_session, require_subject
 from projects.api.base import EngramAPIView
 from projects.api.errors import ApiError
 from projects.api.pagination import CreatedCursorPagination
@@ -82,7 +82,7 @@ class SessionDetailView(EngramAPIView):
     @extend_schema(responses={204: None})
     def delete(self, request, session_id):
         session = selectors.session_get(self.actor, session_id)
-        require_subject(self.actor, session.user_id, write=True)
+        require_change_session(self.actor, session)
         services.session_delete(session=session)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -95,9 +95,8 @@ class SessionMessagesView(EngramAPIView):
         data.is_valid(raise_exception=True)
         data = data.validated_data
         user_id = _subject(self.actor, data["user_id"])
-        existing = selectors.session_find(self.actor, _session_id(session_id))
-        if existing is not None and not self.actor.is_key and existing.user_id != user_id:
-            raise Http404("No such session.")
+        # 404 for someone else's session (a key's clash of subjects is the service's 409).
+        selectors.session_find(self.actor, _session_id(session_id))
         with conflicts():
             session, created, job = services.messages_append(
                 org=self.org,
@@ -200,7 +199,7 @@ class CheckpointDecisionView(EngramAPIView):
         row = selectors.checkpoint_get(self.actor, pk)
         if isinstance(row, CheckpointArchive):
             raise ApiError(409, "conflict", "This checkpoint is archived; restore it first.")
-        require_subject(self.actor, row.session.user_id, write=True)
+        require_change_session(self.actor, row.session)
         with conflicts():
             new = services.checkpoint_decide(
                 checkpoint=row,
@@ -219,7 +218,7 @@ class CheckpointRestoreView(EngramAPIView):
         row = selectors.checkpoint_get(self.actor, pk)
         if not isinstance(row, CheckpointArchive):
             raise ApiError(409, "conflict", "This checkpoint is not archived.")
-        require_subject(self.actor, row.session.user_id, write=True)
+        require_change_session(self.actor, row.session)
         return Response(
             checkpoint_data(services.checkpoint_restore(archive=row)), status=status.HTTP_201_CREATED
         )

@@ -1,9 +1,8 @@
 """The extraction queue (seed 003) and the org's chat model configuration.
 
-Accounts see the jobs about themselves (org owners and admins see the org's); API keys see the org's.
+Who sees which job is projects.access.extraction_job_read_q's rule (memory.selectors.extraction_jobs_for).
 """
 
-from django.db.models import QuerySet
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
@@ -11,9 +10,10 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from memory.extraction.services import extraction_job_retry
-from memory.llm import llm_config_delete, llm_config_set, llm_for
-from memory.models import ExtractionJob, JobStatus, LLMConfig
-from projects.access import Actor, require_org_admin
+from memory.llm import llm_config_delete, llm_config_get, llm_config_set, llm_for
+from memory.models import ExtractionJob, JobStatus
+from memory.selectors import extraction_jobs_for
+from projects.access import require_change_extraction_job, require_org_admin
 from projects.api.base import EngramAPIView, StrictSerializer
 from projects.api.errors import ApiError
 from projects.api.pagination import CreatedCursorPagination
@@ -46,13 +46,6 @@ class ExtractionJobSerializer(serializers.ModelSerializer):
         return obj.project.slug if obj.project_id else None
 
 
-def jobs_for(actor: Actor) -> QuerySet[ExtractionJob]:
-    qs = ExtractionJob.objects.filter(org=actor.org).select_related("project")
-    if actor.is_key or actor.is_org_admin:
-        return qs
-    return qs.filter(user_id=actor.user_id)
-
-
 class ExtractionJobListView(EngramAPIView):
     pagination_class = CreatedCursorPagination
 
@@ -65,7 +58,7 @@ class ExtractionJobListView(EngramAPIView):
         responses=ExtractionJobSerializer(many=True),
     )
     def get(self, request):
-        qs = jobs_for(self.actor)
+        qs = extraction_jobs_for(self.actor)
         status = request.query_params.get("status")
         if status:
             if status not in JobStatus.values:
@@ -80,7 +73,7 @@ class ExtractionJobListView(EngramAPIView):
 
 
 def _job(actor, pk) -> ExtractionJob:
-    job = jobs_for(actor).filter(pk=pk).first()
+    job = extraction_jobs_for(actor).filter(pk=pk).first()
     if job is None:
         raise Http404("No such extraction job.")
     return job
@@ -97,8 +90,7 @@ class ExtractionJobRetryView(EngramAPIView):
     def post(self, request, pk):
         """A failed job goes back to the queue."""
         job = _job(self.actor, pk)
-        if not self.actor.can_write:
-            raise ApiError(403, "permission_denied", "This API key is read-only.")
+        require_change_extraction_job(self.actor, job)
         job, retried = extraction_job_retry(job=job)
         if not retried:
             raise ApiError(409, "conflict", f"Only failed jobs can be retried (this one is {job.status}).")
@@ -116,7 +108,7 @@ class LLMConfigView(EngramAPIView):
     """GET/PUT/DELETE the org's OpenAI-compatible chat model (org owners and admins)."""
 
     def _body(self) -> dict:
-        config = LLMConfig.objects.filter(org=self.org).first()
+        config = llm_config_get(org=self.org)
         client = llm_for(self.org)
         return {
             "config": None

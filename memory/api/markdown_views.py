@@ -5,10 +5,9 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from projects.access import require_project, require_subject
+from projects.access import readable_projects, require_project, require_subject
 from projects.api.base import EngramAPIView, StrictSerializer
 from projects.api.errors import ApiError
-from projects.models import Project
 
 from ..markdown import MarkdownError, Subject, document_apply, document_get
 
@@ -39,7 +38,7 @@ class MarkdownDocumentView(EngramAPIView):
         query.is_valid(raise_exception=True)
         data = query.validated_data
         if data["project"] is not None:
-            project = Project.objects.filter(org=self.org, pk=data["project"]).first()
+            project = readable_projects(self.actor).filter(pk=data["project"]).first()
             require_project(self.actor, project, "create_memories" if write else "read_memories")
             return Subject(org=self.org, project=project, skill=data["skill"])
         user_id = data["user_id"] or (self.actor.user_id or "")

@@ -11,13 +11,8 @@ from rest_framework.response import Response
 
 from memory.models import InjectionLog, MemoryItem, MemoryType, Scope, Status
 from memory.search import COLUMNS, Hit, SearchError, memory_search
-from memory.selectors import MemoryFilters, injections_for_memory, injections_for_user
-from projects.access import (
-    project_by_ref,
-    readable_memories,
-    require_project,
-    require_subject,
-)
+from memory.selectors import MemoryFilters, injections_for_memory, injections_for_user, readable_memories
+from projects.access import project_by_ref, require_project, require_subject
 from projects.api.base import EngramAPIView, StrictSerializer
 from projects.api.errors import ApiError
 from projects.api.pagination import CreatedCursorPagination

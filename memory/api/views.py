@@ -1,30 +1,29 @@
 """The memory API: items, batch, history/restore, delete-all, stats, seed 004's agent routes, embedding settings.
 
-Reads go through projects.access.readable_memories(actor); writes through memory.services (which ask
-projects.access). Views only parse, call one service or selector, and serialize.
+Reads go through memory.selectors (built from projects.access filters); writes through memory.services
+(which ask projects.access). Views only parse, call one service or selector, and serialize.
 """
 
 from __future__ import annotations
 
 import re
 
-from django.db import transaction
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
-from config.celery import enqueue_on_commit
-from core.crypto import encrypt
-from projects.access import project_by_ref, readable_memories, require_org_admin
+from projects.access import embedding_config_subject, project_by_ref
 from projects.api.base import EngramAPIView, EngramViewSet
 from projects.api.errors import ApiError
 
 from .. import services
 from ..embeddings import provider_for
+from ..embeddings.config import embedding_config_delete, embedding_config_get, embedding_config_set
 from ..gate import GateRejection
-from ..models import EmbeddingConfig, MemoryItem, MemoryRevision, ReembedJob, Scope, Source
+from ..models import MemoryItem, MemoryRevision, ReembedJob, Scope, Source
+from ..selectors import memory_revisions, readable_memories, reembed_jobs_for
 from .serializers import (
     AgentMemoryInputSerializer,
     AgentMemoryPatchSerializer,
@@ -320,7 +319,7 @@ class MemoryViewSet(EngramViewSet):
     @extend_schema(responses=RevisionSerializer(many=True))
     def history(self, request, pk=None):
         item = readable_item(self.actor, pk)
-        revisions = MemoryRevision.objects.filter(org=self.org, item_ref=item.pk).order_by("number")
+        revisions = memory_revisions(item=item).order_by("number")
         return Response({"results": RevisionSerializer(revisions, many=True).data})
 
     @extend_schema(request=RestoreSerializer, responses=MemorySerializer)
@@ -423,15 +422,10 @@ class EmbeddingConfigView(EngramAPIView):
         level = (data or {}).get("level") or request.query_params.get("level") or "org"
         if level not in ("org", "user"):
             raise ApiError(400, "invalid", "level: org or user.")
-        if self.actor.is_key:
-            raise ApiError(403, "permission_denied", "API keys cannot change embedding settings.")
-        if level == "org":
-            require_org_admin(self.actor)
-            return level, ""
-        return level, self.actor.user_id
+        return level, embedding_config_subject(self.actor, level)
 
     def _body(self, level: str, user_id: str) -> dict:
-        config = EmbeddingConfig.objects.filter(org=self.org, user_id=user_id).first()
+        config = embedding_config_get(org=self.org, user_id=user_id)
         provider = provider_for(self.org, user_id)
         return {
             "level": level,
@@ -447,45 +441,25 @@ class EmbeddingConfigView(EngramAPIView):
     def put(self, request):
         data = _validated(EmbeddingConfigInputSerializer, request.data)
         level, user_id = self._level(request, data)
-        with transaction.atomic():
-            before = provider_for(self.org, user_id).model_name
-            config = EmbeddingConfig.objects.select_for_update().filter(org=self.org, user_id=user_id).first()
-            config = config or EmbeddingConfig(org=self.org, user_id=user_id)
-            config.provider = data["provider"]
-            config.model = data["model"]
-            config.base_url = data["base_url"]
-            config.dimensions = data["dimensions"]
-            if "api_key" in data:
-                config.api_key_encrypted = encrypt(data["api_key"])
-            if config.provider == "local":
-                config.api_key_encrypted = ""
-            config.save()
-            after = provider_for(self.org, user_id).model_name
-            job = self._reembed_if_changed(before, after)
+        job = embedding_config_set(
+            org=self.org,
+            user_id=user_id,
+            provider=data["provider"],
+            model=data["model"],
+            base_url=data["base_url"],
+            dimensions=data["dimensions"],
+            api_key=data.get("api_key"),
+        )
         body = self._body(level, user_id)
         body["reembed_job"] = ReembedJobSerializer(job).data if job else None
         return Response(body)
 
     def delete(self, request):
         level, user_id = self._level(request)
-        with transaction.atomic():
-            before = provider_for(self.org, user_id).model_name
-            EmbeddingConfig.objects.filter(org=self.org, user_id=user_id).delete()
-            job = self._reembed_if_changed(before, provider_for(self.org, user_id).model_name)
+        job = embedding_config_delete(org=self.org, user_id=user_id)
         body = self._body(level, user_id)
         body["reembed_job"] = ReembedJobSerializer(job).data if job else None
         return Response(body)
-
-    def _reembed_if_changed(self, before: str, after: str):
-        if before == after:
-            return None
-        from ..tasks import reembed_queryset, reembed_run
-
-        job = ReembedJob.objects.create(org=self.org, model=after)
-        job.total = reembed_queryset(job).count()
-        job.save(update_fields=["total"])
-        enqueue_on_commit(reembed_run, job.pk)
-        return job
 
 
 class ReembedJobViewSet(EngramViewSet):
@@ -495,7 +469,7 @@ class ReembedJobViewSet(EngramViewSet):
     queryset = ReembedJob.objects.none()  # for the schema only
 
     def get_queryset(self):
-        return ReembedJob.objects.filter(org=self.org).order_by("-created_at", "-id")
+        return reembed_jobs_for(self.actor)
 
     def list(self, request):
         page = self.paginate_queryset(self.get_queryset())

@@ -3,7 +3,7 @@
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
-from projects.access import require_project, require_subject
+from projects.access import readable_projects, require_edit_project_profile, require_project, require_subject
 from projects.api.base import EngramAPIView
 from projects.models import Project
 
@@ -11,9 +11,9 @@ from .. import services
 from ..selectors import (
     profile_revisions,
     project_profile_dict,
-    project_profile_get,
+    project_profile_for,
     user_profile_dict,
-    user_profile_get,
+    user_profile_for,
 )
 from .serializers import ProfileRevisionSerializer, ProjectProfileInputSerializer, UserProfileInputSerializer
 
@@ -32,9 +32,11 @@ class UserProfileView(EngramAPIView):
     """A subject's profile: the subject themself or an org API key; anyone else gets 404."""
 
     def _render(self, user_id: str):
-        profile = user_profile_get(org=self.org, user_id=user_id)
+        profile = user_profile_for(actor=self.actor, user_id=user_id)
         body = _body(
-            profile, user_profile_dict(profile), profile_revisions(org=self.org, user_id=user_id, limit=20)
+            profile,
+            user_profile_dict(profile),
+            profile_revisions(actor=self.actor, user_id=user_id, limit=20),
         )
         return Response({"user_id": user_id, **body})
 
@@ -59,25 +61,28 @@ class UserProfileView(EngramAPIView):
 class ProjectProfileView(EngramAPIView):
     """A project's profile: members read, Editors and up edit, outsiders get 404."""
 
-    def _project(self, pk: int, perm: str) -> Project:
-        project = Project.objects.filter(org=self.org, pk=pk).first()
-        require_project(self.actor, project, perm)
+    def _project(self, pk: int) -> Project:
+        project = readable_projects(self.actor).filter(pk=pk).first()
+        require_project(self.actor, project)  # 404 for an outsider
         return project
 
     def _render(self, project: Project):
-        profile = project_profile_get(project=project)
+        profile = project_profile_for(actor=self.actor, project=project)
         body = _body(
-            profile, project_profile_dict(profile), profile_revisions(org=self.org, project=project, limit=20)
+            profile,
+            project_profile_dict(profile),
+            profile_revisions(actor=self.actor, project=project, limit=20),
         )
         return Response({"project": project.id, **body})
 
     @extend_schema(responses=None)
     def get(self, request, pk: int):
-        return self._render(self._project(pk, "read_memories"))
+        return self._render(self._project(pk))
 
     @extend_schema(request=ProjectProfileInputSerializer, responses=None)
     def patch(self, request, pk: int):
-        project = self._project(pk, "create_memories")
+        project = self._project(pk)
+        require_edit_project_profile(self.actor, project)
         data = ProjectProfileInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)

@@ -4,8 +4,15 @@ from django.http import Http404
 from rest_framework import serializers, viewsets
 from rest_framework.views import APIView
 
-from projects.access import Actor, actor_for_account, actor_for_key
-from projects.models import ApiKey, OrgMembership
+from projects.access import (
+    Actor,
+    account_membership,
+    account_membership_by_ref,
+    account_memberships,
+    actor_for_account,
+    actor_for_key,
+)
+from projects.models import ApiKey
 
 from .errors import ApiError
 
@@ -14,21 +21,18 @@ def resolve_actor(request) -> Actor:
     if isinstance(request.auth, ApiKey):
         return actor_for_key(request.auth)
     account = request.user
-    memberships = OrgMembership.objects.filter(account=account).select_related("org").order_by("id")
     membership = None
     wanted = request.headers.get("X-Engram-Org")
     if wanted:  # asked for explicitly (slug or id): an org the account is not in does not exist for it
-        membership = memberships.filter(org__slug=wanted).first() or (
-            memberships.filter(org_id=wanted).first() if wanted.isdigit() else None
-        )
+        membership = account_membership_by_ref(account, wanted)
         if membership is None:
             raise Http404("No such organization.")
     else:  # the org picked on the pages; stale (membership since removed) falls back to the first
         session = getattr(request, "session", None)
         chosen = session.get("org_id") if session is not None else None
         if chosen:
-            membership = memberships.filter(org_id=chosen).first()
-    membership = membership or memberships.first()
+            membership = account_membership(account, chosen)
+    membership = membership or account_memberships(account).first()
     if membership is None:
         raise ApiError(403, "no_organization", "This account belongs to no organization.")
     return actor_for_account(account, membership.org)

@@ -6,7 +6,13 @@ from rest_framework.decorators import action
 from rest_framework.response import Response
 
 from projects import services
-from projects.access import readable_projects, require_org_admin, require_project
+from projects.access import (
+    readable_api_keys,
+    readable_memberships,
+    readable_projects,
+    require_org_admin,
+    require_project,
+)
 from projects.models import ApiKey, Project, ProjectMembership
 
 from .base import EngramViewSet
@@ -74,9 +80,7 @@ class ProjectMemberViewSet(EngramViewSet):
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return ProjectMembership.objects.none()
-        return ProjectMembership.objects.filter(org=self.org, project=self.get_project()).select_related(
-            "account"
-        )
+        return readable_memberships(self.actor).filter(project=self.get_project()).select_related("account")
 
     def list(self, request, project_pk=None):
         page = self.paginate_queryset(self.get_queryset())
@@ -123,7 +127,7 @@ class ApiKeyViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, EngramView
     def get_queryset(self):
         if getattr(self, "swagger_fake_view", False):
             return ApiKey.objects.none()
-        return ApiKey.objects.filter(org=self.org).prefetch_related(Prefetch("projects")).order_by("-id")
+        return readable_api_keys(self.actor).prefetch_related(Prefetch("projects")).order_by("-id")
 
     def get_object(self):
         key = super().get_object()  # 404 first: a key of another org does not exist for the caller
