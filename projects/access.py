@@ -203,6 +203,12 @@ def require_project(actor: Actor, project: Project | None, perm: str = "read_mem
     return role
 
 
+def can_act_as_owner(actor: Actor, role: str | None) -> bool:
+    """Owner-only acts (delete the project; grant, take or remove the Owner role), given the actor's role
+    in the project: its Owner, or an org owner or admin."""
+    return role == ProjectRole.OWNER or actor.is_org_admin
+
+
 def require_org_admin(actor: Actor) -> None:
     """Org-level administration (API keys, org settings)."""
     if actor.is_key:

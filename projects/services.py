@@ -10,7 +10,7 @@ from django.utils.text import slugify
 from guardian.models import UserObjectPermission
 from guardian.shortcuts import assign_perm, remove_perm
 
-from .access import ROLE_PERMS, Actor, require_org_admin, require_project
+from .access import ROLE_PERMS, Actor, can_act_as_owner, require_org_admin, require_project
 from .models import (
     ApiKey,
     Organization,
@@ -133,7 +133,7 @@ def project_update(*, actor: Actor, project: Project, **fields) -> Project:
 def project_delete(*, actor: Actor, project: Project) -> None:
     """Delete a project with its memories; only its Owner or an org owner/admin may."""
     role = require_project(actor, project, "manage_members")
-    if role != ProjectRole.OWNER and not actor.is_org_admin:
+    if not can_act_as_owner(actor, role):
         raise PermissionDenied("Only the project's Owner may delete it.")
     content_type = ContentType.objects.get_for_model(Project)
     UserObjectPermission.objects.filter(content_type=content_type, object_pk=str(project.pk)).delete()
@@ -176,7 +176,7 @@ def project_member_add(*, actor: Actor, project: Project, account, role: str) ->
     actor_role = require_project(actor, project, "manage_members")
     if role not in ProjectRole.values:
         raise ValidationError({"role": f"Unknown role {role!r}."})
-    if role == ProjectRole.OWNER and actor_role != ProjectRole.OWNER and not actor.is_org_admin:
+    if role == ProjectRole.OWNER and not can_act_as_owner(actor, actor_role):
         raise PermissionDenied("Only an Owner may make another Owner.")
     project = _lock_project(project.pk)
     if not OrgMembership.objects.filter(org=project.org, account=account).exists():
@@ -200,11 +200,7 @@ def project_member_change_role(
         raise ValidationError({"role": f"Unknown role {role!r}."})
     project = _lock_project(membership.project_id)
     membership = ProjectMembership.objects.select_related("account").get(pk=membership.pk)
-    if (
-        ProjectRole.OWNER in (role, membership.role)
-        and actor_role != ProjectRole.OWNER
-        and not actor.is_org_admin
-    ):
+    if ProjectRole.OWNER in (role, membership.role) and not can_act_as_owner(actor, actor_role):
         raise PermissionDenied("Only an Owner may grant or take the Owner role.")
     if membership.role == ProjectRole.OWNER and role != ProjectRole.OWNER and _owner_count(project) <= 1:
         raise ValidationError({"role": "A project must keep at least one Owner."})
@@ -222,7 +218,7 @@ def project_member_remove(*, actor: Actor, membership: ProjectMembership) -> Non
     project = _lock_project(membership.project_id)
     membership = ProjectMembership.objects.select_related("account").get(pk=membership.pk)
     if membership.role == ProjectRole.OWNER:
-        if actor_role != ProjectRole.OWNER and not actor.is_org_admin:
+        if not can_act_as_owner(actor, actor_role):
             raise PermissionDenied("Only an Owner may remove an Owner.")
         if _owner_count(project) <= 1:
             raise ValidationError({"role": "A project must keep at least one Owner."})

@@ -16,6 +16,7 @@ from . import services
 from .access import (
     account_membership,
     account_memberships,
+    can_act_as_owner,
     has_project_perm,
     project_role,
     readable_api_keys,
@@ -118,7 +119,7 @@ def members_context(request, project, form=None, errors=None):
         "project": project,
         "members": members,
         "can_manage": has_project_perm(actor, project, "manage_members"),
-        "may_grant_owner": role == ProjectRole.OWNER or actor.is_org_admin,
+        "may_grant_owner": can_act_as_owner(actor, role),
         "member_form": form or MemberAddForm(),
         "role_form": RoleForm(),
         "member_errors": errors or {},
