@@ -313,20 +313,6 @@ def test_it_shows_user_profiles_to_their_subject_and_project_profiles_to_project
     assert profile_revisions(actor=cast["key_b"], project=project) == []
 
 
-def test_it_answers_404_and_403_on_profiles_as_before(org_a, alice, bob, charlie, project):
-    bob_api, charlie_api = client_for(bob), client_for(charlie)
-    assert bob_api.get("/api/v1/profiles/users/alice").status_code == 404
-    assert bob_api.get(f"/api/v1/projects/{project.pk}/profile").status_code == 200
-    assert (
-        bob_api.patch(
-            f"/api/v1/projects/{project.pk}/profile", {"project_goal": "x"}, format="json"
-        ).status_code
-        == 403
-    )
-    assert charlie_api.get(f"/api/v1/projects/{project.pk}/profile").status_code == 404
-    assert not ProjectProfile.objects.filter(project=project, project_goal="x").exists()
-
-
 # ---- memberships, API keys, orgs -----------------------------------------------------------------
 
 
