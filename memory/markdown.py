@@ -25,6 +25,7 @@ from projects.access import Actor, readable_memories
 from projects.models import Project
 
 from . import gate
+from .drafts import MemoryDraft
 from .models import MemoryItem, MemoryRevision, MemoryType, Scope, Source, Status
 from .services import StaleVersion, memory_archive, memory_create, memory_update
 
@@ -371,9 +372,7 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
         if bullet.item_id:
             continue
         try:
-            result = memory_create(
-                actor=actor,
-                org=subject.org,
+            draft = MemoryDraft(
                 content=bullet.content,
                 memory_type=bullet.memory_type,
                 scope=Scope.PROJECT if subject.project else Scope.USER,
@@ -381,9 +380,8 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
                 project=subject.project,
                 skill=subject.skill,
                 source=Source.USER,
-                reason=reason,
-                dedup="hash",
             )
+            result = memory_create(actor=actor, org=subject.org, draft=draft, reason=reason, dedup="hash")
         except gate.GateRejection as exc:
             raise _refuse(
                 [{"line": bullet.line, "code": exc.code, "message": f"Line {bullet.line}: {exc.message}"}]
