@@ -19,7 +19,7 @@ from projects.access import Actor, require_create_memory, require_own_org
 
 from . import gate
 from .dedup import is_duplicate
-from .drafts import MemoryDraft, build_item, defer_tokens, row_subject_key
+from .drafts import MemoryDraft, build_item, defer_tokens, subject_key
 from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Source, Status
 from .revisions import revision_new, snapshot
@@ -129,12 +129,12 @@ def memory_create_batch(
         for row in MemoryItem.objects.filter(
             org=org, status=Status.ACTIVE, content_hash__in=set(digests.values())
         ).defer("embedding", "search_tokens"):
-            stored.setdefault((row_subject_key(row), row.content_hash), row)
+            stored.setdefault((subject_key(row), row.content_hash), row)
     fresh: list[tuple[int, MemoryDraft]] = []
     first_in_batch: dict[tuple, int] = {}
     merges: dict[int, tuple[MemoryItem, list, float]] = {}
     for index, draft in accepted:
-        key = (draft.subject_key(), digests[index])
+        key = (subject_key(draft), digests[index])
         if key in stored:
             merges[index] = (stored[key], draft.tags, 1.0)
         elif key in first_in_batch:
@@ -155,7 +155,7 @@ def memory_create_batch(
                 kept.append((index, draft))
                 continue
             vector, model = vectors[index]
-            key = draft.subject_key()
+            key = subject_key(draft)
             found = find_duplicate(
                 base=draft.subject(org), content=draft.content, embedding=vector, model=model
             )

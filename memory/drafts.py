@@ -7,7 +7,7 @@ build the MemoryItem in one place (build_item).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 from django.contrib.postgres.search import SearchVectorField
@@ -54,73 +54,33 @@ class MemoryDraft:
         self.tags = list(self.tags or [])
         self.metadata = self.metadata or {}
 
+    @property
+    def project_id(self) -> int | None:
+        return self.project.pk if self.project else None
+
     def subject(self, org) -> dict:
-        """The rows that count as the same subject as this draft (subject_filter)."""
-        return subject_filter(
-            org=org,
-            scope=self.scope,
-            user_id=self.user_id,
-            project=self.project,
-            session_id=self.session_id,
-            agent_id=self.agent_id,
-            skill=self.skill,
-        )
+        """The rows that count as the same subject for deduplication.
 
-    def subject_key(self) -> tuple:
-        return subject_key(
-            scope=self.scope,
-            user_id=self.user_id,
-            project_id=self.project.pk if self.project else None,
-            session_id=self.session_id,
-            agent_id=self.agent_id,
-            skill=self.skill,
-        )
+        One agent's memories stay its own, and a skill's memories stay apart from general ones (seed
+        003: a skill's document is injected only when the skill is enabled, so merging across would
+        hide a fact).
+        """
+        common = {"org": org, "scope": self.scope, "agent_id": self.agent_id, "skill": self.skill}
+        if self.scope == Scope.PROJECT:
+            return {**common, "project": self.project}
+        if self.scope == Scope.SESSION:
+            return {**common, "user_id": self.user_id, "session_id": self.session_id}
+        return {**common, "user_id": self.user_id}
 
 
-def subject_filter(
-    *,
-    org,
-    scope: str,
-    user_id: str,
-    project: Project | None,
-    session_id: str,
-    agent_id: str = "",
-    skill: str = "",
-) -> dict:
-    """The rows that count as the same subject for deduplication.
-
-    One agent's memories stay its own, and a skill's memories stay apart from general ones (seed 003:
-    a skill's document is injected only when the skill is enabled, so merging across would hide a fact).
-    """
-    common = {"org": org, "scope": scope, "agent_id": agent_id or "", "skill": skill or ""}
-    if scope == Scope.PROJECT:
-        return {**common, "project": project}
-    if scope == Scope.SESSION:
-        return {**common, "user_id": user_id, "session_id": session_id}
-    return {**common, "user_id": user_id}
-
-
-def subject_key(
-    *, scope: str, user_id: str, project_id: int | None, session_id: str, agent_id: str, skill: str = ""
-) -> tuple:
-    """subject_filter as a hashable key, for matching many rows in Python."""
-    if scope == Scope.PROJECT:
-        return (scope, project_id, agent_id or "", skill or "")
-    if scope == Scope.SESSION:
-        return (scope, user_id, session_id, agent_id or "", skill or "")
-    return (scope, user_id, agent_id or "", skill or "")
-
-
-def row_subject_key(row: MemoryItem) -> tuple:
-    """subject_key of a stored row."""
-    return subject_key(
-        scope=row.scope,
-        user_id=row.user_id,
-        project_id=row.project_id,
-        session_id=row.session_id,
-        agent_id=row.agent_id,
-        skill=row.skill,
-    )
+def subject_key(memory: MemoryDraft | MemoryItem) -> tuple:
+    """MemoryDraft.subject as a hashable key, of a draft or a stored row, for matching many in Python."""
+    agent_id, skill = memory.agent_id or "", memory.skill or ""
+    if memory.scope == Scope.PROJECT:
+        return (memory.scope, memory.project_id, agent_id, skill)
+    if memory.scope == Scope.SESSION:
+        return (memory.scope, memory.user_id, memory.session_id, agent_id, skill)
+    return (memory.scope, memory.user_id, agent_id, skill)
 
 
 def tokens_expression(text: str):
@@ -138,28 +98,10 @@ def build_item(
     draft: MemoryDraft, *, org, actor: Actor, embedding: list[float] | None = None, embedding_model: str = ""
 ) -> MemoryItem:
     """The unsaved row of a draft, written by the actor (its search tokens an insert expression)."""
+    values = {f.name: getattr(draft, f.name) for f in fields(MemoryDraft)}
     return MemoryItem(
         org=org,
-        content=draft.content,
-        memory_type=draft.memory_type,
-        scope=draft.scope,
-        user_id=draft.user_id,
-        project=draft.project,
-        session_id=draft.session_id,
-        agent_id=draft.agent_id,
-        skill=draft.skill,
-        source=draft.source,
-        source_id=draft.source_id,
-        source_message_id=draft.source_message_id,
-        confidence=draft.confidence,
-        visibility=draft.visibility,
-        pinned=draft.pinned,
-        tags=list(draft.tags),
-        metadata=draft.metadata,
-        occurred_at=draft.occurred_at,
-        valid_from=draft.valid_from,
-        valid_until=draft.valid_until,
-        expires_at=draft.expires_at,
+        **{**values, "tags": list(draft.tags)},
         content_hash=content_hash(draft.content),
         embedding=embedding,
         embedding_model=embedding_model,
