@@ -111,12 +111,13 @@ def timed(label: str, fn):
 
 
 def run(args) -> None:
+    from memory.drafts import MemoryDraft
     from memory.embeddings import provider_for
     from memory.markdown import Subject, document_apply, document_get
     from memory.models import MemoryItem
     from memory.services import memory_create
     from profiles.aggregation import user_profile_rebuild
-    from projects.access import actor_for_key
+    from projects.access import actor_for_key, system_actor
     from projects.models import Organization
     from projects.services import api_key_create
     from workspace.subjects import subject_export, subject_forget
@@ -158,13 +159,16 @@ def run(args) -> None:
         f"embed 500 texts with {provider.model_name} in batches of 64: {(time.perf_counter() - started):,.1f} s"
     )
     started = time.perf_counter()
+    system = system_actor(org)
     for n, (content, vector) in enumerate(zip(contents, vectors, strict=True)):
         memory_create(
-            actor=None,
+            actor=system,
             org=org,
-            user_id="md",
-            content=content,
-            memory_type=["preference", "preference", "skill", "skill", "habit", "fact"][n % 6],
+            draft=MemoryDraft(
+                user_id="md",
+                content=content,
+                memory_type=["preference", "preference", "skill", "skill", "habit", "fact"][n % 6],
+            ),
             dedup="none",
             embedding=vector,
             embedding_model=provider.model_name,

@@ -53,28 +53,39 @@ def check_sensitive(content: str) -> None:
 RATE_LIMIT_MESSAGE = "This session already gave its automatic extractions for the last 24 hours."
 
 
-def check_rate_limit(org, session_id: str) -> int:
+def check_rate_limit(org, session_id: str, *, batch: dict[str, int] | None = None) -> int:
     """Seed 000's rate limit for automatic extraction: at most MEMORY_MAX_EXTRACTIONS per session per 24 h.
 
     Counts the items with source=auto created in the session in the last 24 hours and returns that
     count; raises GateRejection("rate_limited") when the limit is reached. No session, no limit.
+    batch: a batch's running count per session: the stored items are counted once, then every item the
+    batch lets through adds one (they are not stored yet when the next one is checked).
     """
     if not session_id:
         return 0
-    from django.utils import timezone
-
-    from memory.models import MemoryItem, Source
-
-    since = timezone.now() - timedelta(hours=24)
-    used = MemoryItem.objects.filter(
-        org=org, session_id=session_id, source=Source.AUTO, created_at__gte=since
-    ).count()
+    if batch is not None and session_id in batch:
+        used = batch[session_id]
+    else:
+        used = _auto_created_today(org, session_id)
     if used >= settings.MEMORY_MAX_EXTRACTIONS:
         raise GateRejection(
             "rate_limited",
             f"{RATE_LIMIT_MESSAGE} (limit {settings.MEMORY_MAX_EXTRACTIONS}, set by MEMORY_MAX_EXTRACTIONS)",
         )
+    if batch is not None:
+        batch[session_id] = used + 1
     return used
+
+
+def _auto_created_today(org, session_id: str) -> int:
+    from django.utils import timezone
+
+    from memory.models import MemoryItem, Source
+
+    since = timezone.now() - timedelta(hours=24)
+    return MemoryItem.objects.filter(
+        org=org, session_id=session_id, source=Source.AUTO, created_at__gte=since
+    ).count()
 
 
 def check(content: str, confidence: float = 1.0) -> None:

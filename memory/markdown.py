@@ -25,6 +25,7 @@ from projects.access import Actor
 from projects.models import Project
 
 from . import gate
+from .drafts import MemoryDraft
 from .models import MemoryItem, MemoryRevision, MemoryType, Scope, Source, Status
 from .selectors import readable_memories
 from .services import StaleVersion, memory_archive, memory_create, memory_update
@@ -372,9 +373,7 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
         if bullet.item_id:
             continue
         try:
-            result = memory_create(
-                actor=actor,
-                org=subject.org,
+            draft = MemoryDraft(
                 content=bullet.content,
                 memory_type=bullet.memory_type,
                 scope=Scope.PROJECT if subject.project else Scope.USER,
@@ -382,9 +381,8 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
                 project=subject.project,
                 skill=subject.skill,
                 source=Source.USER,
-                reason=reason,
-                dedup="hash",
             )
+            result = memory_create(actor=actor, org=subject.org, draft=draft, reason=reason, dedup="hash")
         except gate.GateRejection as exc:
             raise _refuse(
                 [{"line": bullet.line, "code": exc.code, "message": f"Line {bullet.line}: {exc.message}"}]

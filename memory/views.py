@@ -16,6 +16,7 @@ from projects.views import project_for_page
 from projects.web import org_page, paginate, render_page
 
 from . import services
+from .drafts import MemoryDraft
 from .forms import MemoryAddForm, MemoryEditForm, MemoryFilterForm, VisibilityForm
 from .gate import GateRejection
 from .models import Scope, Status
@@ -117,9 +118,7 @@ def memory_add(request):
         data = form.cleaned_data
         project = data["project"]
         try:
-            result = services.memory_create(
-                actor=actor,
-                org=actor.org,
+            draft = MemoryDraft(
                 content=data["content"],
                 memory_type=data["memory_type"],
                 scope=Scope.PROJECT if project else Scope.USER,
@@ -129,7 +128,9 @@ def memory_add(request):
                 tags=data["tags"],
                 skill=data["skill"].strip(),
                 source="user",
-                reason="added on the web page",
+            )
+            result = services.memory_create(
+                actor=actor, org=actor.org, draft=draft, reason="added on the web page"
             )
         except GateRejection as exc:
             form.add_error("content", exc.message)

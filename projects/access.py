@@ -46,12 +46,13 @@ ROLE_PERMS = {
 
 @dataclass
 class Actor:
-    """Who is asking: an account with its org membership, or an API key."""
+    """Who is asking: an account with its org membership, an API key, or the system (system_actor)."""
 
     org: Organization
     account: object | None = None
     membership: OrgMembership | None = None
     api_key: ApiKey | None = None
+    is_system: bool = False
     _checker: ObjectPermissionChecker | None = field(default=None, repr=False)
 
     @property
@@ -65,7 +66,7 @@ class Actor:
 
     @property
     def is_org_admin(self) -> bool:
-        return bool(self.membership and self.membership.is_org_admin)
+        return self.is_system or bool(self.membership and self.membership.is_org_admin)
 
     @property
     def can_write(self) -> bool:
@@ -73,6 +74,8 @@ class Actor:
 
     @property
     def label(self) -> str:
+        if self.is_system:
+            return "system"
         if self.api_key:
             return f"key:{self.api_key.prefix}"
         return f"account:{getattr(self.account, 'username', '?')}"
@@ -358,7 +361,7 @@ def require_edit_project_profile(actor: Actor, project: Project | None) -> None:
 
 def subject_q(actor: Actor, prefix: str = "") -> Q:
     """Rows about a subject (user or session scope) this actor may read."""
-    if actor.is_key:
+    if actor.is_key or actor.is_system:
         return Q(**{f"{prefix}scope__in": ["user", "session"]})
     return Q(**{f"{prefix}scope__in": ["user", "session"], f"{prefix}user_id": actor.user_id})
 
@@ -368,6 +371,8 @@ def memory_read_q(actor: Actor, prefix: str = "") -> Q:
     p = prefix
     project_ids = readable_projects(actor).values("id")
     in_org = Q(**{f"{p}org": actor.org})
+    if actor.is_system:
+        return in_org
     if actor.is_key:
         shared = Q(**{f"{p}scope": "project", f"{p}project__in": project_ids}) & Q(
             **{f"{p}visibility__in": ["public", "members"]}
@@ -402,7 +407,7 @@ def require_subject(actor: Actor, user_id: str, *, write: bool = False) -> None:
     """Reading or writing a subject's own (user/session scope) data."""
     if write and not actor.can_write:
         raise PermissionDenied("This API key is read-only.")
-    if actor.is_key:
+    if actor.is_key or actor.is_system:
         return
     if user_id != actor.user_id:
         raise Http404("No such user.")
@@ -422,7 +427,7 @@ def require_create_memory(actor: Actor, *, scope: str, user_id: str | None, proj
     if scope == "project":
         require_project(actor, project, "create_memories")
     else:
-        if actor.is_key:
+        if actor.is_key or actor.is_system:
             return
         if user_id != actor.user_id:
             raise PermissionDenied("You may only add memories about yourself.")
@@ -433,7 +438,7 @@ def can_change_memory(actor: Actor, item) -> bool:
     if not actor.can_write or item.org_id != actor.org.pk:
         return False
     if item.scope != "project":
-        return actor.is_key or item.user_id == actor.user_id
+        return actor.is_key or actor.is_system or item.user_id == actor.user_id
     if item.project is None:
         return False
     if has_project_perm(actor, item.project, "change_any_memory"):
@@ -450,3 +455,26 @@ def require_change_memory(actor: Actor, item) -> None:
         raise Http404("No such memory.")
     if not can_change_memory(actor, item):
         raise PermissionDenied("Your role may not change this memory.")
+
+
+# ---- the system actor ---------------------------------------------------------------------------
+
+
+def system_actor(org: Organization) -> Actor:
+    """Tasks and commands act as the system, named at each call: it reads and changes every memory of
+    its own org (as an org admin acting for every subject) and nothing of another org (404)."""
+    return Actor(org=org, is_system=True)
+
+
+def require_actor(actor) -> Actor:
+    """Writes always have someone acting; there is no "no actor, no checks"."""
+    if not isinstance(actor, Actor):
+        raise TypeError(f"an Actor is required, not {actor!r}: tasks and commands pass system_actor(org)")
+    return actor
+
+
+def require_own_org(actor: Actor, org_id: int) -> None:
+    """Whatever belongs to another org does not exist for the actor (404)."""
+    require_actor(actor)
+    if org_id != actor.org.pk:
+        raise Http404("No such memory.")

@@ -3,6 +3,7 @@
 import pytest
 from django.test import Client
 
+from memory.drafts import MemoryDraft
 from memory.models import ExtractionJob, MemoryItem
 from memory.services import memory_create
 from projects.models import ApiKey
@@ -23,7 +24,9 @@ def staff_web(db):
 
 @pytest.fixture
 def data(alice_actor, org_a, key_a, project):
-    item = memory_create(actor=alice_actor, org=org_a, content=SECRET_FACT, user_id="alice").item
+    item = memory_create(
+        actor=alice_actor, org=org_a, draft=MemoryDraft(content=SECRET_FACT, user_id="alice")
+    ).item
     job = ExtractionJob.objects.create(
         org=org_a,
         user_id="alice",
@@ -89,13 +92,15 @@ def test_it_counts_memories_users_and_jobs_in_the_statistics(
     from projects.access import actor_for_account
 
     charlie_actor = actor_for_account(charlie, org_b)
-    memory_create(actor=charlie_actor, org=org_b, content="Charlie writes Go at work.", user_id="charlie")
+    memory_create(
+        actor=charlie_actor,
+        org=org_b,
+        draft=MemoryDraft(content="Charlie writes Go at work.", user_id="charlie"),
+    )
     memory_create(
         actor=alice_actor,
         org=alice_actor.org,
-        content="Atlas uses PostgreSQL 16.",
-        scope="project",
-        project=project,
+        draft=MemoryDraft(content="Atlas uses PostgreSQL 16.", scope="project", project=project),
     )
     stats = staff_web.get("/admin/projects/organization/statistics/").context["stats"]
     assert stats["totals"]["memories"] == 3

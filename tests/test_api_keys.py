@@ -7,6 +7,7 @@ import pytest
 from django.db import connection
 from rest_framework.test import APIClient
 
+from memory.drafts import MemoryDraft
 from memory.models import MemoryItem
 from memory.services import memory_create
 from projects.access import actor_for_account
@@ -110,10 +111,9 @@ def test_it_lets_a_read_only_key_read_but_not_write(org_a, alice, project):
     item = memory_create(
         actor=alice_actor,
         org=org_a,
-        content="Atlas targets PostgreSQL 16.",
-        scope="project",
-        project=project,
-        user_id="alice",
+        draft=MemoryDraft(
+            content="Atlas targets PostgreSQL 16.", scope="project", project=project, user_id="alice"
+        ),
     ).item
     _, secret = api_key_create(org=org_a, name="reader", read_only=True)
     client = key_client(secret)
@@ -145,15 +145,16 @@ def test_it_limits_a_project_restricted_key_to_its_projects(org_a, alice, projec
     alice_actor = actor_for_account(alice, org_a)
     other = project_create(actor=alice_actor, name="Borealis", slug="borealis")
     inside = memory_create(
-        actor=alice_actor, org=org_a, content="Atlas ships on Fridays.", scope="project", project=project
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Atlas ships on Fridays.", scope="project", project=project),
     ).item
     outside = memory_create(
         actor=alice_actor,
         org=org_a,
-        content="Borealis is a secret skunkworks.",
-        scope="project",
-        project=other,
-        visibility="public",
+        draft=MemoryDraft(
+            content="Borealis is a secret skunkworks.", scope="project", project=other, visibility="public"
+        ),
     ).item
     response = client_for(alice).post(
         "/api/v1/api-keys", {"name": "atlas-bot", "projects": [project.pk]}, format="json"

@@ -3,14 +3,15 @@
 import pytest
 
 from checkpoints.models import Message, Session
+from memory.drafts import MemoryDraft
 from memory.models import InjectionLog
 from memory.services import memory_create
 from profiles.models import ProjectProfile, UserProfile
 
 
-def add(actor, org, content, **kw):
+def add(actor, org, content, dedup="similarity", **kw):
     kw.setdefault("user_id", "alice")
-    return memory_create(actor=actor, org=org, content=content, **kw).item
+    return memory_create(actor=actor, org=org, draft=MemoryDraft(content=content, **kw), dedup=dedup).item
 
 
 @pytest.fixture

@@ -4,6 +4,7 @@ real local model through the services."""
 import pytest
 
 from memory.dedup import differs_materially, is_cross_lingual, is_duplicate, numbers
+from memory.drafts import MemoryDraft
 from memory.models import MemoryItem, MemoryRevision
 from memory.services import memory_create
 from memory.thresholds import duplicate_threshold
@@ -80,7 +81,9 @@ def test_it_uses_per_model_and_per_language_thresholds(settings):
 
 def test_it_merges_paraphrases_and_translations_with_the_real_model(alice_actor, org_a):
     def create(text, **kw):
-        return memory_create(actor=alice_actor, org=org_a, content=text, user_id="alice", **kw)
+        return memory_create(
+            actor=alice_actor, org=org_a, draft=MemoryDraft(content=text, user_id="alice", **kw)
+        )
 
     first = create("用户对花生过敏", tags=["health"])
     assert first.created
@@ -106,7 +109,16 @@ def test_it_does_not_merge_across_subjects(alice_actor, org_a, key_a):
     from projects.access import actor_for_key
 
     key_actor = actor_for_key(key_a[0])
-    a = memory_create(actor=key_actor, org=org_a, content="Likes black coffee", user_id="u1")
-    b = memory_create(actor=key_actor, org=org_a, content="Likes black coffee", user_id="u2")
-    c = memory_create(actor=key_actor, org=org_a, content="Likes black coffee", user_id="u1", dedup="none")
+    a = memory_create(
+        actor=key_actor, org=org_a, draft=MemoryDraft(content="Likes black coffee", user_id="u1")
+    )
+    b = memory_create(
+        actor=key_actor, org=org_a, draft=MemoryDraft(content="Likes black coffee", user_id="u2")
+    )
+    c = memory_create(
+        actor=key_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Likes black coffee", user_id="u1"),
+        dedup="none",
+    )
     assert a.created and b.created and c.created

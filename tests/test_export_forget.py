@@ -5,9 +5,11 @@ import zlib
 from django.apps import apps
 
 from checkpoints.models import Checkpoint, CheckpointArchive, Message, Session
+from memory.drafts import MemoryDraft
 from memory.models import EmbeddingConfig, ExtractionJob, InjectionLog, MemoryItem, MemoryRevision
 from memory.services import memory_archive, memory_create, memory_update
 from profiles.models import ProfileRevision, UserProfile
+from projects.access import system_actor
 from projects.models import Organization
 from projects.services import api_key_create
 from workspace.subjects import NOT_SUBJECT_DATA
@@ -16,18 +18,17 @@ from .conftest import key_client
 
 
 def remember(org, content, memory_type="fact", *, user_id="alice", **kw):
-    return memory_create(
-        actor=None, org=org, content=content, memory_type=memory_type, user_id=user_id, dedup="hash", **kw
-    ).item
+    draft = MemoryDraft(content=content, memory_type=memory_type, user_id=user_id, **kw)
+    return memory_create(actor=system_actor(org), org=org, draft=draft, dedup="hash").item
 
 
 def populate(org, user_id: str, project=None) -> None:
     """One row of every kind about the subject."""
     a = remember(org, f"{user_id} prefers concise answers", "preference", user_id=user_id)
     b = remember(org, f"{user_id} lives in Berlin", user_id=user_id)
-    memory_update(actor=None, item=b, content=f"{user_id} lives in Hamburg")
+    memory_update(actor=system_actor(org), item=b, content=f"{user_id} lives in Hamburg")
     old = remember(org, f"{user_id} used to like tea", "preference", user_id=user_id)
-    memory_archive(actor=None, item=old)
+    memory_archive(actor=system_actor(org), item=old)
     remember(org, f"{user_id} exports billing as CSV", "habit", user_id=user_id, skill="billing")
     remember(
         org,
@@ -39,13 +40,15 @@ def populate(org, user_id: str, project=None) -> None:
     )
     if project is not None:
         memory_create(
-            actor=None,
+            actor=system_actor(org),
             org=org,
-            content=f"{user_id} owns the release checklist",
-            memory_type="fact",
-            scope="project",
-            project=project,
-            user_id=user_id,
+            draft=MemoryDraft(
+                content=f"{user_id} owns the release checklist",
+                memory_type="fact",
+                scope="project",
+                project=project,
+                user_id=user_id,
+            ),
         )
     UserProfile.objects.create(
         org=org,

@@ -10,9 +10,11 @@ import pytest
 
 from checkpoints.services import messages_append
 from core.crypto import decrypt
+from memory.drafts import MemoryDraft
 from memory.extraction.services import RetryLater, extraction_job_run
 from memory.models import ExtractionJob, LLMConfig, MemoryItem, MemoryRevision
 from memory.services import memory_create
+from projects.access import system_actor
 
 from .openai_server import Delay, Fail, OpenAIStub
 
@@ -172,7 +174,9 @@ def test_it_uses_the_rules_at_once_when_the_model_refuses_the_key(stub, org_a):
 
 
 def _existing(org, content="我住在北京的朝阳区"):
-    return memory_create(actor=None, org=org, content=content, user_id="u1", memory_type="fact").item
+    return memory_create(
+        actor=system_actor(org), org=org, draft=MemoryDraft(content=content, user_id="u1", memory_type="fact")
+    ).item
 
 
 def test_it_lets_the_model_supersede_an_existing_memory(stub, org_a):

@@ -1,5 +1,6 @@
 """Every context call is logged: which memories, for which query, by which caller; listed per user and memory."""
 
+from memory.drafts import MemoryDraft
 from memory.models import InjectionLog
 from memory.services import memory_create
 
@@ -14,12 +15,12 @@ def test_it_logs_each_context_call(alice_client, alice_actor, org_a):
     core = memory_create(
         actor=alice_actor,
         org=org_a,
-        content="Alice is allergic to penicillin",
-        user_id="alice",
-        memory_type="core",
+        draft=MemoryDraft(content="Alice is allergic to penicillin", user_id="alice", memory_type="core"),
     ).item
     fact = memory_create(
-        actor=alice_actor, org=org_a, content="Alice had a dentist appointment in May", user_id="alice"
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Alice had a dentist appointment in May", user_id="alice"),
     ).item
 
     body = _context(alice_client, query="dentist appointment", session_id="s-7")
@@ -35,7 +36,9 @@ def test_it_logs_each_context_call(alice_client, alice_actor, org_a):
 
 def test_it_lists_injections_per_user_and_per_memory(alice_client, alice_actor, org_a, key_a):
     item = memory_create(
-        actor=alice_actor, org=org_a, content="Alice's team meets on Thursdays", user_id="alice"
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Alice's team meets on Thursdays", user_id="alice"),
     ).item
     _context(alice_client, query="team meeting day")
     key, client = key_a
@@ -64,7 +67,9 @@ def test_it_lists_injections_per_user_and_per_memory(alice_client, alice_actor, 
 
 def test_it_hides_injections_from_others(alice_client, bob_client, charlie_client, alice_actor, org_a, key_b):
     item = memory_create(
-        actor=alice_actor, org=org_a, content="Alice's locker code is at the front desk", user_id="alice"
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Alice's locker code is at the front desk", user_id="alice"),
     ).item
     _context(alice_client, query="locker")
     assert InjectionLog.objects.count() == 1

@@ -216,6 +216,7 @@ class World:
 
     def __init__(self, *, org_a, org_b, alice, bob, charlie):
         from checkpoints.models import Checkpoint, CheckpointArchive, Message, Session
+        from memory.drafts import MemoryDraft
         from memory.models import (
             EmbeddingConfig,
             ExtractionJob,
@@ -240,23 +241,33 @@ class World:
         self.project = project
         key_a, self.key_a_secret = api_key_create(org=org_a, name=f"{MARK}-key", projects=[project])
         common = {"actor": alice_actor, "org": org_a, "dedup": "none", **_embedding(org_a)}
-        user_item = memory_create(content=f"Alice likes tea {MARK}", user_id="alice", **common).item
+        user_item = memory_create(
+            draft=MemoryDraft(content=f"Alice likes tea {MARK}", user_id="alice"), **common
+        ).item
         project_item = memory_create(
-            content=f"The team ships on Fridays {MARK}",
-            scope="project",
-            project=project,
-            visibility="public",
-            user_id="alice",
+            draft=MemoryDraft(
+                content=f"The team ships on Fridays {MARK}",
+                scope="project",
+                project=project,
+                visibility="public",
+                user_id="alice",
+            ),
             **common,
         ).item
         agent_item = memory_create(
-            content=f"Agent note {MARK}", user_id="alice", agent_id="agent-a", skill="skill-a", **common
+            draft=MemoryDraft(
+                content=f"Agent note {MARK}", user_id="alice", agent_id="agent-a", skill="skill-a"
+            ),
+            **common,
         ).item
         session = Session.objects.create(
             org=org_a, session_id="sess-a", user_id="alice", project=project, summary=f"{MARK} summary"
         )
         session_item = memory_create(
-            content=f"Session fact {MARK}", scope="session", session_id="sess-a", user_id="alice", **common
+            draft=MemoryDraft(
+                content=f"Session fact {MARK}", scope="session", session_id="sess-a", user_id="alice"
+            ),
+            **common,
         ).item
         message = Message.objects.create(
             org=org_a, session=session, user_id="alice", role="human", content=f"hello {MARK}"

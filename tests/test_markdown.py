@@ -2,22 +2,26 @@
 
 import re
 
+from memory.drafts import MemoryDraft
 from memory.models import MemoryItem, MemoryRevision
 from memory.services import memory_create, memory_update
+from projects.access import system_actor
 
 URL = "/api/v1/memories/markdown"
 
 
 def remember(org, content, memory_type="fact", *, user_id="alice", skill="", project=None):
     return memory_create(
-        actor=None,
+        actor=system_actor(org),
         org=org,
-        content=content,
-        memory_type=memory_type,
-        scope="project" if project else "user",
-        user_id="" if project else user_id,
-        project=project,
-        skill=skill,
+        draft=MemoryDraft(
+            content=content,
+            memory_type=memory_type,
+            scope="project" if project else "user",
+            user_id="" if project else user_id,
+            project=project,
+            skill=skill,
+        ),
         dedup="hash",
     ).item
 
@@ -127,7 +131,7 @@ def test_it_moves_a_bullet_to_another_type_by_moving_it_under_another_heading(al
 def test_it_answers_409_with_what_changed_meanwhile(alice_client, org_a, alice):
     item = remember(org_a, "Lives in Berlin", "fact")
     first = alice_client.get(URL).json()
-    memory_update(actor=None, item=item, content="Lives in Munich", reason="someone else")
+    memory_update(actor=system_actor(org_a), item=item, content="Lives in Munich", reason="someone else")
     other = remember(org_a, "Has a cat named Miso", "fact")
 
     edited = first["document"].replace("Berlin", "Paris")

@@ -5,15 +5,17 @@ import pytest
 from django.core.exceptions import PermissionDenied
 
 from memory import services
+from memory.batch import memory_create_batch
+from memory.drafts import MemoryDraft
 from memory.gate import GateRejection
 from memory.models import MemoryItem, MemoryRevision
-from memory.services import BatchEntry, StaleVersion
+from memory.services import StaleVersion
 from projects.access import actor_for_key
 
 
 def create(actor, org, text, **kw):
     kw.setdefault("user_id", "alice")
-    return services.memory_create(actor=actor, org=org, content=text, **kw)
+    return services.memory_create(actor=actor, org=org, draft=MemoryDraft(content=text, **kw))
 
 
 def actions(item) -> list[str]:
@@ -131,12 +133,12 @@ def test_it_writes_a_batch_with_one_embedding_call(key_a, org_a):
         EmbeddingConfig.objects.create(
             org=org_a, provider="openai", model="stub-embed", base_url=stub.base_url
         )
-        entries = [
-            BatchEntry(content=f"Customer {i} prefers delivery on day {i}", user_id="u1") for i in range(40)
+        drafts = [
+            MemoryDraft(content=f"Customer {i} prefers delivery on day {i}", user_id="u1") for i in range(40)
         ]
-        entries.append(BatchEntry(content="Customer 0 prefers delivery on day 0", user_id="u1"))
-        entries.append(GateRejection("too_short", "x"))
-        results = services.memory_create_batch(actor=actor, org=org_a, entries=entries, infer=False)
+        drafts.append(MemoryDraft(content="Customer 0 prefers delivery on day 0", user_id="u1"))
+        drafts.append(GateRejection("too_short", "x"))
+        results = memory_create_batch(actor=actor, org=org_a, drafts=drafts, infer=False)
         calls = [len(r["body"]["input"]) for r in stub.requests if r["path"].endswith("/embeddings")]
     assert calls == [40]
     assert [r.status for r in results].count("created") == 40
@@ -150,38 +152,49 @@ def test_it_writes_a_batch_with_one_embedding_call(key_a, org_a):
 def test_it_applies_the_whole_gate_to_an_inferred_batch(key_a, org_a, settings):
     settings.MEMORY_MAX_EXTRACTIONS = 2
     actor = actor_for_key(key_a[0])
-    entries = [
-        BatchEntry(content="The user keeps bees", user_id="u1", confidence=0.5),
-        BatchEntry(content="用户在学德语", user_id="u1", source="auto", session_id="s"),
-        BatchEntry(content="The user plays the cello", user_id="u1", source="auto", session_id="s"),
-        BatchEntry(content="The user grows tomatoes", user_id="u1", source="auto", session_id="s"),
+    drafts = [
+        MemoryDraft(content="The user keeps bees", user_id="u1", confidence=0.5),
+        MemoryDraft(content="用户在学德语", user_id="u1", source="auto", session_id="s"),
+        MemoryDraft(content="The user plays the cello", user_id="u1", source="auto", session_id="s"),
+        MemoryDraft(content="The user grows tomatoes", user_id="u1", source="auto", session_id="s"),
     ]
-    results = services.memory_create_batch(actor=actor, org=org_a, entries=entries, infer=True)
+    results = memory_create_batch(actor=actor, org=org_a, drafts=drafts, infer=True)
     assert [r.code or r.status for r in results] == ["low_confidence", "created", "created", "rate_limited"]
+    assert "limit 2" in results[3].message  # the gate's own rejection, as a single add gives it
     assert MemoryItem.objects.count() == 2
+
+
+def test_a_batch_counts_the_sessions_stored_automatic_items_too(key_a, org_a, settings):
+    settings.MEMORY_MAX_EXTRACTIONS = 2
+    actor = actor_for_key(key_a[0])
+    create(actor, org_a, "The user collects stamps", user_id="u1", source="auto", session_id="s")
+    drafts = [
+        MemoryDraft(content="The user sails on lakes", user_id="u1", source="auto", session_id="s"),
+        MemoryDraft(content="The user bakes sourdough", user_id="u1", source="auto", session_id="s"),
+        MemoryDraft(content="The user knits scarves", user_id="u1", source="auto", session_id="t"),
+    ]
+    results = memory_create_batch(actor=actor, org=org_a, drafts=drafts, infer=True)
+    assert [r.code or r.status for r in results] == ["created", "rate_limited", "created"]
+    assert MemoryItem.objects.filter(session_id="s").count() == 2
 
 
 def test_it_keeps_a_skills_memories_apart_from_general_ones(alice_actor, org_a):
     """A skill's memory never merges into a general one (seed 003: skill memory is injected per skill)."""
-    from memory.services import memory_create
-
-    general = memory_create(
-        actor=alice_actor, org=org_a, content="Uses VS Code and Git Flow every day.", user_id="alice"
-    )
-    skill = memory_create(
+    general = services.memory_create(
         actor=alice_actor,
         org=org_a,
-        content="Uses VS Code and Git Flow every day.",
-        user_id="alice",
-        skill="git",
+        draft=MemoryDraft(content="Uses VS Code and Git Flow every day.", user_id="alice"),
+    )
+    skill = services.memory_create(
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Uses VS Code and Git Flow every day.", user_id="alice", skill="git"),
     )
     assert general.created and skill.created
     assert skill.item.pk != general.item.pk and skill.item.skill == "git"
-    again = memory_create(
+    again = services.memory_create(
         actor=alice_actor,
         org=org_a,
-        content="Uses VS Code and Git Flow every day.",
-        user_id="alice",
-        skill="git",
+        draft=MemoryDraft(content="Uses VS Code and Git Flow every day.", user_id="alice", skill="git"),
     )
     assert again.duplicate_of == skill.item.pk

@@ -3,6 +3,7 @@
 import pytest
 from django.test import Client
 
+from memory.drafts import MemoryDraft
 from memory.models import MemoryItem, MemoryRevision
 from memory.services import memory_create
 from projects.access import actor_for_account
@@ -30,9 +31,11 @@ def charlie_web(charlie):
     return web_client(charlie)
 
 
-def add(actor, content, **kw):
+def add(actor, content, dedup="similarity", **kw):
     kw.setdefault("user_id", actor.user_id if kw.get("scope", "user") != "project" else "")
-    return memory_create(actor=actor, org=actor.org, content=content, **kw).item
+    return memory_create(
+        actor=actor, org=actor.org, draft=MemoryDraft(content=content, **kw), dedup=dedup
+    ).item
 
 
 HX = {"HTTP_HX_REQUEST": "true"}

@@ -4,12 +4,13 @@ from django.conf import settings
 from django.core.cache import cache
 
 from config.celery import app as celery_app
+from memory.drafts import MemoryDraft
 from memory.services import memory_archive, memory_create
 from profiles.aggregation import project_profile_rebuild, project_values, user_profile_rebuild, user_values
 from profiles.models import ProfileRevision, ProjectProfile, UserProfile
 from profiles.selectors import profile_for_context, profile_prompt_lines
 from profiles.tasks import profile_rebuild, profile_rebuild_schedule
-from projects.access import actor_for_account
+from projects.access import actor_for_account, system_actor
 from projects.models import ProjectRole
 from projects.services import project_member_add
 
@@ -18,17 +19,15 @@ from .factories import AccountFactory
 
 def remember(org, content, memory_type, *, user_id="alice", project=None, **kw):
     scope = "project" if project else "user"
-    return memory_create(
-        actor=None,
-        org=org,
+    draft = MemoryDraft(
         content=content,
         memory_type=memory_type,
         scope=scope,
         user_id=user_id if not project else "",
         project=project,
-        dedup="hash",
         **kw,
-    ).item
+    )
+    return memory_create(actor=system_actor(org), org=org, draft=draft, dedup="hash").item
 
 
 # ---- API access ---------------------------------------------------------------------------------
@@ -203,7 +202,7 @@ def test_it_follows_memories_that_go_away(org_a, alice):
     item = remember(org_a, "Uses Docker for everything", "habit")
     user_profile_rebuild(org=org_a, user_id="alice")
     assert UserProfile.objects.get(user_id="alice").frequently_used_tools == ["Docker"]
-    memory_archive(actor=None, item=item)
+    memory_archive(actor=system_actor(item.org), item=item)
     user_profile_rebuild(org=org_a, user_id="alice")
     assert UserProfile.objects.get(user_id="alice").frequently_used_tools == []
 
@@ -361,19 +360,20 @@ def test_it_lets_a_configured_llm_refine_the_rule_result(org_a, alice):
 
 
 def test_it_schedules_rebuilds_for_batch_writes_and_delete_all(org_a, django_capture_on_commit_callbacks):
-    from memory.services import BatchEntry, memory_create_batch, memory_delete_all
+    from memory.batch import memory_create_batch
+    from memory.services import memory_delete_all
 
     key = f"engram:profile-rebuild:{org_a.id}:u:batcher"
     cache.delete(key)
-    entries = [
-        BatchEntry(content=f"Batch fact number {n} about batcher", user_id="batcher") for n in range(5)
+    drafts = [
+        MemoryDraft(content=f"Batch fact number {n} about batcher", user_id="batcher") for n in range(5)
     ]
     with django_capture_on_commit_callbacks(execute=True):
-        memory_create_batch(actor=None, org=org_a, entries=entries, infer=False)
+        memory_create_batch(actor=system_actor(org_a), org=org_a, drafts=drafts, infer=False)
     assert cache.get(key) == "1"  # a rebuild is waiting for this subject
     cache.delete(key)
     with django_capture_on_commit_callbacks(execute=True):
-        memory_delete_all(actor=None, org=org_a, user_id="batcher")
+        memory_delete_all(actor=system_actor(org_a), org=org_a, user_id="batcher")
     assert cache.get(key) == "1"
     cache.delete(key)
     _queue_purge()

@@ -4,6 +4,7 @@ from checkpoints.services import messages_append
 from memory.extraction.services import extraction_job_run
 from memory.models import MemoryItem, MemoryRevision
 from memory.services import memory_restore
+from projects.access import system_actor
 
 
 def say(org, session_id, text, user_id="u1"):
@@ -41,7 +42,7 @@ def test_it_supersedes_on_a_chinese_correction_and_can_be_undone(org_a):
     assert supersede.before["content"] == "我住在北京的朝阳区，离公司很近"
     assert supersede.before["status"] == "active" and supersede.after["status"] == "superseded"
     # Undo from the history: the old text comes back as it was.
-    memory_restore(actor=None, item=old, number=1)
+    memory_restore(actor=system_actor(old.org), item=old, number=1)
     old.refresh_from_db()
     assert (old.status, old.superseded_by_id, old.content) == (
         "active",

@@ -8,6 +8,7 @@ org who is not in the project, and an account of another org, get 404 for the pr
 import pytest
 from guardian.shortcuts import get_perms
 
+from memory.drafts import MemoryDraft
 from memory.models import MemoryItem
 from memory.services import memory_create
 from projects.access import actor_for_account
@@ -118,16 +119,14 @@ class Team:
 
     def remember(self, name, content, visibility="members"):
         actor = actor_for_account(self.accounts[name], self.org)
-        return memory_create(
-            actor=actor,
-            org=self.org,
+        draft = MemoryDraft(
             content=content,
             scope="project",
             project=self.project,
             visibility=visibility,
             user_id=actor.user_id,
-            **fast(self.org),
-        ).item
+        )
+        return memory_create(actor=actor, org=self.org, draft=draft, **fast(self.org)).item
 
     def client(self, role):
         return client_for(self.accounts[self.by_role[role]])
@@ -391,8 +390,7 @@ def test_it_keeps_user_memories_to_their_subject(team, alice, bob):
     item = memory_create(
         actor=alice_actor,
         org=team.org,
-        content="Alice is allergic to peanuts.",
-        user_id="alice",
+        draft=MemoryDraft(content="Alice is allergic to peanuts.", user_id="alice"),
         **fast(team.org),
     ).item
     bob_client = client_for(bob)

@@ -10,6 +10,7 @@ from django.db import connection
 from django.utils import timezone
 
 from core.text import content_hash, estimate_tokens
+from memory.drafts import MemoryDraft
 from memory.embeddings import provider_for
 from memory.models import MemoryItem
 from memory.search import filter_sql, memory_search
@@ -41,8 +42,9 @@ def unit(*pairs) -> list[float]:
 def add(actor, org, content, vector, **kw):
     model = provider_for(org, kw.get("user_id", "")).model_name
     kw.setdefault("user_id", "alice")
+    draft = MemoryDraft(content=content, **kw)
     return memory_create(
-        actor=actor, org=org, content=content, embedding=vector, embedding_model=model, dedup="none", **kw
+        actor=actor, org=org, draft=draft, embedding=vector, embedding_model=model, dedup="none"
     ).item
 
 
@@ -115,7 +117,10 @@ def mixed_memories(alice_actor, org_a):
         "The user prefers dark mode in every editor",
         "The user's daughter plays the violin",
     ]
-    return {t: memory_create(actor=alice_actor, org=org_a, content=t, user_id="alice").item for t in texts}
+    return {
+        t: memory_create(actor=alice_actor, org=org_a, draft=MemoryDraft(content=t, user_id="alice")).item
+        for t in texts
+    }
 
 
 @pytest.mark.parametrize(
@@ -220,7 +225,9 @@ def test_it_returns_k_rows_under_a_selective_filter(alice_actor, org_a, settings
 
 def test_it_finds_nothing_of_alice_with_charlies_key_or_account(alice_actor, org_a, key_b, charlie_client):
     memory_create(
-        actor=alice_actor, org=org_a, content="Alice keeps her passport in the blue drawer", user_id="alice"
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Alice keeps her passport in the blue drawer", user_id="alice"),
     )
     _, client = key_b
     body = {"query": "where is the passport", "user_id": "alice"}
@@ -238,17 +245,19 @@ def test_it_hides_owner_only_project_memories_from_others(
     secret = memory_create(
         actor=alice_actor,
         org=org_a,
-        content="Atlas launch is moved to March, keep it quiet",
-        scope="project",
-        project=project,
-        visibility="owner_only",
+        draft=MemoryDraft(
+            content="Atlas launch is moved to March, keep it quiet",
+            scope="project",
+            project=project,
+            visibility="owner_only",
+        ),
     ).item
     shared = memory_create(
         actor=alice_actor,
         org=org_a,
-        content="Atlas launch checklist lives in the wiki",
-        scope="project",
-        project=project,
+        draft=MemoryDraft(
+            content="Atlas launch checklist lives in the wiki", scope="project", project=project
+        ),
     ).item
     query = {"query": "Atlas launch", "project": "atlas", "top_k": 5}
     bob = bob_client.post("/api/v1/memories/search", {**query, "user_id": "bob"}, format="json")
@@ -263,8 +272,10 @@ def test_it_keeps_to_the_token_budget_and_top_k(alice_actor, org_a, alice_client
         memory_create(
             actor=alice_actor,
             org=org_a,
-            content=f"Note {i} about the garden: " + "tomatoes need water every morning. " * 8,
-            user_id="alice",
+            draft=MemoryDraft(
+                content=f"Note {i} about the garden: " + "tomatoes need water every morning. " * 8,
+                user_id="alice",
+            ),
             dedup="none",
         )
     response = alice_client.post(
@@ -293,10 +304,18 @@ def test_it_keeps_to_the_token_budget_and_top_k(alice_actor, org_a, alice_client
 )
 def test_it_ranks_the_newest_version_first_and_keeps_the_old_one(alice_actor, org_a, old, new, query):
     # dedup="none": this is about ranking; whether the write path keeps both is the gate's business.
-    base = {"actor": alice_actor, "org": org_a, "user_id": "alice", "dedup": "none"}
-    first = memory_create(**base, content=old, occurred_at=datetime(2022, 5, 1, tzinfo=UTC)).item
-    second = memory_create(**base, content=new, occurred_at=datetime(2025, 3, 1, tzinfo=UTC)).item
-    memory_create(actor=alice_actor, org=org_a, content="The user enjoys hiking on weekends", user_id="alice")
+    base = {"actor": alice_actor, "org": org_a, "dedup": "none"}
+    first = memory_create(
+        **base, draft=MemoryDraft(user_id="alice", content=old, occurred_at=datetime(2022, 5, 1, tzinfo=UTC))
+    ).item
+    second = memory_create(
+        **base, draft=MemoryDraft(user_id="alice", content=new, occurred_at=datetime(2025, 3, 1, tzinfo=UTC))
+    ).item
+    memory_create(
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="The user enjoys hiking on weekends", user_id="alice"),
+    )
 
     result = search(alice_actor, query, top_k=3, max_tokens=1000)
 
@@ -371,22 +390,28 @@ def test_events_keep_their_own_places():
 
 def test_it_leaves_out_superseded_archived_and_expired_unless_asked(alice_actor, org_a, alice_client):
     old = memory_create(
-        actor=alice_actor, org=org_a, content="The office is on floor 3", user_id="alice"
+        actor=alice_actor, org=org_a, draft=MemoryDraft(content="The office is on floor 3", user_id="alice")
     ).item
     new = memory_create(
-        actor=alice_actor, org=org_a, content="The office moved to floor 7", user_id="alice"
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="The office moved to floor 7", user_id="alice"),
     ).item
     memory_supersede(actor=alice_actor, old=old, new=new)
     archived = memory_create(
-        actor=alice_actor, org=org_a, content="The office parking pass is blue", user_id="alice"
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="The office parking pass is blue", user_id="alice"),
     ).item
     MemoryItem.objects.filter(pk=archived.pk).update(status="archived")
     expired = memory_create(
         actor=alice_actor,
         org=org_a,
-        content="The office is closed this week for painting",
-        user_id="alice",
-        expires_at=timezone.now() - timedelta(days=1),
+        draft=MemoryDraft(
+            content="The office is closed this week for painting",
+            user_id="alice",
+            expires_at=timezone.now() - timedelta(days=1),
+        ),
     ).item
     body = {"query": "office floor", "user_id": "alice", "top_k": 10}
     found = {
@@ -411,23 +436,40 @@ def test_it_leaves_out_superseded_archived_and_expired_unless_asked(alice_actor,
 
 
 def test_it_filters_by_type_tags_metadata_agent_and_time(alice_actor, org_a, alice_client):
-    base = {"actor": alice_actor, "org": org_a, "user_id": "alice"}
+    base = {"actor": alice_actor, "org": org_a}
     pref = memory_create(
-        **base, content="The user likes window seats on trains", memory_type="preference"
+        **base,
+        draft=MemoryDraft(
+            user_id="alice", content="The user likes window seats on trains", memory_type="preference"
+        ),
     ).item
     tagged = memory_create(
-        **base, content="The user takes the train to Hangzhou monthly", tags=["travel"]
+        **base,
+        draft=MemoryDraft(
+            user_id="alice", content="The user takes the train to Hangzhou monthly", tags=["travel"]
+        ),
     ).item
     meta = memory_create(
-        **base, content="The user booked a train for the conference", metadata={"trip": "kdd"}
+        **base,
+        draft=MemoryDraft(
+            user_id="alice", content="The user booked a train for the conference", metadata={"trip": "kdd"}
+        ),
     ).item
     agent = memory_create(
-        **base, content="The user asked the travel agent about train refunds", agent_id="travel-bot"
+        **base,
+        draft=MemoryDraft(
+            user_id="alice",
+            content="The user asked the travel agent about train refunds",
+            agent_id="travel-bot",
+        ),
     ).item
     old = memory_create(
         **base,
-        content="The user missed a train once in Beijing",
-        occurred_at=datetime(2019, 1, 1, tzinfo=UTC),
+        draft=MemoryDraft(
+            user_id="alice",
+            content="The user missed a train once in Beijing",
+            occurred_at=datetime(2019, 1, 1, tzinfo=UTC),
+        ),
     ).item
 
     def found(**extra):
@@ -446,15 +488,24 @@ def test_it_filters_by_type_tags_metadata_agent_and_time(alice_actor, org_a, ali
 
 
 def test_it_returns_skill_memories_only_for_listed_skills(alice_actor, org_a, alice_client):
-    base = {"actor": alice_actor, "org": org_a, "user_id": "alice", "memory_type": "skill"}
+    base = {"actor": alice_actor, "org": org_a}
+    subject = {"user_id": "alice", "memory_type": "skill"}
     label = memory_create(
-        **base, content="When printing labels, use the 4x6 template", skill="label-master"
+        **base,
+        draft=MemoryDraft(
+            **subject, content="When printing labels, use the 4x6 template", skill="label-master"
+        ),
     ).item
     product = memory_create(
-        **base, content="When exporting product data, use the 4x6 CSV layout", skill="product-data"
+        **base,
+        draft=MemoryDraft(
+            **subject, content="When exporting product data, use the 4x6 CSV layout", skill="product-data"
+        ),
     ).item
     general = memory_create(
-        actor=alice_actor, org=org_a, user_id="alice", content="The user prints with a 4x6 printer"
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(user_id="alice", content="The user prints with a 4x6 printer"),
     ).item
 
     def found(skills=None):
@@ -473,7 +524,9 @@ def test_it_returns_skill_memories_only_for_listed_skills(alice_actor, org_a, al
 
 def test_it_counts_recalls(alice_actor, org_a, alice_client):
     item = memory_create(
-        actor=alice_actor, org=org_a, content="The user's cat is called Miso", user_id="alice"
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="The user's cat is called Miso", user_id="alice"),
     ).item
     for _ in range(2):
         alice_client.post("/api/v1/memories/search", {"query": "cat name", "user_id": "alice"}, format="json")
@@ -607,7 +660,9 @@ def test_the_cached_filter_is_the_filter_django_compiles(org_a, alice_actor, bob
 def test_a_cached_filter_follows_membership_changes(org_a, alice_actor, bob, project):
     """Memberships are read by the SQL when it runs, so a cached filter never outlives a removal."""
     memory_create(
-        actor=alice_actor, org=org_a, content="Atlas ships on Fridays", scope="project", project=project
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Atlas ships on Fridays", scope="project", project=project),
     )
     bob_actor = actor_for_account(bob, org_a)
     filters = MemoryFilters(project=project)
@@ -716,9 +771,15 @@ def test_it_answers_by_keyword_while_the_embedding_provider_is_down(
 
     settings.SEARCH_EXACT_SUBJECT_ROWS = exact_subject_rows
     lisbon = memory_create(
-        actor=alice_actor, org=org_a, content="Alice moved to Lisbon in March", user_id="alice"
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Alice moved to Lisbon in March", user_id="alice"),
     )
-    memory_create(actor=alice_actor, org=org_a, content="Alice plays chess on Sundays", user_id="alice")
+    memory_create(
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Alice plays chess on Sundays", user_id="alice"),
+    )
     with OpenAIStub() as stub:
         EmbeddingConfig.objects.create(
             org=org_a,

@@ -30,6 +30,7 @@ from checkpoints.models import Checkpoint, CheckpointArchive, Message, Session
 from checkpoints.services import PAYLOAD_DEFAULTS, archive_json, compress_payload, redacted_payload
 from core.secrets import redact
 from memory import gate
+from memory.drafts import MemoryDraft
 from memory.models import (
     EmbeddingConfig,
     ExtractionJob,
@@ -300,9 +301,7 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
             continue
         try:
             with transaction.atomic():
-                result = memory_create(
-                    actor=actor,
-                    org=org,
+                draft = MemoryDraft(
                     content=str(entry.get("content") or ""),
                     memory_type=_choice(entry.get("memory_type"), MemoryType.choices, MemoryType.FACT),
                     scope=scope,
@@ -322,8 +321,9 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
                     valid_from=_dt(entry.get("valid_from")),
                     valid_until=_dt(entry.get("valid_until")),
                     expires_at=_dt(entry.get("expires_at")),
-                    reason=f"imported (was #{old_id})",
-                    dedup="hash",
+                )
+                result = memory_create(
+                    actor=actor, org=org, draft=draft, reason=f"imported (was #{old_id})", dedup="hash"
                 )
         except gate.GateRejection as exc:
             refused.append({"kind": "memory", "id": old_id, "code": exc.code, "reason": exc.message})

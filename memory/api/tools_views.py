@@ -12,6 +12,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 
 from memory import services
+from memory.drafts import MemoryDraft
 from memory.gate import GateRejection
 from memory.models import InjectionLog, MemoryType, Scope, Source
 from memory.search import SearchError, memory_search
@@ -183,9 +184,7 @@ def _add(actor, args: dict, context: dict, project) -> dict:
     if scope == Scope.SESSION and not context["session_id"]:
         raise ApiError(400, "invalid", "scope session needs the caller's session_id.")
     try:
-        result = services.memory_create(
-            actor=actor,
-            org=actor.org,
+        draft = MemoryDraft(
             content=args["content"],
             memory_type=args["memory_type"],
             scope=scope,
@@ -195,8 +194,8 @@ def _add(actor, args: dict, context: dict, project) -> dict:
             agent_id=context["agent_id"],
             source=Source.AGENT,
             confidence=0.9,
-            reason="memory_add tool",
         )
+        result = services.memory_create(actor=actor, org=actor.org, draft=draft, reason="memory_add tool")
     except GateRejection as exc:
         raise ApiError(422, exc.code, exc.message) from exc
     item = result.item

@@ -19,6 +19,8 @@ from projects.api.base import EngramAPIView, EngramViewSet
 from projects.api.errors import ApiError
 
 from .. import services
+from ..batch import memory_create_batch
+from ..drafts import MemoryDraft
 from ..embeddings import provider_for
 from ..embeddings.config import embedding_config_delete, embedding_config_get, embedding_config_set
 from ..gate import GateRejection
@@ -58,7 +60,7 @@ def _validated(serializer_class, data):
     return serializer.validated_data
 
 
-def entry_from(actor, data: dict) -> services.BatchEntry:
+def draft_from(actor, data: dict) -> MemoryDraft:
     """Resolve subject and project of one validated input; raises ApiError(400) or Http404."""
     scope = data["scope"]
     user_id = data.get("user_id") or ""
@@ -76,36 +78,12 @@ def entry_from(actor, data: dict) -> services.BatchEntry:
     if scope == Scope.SESSION and not data.get("session_id"):
         raise ApiError(400, "invalid", "session_id: required for scope session.")
     fields = {k: v for k, v in data.items() if k not in ("scope", "user_id", "project")}
-    return services.BatchEntry(scope=scope, user_id=user_id, project=project, **fields)
+    return MemoryDraft(scope=scope, user_id=user_id, project=project, **fields)
 
 
-def create_one(actor, org, entry: services.BatchEntry, *, reason: str = ""):
+def create_one(actor, org, draft: MemoryDraft, *, reason: str = ""):
     try:
-        return services.memory_create(
-            actor=actor,
-            org=org,
-            content=entry.content,
-            memory_type=entry.memory_type,
-            scope=entry.scope,
-            user_id=entry.user_id,
-            project=entry.project,
-            session_id=entry.session_id,
-            agent_id=entry.agent_id,
-            skill=entry.skill,
-            source=entry.source,
-            source_id=entry.source_id,
-            source_message_id=entry.source_message_id,
-            confidence=entry.confidence,
-            visibility=entry.visibility,
-            pinned=entry.pinned,
-            tags=entry.tags,
-            metadata=entry.metadata,
-            occurred_at=entry.occurred_at,
-            valid_from=entry.valid_from,
-            valid_until=entry.valid_until,
-            expires_at=entry.expires_at,
-            reason=reason,
-        )
+        return services.memory_create(actor=actor, org=org, draft=draft, reason=reason)
     except GateRejection as exc:
         raise gate_error(exc) from None
 
@@ -254,24 +232,24 @@ class MemoryViewSet(EngramViewSet):
     @extend_schema(request=MemoryInputSerializer, responses=MemorySerializer)
     def create(self, request):
         data = _validated(MemoryInputSerializer, request.data)
-        return created_response(create_one(self.actor, self.org, entry_from(self.actor, data)))
+        return created_response(create_one(self.actor, self.org, draft_from(self.actor, data)))
 
     @extend_schema(request=BatchInputSerializer)
     def batch(self, request):
         data = _validated(BatchInputSerializer, request.data)
-        entries = []
+        drafts = []
         item_serializer = (
             MemoryInputSerializer()
         )  # one instance: building 1000 would cost more than the insert
         for raw in data["memories"]:
             try:
-                entries.append(entry_from(self.actor, item_serializer.run_validation(raw)))
+                drafts.append(draft_from(self.actor, item_serializer.run_validation(raw)))
             except serializers.ValidationError as exc:
-                entries.append(serializers.ValidationError(_first_error(exc.detail)))
+                drafts.append(serializers.ValidationError(_first_error(exc.detail)))
             except (ApiError, Http404) as exc:
-                entries.append(exc)
-        results = services.memory_create_batch(
-            actor=self.actor, org=self.org, entries=entries, infer=data["infer"], dedup=data["dedup"]
+                drafts.append(exc)
+        results = memory_create_batch(
+            actor=self.actor, org=self.org, drafts=drafts, infer=data["infer"], dedup=data["dedup"]
         )
         body = []
         for r in results:
@@ -377,7 +355,7 @@ class AgentMemoryViewSet(EngramViewSet):
     def create(self, request, agent_id=None):
         data = _validated(AgentMemoryInputSerializer, _snake(request.data))
         data = {**data, "scope": Scope.USER, "agent_id": agent_id, "source": Source.ADMIN, "confidence": 1.0}
-        return created_response(create_one(self.actor, self.org, entry_from(self.actor, data)))
+        return created_response(create_one(self.actor, self.org, draft_from(self.actor, data)))
 
     @extend_schema(request=AgentMemoryPatchSerializer, responses=MemorySerializer)
     def partial_update(self, request, agent_id=None, pk=None):

@@ -21,9 +21,11 @@ from core.llm import LLMClient, LLMError
 from core.text import CJK_CHAR
 from memory import gate, services
 from memory.dedup import differs_materially, is_cross_lingual
+from memory.drafts import MemoryDraft
 from memory.embeddings import EmbeddingError
 from memory.models import Source
 from memory.thresholds import duplicate_threshold
+from projects.access import system_actor
 
 from .llm import LLMInvalidOutput, decide_llm
 from .rules import Candidate
@@ -118,20 +120,20 @@ def _threshold_decision(candidate: Candidate, nearest: list, model: str) -> tupl
 def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None, provider) -> Outcome:
     """Apply one candidate; GateRejection becomes a 'rejected' outcome with its code."""
     scope = candidate.scope if candidate.scope == "project" and target.project is not None else "user"
-    common = {
-        "actor": None,
-        "org": target.org,
-        "memory_type": candidate.memory_type,
-        "scope": scope,
-        "user_id": target.user_id,
-        "project": target.project if scope == "project" else None,
-        "session_id": target.session_id,
-        "agent_id": target.agent_id,
-        "source": Source.AUTO,
-        "source_id": f"extraction-job:{target.job_id}",
-        "source_message_id": candidate.source_message_id,
-        "confidence": candidate.confidence,
-    }
+    draft = MemoryDraft(
+        content=candidate.content,
+        memory_type=candidate.memory_type,
+        scope=scope,
+        user_id=target.user_id,
+        project=target.project if scope == "project" else None,
+        session_id=target.session_id,
+        agent_id=target.agent_id,
+        source=Source.AUTO,
+        source_id=f"extraction-job:{target.job_id}",
+        source_message_id=candidate.source_message_id,
+        confidence=candidate.confidence,
+    )
+    actor = system_actor(target.org)
     try:
         gate.check(candidate.content, candidate.confidence)
     except gate.GateRejection as exc:
@@ -144,15 +146,9 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
         pass  # no vector: identical text still merges; the item is embedded later
     nearest = []
     if vector is not None:
-        base = services.subject_filter(
-            org=target.org,
-            scope=scope,
-            user_id=target.user_id,
-            project=common["project"],
-            session_id=target.session_id,
-            agent_id=target.agent_id,
+        nearest = services.nearest_active(
+            base=draft.subject(target.org), embedding=vector, model=model, limit=NEAREST_K
         )
-        nearest = services.nearest_active(base=base, embedding=vector, model=model, limit=NEAREST_K)
     action, item, reason = _threshold_decision(candidate, nearest, model)
     content = None
     # The model is asked only about memories that could be the same subject; the rest cannot be a target.
@@ -174,16 +170,16 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
         if action == "NOOP":
             return Outcome("merged", {"id": item.pk, "content": candidate.content, "reason": reason})
         if action == "UPDATE":
-            updated = services.memory_update(actor=None, item=item, content=content, reason=reason)
+            updated = services.memory_update(actor=actor, item=item, content=content, reason=reason)
             return Outcome("merged", {"id": updated.pk, "content": updated.content, "reason": reason})
-        if action == "MERGE":
-            result = services.memory_create(
-                **common, content=candidate.content, dedup="similarity", reason=reason, **embed
-            )
-        else:
-            result = services.memory_create(
-                **common, content=candidate.content, dedup="hash", reason=reason, **embed
-            )
+        result = services.memory_create(
+            actor=actor,
+            org=target.org,
+            draft=draft,
+            dedup="similarity" if action == "MERGE" else "hash",
+            reason=reason,
+            **embed,
+        )
     except gate.GateRejection as exc:
         return _rejected(candidate, exc)
     if not result.created:
@@ -197,7 +193,7 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
             },
         )
     if action == "SUPERSEDE" and item is not None:
-        services.memory_supersede(actor=None, old=item, new=result.item, reason=reason)
+        services.memory_supersede(actor=actor, old=item, new=result.item, reason=reason)
         return Outcome(
             "superseded",
             {

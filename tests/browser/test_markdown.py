@@ -2,6 +2,7 @@
 
 from playwright.sync_api import expect
 
+from memory.drafts import MemoryDraft
 from memory.models import MemoryItem
 from memory.services import memory_create
 
@@ -10,7 +11,9 @@ from .conftest import screenshot
 
 def test_it_previews_and_saves_the_users_document(open_page, alice, alice_actor):
     item = memory_create(
-        actor=alice_actor, org=alice_actor.org, content="Alice is a backend engineer.", user_id="alice"
+        actor=alice_actor,
+        org=alice_actor.org,
+        draft=MemoryDraft(content="Alice is a backend engineer.", user_id="alice"),
     ).item
     page = open_page(alice)
     page.goto("/markdown/")

@@ -98,10 +98,13 @@ def test_it_shows_the_gates_refusal_next_to_the_content_field(open_page, alice):
 
 
 def test_it_shows_both_versions_after_a_stale_edit(open_page, alice, alice_actor):
+    from memory.drafts import MemoryDraft
     from memory.services import memory_create, memory_update
 
     item = memory_create(
-        actor=alice_actor, org=alice_actor.org, content="Alice lives in Beijing.", user_id="alice"
+        actor=alice_actor,
+        org=alice_actor.org,
+        draft=MemoryDraft(content="Alice lives in Beijing.", user_id="alice"),
     ).item
     page = open_page(alice)
     page.goto("/memories/")
@@ -123,10 +126,15 @@ def test_it_shows_both_versions_after_a_stale_edit(open_page, alice, alice_actor
 
 
 def test_it_works_at_phone_width(open_page, alice, alice_actor):
+    from memory.drafts import MemoryDraft
     from memory.services import memory_create
 
     for text in (TEA, DARK, OTHER):
-        memory_create(actor=alice_actor, org=alice_actor.org, content=text, user_id="alice", tags=["demo"])
+        memory_create(
+            actor=alice_actor,
+            org=alice_actor.org,
+            draft=MemoryDraft(content=text, user_id="alice", tags=["demo"]),
+        )
     page = open_page(alice, viewport=PHONE)
     for url, name in (
         ("/memories/", "phone-memories"),

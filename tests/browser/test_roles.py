@@ -2,6 +2,7 @@
 
 from playwright.sync_api import expect
 
+from memory.drafts import MemoryDraft
 from memory.models import MemoryItem
 from memory.services import memory_create
 from projects.models import ProjectMembership, ProjectRole
@@ -13,9 +14,7 @@ def test_it_shows_a_viewer_no_edit_controls_and_refuses_a_forged_post(open_page,
     item = memory_create(
         actor=alice_actor,
         org=alice_actor.org,
-        content="Atlas must support PostgreSQL 16.",
-        scope="project",
-        project=project,
+        draft=MemoryDraft(content="Atlas must support PostgreSQL 16.", scope="project", project=project),
     ).item
     page = open_page(bob)
     page.goto(f"/projects/{project.slug}/")

@@ -8,6 +8,7 @@ from datetime import timedelta
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from memory.drafts import MemoryDraft
 from memory.models import ExtractionJob, InjectionLog, MemoryItem, ReembedJob
 from memory.services import memory_create, memory_update
 from projects.access import actor_for_account
@@ -34,11 +35,9 @@ def seed(alice_actor, project, org):
             memory_create(
                 actor=alice_actor,
                 org=org,
-                content=content,
-                memory_type=memory_type,
-                user_id="alice",
-                tags=tags,
-                skill=skill,
+                draft=MemoryDraft(
+                    content=content, memory_type=memory_type, user_id="alice", tags=tags, skill=skill
+                ),
             ).item
         )
     memory_update(actor=alice_actor, item=items[1], pinned=True)
@@ -51,11 +50,13 @@ def seed(alice_actor, project, org):
         memory_create(
             actor=alice_actor,
             org=org,
-            content=content,
-            memory_type=memory_type,
-            scope="project",
-            project=project,
-            visibility=visibility,
+            draft=MemoryDraft(
+                content=content,
+                memory_type=memory_type,
+                scope="project",
+                project=project,
+                visibility=visibility,
+            ),
         )
     now = timezone.now()
     for days_ago in range(0, 12, 2):

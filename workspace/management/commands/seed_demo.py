@@ -4,6 +4,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
+from memory.drafts import MemoryDraft
 from memory.models import MemoryItem
 from memory.services import memory_create
 from projects.access import actor_for_account
@@ -73,15 +74,12 @@ class Command(BaseCommand):
         for username, items in USER_MEMORIES.items():
             actor = actor_for_account(User.objects.get(username=username), org)
             for memory_type, content in items:
-                memory_create(
-                    actor=actor, org=org, content=content, memory_type=memory_type, user_id=actor.user_id
-                )
+                draft = MemoryDraft(content=content, memory_type=memory_type, user_id=actor.user_id)
+                memory_create(actor=actor, org=org, draft=draft)
         alice = actor_for_account(User.objects.get(username="alice"), org)
         for slug, items in PROJECT_MEMORIES.items():
             for memory_type, content, visibility in items:
-                memory_create(
-                    actor=alice,
-                    org=org,
+                draft = MemoryDraft(
                     content=content,
                     memory_type=memory_type,
                     scope="project",
@@ -89,3 +87,4 @@ class Command(BaseCommand):
                     visibility=visibility,
                     user_id=alice.user_id,
                 )
+                memory_create(actor=alice, org=org, draft=draft)

@@ -1,0 +1,231 @@
+"""Many memories at once: one embedding call, one bulk insert, per-item results.
+
+The same drafts, access checks, gate (rate limit included), dedup and row building as a single add
+(memory.services.memory_create), done for the whole batch together.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.http import Http404
+
+from config.celery import enqueue_on_commit
+from core.text import content_hash
+from projects.access import Actor, require_create_memory, require_own_org
+
+from . import gate
+from .dedup import is_duplicate
+from .drafts import MemoryDraft, build_item, defer_tokens, subject_key
+from .embeddings import EmbeddingError, provider_for
+from .models import MemoryItem, MemoryRevision, RevisionAction, Source, Status
+from .revisions import revision_new, snapshot
+from .services import find_duplicate, merge_into
+from .signals import memories_changed
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BatchResult:
+    index: int
+    status: str  # created | duplicate | rejected
+    id: int | None = None
+    duplicate_of: int | None = None
+    similarity: float | None = None
+    code: str = ""
+    message: str = ""
+
+
+def _batch_embed(org, drafts: list[tuple[int, MemoryDraft]]) -> dict[int, tuple[list[float], str]]:
+    """One provider call per distinct provider (usually one for the whole batch); failures leave no vector."""
+    from .models import EmbeddingConfig
+
+    # Subjects with their own embedding setting are embedded apart; everyone else shares the org's.
+    overrides = set(
+        EmbeddingConfig.objects.filter(org=org).exclude(user_id="").values_list("user_id", flat=True)
+    )
+    by_user: dict[str, list[tuple[int, MemoryDraft]]] = {}
+    for index, draft in drafts:
+        by_user.setdefault(draft.user_id if draft.user_id in overrides else "", []).append((index, draft))
+    groups: dict[tuple, tuple[object, list]] = {}
+    for user_id, rows in by_user.items():
+        provider = provider_for(org, user_id)
+        key = (type(provider).__name__, provider.model_name, getattr(provider, "base_url", ""))
+        groups.setdefault(key, (provider, []))[1].extend(rows)
+    out: dict[int, tuple[list[float], str]] = {}
+    for provider, rows in groups.values():
+        try:
+            vectors = provider.embed_passages([draft.content for _, draft in rows])
+        except EmbeddingError as exc:
+            log.warning("batch embedding of %d memories failed (will retry): %s", len(rows), exc)
+            continue
+        for (index, _), vector in zip(rows, vectors, strict=True):
+            out[index] = (vector, provider.model_name)
+    return out
+
+
+def _cosine_max(vectors: list, vector) -> tuple[int, float]:
+    import numpy as np
+
+    matrix = np.asarray(vectors, dtype=np.float32)
+    v = np.asarray(vector, dtype=np.float32)
+    sims = matrix @ v / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(v) + 1e-12)
+    best = int(np.argmax(sims))
+    return best, float(sims[best])
+
+
+def _admit(actor: Actor, org, draft: MemoryDraft, *, infer: bool, auto_counts: dict[str, int]) -> None:
+    """The checks of one draft, as a single add makes them; raises GateRejection, PermissionDenied, Http404."""
+    require_create_memory(actor, scope=draft.scope, user_id=draft.user_id, project=draft.project)
+    if infer:
+        gate.check(draft.content, draft.confidence)
+        if draft.source == Source.AUTO:
+            gate.check_rate_limit(org, draft.session_id, batch=auto_counts)
+    else:
+        gate.check_sensitive(draft.content)
+        gate.check_length(draft.content)
+
+
+@transaction.atomic
+def memory_create_batch(
+    *,
+    actor: Actor,
+    org,
+    drafts: list[MemoryDraft | BaseException],
+    infer: bool = True,
+    dedup: bool | None = None,
+) -> list[BatchResult]:
+    """Add many memories at once: one embedding call, one bulk insert, per-item results.
+
+    infer=True: every item passes the whole gate (confidence, secrets, length, rate limit) and
+    similarity dedup, as a single add does. infer=False: the text is stored verbatim; the gate still
+    refuses secrets and bad lengths, duplicates are found by content hash only unless dedup=True.
+    A draft may already be an exception (invalid input, no access): it is reported as rejected.
+    """
+    require_own_org(actor, org.pk)
+    similarity_dedup = infer if dedup is None else dedup
+    results: dict[int, BatchResult] = {}
+    accepted: list[tuple[int, MemoryDraft]] = []
+    auto_counts: dict[str, int] = {}
+    for index, draft in enumerate(drafts):
+        if isinstance(draft, BaseException):
+            results[index] = _rejection(index, draft)
+            continue
+        try:
+            _admit(actor, org, draft, infer=infer, auto_counts=auto_counts)
+        except Exception as exc:  # GateRejection, PermissionDenied, Http404
+            results[index] = _rejection(index, exc)
+            continue
+        accepted.append((index, draft))
+
+    # Identical content: against stored rows of the same subject, then earlier items of this batch.
+    digests = {index: content_hash(draft.content) for index, draft in accepted}
+    stored: dict[tuple, MemoryItem] = {}
+    if digests:
+        for row in MemoryItem.objects.filter(
+            org=org, status=Status.ACTIVE, content_hash__in=set(digests.values())
+        ).defer("embedding", "search_tokens"):
+            stored.setdefault((subject_key(row), row.content_hash), row)
+    fresh: list[tuple[int, MemoryDraft]] = []
+    first_in_batch: dict[tuple, int] = {}
+    merges: dict[int, tuple[MemoryItem, list, float]] = {}
+    for index, draft in accepted:
+        key = (subject_key(draft), digests[index])
+        if key in stored:
+            merges[index] = (stored[key], draft.tags, 1.0)
+        elif key in first_in_batch:
+            results[index] = BatchResult(
+                index, "duplicate", duplicate_of=-1 - first_in_batch[key], similarity=1.0
+            )
+        else:
+            first_in_batch[key] = index
+            fresh.append((index, draft))
+
+    vectors = _batch_embed(org, fresh)
+
+    if similarity_dedup:
+        kept: list[tuple[int, MemoryDraft]] = []
+        seen: dict[tuple, list[tuple[int, MemoryDraft, list[float]]]] = {}
+        for index, draft in fresh:
+            if index not in vectors:
+                kept.append((index, draft))
+                continue
+            vector, model = vectors[index]
+            key = subject_key(draft)
+            found = find_duplicate(
+                base=draft.subject(org), content=draft.content, embedding=vector, model=model
+            )
+            if found:
+                merges[index] = (found[0], draft.tags, found[1])
+                continue
+            earlier = seen.get(key, [])
+            if earlier:
+                best, sim = _cosine_max([v for _, _, v in earlier], vector)
+                if is_duplicate(earlier[best][1].content, draft.content, sim, model):
+                    results[index] = BatchResult(
+                        index, "duplicate", duplicate_of=-1 - earlier[best][0], similarity=round(sim, 4)
+                    )
+                    continue
+            seen.setdefault(key, []).append((index, draft, vector))
+            kept.append((index, draft))
+        fresh = kept
+
+    for index, (existing, tags, similarity) in merges.items():
+        merged = merge_into(
+            existing=existing,
+            tags=tags,
+            actor=actor,
+            reason="identical content" if similarity == 1.0 else "",
+            similarity=similarity,
+        )
+        results[index] = BatchResult(
+            index, "duplicate", duplicate_of=merged.pk, similarity=round(similarity, 4)
+        )
+
+    items = []
+    for index, draft in fresh:
+        vector, model = vectors.get(index, (None, ""))
+        items.append(build_item(draft, org=org, actor=actor, embedding=vector, embedding_model=model))
+    MemoryItem.objects.bulk_create(items, batch_size=500)
+    revisions = []
+    for (index, _), item in zip(fresh, items, strict=True):
+        defer_tokens(item)
+        results[index] = BatchResult(index, "created", id=item.pk)
+        revisions.append(
+            revision_new(
+                item=item,
+                action=RevisionAction.ADD,
+                actor=actor,
+                number=1,
+                reason="batch add",
+                after=snapshot(item),
+            )
+        )
+    MemoryRevision.objects.bulk_create(revisions, batch_size=1000)
+    memories_changed.send(sender=MemoryItem, org_id=org.pk, items=items)
+    # Duplicates of an earlier item of the same batch point at its new id.
+    for result in results.values():
+        if result.duplicate_of is not None and result.duplicate_of < 0:
+            target = results[-1 - result.duplicate_of]
+            result.duplicate_of = target.id or target.duplicate_of
+    missing = [item.pk for item in items if item.embedding is None]
+    if missing:
+        from .tasks import memory_embed_many
+
+        enqueue_on_commit(memory_embed_many, missing)
+    return [results[i] for i in range(len(drafts))]
+
+
+def _rejection(index: int, exc: BaseException) -> BatchResult:
+    if isinstance(exc, gate.GateRejection):
+        return BatchResult(index, "rejected", code=exc.code, message=exc.message)
+    if isinstance(exc, Http404):
+        return BatchResult(index, "rejected", code="not_found", message=str(exc) or "Not found.")
+    if isinstance(exc, PermissionDenied):
+        return BatchResult(index, "rejected", code="permission_denied", message=str(exc))
+    code = getattr(exc, "code", "invalid")
+    return BatchResult(index, "rejected", code=code if isinstance(code, str) else "invalid", message=str(exc))
