@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.validators import ProhibitNullCharactersValidator
 from django.db.models import Q, QuerySet
 from django.db.models.functions import Now
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from projects.access import project_by_ref
@@ -108,9 +109,19 @@ class MemoryFilter(django_filters.Filter):
     """A filter that says which rows it keeps as a Q (None: all of them).
 
     MemoryFilterSet ANDs the Qs of all its filters into one filter() call, and search compiles the same
-    Q into its SQL, so no surface has a filter of its own."""
+    Q into its SQL, so no surface has a filter of its own. `doc` describes the query parameter in the
+    API schema."""
 
     field_class = TextField
+    schema_type = "string"
+    schema_format = ""
+
+    def __init__(self, *args, doc: str = "", **kwargs):
+        super().__init__(*args, **kwargs)
+        schema = {"type": self.schema_type, "description": doc}
+        if self.schema_format:
+            schema["format"] = self.schema_format
+        extend_schema_field(schema)(self)
 
     def q(self, value) -> Q | None:
         return Q(**{f"{self.field_name}__{self.lookup_expr}": value})
@@ -126,6 +137,8 @@ class ChoicesFilter(MemoryFilter):
     field_class = ChoiceListField
 
     def __init__(self, field_name, choices, **kwargs):
+        names = ", ".join(value for value, _ in choices)
+        kwargs.setdefault("doc", f"Comma list, any of: {names}.")
         super().__init__(field_name, "in", choices=choices, **kwargs)
 
     def q(self, value):
@@ -134,10 +147,12 @@ class ChoicesFilter(MemoryFilter):
 
 class YesNoFilter(MemoryFilter):
     field_class = YesNoField
+    schema_type = "boolean"
 
 
 class DateTimeFilter(MemoryFilter):
     field_class = IsoDateTimeField
+    schema_format = "date-time"
 
 
 class TagsFilter(MemoryFilter):
@@ -168,7 +183,7 @@ class SkillsFilter(MemoryFilter):
 
 
 class ProjectFilter(MemoryFilter):
-    """The project named by id or slug (resolved through projects.access: 404 when out of reach)."""
+    """The project named by id or slug (MemoryFilterSet resolves it through projects.access)."""
 
     def q(self, value):
         return Q(project=value) if value else None
@@ -203,25 +218,29 @@ class MemoryFilterSet(django_filters.FilterSet):
     (the memory page's form, search's MemoryFilters) use values_q / apply_values with the same filters.
     """
 
-    user_id = MemoryFilter("user_id")
-    agent_id = MemoryFilter("agent_id")
-    session_id = MemoryFilter("session_id")
-    skill = MemoryFilter("skill")
+    user_id = MemoryFilter("user_id", doc="Exact (given empty: rows of no user).")
+    agent_id = MemoryFilter("agent_id", doc="Exact (given empty: rows of no agent).")
+    session_id = MemoryFilter("session_id", doc="Exact (given empty: rows of no session).")
+    skill = MemoryFilter("skill", doc="Exact (given empty: rows of no skill).")
     scope = ChoicesFilter("scope", Scope.choices)
     memory_type = ChoicesFilter("memory_type", MemoryType.choices)
-    status = ChoicesFilter("status", Status.choices)
+    status = ChoicesFilter(
+        "status", Status.choices, doc="Comma list, any of: active, archived, superseded; all when absent."
+    )
     source = ChoicesFilter("source", Source.choices)
-    project = ProjectFilter("project")
-    pinned = YesNoFilter("pinned")
-    tags = TagsFilter("tags")
-    created_after = DateTimeFilter("created_at", "gte")
-    created_before = DateTimeFilter("created_at", "lt")
-    occurred_after = DateTimeFilter("occurred_at", "gte")
-    occurred_before = DateTimeFilter("occurred_at", "lt")
-    metadata = MetadataFilter("metadata")
-    skills = SkillsFilter("skill")
-    include_superseded = IncludeSupersededFilter("status")
-    include_expired = IncludeExpiredFilter("expires_at")
+    project = ProjectFilter("project", doc="A project's id or slug (404 when the caller cannot read it).")
+    pinned = YesNoFilter("pinned", doc="true or false.")
+    tags = TagsFilter("tags", doc="Comma list: rows carrying ALL of these tags.")
+    created_after = DateTimeFilter("created_at", "gte", doc="ISO 8601; inclusive.")
+    created_before = DateTimeFilter("created_at", "lt", doc="ISO 8601; exclusive.")
+    occurred_after = DateTimeFilter("occurred_at", "gte", doc="ISO 8601; inclusive.")
+    occurred_before = DateTimeFilter("occurred_at", "lt", doc="ISO 8601; exclusive.")
+    metadata = MetadataFilter(
+        "metadata", doc='A JSON object: rows whose metadata contains it, e.g. {"trip": "kdd"}.'
+    )
+    skills = SkillsFilter("skill", doc="Comma list: rows of no skill plus those of these skills.")
+    include_superseded = IncludeSupersededFilter("status", doc="true: superseded rows join `status`.")
+    include_expired = IncludeExpiredFilter("expires_at", doc="false: leave out rows past expires_at.")
 
     class Meta:
         model = MemoryItem

@@ -287,6 +287,7 @@ class MemoryViewSet(EngramViewSet):
             raise gate_error(exc) from None
         return Response(MemorySerializer(item).data)
 
+    @extend_schema(filters=True)
     def stats(self, request):
         return Response(stats_of(self.filter_queryset(readable_memories(self.actor))))
 
