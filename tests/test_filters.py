@@ -159,3 +159,10 @@ def test_the_agent_routes_filter_by_agent_and_user(key_a):
     assert {m["id"] for m in listed} == {mine.pk}
     assert client.get("/api/v1/agents/bot/memories/stats", {"user_id": "bob"}).json()["total"] == 1
     assert client.get("/api/v1/agents/bot/memories/stats").json()["total"] == 2
+
+
+def test_search_answers_a_nul_in_metadata_with_400(alice_client):
+    body = {"query": "train", "user_id": "alice", "metadata": {"k": "\u0000"}}
+    response = alice_client.post(f"{URL}/search", body, format="json")
+    assert response.status_code == 400, response.content
+    assert response.json()["error"]["message"] == "metadata: Null characters are not allowed."
