@@ -315,9 +315,9 @@ class AgentMemoryViewSet(EngramViewSet):
         return list_queryset(self.actor).filter(agent_id=self.kwargs["agent_id"])
 
     def _filter_values(self, request) -> dict:
-        """Seed 004 filters by the URL's agent and by ?user_id= (userId) only."""
+        """Seed 004 filters by the URL's agent (get_queryset) and by ?user_id= (userId) only."""
         user_id = _snake(request.query_params.dict()).get("user_id")
-        return {"agent_id": self.kwargs["agent_id"], "user_id": user_id or None}
+        return {"user_id": user_id or None}
 
     def list(self, request, agent_id=None):
         qs = MemoryFilterSet.apply_values(self.get_queryset(), self._filter_values(request))
@@ -354,8 +354,8 @@ class AgentMemoryViewSet(EngramViewSet):
         return Response({"ok": True, "deleted": deleted})
 
     def stats(self, request, agent_id=None):
-        qs = MemoryFilterSet.apply_values(readable_memories(self.actor), self._filter_values(request))
-        return Response(stats_of(qs))
+        values = {**self._filter_values(request), "agent_id": agent_id}
+        return Response(stats_of(MemoryFilterSet.apply_values(readable_memories(self.actor), values)))
 
 
 # ---- embedding settings and re-embed jobs -------------------------------------------------------------
