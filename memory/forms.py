@@ -49,9 +49,24 @@ class MemoryFilterForm(forms.Form):
     tag = forms.CharField(required=False, label=_("Tag"), max_length=100)
     skill = forms.CharField(required=False, label=_("Skill"), max_length=100)
 
+    def clean_tag(self) -> list[str]:
+        return parse_tags(self.cleaned_data["tag"])  # "a, b": rows tagged a and b
+
     def statuses(self) -> list[str]:
         wanted = self.cleaned_data.get("status") or Status.ACTIVE
         return [s.value for s in Status] if wanted == "all" else [wanted]
+
+    def filter_values(self) -> dict:
+        """The page's choices as memory.filters.MemoryFilterSet values (a field with a bad value: no filter)."""
+        data = self.cleaned_data
+        return {
+            "status": self.statuses(),
+            "memory_type": [data["memory_type"]] if data.get("memory_type") else None,
+            "scope": [data["scope"]] if data.get("scope") else None,
+            "pinned": {"yes": True, "no": False}.get(data.get("pinned", "")),
+            "tags": data.get("tag") or None,
+            "skill": data.get("skill") or None,
+        }
 
 
 class MemoryAddForm(forms.Form):

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.db.models import Case, IntegerField, Q, QuerySet, Value, When
-from django.db.models.functions import Now
 
 from projects.access import (
     Actor,
@@ -21,6 +20,7 @@ from projects.access import (
 )
 from projects.models import Project
 
+from .filters import MemoryFilterSet
 from .models import (
     ExtractionJob,
     InjectionLog,
@@ -51,7 +51,10 @@ def own_skill_names(*, actor: Actor) -> list[str]:
 
 @dataclass
 class MemoryFilters:
-    """Everything that narrows a search or a context call, besides the query text."""
+    """Everything that narrows a search or a context call, besides the query text.
+
+    The subject (user_id, session_id, project) says whose memories take part; the rest are
+    memory.filters.MemoryFilterSet's filters (tags: ALL of them), applied by that FilterSet."""
 
     user_id: str = ""
     project: Project | None = None
@@ -70,6 +73,25 @@ class MemoryFilters:
     include_superseded: bool = False
     include_expired: bool = False
 
+    def filter_values(self) -> dict:
+        """These filters as MemoryFilterSet values; a search keeps active, unexpired rows by default."""
+        return {
+            "agent_id": self.agent_id or None,
+            # Seed 003: a skill's memories are injected only while that skill is enabled.
+            "skills": self.skills or [],
+            "memory_type": self.memory_types or None,
+            "scope": self.scopes or None,
+            "status": list(self.statuses) or [Status.ACTIVE],
+            "include_superseded": self.include_superseded,
+            "include_expired": self.include_expired,
+            "tags": self.tags or None,
+            "metadata": self.metadata or None,
+            "created_after": self.created_after,
+            "created_before": self.created_before,
+            "occurred_after": self.occurred_after,
+            "occurred_before": self.occurred_before,
+        }
+
 
 def subject_q(filters: MemoryFilters) -> Q:
     """Which rows are about the subject of the call: the user's own, their session's, the project's."""
@@ -85,30 +107,11 @@ def subject_q(filters: MemoryFilters) -> Q:
     return q
 
 
-def memory_candidates(*, actor: Actor, filters: MemoryFilters, now: datetime | None = None) -> QuerySet:
-    """Every memory the actor may read that the filters allow (unordered)."""
-    statuses = list(filters.statuses) or [Status.ACTIVE]
-    if filters.include_superseded and Status.SUPERSEDED not in statuses:
-        statuses.append(Status.SUPERSEDED)
-    # Seed 003: a skill's memories are injected only while that skill is enabled.
-    q = subject_q(filters) & Q(status__in=statuses) & (Q(skill="") | Q(skill__in=filters.skills or []))
-    if not filters.include_expired:
-        # Now() is the statement's time in SQL, so the compiled filter holds no clock (memory.search caches it).
-        q &= Q(expires_at__isnull=True) | Q(expires_at__gt=now or Now())
-    optional = {
-        "memory_type__in": filters.memory_types,
-        "scope__in": filters.scopes,
-        "tags__has_any_keys": filters.tags,
-        "metadata__contains": filters.metadata,
-        "agent_id": filters.agent_id,
-        "created_at__gte": filters.created_after,
-        "created_at__lt": filters.created_before,
-        "occurred_at__gte": filters.occurred_after,
-        "occurred_at__lt": filters.occurred_before,
-    }
-    for lookup, value in optional.items():
-        if value:
-            q &= Q(**{lookup: value})
+def memory_candidates(*, actor: Actor, filters: MemoryFilters) -> QuerySet:
+    """Every memory the actor may read that is about the subject and that the filters allow (unordered).
+
+    A pure function of (actor, filters): memory.search.sql caches its compiled WHERE under that key."""
+    q = subject_q(filters) & MemoryFilterSet.values_q(filters.filter_values())
     # One filter() call: each call clones the query, which costs more than the filter itself.
     # memory_read_q is readable_memories' filter (org included).
     return MemoryItem.objects.filter(memory_read_q(actor) & q)

@@ -17,6 +17,7 @@ from projects.web import org_page, paginate, render_page
 
 from . import services
 from .drafts import MemoryDraft
+from .filters import MemoryFilterSet
 from .forms import MemoryAddForm, MemoryEditForm, MemoryFilterForm, VisibilityForm
 from .gate import GateRejection
 from .models import Scope, Status
@@ -29,21 +30,7 @@ TEMPLATE = "memory/list.html"
 
 def _filtered(actor, form: MemoryFilterForm):
     qs = readable_memories(actor).select_related("project", "created_by")
-    data = form.cleaned_data
-    qs = qs.filter(status__in=form.statuses())
-    if data.get("memory_type"):
-        qs = qs.filter(memory_type=data["memory_type"])
-    if data.get("scope"):
-        qs = qs.filter(scope=data["scope"])
-    if data.get("pinned") == "yes":
-        qs = qs.filter(pinned=True)
-    elif data.get("pinned") == "no":
-        qs = qs.filter(pinned=False)
-    if data.get("tag"):
-        qs = qs.filter(tags__contains=[data["tag"]])
-    if data.get("skill"):
-        qs = qs.filter(skill=data["skill"])
-    return qs
+    return MemoryFilterSet.apply_values(qs, form.filter_values())
 
 
 def _search(actor, form: MemoryFilterForm, qs):
@@ -53,16 +40,17 @@ def _search(actor, form: MemoryFilterForm, qs):
     from .selectors import MemoryFilters
 
     data = form.cleaned_data
+    values = form.filter_values()
     skills = (
-        [data["skill"]]
-        if data.get("skill")
+        [values["skill"]]
+        if values["skill"]
         else sorted(set(qs.exclude(skill="").values_list("skill", flat=True)))
     )
     common = {
         "skills": skills,
-        "memory_types": [data["memory_type"]] if data.get("memory_type") else [],
-        "statuses": form.statuses(),
-        "tags": [data["tag"]] if data.get("tag") else [],
+        "memory_types": values["memory_type"] or [],
+        "statuses": values["status"],
+        "tags": values["tags"] or [],
         "include_expired": True,
     }
     subjects = []

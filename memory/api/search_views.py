@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 
+from django.core.validators import ProhibitNullCharactersValidator
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from memory.filters import holds_nul
 from memory.models import InjectionLog, MemoryItem, MemoryType, Scope, Status
 from memory.search import COLUMNS, Hit, SearchError, memory_search
 from memory.selectors import MemoryFilters, injections_for_memory, injections_for_user, readable_memories
@@ -55,6 +57,11 @@ class SearchInput(ReadInput):
 
     def validate_status(self, value):
         return list(value)
+
+    def validate_metadata(self, value):
+        if holds_nul(value):
+            raise serializers.ValidationError(ProhibitNullCharactersValidator.message)
+        return value
 
 
 def _project(actor, ref: str | None):

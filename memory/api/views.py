@@ -23,6 +23,7 @@ from ..batch import memory_create_batch
 from ..drafts import MemoryDraft
 from ..embeddings import provider_for
 from ..embeddings.config import embedding_config_delete, embedding_config_get, embedding_config_set
+from ..filters import MemoryFilterSet
 from ..gate import GateRejection
 from ..models import MemoryItem, MemoryRevision, ReembedJob, Scope, Source
 from ..selectors import memory_revisions, readable_memories, reembed_jobs_for
@@ -150,60 +151,6 @@ def stats_of(qs) -> dict:
     }
 
 
-def _bool(value: str, name: str) -> bool:
-    if value.lower() in ("1", "true", "yes"):
-        return True
-    if value.lower() in ("0", "false", "no"):
-        return False
-    raise ApiError(400, "invalid", f"{name}: expected true or false.")
-
-
-_DATE_FIELD = serializers.DateTimeField()
-
-
-def _date(value: str, name: str):
-    try:
-        return _DATE_FIELD.to_internal_value(value)
-    except serializers.ValidationError:
-        raise ApiError(400, "invalid", f"{name}: expected an ISO 8601 date-time.") from None
-
-
-def apply_filters(actor, qs, params):
-    """GET memories' filters; unknown values of choice fields are a 400."""
-    for name in ("user_id", "agent_id", "session_id", "skill"):
-        if params.get(name) is not None:
-            qs = qs.filter(**{name: params[name]})
-    choices = {
-        "scope": Scope.values,
-        "memory_type": [c for c, _ in MemoryItem._meta.get_field("memory_type").choices],
-        "status": [c for c, _ in MemoryItem._meta.get_field("status").choices],
-        "source": Source.values,
-    }
-    for name, allowed in choices.items():
-        if params.get(name):
-            values = params[name].split(",")
-            bad = [v for v in values if v not in allowed]
-            if bad:
-                raise ApiError(400, "invalid", f"{name}: unknown value {bad[0]!r}.")
-            qs = qs.filter(**{f"{name}__in": values})
-    if params.get("project"):
-        qs = qs.filter(project=project_by_ref(actor, params["project"]))
-    if params.get("pinned"):
-        qs = qs.filter(pinned=_bool(params["pinned"], "pinned"))
-    if params.get("tags"):
-        qs = qs.filter(tags__contains=[t for t in params["tags"].split(",") if t])
-    ranges = {
-        "created_after": "created_at__gte",
-        "created_before": "created_at__lt",
-        "occurred_after": "occurred_at__gte",
-        "occurred_before": "occurred_at__lt",
-    }
-    for name, lookup in ranges.items():
-        if params.get(name):
-            qs = qs.filter(**{lookup: _date(params[name], name)})
-    return qs
-
-
 def readable_item(actor, pk, **extra) -> MemoryItem:
     item = readable_memories(actor).filter(pk=pk, **extra).select_related("project").first()
     if item is None:
@@ -219,13 +166,14 @@ class MemoryViewSet(EngramViewSet):
 
     serializer_class = MemorySerializer
     queryset = MemoryItem.objects.none()  # for the schema only; get_queryset() is what runs
+    filterset_class = MemoryFilterSet  # list and stats, through DjangoFilterBackend (bad values: 400)
 
     def get_queryset(self):
         return list_queryset(self.actor)
 
     @extend_schema(responses=MemorySerializer(many=True))
     def list(self, request):
-        qs = apply_filters(self.actor, self.get_queryset(), request.query_params)
+        qs = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(MemorySerializer(page, many=True).data)
 
@@ -316,9 +264,9 @@ class MemoryViewSet(EngramViewSet):
             raise gate_error(exc) from None
         return Response(MemorySerializer(item).data)
 
+    @extend_schema(filters=True)
     def stats(self, request):
-        qs = apply_filters(self.actor, readable_memories(self.actor), request.query_params)
-        return Response(stats_of(qs))
+        return Response(stats_of(self.filter_queryset(readable_memories(self.actor))))
 
 
 def _first_error(errors) -> str:
@@ -343,11 +291,13 @@ class AgentMemoryViewSet(EngramViewSet):
     def get_queryset(self):
         return list_queryset(self.actor).filter(agent_id=self.kwargs["agent_id"])
 
+    def _filter_values(self, request) -> dict:
+        """Seed 004 filters by the URL's agent (get_queryset) and by ?user_id= (userId) only."""
+        user_id = _snake(request.query_params.dict()).get("user_id")
+        return {"user_id": user_id or None}
+
     def list(self, request, agent_id=None):
-        params = _snake(request.query_params.dict())
-        qs = self.get_queryset()
-        if params.get("user_id"):
-            qs = qs.filter(user_id=params["user_id"])
+        qs = MemoryFilterSet.apply_values(self.get_queryset(), self._filter_values(request))
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(MemorySerializer(page, many=True).data)
 
@@ -381,11 +331,8 @@ class AgentMemoryViewSet(EngramViewSet):
         return Response({"ok": True, "deleted": deleted})
 
     def stats(self, request, agent_id=None):
-        qs = readable_memories(self.actor).filter(agent_id=agent_id)
-        user_id = _snake(request.query_params.dict()).get("user_id")
-        if user_id:
-            qs = qs.filter(user_id=user_id)
-        return Response(stats_of(qs))
+        values = {**self._filter_values(request), "agent_id": agent_id}
+        return Response(stats_of(MemoryFilterSet.apply_values(readable_memories(self.actor), values)))
 
 
 # ---- embedding settings and re-embed jobs -------------------------------------------------------------

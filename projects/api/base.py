@@ -47,6 +47,7 @@ class ActorMixin:
         super().initial(request, *args, **kwargs)
         self.actor = resolve_actor(request)
         self.org = self.actor.org
+        request.actor = self.actor  # as on the pages (projects.web.org_page), e.g. for memory.filters
 
 
 class EngramAPIView(ActorMixin, APIView):
