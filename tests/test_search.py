@@ -4,7 +4,6 @@ import math
 import random
 from datetime import UTC, datetime, timedelta
 
-import numpy as np
 import pytest
 from django.db import connection
 from django.utils import timezone
@@ -15,16 +14,14 @@ from memory.models import MemoryItem
 from memory.search import filter_sql, memory_search
 from memory.search.ranking import (
     NEIGHBOUR_UNCONDITIONAL,
-    Hit,
-    diversify,
-    order_near_duplicates,
-    similarities,
 )
 from memory.selectors import MemoryFilters, memory_candidates
 from memory.services import memory_create, memory_supersede
 from projects.access import actor_for_account, actor_for_key
 from projects.models import ProjectMembership
 from projects.services import api_key_create
+
+from .factories import MemoryItemFactory
 
 DIM = 384
 
@@ -36,14 +33,6 @@ def unit(*pairs) -> list[float]:
         v[axis] = weight
     norm = math.sqrt(sum(x * x for x in v))
     return [x / norm for x in v]
-
-
-def add(actor, org, content, vector, **kw):
-    model = provider_for(org, kw.get("user_id", "")).model_name
-    kw.setdefault("user_id", "alice")
-    return memory_create(
-        actor=actor, org=org, content=content, embedding=vector, embedding_model=model, dedup="none", **kw
-    ).item
 
 
 def search(actor, query, vector=None, **kw):
@@ -58,11 +47,15 @@ def ids(result):
 
 
 def test_it_ranks_session_scope_above_a_slightly_closer_user_memory(alice_actor, org_a):
-    user = add(alice_actor, org_a, "alpha memory one", unit((0, 1.0)))
-    session = add(
-        alice_actor, org_a, "alpha memory two", unit((0, 1.0), (1, 0.3)), scope="session", session_id="s1"
+    user = MemoryItemFactory(org=org_a, content="alpha memory one", embedding=unit((0, 1.0)))
+    session = MemoryItemFactory(
+        org=org_a,
+        content="alpha memory two",
+        embedding=unit((0, 1.0), (1, 0.3)),
+        scope="session",
+        session_id="s1",
     )
-    far = add(alice_actor, org_a, "alpha memory three", unit((2, 1.0)))
+    far = MemoryItemFactory(org=org_a, content="alpha memory three", embedding=unit((2, 1.0)))
 
     result = search(alice_actor, "qqq", unit((0, 1.0)), session_id="s1", top_k=3)
 
@@ -79,9 +72,11 @@ def test_it_ranks_session_scope_above_a_slightly_closer_user_memory(alice_actor,
 
 
 def test_it_ranks_a_confident_memory_above_a_closer_unsure_one(alice_actor, org_a):
-    unsure = add(alice_actor, org_a, "beta memory one", unit((0, 1.0)), confidence=0.7)
-    sure = add(alice_actor, org_a, "beta memory two", unit((0, 1.0), (1, 0.3)), confidence=1.0)
-    add(alice_actor, org_a, "beta memory three", unit((2, 1.0)))
+    unsure = MemoryItemFactory(org=org_a, content="beta memory one", embedding=unit((0, 1.0)), confidence=0.7)
+    sure = MemoryItemFactory(
+        org=org_a, content="beta memory two", embedding=unit((0, 1.0), (1, 0.3)), confidence=1.0
+    )
+    MemoryItemFactory(org=org_a, content="beta memory three", embedding=unit((2, 1.0)))
 
     result = search(alice_actor, "qqq", unit((0, 1.0)), top_k=3)
 
@@ -93,9 +88,13 @@ def test_it_ranks_a_confident_memory_above_a_closer_unsure_one(alice_actor, org_
 
 def test_it_ranks_project_scope_between_session_and_user(alice_actor, org_a, project):
     vec = unit((0, 1.0))
-    user = add(alice_actor, org_a, "gamma memory one", vec)
-    proj = add(alice_actor, org_a, "gamma memory two", vec, scope="project", project=project, user_id="")
-    sess = add(alice_actor, org_a, "gamma memory three", vec, scope="session", session_id="s9")
+    user = MemoryItemFactory(org=org_a, content="gamma memory one", embedding=vec)
+    proj = MemoryItemFactory(
+        org=org_a, content="gamma memory two", embedding=vec, scope="project", project=project, user_id=""
+    )
+    sess = MemoryItemFactory(
+        org=org_a, content="gamma memory three", embedding=vec, scope="session", session_id="s9"
+    )
 
     filters = MemoryFilters(user_id="alice", project=project, session_id="s9")
     result = memory_search(actor=alice_actor, query="qqq", filters=filters, query_vector=vec, top_k=5)
@@ -105,7 +104,7 @@ def test_it_ranks_project_scope_between_session_and_user(alice_actor, org_a, pro
 
 
 @pytest.fixture
-def mixed_memories(alice_actor, org_a):
+def mixed_memories(org_a):
     texts = [
         "EDU-2291 是登录页面在 Safari 上白屏的问题，已经在 2.3.1 修复",
         "用户对花生过敏，点餐时要避开花生",
@@ -115,7 +114,7 @@ def mixed_memories(alice_actor, org_a):
         "The user prefers dark mode in every editor",
         "The user's daughter plays the violin",
     ]
-    return {t: memory_create(actor=alice_actor, org=org_a, content=t, user_id="alice").item for t in texts}
+    return {t: MemoryItemFactory(org=org_a, content=t, embedded=True) for t in texts}
 
 
 @pytest.mark.parametrize(
@@ -308,65 +307,15 @@ def test_it_ranks_the_newest_version_first_and_keeps_the_old_one(alice_actor, or
 
 def test_it_collapses_copies_of_one_type_to_the_best(alice_actor, org_a):
     vec = unit((0, 1.0))
-    a = add(alice_actor, org_a, "The user drinks oolong tea", vec)
-    b = add(alice_actor, org_a, "The user drinks oolong tea", vec)
-    other = add(alice_actor, org_a, "The user drinks oolong tea", vec, memory_type="preference")
+    a = MemoryItemFactory(org=org_a, content="The user drinks oolong tea", embedding=vec)
+    b = MemoryItemFactory(org=org_a, content="The user drinks oolong tea", embedding=vec)
+    other = MemoryItemFactory(
+        org=org_a, content="The user drinks oolong tea", embedding=vec, memory_type="preference"
+    )
     result = search(alice_actor, "oolong tea", vec, top_k=5)
     found = ids(result)
     assert len({a.pk, b.pk} & set(found)) == 1
     assert other.pk in found
-
-
-def test_the_grouping_orders_versions_newest_first():
-    """Unit check of the near-duplicate step on hand-built hits."""
-    from memory.search import Hit
-
-    t0 = timezone.now()
-
-    def hit(pk, score, content, days):
-        row = {"id": pk, "content": content, "memory_type": "fact", "occurred_at": t0 - timedelta(days=days)}
-        row["created_at"] = row["occurred_at"]
-        return Hit(row=row, vector_similarity=0.9, keyword_raw=0, score=score)
-
-    hits = [
-        hit(1, 0.9, "user lives in Beijing", 300),
-        hit(2, 0.8, "user likes tea", 1),
-        hit(3, 0.7, "user lives in Shanghai", 2),
-    ]
-    out = order_near_duplicates(hits, {(1, 3): 0.93}, "multilingual-e5-small")
-    # The group keeps its places (1st and 3rd); the newest takes the first, the unrelated one stays put.
-    assert [h.id for h in out] == [3, 2, 1]
-
-
-def test_events_keep_their_own_places():
-    """A later event does not make an earlier one out of date: no newest-first reordering between events."""
-    from memory.search import Hit
-
-    t0 = timezone.now()
-
-    def hit(pk, score, content, days, memory_type="event"):
-        row = {
-            "id": pk,
-            "content": content,
-            "memory_type": memory_type,
-            "occurred_at": t0 - timedelta(days=days),
-        }
-        row["created_at"] = row["occurred_at"]
-        return Hit(row=row, vector_similarity=0.9, keyword_raw=0, score=score)
-
-    first = hit(1, 0.9, "Nate won his first video game tournament", 300)
-    other = hit(2, 0.8, "Nate likes coconut milk ice cream", 100)
-    fourth = hit(3, 0.7, "Nate won his fourth video game tournament", 2)
-    out = order_near_duplicates([first, other, fourth], {(1, 3): 0.93}, "multilingual-e5-small")
-    assert [h.id for h in out] == [1, 2, 3]
-    assert {h.group for h in out} == {None}
-    # The same pair stated as facts is ordered as versions, newest first.
-    facts = [
-        hit(1, 0.9, first.row["content"], 300, "fact"),
-        other,
-        hit(3, 0.7, fourth.row["content"], 2, "fact"),
-    ]
-    assert [h.id for h in order_near_duplicates(facts, {(1, 3): 0.93}, "multilingual-e5-small")] == [3, 2, 1]
 
 
 def test_it_leaves_out_superseded_archived_and_expired_unless_asked(alice_actor, org_a, alice_client):
@@ -515,14 +464,24 @@ def test_it_lends_relevance_to_the_next_turn_of_the_same_conversation(
 ):
     settings.SEARCH_EXACT_SUBJECT_ROWS = exact_subject_rows
     when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
-    question = add(alice_actor, org_a, "Alex: What pet do you have?", unit((0, 1.0)), occurred_at=when)
-    answer = add(
-        alice_actor, org_a, "Sam: Oscar, my guinea pig. He's been great.", unit((3, 1.0)), occurred_at=when
+    question = MemoryItemFactory(
+        org=org_a, content="Alex: What pet do you have?", embedding=unit((0, 1.0)), occurred_at=when
     )
-    other = add(alice_actor, org_a, "Sam: I walked by the lake", unit((0, 0.8), (4, 0.6)), occurred_at=when)
+    answer = MemoryItemFactory(
+        org=org_a,
+        content="Sam: Oscar, my guinea pig. He's been great.",
+        embedding=unit((3, 1.0)),
+        occurred_at=when,
+    )
+    other = MemoryItemFactory(
+        org=org_a, content="Sam: I walked by the lake", embedding=unit((0, 0.8), (4, 0.6)), occurred_at=when
+    )
     # A row stored right after, but from another day: not the same conversation, so nothing is lent.
-    later = add(
-        alice_actor, org_a, "Sam: The weather was odd", unit((5, 1.0)), occurred_at=when + timedelta(days=3)
+    later = MemoryItemFactory(
+        org=org_a,
+        content="Sam: The weather was odd",
+        embedding=unit((5, 1.0)),
+        occurred_at=when + timedelta(days=3),
     )
     assert answer.pk == question.pk + 1 and later.pk == other.pk + 1
 
@@ -616,7 +575,7 @@ def test_a_cached_filter_follows_membership_changes(org_a, alice_actor, bob, pro
     assert memory_search(actor=bob_actor, query="when does Atlas ship", filters=filters).hits == []
 
 
-def _conversation(actor, org, user_id, rng, turns=60):
+def _conversation(org, user_id, rng, turns=60):
     """Turns of a few conversations (same time within one), with random vectors and a few shared words."""
     words = ["garden", "tomatoes", "violin", "lake", "guinea", "pig", "Berlin", "tickets", "pasta", "rain"]
     for session in range(3):
@@ -624,22 +583,17 @@ def _conversation(actor, org, user_id, rng, turns=60):
         for i in range(turns // 3):
             text = f"Speaker{i % 2}: " + " ".join(rng.sample(words, 3)) + f" turn {session}-{i}"
             vec = [rng.gauss(0, 1) for _ in range(DIM)]
-            add(
-                actor,
-                org,
-                text,
-                [x / math.sqrt(sum(y * y for y in vec)) for x in vec],
-                occurred_at=when,
-                user_id=user_id,
+            norm = math.sqrt(sum(y * y for y in vec))
+            MemoryItemFactory(
+                org=org, user_id=user_id, content=text, embedding=[x / norm for x in vec], occurred_at=when
             )
 
 
 def test_the_one_pass_subject_search_ranks_like_the_index_search(alice_actor, org_a, settings):
     """The subject statement (exact, neighbours in the same trip) and the broad one agree row for row."""
     rng = random.Random(11)
-    agent = actor_for_key(api_key_create(org=org_a, name="agent")[0])
-    _conversation(alice_actor, org_a, "alice", rng)
-    _conversation(agent, org_a, "other", rng)  # another subject in between
+    _conversation(org_a, "alice", rng)
+    _conversation(org_a, "other", rng)  # another subject in between
     for query in ("garden tomatoes", "violin lake", "Berlin tickets pasta"):
         vec = [rng.gauss(0, 1) for _ in range(DIM)]
         runs = []
@@ -656,52 +610,39 @@ def test_a_subject_too_big_for_one_pass_goes_through_the_indexes(alice_actor, or
     from memory.search import service as search_module
 
     rng = random.Random(5)
-    _conversation(alice_actor, org_a, "alice", rng, turns=30)
+    _conversation(org_a, "alice", rng, turns=30)
     vec = [rng.gauss(0, 1) for _ in range(DIM)]
     settings.SEARCH_EXACT_SUBJECT_ROWS = 0
     expected = ids(search(alice_actor, "garden", vec, top_k=8))
     settings.SEARCH_EXACT_SUBJECT_ROWS = 10  # fewer than alice's 30 rows
     filters = MemoryFilters(user_id="alice")
-    assert search_module._exact_subject(alice_actor, filters)
-    assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
-    assert not search_module._exact_subject(alice_actor, filters)  # remembered: straight to the indexes
-    assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
-    search_module._big_subjects.clear()
+    try:
+        assert search_module._exact_subject(alice_actor, filters)
+        assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
+        assert not search_module._exact_subject(alice_actor, filters)  # remembered: straight to the indexes
+        assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
+    finally:
+        search_module._big_subjects.clear()  # the process cache outlives this test's rows
 
 
 def test_a_neighbour_on_topic_is_lent_more_than_one_off_topic(alice_actor, org_a):
     when = datetime(2023, 6, 1, 9, 0, tzinfo=UTC)
-    before = add(alice_actor, org_a, "Sam: Any plans for the weekend?", unit((7, 1.0)), occurred_at=when)
-    match = add(alice_actor, org_a, "Alex: We are going to the lake", unit((0, 1.0)), occurred_at=when)
-    after = add(
-        alice_actor, org_a, "Sam: The lake is lovely in June", unit((0, 0.9), (8, 0.44)), occurred_at=when
+    before = MemoryItemFactory(
+        org=org_a, content="Sam: Any plans for the weekend?", embedding=unit((7, 1.0)), occurred_at=when
+    )
+    match = MemoryItemFactory(
+        org=org_a, content="Alex: We are going to the lake", embedding=unit((0, 1.0)), occurred_at=when
+    )
+    after = MemoryItemFactory(
+        org=org_a,
+        content="Sam: The lake is lovely in June",
+        embedding=unit((0, 0.9), (8, 0.44)),
+        occurred_at=when,
     )
     result = search(alice_actor, "qqq", unit((0, 1.0)), top_k=3)
     by_id = {h.id: h for h in result.hits}
     assert by_id[before.pk].neighbour_of == match.pk and by_id[after.pk].neighbour_of == match.pk
     assert by_id[after.pk].relevance > by_id[before.pk].relevance
-
-
-def test_diversify_moves_a_second_phrasing_below_something_new():
-    def hit(pk, score, vector):
-        row = {"id": pk, "content": str(pk), "memory_type": "fact", "occurred_at": None, "created_at": None}
-        return Hit(
-            row=row, vector_similarity=0.9, keyword_raw=0, score=score, embedding=np.array(vector, "f4")
-        )
-
-    same = [1.0, 0.0, 0.0]
-    hits = [
-        hit(1, 0.80, same),
-        hit(2, 0.79, same),
-        hit(3, 0.78, [0.0, 1.0, 0.0]),
-        hit(4, 0.50, [0.0, 0.0, 1.0]),
-    ]
-    order = diversify(hits, similarities(hits), "multilingual-e5-small")
-    # The copy of the first drops below the distinct third; nothing is dropped.
-    assert [hits[i].id for i in order] == [1, 3, 2, 4]
-    # Far apart in score, the copy keeps its place: the penalty is at most DIVERSITY x the relevance weight.
-    hits[2].score = 0.70
-    assert [hits[i].id for i in diversify(hits, similarities(hits), "multilingual-e5-small")] == [1, 2, 3, 4]
 
 
 @pytest.mark.parametrize("exact_subject_rows", [0, 5000], ids=["indexes", "one-pass"])
