@@ -12,8 +12,8 @@ from checkpoints.services import messages_append
 from core.crypto import decrypt
 from memory.extraction.services import RetryLater, extraction_job_run
 from memory.models import ExtractionJob, LLMConfig, MemoryItem, MemoryRevision
-from memory.services import memory_create
 
+from .factories import MemoryItemFactory
 from .openai_server import Delay, Fail, OpenAIStub
 
 SECRET = "sk-test-llm-0123456789abcdef"
@@ -171,12 +171,8 @@ def test_it_uses_the_rules_at_once_when_the_model_refuses_the_key(stub, org_a):
     assert SECRET not in job.error
 
 
-def _existing(org, content="我住在北京的朝阳区"):
-    return memory_create(actor=None, org=org, content=content, user_id="u1", memory_type="fact").item
-
-
 def test_it_lets_the_model_supersede_an_existing_memory(stub, org_a):
-    old = _existing(org_a)
+    old = MemoryItemFactory(org=org_a, user_id="u1", content="我住在北京的朝阳区", embedded=True)
     stub.chat_replies.extend(
         [
             memories(
@@ -202,7 +198,7 @@ def test_it_lets_the_model_supersede_an_existing_memory(stub, org_a):
 
 
 def test_it_lets_the_model_update_or_skip(stub, org_a):
-    old = _existing(org_a, "用户喜欢喝咖啡")
+    old = MemoryItemFactory(org=org_a, user_id="u1", content="用户喜欢喝咖啡", embedded=True)
     stub.chat_replies.extend(
         [
             memories(
@@ -231,7 +227,7 @@ def test_it_lets_the_model_update_or_skip(stub, org_a):
 
 
 def test_it_does_not_let_the_model_invent_ids(stub, org_a):
-    old = _existing(org_a)
+    old = MemoryItemFactory(org=org_a, user_id="u1", content="我住在北京的朝阳区", embedded=True)
     stub.chat_replies.extend(
         [
             memories(
@@ -288,7 +284,7 @@ def test_it_fails_a_broken_job_visibly_and_retries_it(org_a, key_a, bob_client, 
 
 
 def test_it_asks_the_model_to_decide_only_about_memories_of_the_same_subject(stub, org_a):
-    _existing(org_a, "User likes coffee")
+    MemoryItemFactory(org=org_a, user_id="u1", content="User likes coffee", embedded=True)
     stub.chat_replies.append(
         memories({"content": "Works as a procurement manager at a trading company", "memory_type": "core"})
     )
