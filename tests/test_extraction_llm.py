@@ -9,6 +9,7 @@ import json
 import pytest
 
 from checkpoints.services import messages_append
+from core.backoff import backoff
 from core.crypto import decrypt
 from memory.extraction.services import RetryLater, extraction_job_run
 from memory.models import ExtractionJob, LLMConfig, MemoryItem, MemoryRevision
@@ -132,12 +133,15 @@ def test_it_falls_back_to_the_rules_when_the_json_stays_invalid(stub, org_a):
 
 def test_it_retries_a_timeout_and_then_uses_the_rules(stub, org_a, settings):
     settings.ENGRAM_LLM_TIMEOUT = 0.3
+    settings.EXTRACTION_RETRY_BACKOFF = 5.0
     stub.chat_replies.extend([Delay(1.5), "late", Delay(1.5), "late", Delay(1.5), "late"])
     job = queue(org_a, "请记住，我对花生过敏，点菜时注意")
     for attempt in (1, 2):
         with pytest.raises(RetryLater) as retry:
             extraction_job_run(job_id=job.pk)
-        assert retry.value.countdown > 0
+        # The job row's attempt count decides the wait: 5 s, then 20 s (plus jitter fixed by the job's id).
+        assert retry.value.countdown == backoff(attempt, base=5.0, cap=300, salt=job.pk)
+        assert 5 * 4 ** (attempt - 1) <= retry.value.countdown < 5 * 4 ** (attempt - 1) + 5
         job.refresh_from_db()
         assert (job.status, job.attempts) == ("pending", attempt)  # released, never lost
         assert "Timeout" in job.error and "will retry" in job.error
