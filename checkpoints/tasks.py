@@ -1,7 +1,5 @@
 """Background work for sessions and checkpoints. Tasks take ids and exit quietly if the row is gone."""
 
-import random
-
 from celery import shared_task
 from django.conf import settings
 
@@ -12,16 +10,22 @@ from . import services
 COMPRESS_ATTEMPTS = 3
 
 
-@shared_task(bind=True, acks_late=True, max_retries=COMPRESS_ATTEMPTS)
+# With the model down Celery retries, waiting up to base·2^retries seconds (full jitter), at most 5 minutes.
+# A base of 0 would turn Celery's backoff off (and its 3-minute default delay on): 1 second is the least.
+@shared_task(
+    bind=True,
+    acks_late=True,
+    autoretry_for=(LLMError,),
+    retry_backoff=max(1.0, settings.EXTRACTION_RETRY_BACKOFF),
+    retry_backoff_max=300,
+    retry_jitter=True,
+    max_retries=COMPRESS_ATTEMPTS,
+)
 def session_compress(self, session_pk: int) -> dict:
-    """Fold old messages into the summary. With the model down it retries with backoff; the last
+    """Fold old messages into the summary. With the model down it is retried with backoff; the last
     attempt falls back to the truncating summary so the window cannot grow without bound."""
     last = self.request.retries >= COMPRESS_ATTEMPTS - 1
-    try:
-        return services.session_compress(session_pk=session_pk, use_llm=not last)
-    except LLMError as exc:
-        base = settings.EXTRACTION_RETRY_BACKOFF
-        raise self.retry(exc=exc, countdown=base * 4**self.request.retries + random.uniform(0, base)) from exc
+    return services.session_compress(session_pk=session_pk, use_llm=not last)
 
 
 @shared_task(acks_late=True)

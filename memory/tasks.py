@@ -15,53 +15,59 @@ log = logging.getLogger(__name__)
 REEMBED_BATCH = 128
 
 
-def _backoff(retries: int, salt: int) -> int:
-    return min(600, 2**retries * 5) + (salt % 7)
+# While the provider is down: Celery retries up to 8 times, waiting up to 5·2^retries seconds (full
+# jitter), at most 10 minutes; after that the sweep below picks the item up again.
+EMBED_RETRY = {
+    "autoretry_for": (EmbeddingError,),
+    "retry_backoff": 5,
+    "retry_backoff_max": 600,
+    "retry_jitter": True,
+    "max_retries": 8,
+}
 
 
-@shared_task(bind=True, acks_late=True, max_retries=8)
-def memory_embed(self, item_id: int) -> None:
-    """Embed an item whose embedding failed earlier; retry with backoff and jitter while the provider is down."""
+@shared_task(acks_late=True, **EMBED_RETRY)
+def memory_embed(item_id: int) -> None:
+    """Embed an item whose embedding failed earlier; retried with backoff and jitter while the provider is down."""
     item = MemoryItem.objects.filter(pk=item_id).select_related("org").first()
     if item is None:
         return
     provider = provider_for(item.org, item.user_id)
     if item.embedding is not None and item.embedding_model == provider.model_name:
         return
-    try:
-        vector = provider.embed_passages([item.content])[0]
-    except EmbeddingError as exc:
-        raise self.retry(exc=exc, countdown=_backoff(self.request.retries, item_id))
+    vector = provider.embed_passages([item.content])[0]
     # Only if the text is still the one we embedded (an edit in between re-embeds by itself).
     MemoryItem.objects.filter(pk=item_id, content_hash=item.content_hash).update(
         embedding=vector, embedding_model=provider.model_name
     )
 
 
-@shared_task(bind=True, acks_late=True, max_retries=8)
-def memory_embed_many(self, item_ids: list[int]) -> None:
-    """The batch write's retry: embed every still-unembedded item of the list, one provider call per subject."""
+@shared_task(acks_late=True, **EMBED_RETRY)
+def memory_embed_many(item_ids: list[int]) -> None:
+    """The batch write's retry: embed every still-unembedded item of the list, one provider call per subject.
+
+    A retry gets the whole list again; what was embedded meanwhile is skipped."""
     items = list(
         MemoryItem.objects.filter(pk__in=item_ids, embedding=None).select_related("org").order_by("pk")
     )
     by_subject: dict[tuple, list[MemoryItem]] = {}
     for item in items:
         by_subject.setdefault((item.org_id, item.user_id), []).append(item)
-    failed: list[int] = []
+    error: EmbeddingError | None = None
     for rows in by_subject.values():
         provider = provider_for(rows[0].org, rows[0].user_id)
         try:
             vectors = provider.embed_passages([row.content for row in rows])
         except EmbeddingError as exc:
             log.warning("retry of %d embeddings failed: %s", len(rows), exc)
-            failed.extend(row.pk for row in rows)
+            error = exc
             continue
         for row, vector in zip(rows, vectors, strict=True):
             MemoryItem.objects.filter(pk=row.pk, content_hash=row.content_hash).update(
                 embedding=vector, embedding_model=provider.model_name
             )
-    if failed:
-        raise self.retry(args=[failed], countdown=_backoff(self.request.retries, failed[0]))
+    if error is not None:
+        raise error  # the other subjects' vectors are stored; Celery retries the rest
 
 
 EMBED_SWEEP_AFTER = timedelta(minutes=10)

@@ -494,12 +494,15 @@ def test(argv: list[str]) -> int:
         steps = [
             [PY, "-m", "ruff", "check", "."],
             [PY, "-m", "ruff", "format", "--check", "."],
+            # The layer contracts in pyproject.toml: no module imports a layer above it.
+            [str(Path(PY).with_name("lint-imports")), "--no-logo", "--no-cache"],
             [PY, "manage.py", "check"],
             [PY, "manage.py", "makemigrations", "--check", "--dry-run"],
         ]
         failed = []
         for step in steps:
-            name = " ".join(step[1:]).removeprefix("-m ")
+            shown = step[1:] if step[0] == PY else [Path(step[0]).name, *step[1:]]
+            name = " ".join(shown).removeprefix("-m ")
             print(f"$ {name}", flush=True)
             if _run_child(step, env) != 0:
                 print(f"FAILED: {name}", flush=True)

@@ -4,6 +4,7 @@ Fixtures give API clients for accounts (session auth) and for org API keys (Bear
 """
 
 import pytest
+from celery.signals import task_retry
 from rest_framework.test import APIClient
 
 from projects.access import actor_for_account
@@ -95,3 +96,17 @@ def key_a(org_a):
 def key_b(org_b):
     key, secret = api_key_create(org=org_b, name="agent-b")
     return key, key_client(secret)
+
+
+@pytest.fixture
+def celery_retries():
+    """(task name, countdown) of every Celery retry during the test (a task's apply() runs its retries
+    at once, without waiting)."""
+    seen = []
+
+    def record(sender=None, reason=None, **kwargs):
+        seen.append((sender.name, reason.when))
+
+    task_retry.connect(record, weak=False)
+    yield seen
+    task_retry.disconnect(record)

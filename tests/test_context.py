@@ -3,19 +3,14 @@
 import pytest
 
 from checkpoints.models import Message, Session
-from memory.drafts import MemoryDraft
 from memory.models import InjectionLog
-from memory.services import memory_create
 from profiles.models import ProjectProfile, UserProfile
 
-
-def add(actor, org, content, dedup="similarity", **kw):
-    kw.setdefault("user_id", "alice")
-    return memory_create(actor=actor, org=org, draft=MemoryDraft(content=content, **kw), dedup=dedup).item
+from .factories import MemoryItemFactory
 
 
 @pytest.fixture
-def alice_world(alice_actor, org_a, project):
+def alice_world(org_a, project):
     UserProfile.objects.create(
         org=org_a, user_id="alice", profession="data engineer", language_preference="en"
     )
@@ -36,22 +31,27 @@ def alice_world(alice_actor, org_a, project):
             org=org_a, session=session, user_id="alice", role=role, content=text, message_id=str(i)
         )
     return {
-        "core": add(
-            alice_actor, org_a, "Alice is the lead data engineer of the Atlas team", memory_type="core"
+        "core": MemoryItemFactory(
+            embedded=True,
+            org=org_a,
+            content="Alice is the lead data engineer of the Atlas team",
+            memory_type="core",
         ),
-        "pinned": add(
-            alice_actor,
-            org_a,
-            "Alice wants answers as short bullet lists",
+        "pinned": MemoryItemFactory(
+            embedded=True,
+            org=org_a,
+            content="Alice wants answers as short bullet lists",
             memory_type="preference",
             pinned=True,
         ),
-        "relevant": add(alice_actor, org_a, "The Q3 migration moves the warehouse to PostgreSQL 16"),
-        "other": add(alice_actor, org_a, "Alice's favourite fruit is mango"),
-        "project": add(
-            alice_actor,
-            org_a,
-            "Atlas migrations run on Sunday nights",
+        "relevant": MemoryItemFactory(
+            embedded=True, org=org_a, content="The Q3 migration moves the warehouse to PostgreSQL 16"
+        ),
+        "other": MemoryItemFactory(embedded=True, org=org_a, content="Alice's favourite fruit is mango"),
+        "project": MemoryItemFactory(
+            embedded=True,
+            org=org_a,
+            content="Atlas migrations run on Sunday nights",
             scope="project",
             project=project,
             user_id="",
@@ -109,10 +109,10 @@ def test_it_injects_core_memories_without_a_query(alice_client, alice_world):
     assert "## Core memories" in body["prompt"] and "## Relevant memories" not in body["prompt"]
 
 
-def test_it_writes_chinese_headings_for_a_chinese_user(alice_client, alice_actor, org_a):
+def test_it_writes_chinese_headings_for_a_chinese_user(alice_client, org_a):
     UserProfile.objects.create(org=org_a, user_id="alice", profession="采购经理", language_preference="zh-CN")
-    add(alice_actor, org_a, "用户是外贸公司的采购经理", memory_type="core")
-    add(alice_actor, org_a, "用户常用的 ERP 系统是金蝶")
+    MemoryItemFactory(embedded=True, org=org_a, content="用户是外贸公司的采购经理", memory_type="core")
+    MemoryItemFactory(embedded=True, org=org_a, content="用户常用的 ERP 系统是金蝶")
     response = alice_client.post(
         "/api/v1/context", {"user_id": "alice", "query": "用户用什么 ERP"}, format="json"
     )
@@ -124,8 +124,8 @@ def test_it_writes_chinese_headings_for_a_chinese_user(alice_client, alice_actor
     assert "## 相关记忆\n- [fact] 用户常用的 ERP 系统是金蝶" in prompt
 
 
-def test_it_picks_the_language_from_the_memories_without_a_preference(alice_client, alice_actor, org_a):
-    add(alice_actor, org_a, "用户喜欢简洁的中文回复", memory_type="core")
+def test_it_picks_the_language_from_the_memories_without_a_preference(alice_client, org_a):
+    MemoryItemFactory(embedded=True, org=org_a, content="用户喜欢简洁的中文回复", memory_type="core")
     body = alice_client.post(
         "/api/v1/context", {"user_id": "alice", "query": "回复风格"}, format="json"
     ).json()
@@ -133,10 +133,13 @@ def test_it_picks_the_language_from_the_memories_without_a_preference(alice_clie
 
 
 def test_it_writes_english_headings_for_english_memories(bob_client, bob, org_a):
-    from projects.access import actor_for_account
-
-    bob_actor = actor_for_account(bob, org_a)
-    add(bob_actor, org_a, "Bob works at a shipping company in Rotterdam", memory_type="core", user_id="bob")
+    MemoryItemFactory(
+        embedded=True,
+        org=org_a,
+        content="Bob works at a shipping company in Rotterdam",
+        memory_type="core",
+        user_id="bob",
+    )
     body = bob_client.post(
         "/api/v1/context", {"user_id": "bob", "query": "where does Bob work"}, format="json"
     ).json()
@@ -146,19 +149,19 @@ def test_it_writes_english_headings_for_english_memories(bob_client, bob, org_a)
     )
 
 
-def test_it_injects_skill_memories_only_for_enabled_skills(alice_client, alice_actor, org_a):
-    label = add(
-        alice_actor,
-        org_a,
-        "Label printing: always use the 4x6 template",
+def test_it_injects_skill_memories_only_for_enabled_skills(alice_client, org_a):
+    label = MemoryItemFactory(
+        embedded=True,
+        org=org_a,
+        content="Label printing: always use the 4x6 template",
         memory_type="skill",
         skill="label-master",
         pinned=True,
     )
-    product = add(
-        alice_actor,
-        org_a,
-        "Product export: the 4x6 CSV layout is preferred",
+    product = MemoryItemFactory(
+        embedded=True,
+        org=org_a,
+        content="Product export: the 4x6 CSV layout is preferred",
         memory_type="skill",
         skill="product-data",
     )
@@ -173,16 +176,20 @@ def test_it_injects_skill_memories_only_for_enabled_skills(alice_client, alice_a
     assert context(["label-master", "product-data"]) == {label.pk, product.pk}
 
 
-def test_it_keeps_the_relevant_layer_inside_the_budget(alice_client, alice_actor, org_a):
+def test_it_keeps_the_relevant_layer_inside_the_budget(alice_client, org_a):
     from core.text import estimate_tokens
 
-    add(alice_actor, org_a, "Core: the user is a marine biologist studying coral reefs", memory_type="core")
+    MemoryItemFactory(
+        embedded=True,
+        org=org_a,
+        content="Core: the user is a marine biologist studying coral reefs",
+        memory_type="core",
+    )
     for i in range(5):
-        add(
-            alice_actor,
-            org_a,
-            f"Reef survey {i}: " + "coral bleaching was observed at the northern transect. " * 5,
-            dedup="none",
+        MemoryItemFactory(
+            embedded=True,
+            org=org_a,
+            content=f"Reef survey {i}: " + "coral bleaching was observed at the northern transect. " * 5,
         )
     body = alice_client.post(
         "/api/v1/context",

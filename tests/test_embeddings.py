@@ -14,6 +14,7 @@ from memory.embeddings.remote import OpenAICompatibleProvider
 from memory.models import EmbeddingConfig, MemoryItem, ReembedJob
 from memory.tasks import memory_embed, memory_embed_many, memory_embed_sweep, reembed_run
 
+from .factories import MemoryItemFactory
 from .openai_server import Delay, Fail, OpenAIStub, fake_vector
 
 URL = "/api/v1/memories"
@@ -225,3 +226,29 @@ def test_it_hides_another_orgs_reembed_jobs(charlie_client, org_a):
     job = ReembedJob.objects.create(org=org_a, model="x")
     assert charlie_client.get(f"/api/v1/reembed-jobs/{job.pk}").status_code == 404
     assert charlie_client.get("/api/v1/reembed-jobs").json()["results"] == []
+
+
+def test_it_leaves_embedding_retries_to_celery_with_backoff_and_a_limit(org_a, celery_retries):
+    """memory_embed's retries are Celery's: up to 5·2^retries seconds (full jitter), at most 10 minutes,
+    8 times; then the error stands and the sweep finds the item later. apply() runs the retries at once."""
+    back = MemoryItemFactory(org=org_a, content="The user keeps bees on the roof")
+    gone = MemoryItemFactory(org=org_a, content="The user sails on the lake in summer")
+    with OpenAIStub() as stub:
+        remote_org(org_a, stub)
+        stub.embedding_failures.extend([Fail(503)] * 3)
+        assert memory_embed.apply(args=[back.pk]).state == "SUCCESS"
+        assert len(stub.requests) == 4
+        waits = [when for _, when in celery_retries]
+        assert len(waits) == 3 and all(0 <= w <= 5 * 2**n for n, w in enumerate(waits)), waits
+
+        celery_retries.clear()
+        stub.embedding_failures.extend([Fail(503)] * 9)
+        result = memory_embed.apply(args=[gone.pk])
+        assert (result.state, type(result.result)) == ("FAILURE", EmbeddingError)
+        assert len(stub.requests) == 4 + 9  # the first try and 8 retries
+        waits = [when for _, when in celery_retries]
+        assert len(waits) == 8 and all(0 <= w <= min(600, 5 * 2**n) for n, w in enumerate(waits)), waits
+    back.refresh_from_db()
+    gone.refresh_from_db()
+    assert back.embedding_model == "stub-embed" and back.embedding is not None
+    assert gone.embedding is None

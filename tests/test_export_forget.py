@@ -5,9 +5,8 @@ import zlib
 from django.apps import apps
 
 from checkpoints.models import Checkpoint, CheckpointArchive, Message, Session
-from memory.drafts import MemoryDraft
 from memory.models import EmbeddingConfig, ExtractionJob, InjectionLog, MemoryItem, MemoryRevision
-from memory.services import memory_archive, memory_create, memory_update
+from memory.services import memory_archive, memory_update
 from profiles.models import ProfileRevision, UserProfile
 from projects.access import system_actor
 from projects.models import Organization
@@ -15,40 +14,38 @@ from projects.services import api_key_create
 from workspace.subjects import NOT_SUBJECT_DATA
 
 from .conftest import key_client
-
-
-def remember(org, content, memory_type="fact", *, user_id="alice", **kw):
-    draft = MemoryDraft(content=content, memory_type=memory_type, user_id=user_id, **kw)
-    return memory_create(actor=system_actor(org), org=org, draft=draft, dedup="hash").item
+from .factories import MemoryItemFactory
 
 
 def populate(org, user_id: str, project=None) -> None:
     """One row of every kind about the subject."""
-    a = remember(org, f"{user_id} prefers concise answers", "preference", user_id=user_id)
-    b = remember(org, f"{user_id} lives in Berlin", user_id=user_id)
-    memory_update(actor=system_actor(org), item=b, content=f"{user_id} lives in Hamburg")
-    old = remember(org, f"{user_id} used to like tea", "preference", user_id=user_id)
-    memory_archive(actor=system_actor(org), item=old)
-    remember(org, f"{user_id} exports billing as CSV", "habit", user_id=user_id, skill="billing")
-    remember(
-        org,
-        f"{user_id} said the deadline is Friday",
-        "context",
+    a = MemoryItemFactory(
+        org=org, content=f"{user_id} prefers concise answers", memory_type="preference", user_id=user_id
+    )
+    b = MemoryItemFactory(org=org, content=f"{user_id} lives in Berlin", user_id=user_id)
+    memory_update(actor=system_actor(b.org), item=b, content=f"{user_id} lives in Hamburg")
+    old = MemoryItemFactory(
+        org=org, content=f"{user_id} used to like tea", memory_type="preference", user_id=user_id
+    )
+    memory_archive(actor=system_actor(old.org), item=old)
+    MemoryItemFactory(
+        org=org,
+        content=f"{user_id} exports billing as CSV",
+        memory_type="habit",
+        user_id=user_id,
+        skill="billing",
+    )
+    MemoryItemFactory(
+        org=org,
+        content=f"{user_id} said the deadline is Friday",
+        memory_type="context",
         user_id=user_id,
         scope="session",
         session_id=f"s-{user_id}",
     )
     if project is not None:
-        memory_create(
-            actor=system_actor(org),
-            org=org,
-            draft=MemoryDraft(
-                content=f"{user_id} owns the release checklist",
-                memory_type="fact",
-                scope="project",
-                project=project,
-                user_id=user_id,
-            ),
+        MemoryItemFactory(
+            org=org, content=f"{user_id} owns the release checklist", project=project, user_id=user_id
         )
     UserProfile.objects.create(
         org=org,
@@ -166,7 +163,10 @@ def test_it_forgets_every_row_about_the_subject_and_nothing_else(
 
 def test_it_forgets_without_a_cap(key_a, org_a):
     _, client = key_a
-    memory_ids = [remember(org_a, f"Fact number {n} about many", user_id="many").pk for n in range(30)]
+    memory_ids = [
+        MemoryItemFactory(org=org_a, content=f"Fact number {n} about many", user_id="many").pk
+        for n in range(30)
+    ]
     session = Session.objects.create(org=org_a, session_id="big", user_id="many")
     Message.objects.bulk_create(
         [
@@ -184,8 +184,8 @@ def test_it_forgets_without_a_cap(key_a, org_a):
 def test_it_lets_only_the_subject_keys_and_org_admins_forget(
     alice_client, bob_client, charlie_client, org_a, alice, bob
 ):
-    remember(org_a, "alice likes rowing", user_id="alice")
-    remember(org_a, "bob likes chess", user_id="bob")
+    MemoryItemFactory(org=org_a, content="alice likes rowing", user_id="alice")
+    MemoryItemFactory(org=org_a, content="bob likes chess", user_id="bob")
     assert bob_client.delete("/api/v1/users/alice").status_code == 404
     assert charlie_client.delete("/api/v1/users/alice").status_code == 200  # org B's alice: nothing there
     assert MemoryItem.objects.filter(user_id="alice").count() == 1

@@ -9,13 +9,12 @@ import json
 import pytest
 
 from checkpoints.services import messages_append
+from core.backoff import backoff
 from core.crypto import decrypt
-from memory.drafts import MemoryDraft
 from memory.extraction.services import RetryLater, extraction_job_run
 from memory.models import ExtractionJob, LLMConfig, MemoryItem, MemoryRevision
-from memory.services import memory_create
-from projects.access import system_actor
 
+from .factories import MemoryItemFactory
 from .openai_server import Delay, Fail, OpenAIStub
 
 SECRET = "sk-test-llm-0123456789abcdef"
@@ -134,12 +133,15 @@ def test_it_falls_back_to_the_rules_when_the_json_stays_invalid(stub, org_a):
 
 def test_it_retries_a_timeout_and_then_uses_the_rules(stub, org_a, settings):
     settings.ENGRAM_LLM_TIMEOUT = 0.3
+    settings.EXTRACTION_RETRY_BACKOFF = 5.0
     stub.chat_replies.extend([Delay(1.5), "late", Delay(1.5), "late", Delay(1.5), "late"])
     job = queue(org_a, "请记住，我对花生过敏，点菜时注意")
     for attempt in (1, 2):
         with pytest.raises(RetryLater) as retry:
             extraction_job_run(job_id=job.pk)
-        assert retry.value.countdown > 0
+        # The job row's attempt count decides the wait: 5 s, then 20 s (plus jitter fixed by the job's id).
+        assert retry.value.countdown == backoff(attempt, base=5.0, cap=300, salt=job.pk)
+        assert 5 * 4 ** (attempt - 1) <= retry.value.countdown < 5 * 4 ** (attempt - 1) + 5
         job.refresh_from_db()
         assert (job.status, job.attempts) == ("pending", attempt)  # released, never lost
         assert "Timeout" in job.error and "will retry" in job.error
@@ -173,14 +175,8 @@ def test_it_uses_the_rules_at_once_when_the_model_refuses_the_key(stub, org_a):
     assert SECRET not in job.error
 
 
-def _existing(org, content="我住在北京的朝阳区"):
-    return memory_create(
-        actor=system_actor(org), org=org, draft=MemoryDraft(content=content, user_id="u1", memory_type="fact")
-    ).item
-
-
 def test_it_lets_the_model_supersede_an_existing_memory(stub, org_a):
-    old = _existing(org_a)
+    old = MemoryItemFactory(org=org_a, user_id="u1", content="我住在北京的朝阳区", embedded=True)
     stub.chat_replies.extend(
         [
             memories(
@@ -206,7 +202,7 @@ def test_it_lets_the_model_supersede_an_existing_memory(stub, org_a):
 
 
 def test_it_lets_the_model_update_or_skip(stub, org_a):
-    old = _existing(org_a, "用户喜欢喝咖啡")
+    old = MemoryItemFactory(org=org_a, user_id="u1", content="用户喜欢喝咖啡", embedded=True)
     stub.chat_replies.extend(
         [
             memories(
@@ -235,7 +231,7 @@ def test_it_lets_the_model_update_or_skip(stub, org_a):
 
 
 def test_it_does_not_let_the_model_invent_ids(stub, org_a):
-    old = _existing(org_a)
+    old = MemoryItemFactory(org=org_a, user_id="u1", content="我住在北京的朝阳区", embedded=True)
     stub.chat_replies.extend(
         [
             memories(
@@ -292,7 +288,7 @@ def test_it_fails_a_broken_job_visibly_and_retries_it(org_a, key_a, bob_client, 
 
 
 def test_it_asks_the_model_to_decide_only_about_memories_of_the_same_subject(stub, org_a):
-    _existing(org_a, "User likes coffee")
+    MemoryItemFactory(org=org_a, user_id="u1", content="User likes coffee", embedded=True)
     stub.chat_replies.append(
         memories({"content": "Works as a procurement manager at a trading company", "memory_type": "core"})
     )

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.test import Client
 
+from memory.drafts import MemoryDraft
 from memory.selectors import MemoryFilters, core_memories, memory_candidates
 from memory.services import memory_create
 from projects.access import actor_for_key
@@ -17,7 +18,9 @@ URL = "/api/v1/memories"
 
 
 def add(actor, content, **kw):
-    return memory_create(actor=actor, org=actor.org, user_id="alice", content=content, **kw).item
+    return memory_create(
+        actor=actor, org=actor.org, draft=MemoryDraft(user_id="alice", content=content, **kw)
+    ).item
 
 
 @pytest.fixture
@@ -147,7 +150,7 @@ def test_the_agent_routes_filter_by_agent_and_user(key_a):
 
     def remember(user_id, agent_id, content):
         return memory_create(
-            actor=agent, org=agent.org, user_id=user_id, agent_id=agent_id, content=content
+            actor=agent, org=agent.org, draft=MemoryDraft(user_id=user_id, agent_id=agent_id, content=content)
         ).item
 
     mine = remember("alice", "bot", "The user prefers short answers from the bot")

@@ -7,23 +7,9 @@ from memory.models import MemoryItem, MemoryRevision
 from memory.services import memory_create, memory_update
 from projects.access import system_actor
 
+from .factories import MemoryItemFactory
+
 URL = "/api/v1/memories/markdown"
-
-
-def remember(org, content, memory_type="fact", *, user_id="alice", skill="", project=None):
-    return memory_create(
-        actor=system_actor(org),
-        org=org,
-        draft=MemoryDraft(
-            content=content,
-            memory_type=memory_type,
-            scope="project" if project else "user",
-            user_id="" if project else user_id,
-            project=project,
-            skill=skill,
-        ),
-        dedup="hash",
-    ).item
 
 
 def strip_marks(document: str) -> str:
@@ -31,10 +17,10 @@ def strip_marks(document: str) -> str:
 
 
 def test_it_renders_a_users_memories_grouped_by_type(alice_client, org_a, alice):
-    a = remember(org_a, "喜欢简洁的代码", "preference")
-    b = remember(org_a, "Works as a backend engineer", "fact")
-    remember(org_a, "Knows the billing skill well", "fact", skill="billing")
-    remember(org_a, "Bob likes tea", "fact", user_id="bob")
+    a = MemoryItemFactory(org=org_a, content="喜欢简洁的代码", memory_type="preference")
+    b = MemoryItemFactory(org=org_a, content="Works as a backend engineer")
+    MemoryItemFactory(org=org_a, content="Knows the billing skill well", skill="billing")
+    MemoryItemFactory(org=org_a, content="Bob likes tea", user_id="bob")
 
     response = alice_client.get(URL)
     assert response.status_code == 200, response.content
@@ -49,9 +35,13 @@ def test_it_renders_a_users_memories_grouped_by_type(alice_client, org_a, alice)
 
 
 def test_it_renders_skill_memories_per_skill(alice_client, org_a, alice):
-    remember(org_a, "Always answer in plain English", "preference")
-    s = remember(org_a, "Billing exports need ISO dates", "constraint", skill="billing")
-    remember(org_a, "Charts use the dark theme", "preference", skill="charts")
+    MemoryItemFactory(org=org_a, content="Always answer in plain English", memory_type="preference")
+    s = MemoryItemFactory(
+        org=org_a, content="Billing exports need ISO dates", memory_type="constraint", skill="billing"
+    )
+    MemoryItemFactory(
+        org=org_a, content="Charts use the dark theme", memory_type="preference", skill="charts"
+    )
 
     doc = alice_client.get(URL, {"skill": "billing"}).json()["document"]
     assert doc.startswith("# skills/billing.md\n")
@@ -70,9 +60,9 @@ def test_it_renders_skill_memories_per_skill(alice_client, org_a, alice):
 
 
 def test_it_round_trips_an_edited_document(alice_client, org_a, alice):
-    keep = remember(org_a, "Prefers dark mode", "preference")
-    change = remember(org_a, "Lives in Berlin", "fact")
-    drop = remember(org_a, "Uses Vim", "habit")
+    keep = MemoryItemFactory(org=org_a, content="Prefers dark mode", memory_type="preference")
+    change = MemoryItemFactory(org=org_a, content="Lives in Berlin")
+    drop = MemoryItemFactory(org=org_a, content="Uses Vim", memory_type="habit")
     first = alice_client.get(URL).json()
 
     edited = (
@@ -115,7 +105,7 @@ def test_it_round_trips_an_edited_document(alice_client, org_a, alice):
 
 
 def test_it_moves_a_bullet_to_another_type_by_moving_it_under_another_heading(alice_client, org_a, alice):
-    item = remember(org_a, "Uses PostgreSQL 16 everywhere", "fact")
+    item = MemoryItemFactory(org=org_a, content="Uses PostgreSQL 16 everywhere")
     first = alice_client.get(URL).json()
     edited = first["document"].replace("## Facts", "## Habits")
     assert (
@@ -129,10 +119,15 @@ def test_it_moves_a_bullet_to_another_type_by_moving_it_under_another_heading(al
 
 
 def test_it_answers_409_with_what_changed_meanwhile(alice_client, org_a, alice):
-    item = remember(org_a, "Lives in Berlin", "fact")
+    item = MemoryItemFactory(org=org_a, content="Lives in Berlin")
     first = alice_client.get(URL).json()
-    memory_update(actor=system_actor(org_a), item=item, content="Lives in Munich", reason="someone else")
-    other = remember(org_a, "Has a cat named Miso", "fact")
+    memory_update(actor=system_actor(item.org), item=item, content="Lives in Munich", reason="someone else")
+    # Written through the service: its "add" revision is what the conflict reports.
+    other = memory_create(
+        actor=system_actor(org_a),
+        org=org_a,
+        draft=MemoryDraft(content="Has a cat named Miso", user_id="alice"),
+    ).item
 
     edited = first["document"].replace("Berlin", "Paris")
     response = alice_client.put(URL, {"document": edited, "base_version": first["version"]}, format="json")
@@ -148,7 +143,10 @@ def test_it_answers_409_with_what_changed_meanwhile(alice_client, org_a, alice):
 
 
 def test_it_refuses_a_secret_naming_the_line_and_applies_nothing(alice_client, org_a, alice):
-    item = remember(org_a, "Lives in Berlin", "fact")
+    # Through the service: revision 1 is the only revision when nothing is applied.
+    item = memory_create(
+        actor=system_actor(org_a), org=org_a, draft=MemoryDraft(content="Lives in Berlin", user_id="alice")
+    ).item
     first = alice_client.get(URL).json()
     edited = first["document"].replace("Berlin", "Hamburg") + "- My password is hunter2hunter2\n"
     line = edited.splitlines().index("- My password is hunter2hunter2") + 1
@@ -166,7 +164,7 @@ def test_it_refuses_a_secret_naming_the_line_and_applies_nothing(alice_client, o
 
 
 def test_it_refuses_bad_documents_with_line_numbers(alice_client, org_a, alice):
-    item = remember(org_a, "Lives in Berlin", "fact")
+    item = MemoryItemFactory(org=org_a, content="Lives in Berlin")
     version = alice_client.get(URL).json()["version"]
     for document, code in (
         ("# user.md\n- no heading above\n", "no_heading"),
@@ -191,7 +189,7 @@ def test_it_refuses_bad_documents_with_line_numbers(alice_client, org_a, alice):
 def test_it_keeps_documents_to_their_subject(
     alice_client, bob_client, charlie_client, key_a, org_a, alice, bob
 ):
-    remember(org_a, "Alice's secret garden plans", "fact")
+    MemoryItemFactory(org=org_a, content="Alice's secret garden plans")
     assert bob_client.get(URL, {"user_id": "alice"}).status_code == 404
     assert charlie_client.get(URL, {"user_id": "alice"}).status_code == 404
     version = alice_client.get(URL).json()["version"]
@@ -207,7 +205,9 @@ def test_it_keeps_documents_to_their_subject(
 
 
 def test_it_renders_and_edits_project_documents_by_role(alice_client, bob_client, org_a, project):
-    item = remember(org_a, "Must support PostgreSQL 16", "constraint", project=project)
+    item = MemoryItemFactory(
+        org=org_a, content="Must support PostgreSQL 16", memory_type="constraint", project=project
+    )
     body = bob_client.get(URL, {"project": project.id}).json()  # viewer reads
     assert body["document"].startswith("# projects/atlas.md")
     assert f"<!-- m:{item.pk} -->" in body["document"]
@@ -229,7 +229,7 @@ def test_it_renders_and_edits_project_documents_by_role(alice_client, bob_client
 
 
 def test_it_treats_an_emptied_document_as_archiving_everything(alice_client, org_a, alice):
-    items = [remember(org_a, f"Fact number {n} about alice", "fact") for n in range(3)]
+    items = [MemoryItemFactory(org=org_a, content=f"Fact number {n} about alice") for n in range(3)]
     version = alice_client.get(URL).json()["version"]
     response = alice_client.put(URL, {"document": "# user.md\n", "base_version": version}, format="json")
     assert response.status_code == 200

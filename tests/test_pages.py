@@ -6,8 +6,9 @@ from django.test import Client
 from memory.drafts import MemoryDraft
 from memory.models import MemoryItem, MemoryRevision
 from memory.services import memory_create
-from projects.access import actor_for_account
 from projects.models import ProjectMembership, ProjectRole
+
+from .factories import MemoryItemFactory
 
 
 def web_client(account) -> Client:
@@ -31,10 +32,10 @@ def charlie_web(charlie):
     return web_client(charlie)
 
 
-def add(actor, content, dedup="similarity", **kw):
-    kw.setdefault("user_id", actor.user_id if kw.get("scope", "user") != "project" else "")
+def write(actor, content):
+    """Through the service, for tests that need the item's revisions."""
     return memory_create(
-        actor=actor, org=actor.org, draft=MemoryDraft(content=content, **kw), dedup=dedup
+        actor=actor, org=actor.org, draft=MemoryDraft(content=content, user_id=actor.user_id)
     ).item
 
 
@@ -55,10 +56,9 @@ def test_it_sends_anonymous_visitors_to_sign_in(client):
     assert response["Location"].startswith("/login/")
 
 
-def test_it_lists_only_the_subjects_own_memories(alice_web, alice_actor, bob, org_a):
-    mine = add(alice_actor, "Alice prefers green tea in the morning.")
-    bob_actor = actor_for_account(bob, org_a)
-    theirs = add(bob_actor, "Bob likes strong black coffee.")
+def test_it_lists_only_the_subjects_own_memories(alice_web, bob, org_a):
+    mine = MemoryItemFactory(org=org_a, content="Alice prefers green tea in the morning.")
+    theirs = MemoryItemFactory(org=org_a, content="Bob likes strong black coffee.", user_id="bob")
     body = alice_web.get("/memories/").content.decode()
     assert mine.content in body
     assert theirs.content not in body
@@ -91,7 +91,7 @@ def test_it_shows_the_gates_refusal_next_to_the_field(alice_web):
 
 
 def test_it_pins_in_place_with_a_fragment(alice_web, alice_actor):
-    item = add(alice_actor, "Alice works on the payments team.")
+    item = MemoryItemFactory(org=alice_actor.org, content="Alice works on the payments team.")
     response = alice_web.post(f"/memories/{item.pk}/pin/", **HX)
     assert response.status_code == 200
     body = response.content.decode()
@@ -102,7 +102,7 @@ def test_it_pins_in_place_with_a_fragment(alice_web, alice_actor):
 
 
 def test_it_edits_and_reports_a_stale_edit_with_both_versions(alice_web, alice_actor):
-    item = add(alice_actor, "Alice lives in Beijing.")
+    item = MemoryItemFactory(org=alice_actor.org, content="Alice lives in Beijing.")
     response = alice_web.post(
         f"/memories/{item.pk}/edit/",
         {"content": "Alice lives in Shanghai.", "memory_type": "fact", "version": 1},
@@ -125,12 +125,12 @@ def test_it_edits_and_reports_a_stale_edit_with_both_versions(alice_web, alice_a
 
 
 def test_it_deletes_and_undoes(alice_web, alice_actor):
-    item = add(alice_actor, "Alice is allergic to peanuts.")
+    item = write(alice_actor, "Alice is allergic to peanuts.")
     response = alice_web.post(f"/memories/{item.pk}/delete/", **HX)
     assert 'data-testid="memory-deleted"' in response.content.decode()
     item.refresh_from_db()
     assert item.status == "archived"
-    alice_web.post(f"/memories/{item.pk}/undo/", **HX)
+    assert alice_web.post(f"/memories/{item.pk}/undo/", **HX).status_code == 200
     item.refresh_from_db()
     assert (item.status, item.content) == ("active", "Alice is allergic to peanuts.")
     assert list(MemoryRevision.objects.filter(item_ref=item.pk).values_list("action", flat=True)) == [
@@ -143,7 +143,7 @@ def test_it_deletes_and_undoes(alice_web, alice_actor):
 def test_it_restores_an_older_revision_from_the_detail_page(alice_web, alice_actor):
     from memory.services import memory_update
 
-    item = add(alice_actor, "Alice drives a red car.")
+    item = write(alice_actor, "Alice drives a red car.")
     memory_update(actor=alice_actor, item=item, content="Alice drives a blue car.")
     body = alice_web.get(f"/memories/{item.pk}/").content.decode()
     assert body.count('data-testid="revision"') == 2
@@ -153,7 +153,7 @@ def test_it_restores_an_older_revision_from_the_detail_page(alice_web, alice_act
 
 
 def test_it_hides_other_orgs_memories_as_404(charlie_web, alice_actor):
-    item = add(alice_actor, "Alice's private note about the roadmap.")
+    item = MemoryItemFactory(org=alice_actor.org, content="Alice's private note about the roadmap.")
     assert charlie_web.get(f"/memories/{item.pk}/").status_code == 404
     assert charlie_web.post(f"/memories/{item.pk}/delete/").status_code == 404
     item.refresh_from_db()
@@ -161,7 +161,9 @@ def test_it_hides_other_orgs_memories_as_404(charlie_web, alice_actor):
 
 
 def test_it_refuses_a_viewer_with_a_403_page(bob_web, alice_actor, project):
-    item = add(alice_actor, "Atlas must support PostgreSQL 16.", scope="project", project=project)
+    item = MemoryItemFactory(
+        project=project, content="Atlas must support PostgreSQL 16.", created_by=alice_actor.account
+    )
     page = bob_web.get(f"/projects/{project.slug}/").content.decode()
     assert item.content[:20] in page
     assert f"/memories/{item.pk}/edit/" not in page
@@ -236,7 +238,7 @@ def test_it_speaks_the_browsers_language(alice_web, project, url, heading):
 
 
 def test_it_serves_the_results_fragment_to_htmx(alice_web, alice_actor):
-    add(alice_actor, "Alice reads science fiction on weekends.")
+    MemoryItemFactory(org=alice_actor.org, content="Alice reads science fiction on weekends.", embedded=True)
     body = alice_web.get("/memories/?q=science+fiction", **HX).content.decode()
     assert body.lstrip().startswith('<section id="results"')
     assert "Alice reads science fiction on weekends." in body
@@ -244,7 +246,7 @@ def test_it_serves_the_results_fragment_to_htmx(alice_web, alice_actor):
 
 def test_it_paginates_long_lists(alice_web, alice_actor):
     for i in range(25):
-        add(alice_actor, f"Numbered fact {i:02d} about the orbit of moon {i}.", dedup="none")
+        MemoryItemFactory(org=alice_actor.org, content=f"Numbered fact {i:02d} about the orbit of moon {i}.")
     first = alice_web.get("/memories/").content.decode()
     second = alice_web.get("/memories/?page=2").content.decode()
     assert first.count('data-testid="memory"') == 20
@@ -266,11 +268,11 @@ def test_it_retries_a_failed_job_and_hides_other_peoples_jobs(alice_web, bob_web
     assert (job.status, job.attempts) == ("pending", 0)
 
 
-def test_it_switches_the_organization(alice, org_a, org_b, alice_actor):
+def test_it_switches_the_organization(alice, org_a, org_b):
     from projects.services import org_membership_set
 
     org_membership_set(org=org_b, account=alice, role="member", user_id="alice-b")
-    add(alice_actor, "Alice's note that lives in org A only.")
+    MemoryItemFactory(org=org_a, content="Alice's note that lives in org A only.")
     web = web_client(alice)
     assert "lives in org A" in web.get("/memories/").content.decode()
     response = web.post("/org/switch/", {"org": org_b.pk, "next": "/memories/5/"})
@@ -302,7 +304,9 @@ def test_it_marks_profile_fields_edited_by_the_person(alice_web, org_a):
 
 
 def test_it_changes_a_memorys_visibility_on_the_project_page(alice_web, bob_web, alice_actor, project):
-    item = add(alice_actor, "Atlas ships every second Tuesday.", scope="project", project=project)
+    item = MemoryItemFactory(
+        project=project, content="Atlas ships every second Tuesday.", created_by=alice_actor.account
+    )
     response = alice_web.post(
         f"/projects/{project.slug}/memories/{item.pk}/visibility/", {"visibility": "owner_only"}, **HX
     )
@@ -367,9 +371,9 @@ def test_it_shows_where_a_memory_came_from_and_when_it_was_injected(alice_web, a
         status="done",
         messages=[{"role": "user", "content": "记住：我对花生过敏。", "message_id": "msg-7"}],
     )
-    item = add(
-        alice_actor,
-        "用户对花生过敏。",
+    item = MemoryItemFactory(
+        org=org_a,
+        content="用户对花生过敏。",
         source="auto",
         source_id=f"extraction-job:{job.pk}",
         source_message_id="msg-7",
@@ -389,8 +393,15 @@ def test_it_shows_where_a_memory_came_from_and_when_it_was_injected(alice_web, a
 
 
 def test_it_undo_leaves_an_active_memory_alone(alice_web, alice_actor):
-    item = add(alice_actor, "Alice commutes by bicycle.")
-    alice_web.post(f"/memories/{item.pk}/undo/", **HX)
+    item = write(alice_actor, "Alice commutes by bicycle.")
+    response = alice_web.post(f"/memories/{item.pk}/undo/", **HX)
+    assert response.status_code == 200
+    body = response.content.decode()
+    # The row comes back as it was: active, with its usual actions and no restore button.
+    assert body.lstrip().startswith(f'<article class="mem card" id="mem-{item.pk}"')
+    assert f"/memories/{item.pk}/delete/" in body and f"/memories/{item.pk}/undo/" not in body
+    item.refresh_from_db()
+    assert (item.status, item.version, item.content) == ("active", 1, "Alice commutes by bicycle.")
     assert MemoryRevision.objects.filter(item_ref=item.pk).count() == 1
 
 

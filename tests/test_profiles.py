@@ -14,21 +14,7 @@ from projects.access import actor_for_account, system_actor
 from projects.models import ProjectRole
 from projects.services import project_member_add
 
-from .factories import AccountFactory
-
-
-def remember(org, content, memory_type, *, user_id="alice", project=None, **kw):
-    scope = "project" if project else "user"
-    draft = MemoryDraft(
-        content=content,
-        memory_type=memory_type,
-        scope=scope,
-        user_id=user_id if not project else "",
-        project=project,
-        **kw,
-    )
-    return memory_create(actor=system_actor(org), org=org, draft=draft, dedup="hash").item
-
+from .factories import AccountFactory, MemoryItemFactory
 
 # ---- API access ---------------------------------------------------------------------------------
 
@@ -153,15 +139,15 @@ def test_it_lets_members_read_and_editors_edit_a_project_profile(
 
 
 def test_it_derives_user_fields_from_memories_in_chinese_and_english(org_a, alice):
-    remember(org_a, "喜欢简洁的回答，不要长篇大论", "preference")
-    remember(org_a, "Please answer in Chinese", "preference")
-    remember(org_a, "Prefers answers as markdown tables", "preference")
-    remember(org_a, "熟悉 React、TypeScript 和分布式系统", "skill")
-    remember(org_a, "Proficient in Python and Go", "skill")
-    remember(org_a, "常用 VS Code，习惯用 Git Flow", "habit")
-    remember(org_a, "Uses tmux every day", "habit")
-    remember(org_a, "用户是前端工程师", "fact")
-    remember(org_a, "名字叫张三", "fact")
+    MemoryItemFactory(org=org_a, content="喜欢简洁的回答，不要长篇大论", memory_type="preference")
+    MemoryItemFactory(org=org_a, content="Please answer in Chinese", memory_type="preference")
+    MemoryItemFactory(org=org_a, content="Prefers answers as markdown tables", memory_type="preference")
+    MemoryItemFactory(org=org_a, content="熟悉 React、TypeScript 和分布式系统", memory_type="skill")
+    MemoryItemFactory(org=org_a, content="Proficient in Python and Go", memory_type="skill")
+    MemoryItemFactory(org=org_a, content="常用 VS Code，习惯用 Git Flow", memory_type="habit")
+    MemoryItemFactory(org=org_a, content="Uses tmux every day", memory_type="habit")
+    MemoryItemFactory(org=org_a, content="用户是前端工程师", memory_type="fact")
+    MemoryItemFactory(org=org_a, content="名字叫张三", memory_type="fact")
 
     profile, changes = user_profile_rebuild(org=org_a, user_id="alice")
 
@@ -183,8 +169,8 @@ def test_it_derives_user_fields_from_memories_in_chinese_and_english(org_a, alic
 
 def test_it_never_overwrites_an_edited_field_until_the_mark_is_cleared(alice_client, org_a, alice):
     alice_client.patch("/api/v1/profiles/users/alice", {"communication_style": "detailed"}, format="json")
-    remember(org_a, "Keep answers short and concise", "preference")
-    remember(org_a, "Answer in English please", "preference")
+    MemoryItemFactory(org=org_a, content="Keep answers short and concise", memory_type="preference")
+    MemoryItemFactory(org=org_a, content="Answer in English please", memory_type="preference")
 
     profile, _ = user_profile_rebuild(org=org_a, user_id="alice")
     profile.refresh_from_db()
@@ -199,7 +185,7 @@ def test_it_never_overwrites_an_edited_field_until_the_mark_is_cleared(alice_cli
 
 
 def test_it_follows_memories_that_go_away(org_a, alice):
-    item = remember(org_a, "Uses Docker for everything", "habit")
+    item = MemoryItemFactory(org=org_a, content="Uses Docker for everything", memory_type="habit")
     user_profile_rebuild(org=org_a, user_id="alice")
     assert UserProfile.objects.get(user_id="alice").frequently_used_tools == ["Docker"]
     memory_archive(actor=system_actor(item.org), item=item)
@@ -208,12 +194,31 @@ def test_it_follows_memories_that_go_away(org_a, alice):
 
 
 def test_it_builds_the_project_profile_with_dated_decisions(org_a, project):
-    remember(org_a, "项目必须支持 PostgreSQL 16", "constraint", project=project)
-    remember(org_a, "选择了 Next.js 而不是 Remix，因为团队更熟悉", "decision", project=project)
-    remember(org_a, "We chose Celery for background jobs because it is proven", "decision", project=project)
-    remember(org_a, "Project goal: ship a memory service for agents", "context", project=project)
-    remember(org_a, "当前在开发支付模块", "context", project=project)
-    remember(org_a, "Code review is required before merging", "habit", project=project)
+    MemoryItemFactory(
+        org=org_a, content="项目必须支持 PostgreSQL 16", memory_type="constraint", project=project
+    )
+    MemoryItemFactory(
+        org=org_a,
+        content="选择了 Next.js 而不是 Remix，因为团队更熟悉",
+        memory_type="decision",
+        project=project,
+    )
+    MemoryItemFactory(
+        org=org_a,
+        content="We chose Celery for background jobs because it is proven",
+        memory_type="decision",
+        project=project,
+    )
+    MemoryItemFactory(
+        org=org_a,
+        content="Project goal: ship a memory service for agents",
+        memory_type="context",
+        project=project,
+    )
+    MemoryItemFactory(org=org_a, content="当前在开发支付模块", memory_type="context", project=project)
+    MemoryItemFactory(
+        org=org_a, content="Code review is required before merging", memory_type="habit", project=project
+    )
 
     profile, _ = project_profile_rebuild(project=project)
     profile.refresh_from_db()
@@ -273,7 +278,13 @@ def test_it_enqueues_one_rebuild_for_a_burst_of_changes(org_a):
 
 def test_it_rebuilds_through_the_task_after_a_memory_write(org_a, alice, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
-        remember(org_a, "Prefers plain text answers", "preference")
+        memory_create(
+            actor=system_actor(org_a),
+            org=org_a,
+            draft=MemoryDraft(
+                content="Prefers plain text answers", memory_type="preference", user_id="alice"
+            ),
+        )
     assert callbacks, "a memory write schedules a profile rebuild after commit"
     result = profile_rebuild.apply(kwargs={"org_id": org_a.id, "user_id": "alice"}).get()
     assert "response_format" in result["changed"]
@@ -305,9 +316,13 @@ def test_it_lets_an_account_actor_see_its_own_profile_only(org_a, alice, bob):
 
 
 def test_it_puts_the_aggregated_profile_into_the_context_endpoint(alice_client, org_a, alice, project):
-    remember(org_a, "Prefers detailed, step-by-step explanations", "preference")
-    remember(org_a, "Proficient in Rust", "skill")
-    remember(org_a, "Must run on PostgreSQL 16", "constraint", project=project)
+    MemoryItemFactory(
+        org=org_a, content="Prefers detailed, step-by-step explanations", memory_type="preference"
+    )
+    MemoryItemFactory(org=org_a, content="Proficient in Rust", memory_type="skill")
+    MemoryItemFactory(
+        org=org_a, content="Must run on PostgreSQL 16", memory_type="constraint", project=project
+    )
     user_profile_rebuild(org=org_a, user_id="alice")
     project_profile_rebuild(project=project)
 
@@ -333,8 +348,8 @@ def test_it_lets_a_configured_llm_refine_the_rule_result(org_a, alice):
 
     from .openai_server import Fail, OpenAIStub
 
-    remember(org_a, "用户是后端工程师，主要做数据平台", "fact")
-    remember(org_a, "回答请简洁", "preference")
+    MemoryItemFactory(org=org_a, content="用户是后端工程师，主要做数据平台", memory_type="fact")
+    MemoryItemFactory(org=org_a, content="回答请简洁", memory_type="preference")
     with OpenAIStub() as stub:
         llm_config_set(org=org_a, base_url=stub.base_url, model="stub-chat", api_key="sk-test-not-real-0000")
         stub.chat_replies.append('{"background": "数据平台团队", "communication_style": "concise"}')
@@ -348,12 +363,12 @@ def test_it_lets_a_configured_llm_refine_the_rule_result(org_a, alice):
         assert "回答请简洁" in stub.requests[-1]["body"]["messages"][1]["content"]
 
         # an invalid answer or a failing model keeps the rule result
-        remember(org_a, "Please answer in English", "preference")
+        MemoryItemFactory(org=org_a, content="Please answer in English", memory_type="preference")
         stub.chat_replies.append('{"communication_style": "rambling", "language_preference": "en"}')
         user_profile_rebuild(org=org_a, user_id="alice")
         assert UserProfile.objects.get(user_id="alice").language_preference == "en"
         stub.chat_replies.append(Fail(500))
-        remember(org_a, "Prefers markdown tables", "preference")
+        MemoryItemFactory(org=org_a, content="Prefers markdown tables", memory_type="preference")
         user_profile_rebuild(org=org_a, user_id="alice")
         profile = UserProfile.objects.get(user_id="alice")
         assert profile.response_format == "markdown" and profile.communication_style == "concise"
@@ -365,11 +380,11 @@ def test_it_schedules_rebuilds_for_batch_writes_and_delete_all(org_a, django_cap
 
     key = f"engram:profile-rebuild:{org_a.id}:u:batcher"
     cache.delete(key)
-    drafts = [
+    entries = [
         MemoryDraft(content=f"Batch fact number {n} about batcher", user_id="batcher") for n in range(5)
     ]
     with django_capture_on_commit_callbacks(execute=True):
-        memory_create_batch(actor=system_actor(org_a), org=org_a, drafts=drafts, infer=False)
+        memory_create_batch(actor=system_actor(org_a), org=org_a, drafts=entries, infer=False)
     assert cache.get(key) == "1"  # a rebuild is waiting for this subject
     cache.delete(key)
     with django_capture_on_commit_callbacks(execute=True):

@@ -8,15 +8,13 @@ org who is not in the project, and an account of another org, get 404 for the pr
 import pytest
 from guardian.shortcuts import get_perms
 
-from memory.drafts import MemoryDraft
 from memory.models import MemoryItem
-from memory.services import memory_create
 from projects.access import actor_for_account
 from projects.models import OrgRole, ProjectMembership, ProjectRole
 from projects.services import org_membership_set, project_create, project_member_add, project_member_remove
 
 from .conftest import client_for
-from .factories import AccountFactory
+from .factories import AccountFactory, MemoryItemFactory
 
 ROLES = ["owner", "admin", "editor", "viewer", "nonmember", "outsider"]
 ACTIONS = ["read", "create", "edit_own", "edit_other", "delete_own", "delete_other", "manage_members"]
@@ -63,19 +61,6 @@ EXPECTED = {
     "outsider": dict.fromkeys(ACTIONS, 404),
 }
 
-_VECTOR: dict = {}
-
-
-def fast(org) -> dict:
-    """Fixture memories share one real vector (embedding each one would take a second apiece)."""
-    if not _VECTOR:
-        from memory.embeddings import provider_for
-
-        provider = provider_for(org, "")
-        _VECTOR["embedding"] = provider.embed_passages(["Quarterly planning notes for the roles fixture"])[0]
-        _VECTOR["embedding_model"] = provider.model_name
-    return {**_VECTOR, "dedup": "none"}
-
 
 class Team:
     """Project 'roles' in org A with one account per role; every org role is plain member."""
@@ -118,15 +103,11 @@ class Team:
         project_member_remove(actor=owner, membership=nora)
 
     def remember(self, name, content, visibility="members"):
-        actor = actor_for_account(self.accounts[name], self.org)
-        draft = MemoryDraft(
-            content=content,
-            scope="project",
-            project=self.project,
-            visibility=visibility,
-            user_id=actor.user_id,
+        """A project memory created by `name`."""
+        account = self.accounts[name]
+        return MemoryItemFactory(
+            project=self.project, content=content, visibility=visibility, user_id=name, created_by=account
         )
-        return memory_create(actor=actor, org=self.org, draft=draft, **fast(self.org)).item
 
     def client(self, role):
         return client_for(self.accounts[self.by_role[role]])
@@ -386,13 +367,7 @@ def test_it_makes_org_owners_act_as_project_admins(team, alice):
 
 
 def test_it_keeps_user_memories_to_their_subject(team, alice, bob):
-    alice_actor = actor_for_account(alice, team.org)
-    item = memory_create(
-        actor=alice_actor,
-        org=team.org,
-        draft=MemoryDraft(content="Alice is allergic to peanuts.", user_id="alice"),
-        **fast(team.org),
-    ).item
+    item = MemoryItemFactory(org=team.org, content="Alice is allergic to peanuts.", created_by=alice)
     bob_client = client_for(bob)
     assert bob_client.get(f"/api/v1/memories/{item.pk}").status_code == 404
     assert (

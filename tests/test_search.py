@@ -1,70 +1,33 @@
 """Hybrid search: the ranking formula, Chinese and English keywords, filters, access, budget, recency."""
 
 import math
-import random
 from datetime import UTC, datetime, timedelta
 
-import numpy as np
 import pytest
-from django.db import connection
 from django.utils import timezone
 
-from core.text import content_hash, estimate_tokens
+from core.text import estimate_tokens
 from memory.drafts import MemoryDraft
-from memory.embeddings import provider_for
 from memory.models import MemoryItem
-from memory.search import filter_sql, memory_search
-from memory.search.ranking import (
-    NEIGHBOUR_UNCONDITIONAL,
-    Hit,
-    diversify,
-    order_near_duplicates,
-    similarities,
-)
-from memory.selectors import MemoryFilters, memory_candidates
+from memory.search import memory_search
+from memory.search.ranking import NEIGHBOUR_UNCONDITIONAL
+from memory.selectors import MemoryFilters
 from memory.services import memory_create, memory_supersede
-from projects.access import actor_for_account, actor_for_key
-from projects.models import ProjectMembership
-from projects.services import api_key_create
 
-DIM = 384
-
-
-def unit(*pairs) -> list[float]:
-    """A unit vector from (axis, weight) pairs."""
-    v = [0.0] * DIM
-    for axis, weight in pairs:
-        v[axis] = weight
-    norm = math.sqrt(sum(x * x for x in v))
-    return [x / norm for x in v]
-
-
-def add(actor, org, content, vector, **kw):
-    model = provider_for(org, kw.get("user_id", "")).model_name
-    kw.setdefault("user_id", "alice")
-    draft = MemoryDraft(content=content, **kw)
-    return memory_create(
-        actor=actor, org=org, draft=draft, embedding=vector, embedding_model=model, dedup="none"
-    ).item
-
-
-def search(actor, query, vector=None, **kw):
-    filters = MemoryFilters(
-        user_id=kw.pop("user_id", "alice"), session_id=kw.pop("session_id", ""), **kw.pop("filters", {})
-    )
-    return memory_search(actor=actor, query=query, filters=filters, query_vector=vector, **kw)
-
-
-def ids(result):
-    return [h.id for h in result.hits]
+from .factories import MemoryItemFactory
+from .search_helpers import ids, search, unit
 
 
 def test_it_ranks_session_scope_above_a_slightly_closer_user_memory(alice_actor, org_a):
-    user = add(alice_actor, org_a, "alpha memory one", unit((0, 1.0)))
-    session = add(
-        alice_actor, org_a, "alpha memory two", unit((0, 1.0), (1, 0.3)), scope="session", session_id="s1"
+    user = MemoryItemFactory(org=org_a, content="alpha memory one", embedding=unit((0, 1.0)))
+    session = MemoryItemFactory(
+        org=org_a,
+        content="alpha memory two",
+        embedding=unit((0, 1.0), (1, 0.3)),
+        scope="session",
+        session_id="s1",
     )
-    far = add(alice_actor, org_a, "alpha memory three", unit((2, 1.0)))
+    far = MemoryItemFactory(org=org_a, content="alpha memory three", embedding=unit((2, 1.0)))
 
     result = search(alice_actor, "qqq", unit((0, 1.0)), session_id="s1", top_k=3)
 
@@ -81,9 +44,11 @@ def test_it_ranks_session_scope_above_a_slightly_closer_user_memory(alice_actor,
 
 
 def test_it_ranks_a_confident_memory_above_a_closer_unsure_one(alice_actor, org_a):
-    unsure = add(alice_actor, org_a, "beta memory one", unit((0, 1.0)), confidence=0.7)
-    sure = add(alice_actor, org_a, "beta memory two", unit((0, 1.0), (1, 0.3)), confidence=1.0)
-    add(alice_actor, org_a, "beta memory three", unit((2, 1.0)))
+    unsure = MemoryItemFactory(org=org_a, content="beta memory one", embedding=unit((0, 1.0)), confidence=0.7)
+    sure = MemoryItemFactory(
+        org=org_a, content="beta memory two", embedding=unit((0, 1.0), (1, 0.3)), confidence=1.0
+    )
+    MemoryItemFactory(org=org_a, content="beta memory three", embedding=unit((2, 1.0)))
 
     result = search(alice_actor, "qqq", unit((0, 1.0)), top_k=3)
 
@@ -95,9 +60,13 @@ def test_it_ranks_a_confident_memory_above_a_closer_unsure_one(alice_actor, org_
 
 def test_it_ranks_project_scope_between_session_and_user(alice_actor, org_a, project):
     vec = unit((0, 1.0))
-    user = add(alice_actor, org_a, "gamma memory one", vec)
-    proj = add(alice_actor, org_a, "gamma memory two", vec, scope="project", project=project, user_id="")
-    sess = add(alice_actor, org_a, "gamma memory three", vec, scope="session", session_id="s9")
+    user = MemoryItemFactory(org=org_a, content="gamma memory one", embedding=vec)
+    proj = MemoryItemFactory(
+        org=org_a, content="gamma memory two", embedding=vec, scope="project", project=project, user_id=""
+    )
+    sess = MemoryItemFactory(
+        org=org_a, content="gamma memory three", embedding=vec, scope="session", session_id="s9"
+    )
 
     filters = MemoryFilters(user_id="alice", project=project, session_id="s9")
     result = memory_search(actor=alice_actor, query="qqq", filters=filters, query_vector=vec, top_k=5)
@@ -107,7 +76,7 @@ def test_it_ranks_project_scope_between_session_and_user(alice_actor, org_a, pro
 
 
 @pytest.fixture
-def mixed_memories(alice_actor, org_a):
+def mixed_memories(org_a):
     texts = [
         "EDU-2291 是登录页面在 Safari 上白屏的问题，已经在 2.3.1 修复",
         "用户对花生过敏，点餐时要避开花生",
@@ -117,10 +86,7 @@ def mixed_memories(alice_actor, org_a):
         "The user prefers dark mode in every editor",
         "The user's daughter plays the violin",
     ]
-    return {
-        t: memory_create(actor=alice_actor, org=org_a, draft=MemoryDraft(content=t, user_id="alice")).item
-        for t in texts
-    }
+    return {t: MemoryItemFactory(org=org_a, content=t, embedded=True) for t in texts}
 
 
 @pytest.mark.parametrize(
@@ -161,66 +127,6 @@ def test_it_answers_the_contract_fields(key_a, alice_actor, org_a, mixed_memorie
         assert {"id", "content", "metadata", "score", "memory_type", "scope", "occurred_at"} <= set(row)
         assert "explain" not in row
     assert body["results"][0]["content"] == "用户住在上海浦东"
-
-
-def _bulk(org, user_id, count, rng, model, **extra):
-    rows = []
-    for i in range(count):
-        vec = [rng.gauss(0, 1) for _ in range(DIM)]
-        norm = math.sqrt(sum(x * x for x in vec))
-        content = f"bulk memory {user_id} {i}"
-        rows.append(
-            MemoryItem(
-                org=org,
-                content=content,
-                user_id=user_id,
-                embedding=[x / norm for x in vec],
-                embedding_model=model,
-                content_hash=content_hash(content),
-                **extra,
-            )
-        )
-    MemoryItem.objects.bulk_create(rows, batch_size=500)
-
-
-@pytest.mark.parametrize("exact_subject_rows", [0, 5000], ids=["indexes", "one-pass"])
-def test_it_returns_k_rows_under_a_selective_filter(alice_actor, org_a, settings, exact_subject_rows):
-    settings.SEARCH_EXACT_SUBJECT_ROWS = exact_subject_rows
-    rng = random.Random(7)
-    model = provider_for(org_a, "alice").model_name
-    _bulk(org_a, "crowd", 1500, rng, model)
-    _bulk(org_a, "alice", 12, rng, model, metadata={"team": "rare"})
-    query = [rng.gauss(0, 1) for _ in range(DIM)]
-    with connection.cursor() as cursor:
-        # Make the planner walk the HNSW index (as it does on a large table) instead of sorting all rows.
-        cursor.execute("SET enable_sort = off")
-        cursor.execute("SET enable_seqscan = off")
-    try:
-        result = search(alice_actor, "qqq", query, top_k=10, filters={"metadata": {"team": "rare"}})
-        # Control: the same index walk without iterative scans stops at ef_search rows, most filtered out.
-        with connection.cursor() as cursor:
-            cursor.execute("SET LOCAL hnsw.iterative_scan = off")
-            cursor.execute(
-                "SELECT count(*) FROM (SELECT id FROM memory_memoryitem WHERE org_id = %s AND user_id = 'alice'"
-                " ORDER BY embedding <=> %s::vector LIMIT 10) s",
-                [org_a.pk, "[" + ",".join(map(str, query)) + "]"],
-            )
-            control = cursor.fetchone()[0]
-            cursor.execute(
-                "EXPLAIN SELECT id FROM memory_memoryitem WHERE org_id = %s AND user_id = 'alice'"
-                " ORDER BY embedding <=> %s::vector LIMIT 10",
-                [org_a.pk, "[" + ",".join(map(str, query)) + "]"],
-            )
-            plan = "\n".join(r[0] for r in cursor.fetchall())
-    finally:
-        with connection.cursor() as cursor:
-            cursor.execute("RESET enable_sort")
-            cursor.execute("RESET enable_seqscan")
-            cursor.execute("RESET hnsw.iterative_scan")
-    assert "mem_embedding_hnsw" in plan
-    assert control < 10
-    assert len(result.hits) == 10
-    assert all(h.row["user_id"] == "alice" and h.row["metadata"] == {"team": "rare"} for h in result.hits)
 
 
 def test_it_finds_nothing_of_alice_with_charlies_key_or_account(alice_actor, org_a, key_b, charlie_client):
@@ -272,11 +178,11 @@ def test_it_keeps_to_the_token_budget_and_top_k(alice_actor, org_a, alice_client
         memory_create(
             actor=alice_actor,
             org=org_a,
+            dedup="none",
             draft=MemoryDraft(
                 content=f"Note {i} about the garden: " + "tomatoes need water every morning. " * 8,
                 user_id="alice",
             ),
-            dedup="none",
         )
     response = alice_client.post(
         "/api/v1/memories/search",
@@ -327,65 +233,15 @@ def test_it_ranks_the_newest_version_first_and_keeps_the_old_one(alice_actor, or
 
 def test_it_collapses_copies_of_one_type_to_the_best(alice_actor, org_a):
     vec = unit((0, 1.0))
-    a = add(alice_actor, org_a, "The user drinks oolong tea", vec)
-    b = add(alice_actor, org_a, "The user drinks oolong tea", vec)
-    other = add(alice_actor, org_a, "The user drinks oolong tea", vec, memory_type="preference")
+    a = MemoryItemFactory(org=org_a, content="The user drinks oolong tea", embedding=vec)
+    b = MemoryItemFactory(org=org_a, content="The user drinks oolong tea", embedding=vec)
+    other = MemoryItemFactory(
+        org=org_a, content="The user drinks oolong tea", embedding=vec, memory_type="preference"
+    )
     result = search(alice_actor, "oolong tea", vec, top_k=5)
     found = ids(result)
     assert len({a.pk, b.pk} & set(found)) == 1
     assert other.pk in found
-
-
-def test_the_grouping_orders_versions_newest_first():
-    """Unit check of the near-duplicate step on hand-built hits."""
-    from memory.search import Hit
-
-    t0 = timezone.now()
-
-    def hit(pk, score, content, days):
-        row = {"id": pk, "content": content, "memory_type": "fact", "occurred_at": t0 - timedelta(days=days)}
-        row["created_at"] = row["occurred_at"]
-        return Hit(row=row, vector_similarity=0.9, keyword_raw=0, score=score)
-
-    hits = [
-        hit(1, 0.9, "user lives in Beijing", 300),
-        hit(2, 0.8, "user likes tea", 1),
-        hit(3, 0.7, "user lives in Shanghai", 2),
-    ]
-    out = order_near_duplicates(hits, {(1, 3): 0.93}, "multilingual-e5-small")
-    # The group keeps its places (1st and 3rd); the newest takes the first, the unrelated one stays put.
-    assert [h.id for h in out] == [3, 2, 1]
-
-
-def test_events_keep_their_own_places():
-    """A later event does not make an earlier one out of date: no newest-first reordering between events."""
-    from memory.search import Hit
-
-    t0 = timezone.now()
-
-    def hit(pk, score, content, days, memory_type="event"):
-        row = {
-            "id": pk,
-            "content": content,
-            "memory_type": memory_type,
-            "occurred_at": t0 - timedelta(days=days),
-        }
-        row["created_at"] = row["occurred_at"]
-        return Hit(row=row, vector_similarity=0.9, keyword_raw=0, score=score)
-
-    first = hit(1, 0.9, "Nate won his first video game tournament", 300)
-    other = hit(2, 0.8, "Nate likes coconut milk ice cream", 100)
-    fourth = hit(3, 0.7, "Nate won his fourth video game tournament", 2)
-    out = order_near_duplicates([first, other, fourth], {(1, 3): 0.93}, "multilingual-e5-small")
-    assert [h.id for h in out] == [1, 2, 3]
-    assert {h.group for h in out} == {None}
-    # The same pair stated as facts is ordered as versions, newest first.
-    facts = [
-        hit(1, 0.9, first.row["content"], 300, "fact"),
-        other,
-        hit(3, 0.7, fourth.row["content"], 2, "fact"),
-    ]
-    assert [h.id for h in order_near_duplicates(facts, {(1, 3): 0.93}, "multilingual-e5-small")] == [3, 2, 1]
 
 
 def test_it_leaves_out_superseded_archived_and_expired_unless_asked(alice_actor, org_a, alice_client):
@@ -437,36 +293,35 @@ def test_it_leaves_out_superseded_archived_and_expired_unless_asked(alice_actor,
 
 def test_it_filters_by_type_tags_metadata_agent_and_time(alice_actor, org_a, alice_client):
     base = {"actor": alice_actor, "org": org_a}
+    alice_only = {"user_id": "alice"}
     pref = memory_create(
         **base,
         draft=MemoryDraft(
-            user_id="alice", content="The user likes window seats on trains", memory_type="preference"
+            **alice_only, content="The user likes window seats on trains", memory_type="preference"
         ),
     ).item
     tagged = memory_create(
         **base,
         draft=MemoryDraft(
-            user_id="alice", content="The user takes the train to Hangzhou monthly", tags=["travel"]
+            **alice_only, content="The user takes the train to Hangzhou monthly", tags=["travel"]
         ),
     ).item
     meta = memory_create(
         **base,
         draft=MemoryDraft(
-            user_id="alice", content="The user booked a train for the conference", metadata={"trip": "kdd"}
+            **alice_only, content="The user booked a train for the conference", metadata={"trip": "kdd"}
         ),
     ).item
     agent = memory_create(
         **base,
         draft=MemoryDraft(
-            user_id="alice",
-            content="The user asked the travel agent about train refunds",
-            agent_id="travel-bot",
+            **alice_only, content="The user asked the travel agent about train refunds", agent_id="travel-bot"
         ),
     ).item
     old = memory_create(
         **base,
         draft=MemoryDraft(
-            user_id="alice",
+            **alice_only,
             content="The user missed a train once in Beijing",
             occurred_at=datetime(2019, 1, 1, tzinfo=UTC),
         ),
@@ -568,14 +423,24 @@ def test_it_lends_relevance_to_the_next_turn_of_the_same_conversation(
 ):
     settings.SEARCH_EXACT_SUBJECT_ROWS = exact_subject_rows
     when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
-    question = add(alice_actor, org_a, "Alex: What pet do you have?", unit((0, 1.0)), occurred_at=when)
-    answer = add(
-        alice_actor, org_a, "Sam: Oscar, my guinea pig. He's been great.", unit((3, 1.0)), occurred_at=when
+    question = MemoryItemFactory(
+        org=org_a, content="Alex: What pet do you have?", embedding=unit((0, 1.0)), occurred_at=when
     )
-    other = add(alice_actor, org_a, "Sam: I walked by the lake", unit((0, 0.8), (4, 0.6)), occurred_at=when)
+    answer = MemoryItemFactory(
+        org=org_a,
+        content="Sam: Oscar, my guinea pig. He's been great.",
+        embedding=unit((3, 1.0)),
+        occurred_at=when,
+    )
+    other = MemoryItemFactory(
+        org=org_a, content="Sam: I walked by the lake", embedding=unit((0, 0.8), (4, 0.6)), occurred_at=when
+    )
     # A row stored right after, but from another day: not the same conversation, so nothing is lent.
-    later = add(
-        alice_actor, org_a, "Sam: The weather was odd", unit((5, 1.0)), occurred_at=when + timedelta(days=3)
+    later = MemoryItemFactory(
+        org=org_a,
+        content="Sam: The weather was odd",
+        embedding=unit((5, 1.0)),
+        occurred_at=when + timedelta(days=3),
     )
     assert answer.pk == question.pk + 1 and later.pk == other.pk + 1
 
@@ -615,148 +480,24 @@ def test_it_sees_a_new_embedding_config_at_once_despite_the_provider_cache(org_a
     assert EmbeddingConfig.objects.filter(org=org_a).count() == 0
 
 
-def _comparable(where):
-    sql, params = where
-    return sql, [getattr(p, "obj", p) for p in params]  # psycopg's Jsonb wrapper has no equality
-
-
-def _fresh_where(actor, filters):
-    qs = memory_candidates(actor=actor, filters=filters)
-    return _comparable(qs.query.get_compiler(using=qs.db).compile(qs.query.where))
-
-
-def test_the_cached_filter_is_the_filter_django_compiles(org_a, alice_actor, bob, project):
-    """memory.search.filter_sql reuses compiled WHERE clauses: for every actor and filter it must equal a fresh compile."""
-    restricted, _ = api_key_create(org=org_a, name="restricted", projects=[project])
-    read_only, _ = api_key_create(org=org_a, name="ro", read_only=True)
-    plain, _ = api_key_create(org=org_a, name="plain")
-    actors = [
-        alice_actor,
-        actor_for_account(bob, org_a),
-        actor_for_key(restricted),
-        actor_for_key(read_only),
-        actor_for_key(plain),
-    ]
-    when = datetime(2025, 1, 1, tzinfo=UTC)
-    variants = [
-        MemoryFilters(user_id="alice"),
-        MemoryFilters(user_id="bob", project=project, session_id="s1"),
-        MemoryFilters(project=project, memory_types=["fact", "event"], tags=["x"], metadata={"k": [1, "v"]}),
-        MemoryFilters(user_id="alice", skills=["sql"], agent_id="a1", statuses=["archived"]),
-        MemoryFilters(user_id="alice", created_after=when, occurred_before=when, include_superseded=True),
-        MemoryFilters(user_id="alice", include_expired=True, scopes=["session"]),
-    ]
-    for actor in actors:
-        for filters in variants:
-            for _ in range(2):  # a miss, then a hit
-                assert _comparable(filter_sql(actor, filters)) == _fresh_where(actor, filters), (
-                    actor.label,
-                    filters,
-                )
-    # Keys that differ only in their projects never share a filter.
-    assert filter_sql(actor_for_key(restricted), variants[2]) != filter_sql(actor_for_key(plain), variants[2])
-
-
-def test_a_cached_filter_follows_membership_changes(org_a, alice_actor, bob, project):
-    """Memberships are read by the SQL when it runs, so a cached filter never outlives a removal."""
-    memory_create(
-        actor=alice_actor,
-        org=org_a,
-        draft=MemoryDraft(content="Atlas ships on Fridays", scope="project", project=project),
-    )
-    bob_actor = actor_for_account(bob, org_a)
-    filters = MemoryFilters(project=project)
-    assert len(memory_search(actor=bob_actor, query="when does Atlas ship", filters=filters).hits) == 1
-    ProjectMembership.objects.filter(project=project, account=bob).delete()
-    assert memory_search(actor=bob_actor, query="when does Atlas ship", filters=filters).hits == []
-
-
-def _conversation(actor, org, user_id, rng, turns=60):
-    """Turns of a few conversations (same time within one), with random vectors and a few shared words."""
-    words = ["garden", "tomatoes", "violin", "lake", "guinea", "pig", "Berlin", "tickets", "pasta", "rain"]
-    for session in range(3):
-        when = datetime(2023, 5, 8 + session, 13, 0, tzinfo=UTC)
-        for i in range(turns // 3):
-            text = f"Speaker{i % 2}: " + " ".join(rng.sample(words, 3)) + f" turn {session}-{i}"
-            vec = [rng.gauss(0, 1) for _ in range(DIM)]
-            add(
-                actor,
-                org,
-                text,
-                [x / math.sqrt(sum(y * y for y in vec)) for x in vec],
-                occurred_at=when,
-                user_id=user_id,
-            )
-
-
-def test_the_one_pass_subject_search_ranks_like_the_index_search(alice_actor, org_a, settings):
-    """The subject statement (exact, neighbours in the same trip) and the broad one agree row for row."""
-    rng = random.Random(11)
-    agent = actor_for_key(api_key_create(org=org_a, name="agent")[0])
-    _conversation(alice_actor, org_a, "alice", rng)
-    _conversation(agent, org_a, "other", rng)  # another subject in between
-    for query in ("garden tomatoes", "violin lake", "Berlin tickets pasta"):
-        vec = [rng.gauss(0, 1) for _ in range(DIM)]
-        runs = []
-        for rows in (0, 5000):
-            settings.SEARCH_EXACT_SUBJECT_ROWS = rows
-            result = search(alice_actor, query, vec, top_k=12)
-            runs.append([(h.id, round(h.score, 6), h.neighbour_of) for h in result.hits])
-        assert runs[0] == runs[1]
-        assert len(runs[0]) == 12
-        assert any(n is not None for _, _, n in runs[0])  # neighbours were lent to on both paths
-
-
-def test_a_subject_too_big_for_one_pass_goes_through_the_indexes(alice_actor, org_a, settings):
-    from memory.search import service as search_module
-
-    rng = random.Random(5)
-    _conversation(alice_actor, org_a, "alice", rng, turns=30)
-    vec = [rng.gauss(0, 1) for _ in range(DIM)]
-    settings.SEARCH_EXACT_SUBJECT_ROWS = 0
-    expected = ids(search(alice_actor, "garden", vec, top_k=8))
-    settings.SEARCH_EXACT_SUBJECT_ROWS = 10  # fewer than alice's 30 rows
-    filters = MemoryFilters(user_id="alice")
-    assert search_module._exact_subject(alice_actor, filters)
-    assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
-    assert not search_module._exact_subject(alice_actor, filters)  # remembered: straight to the indexes
-    assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
-    search_module._big_subjects.clear()
-
-
 def test_a_neighbour_on_topic_is_lent_more_than_one_off_topic(alice_actor, org_a):
     when = datetime(2023, 6, 1, 9, 0, tzinfo=UTC)
-    before = add(alice_actor, org_a, "Sam: Any plans for the weekend?", unit((7, 1.0)), occurred_at=when)
-    match = add(alice_actor, org_a, "Alex: We are going to the lake", unit((0, 1.0)), occurred_at=when)
-    after = add(
-        alice_actor, org_a, "Sam: The lake is lovely in June", unit((0, 0.9), (8, 0.44)), occurred_at=when
+    before = MemoryItemFactory(
+        org=org_a, content="Sam: Any plans for the weekend?", embedding=unit((7, 1.0)), occurred_at=when
+    )
+    match = MemoryItemFactory(
+        org=org_a, content="Alex: We are going to the lake", embedding=unit((0, 1.0)), occurred_at=when
+    )
+    after = MemoryItemFactory(
+        org=org_a,
+        content="Sam: The lake is lovely in June",
+        embedding=unit((0, 0.9), (8, 0.44)),
+        occurred_at=when,
     )
     result = search(alice_actor, "qqq", unit((0, 1.0)), top_k=3)
     by_id = {h.id: h for h in result.hits}
     assert by_id[before.pk].neighbour_of == match.pk and by_id[after.pk].neighbour_of == match.pk
     assert by_id[after.pk].relevance > by_id[before.pk].relevance
-
-
-def test_diversify_moves_a_second_phrasing_below_something_new():
-    def hit(pk, score, vector):
-        row = {"id": pk, "content": str(pk), "memory_type": "fact", "occurred_at": None, "created_at": None}
-        return Hit(
-            row=row, vector_similarity=0.9, keyword_raw=0, score=score, embedding=np.array(vector, "f4")
-        )
-
-    same = [1.0, 0.0, 0.0]
-    hits = [
-        hit(1, 0.80, same),
-        hit(2, 0.79, same),
-        hit(3, 0.78, [0.0, 1.0, 0.0]),
-        hit(4, 0.50, [0.0, 0.0, 1.0]),
-    ]
-    order = diversify(hits, similarities(hits), "multilingual-e5-small")
-    # The copy of the first drops below the distinct third; nothing is dropped.
-    assert [hits[i].id for i in order] == [1, 3, 2, 4]
-    # Far apart in score, the copy keeps its place: the penalty is at most DIVERSITY x the relevance weight.
-    hits[2].score = 0.70
-    assert [hits[i].id for i in diversify(hits, similarities(hits), "multilingual-e5-small")] == [1, 2, 3, 4]
 
 
 @pytest.mark.parametrize("exact_subject_rows", [0, 5000], ids=["indexes", "one-pass"])

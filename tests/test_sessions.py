@@ -209,6 +209,28 @@ def test_it_drops_nothing_when_the_summary_cannot_be_made(org_a):
         assert Message.objects.filter(session=session).count() == 20
 
 
+def test_it_retries_the_summary_through_celery_and_folds_without_the_model_at_last(org_a, celery_retries):
+    """session_compress's retries are Celery's (up to base·2^retries seconds, full jitter); its third and
+    last attempt folds with the rule summary, so the window cannot grow while the model is down."""
+    from django.conf import settings
+
+    from checkpoints.tasks import session_compress
+
+    with OpenAIStub() as stub:
+        llm_config_set(org=org_a, base_url=stub.base_url, model="chat")
+        stub.chat_replies.extend([Fail(500), Fail(500), Fail(500)])
+        session, _, _ = append(org_a, "down-task", turn(31))
+        result = session_compress.apply(args=[session.pk])
+        assert len([r for r in stub.requests if r["path"].endswith("/chat/completions")]) == 2
+    assert result.state == "SUCCESS" and result.result["folded"] == 11
+    session.refresh_from_db()
+    assert session.summarized_count == 11 and "message number 010" in session.summary
+    assert Message.objects.filter(session=session).count() == 20
+    base = settings.EXTRACTION_RETRY_BACKOFF
+    waits = [when for name, when in celery_retries if name == "checkpoints.tasks.session_compress"]
+    assert len(waits) == 2 and all(0 <= w <= max(1, base) * 2**n for n, w in enumerate(waits)), waits
+
+
 def test_it_expires_idle_sessions_but_keeps_their_checkpoints(org_a, key_a):
     old, _, _ = append(org_a, "idle", turn(4))
     fresh, _, _ = append(org_a, "fresh", turn(4))
@@ -272,12 +294,13 @@ def broker_down():
         closed = probe.getsockname()[1]
     before = app.conf.broker_write_url
     app.conf.broker_write_url = f"redis://127.0.0.1:{closed}/0"
-    app._pool = None
+    # Both pools hold connections: a producer pool left on the closed port fails later tests' sends.
+    app._pool = app.amqp._producer_pool = None
     try:
         yield
     finally:
         app.conf.broker_write_url = before
-        app._pool = None
+        app._pool = app.amqp._producer_pool = None
 
 
 def test_it_answers_a_stored_turn_while_the_broker_is_down(

@@ -13,7 +13,6 @@ error and can be retried by a person (POST /api/v1/extraction-jobs/{id}/retry).
 from __future__ import annotations
 
 import logging
-import random
 from datetime import timedelta
 
 from django.conf import settings
@@ -22,6 +21,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from config.celery import enqueue_on_commit
+from core.backoff import backoff
 from core.llm import LLMError
 from core.secrets import redact
 from memory.embeddings import provider_for
@@ -43,10 +43,12 @@ class RetryLater(Exception):
         self.countdown = countdown
 
 
-def backoff(attempt: int, job_id: int = 0) -> float:
-    """Exponential backoff with jitter: base·4^(attempt-1), capped at 5 minutes, plus up to one base."""
-    base = settings.EXTRACTION_RETRY_BACKOFF
-    return min(300.0, base * 4 ** max(0, attempt - 1)) + random.uniform(0, base)
+RETRY_CAP = 300.0  # seconds: the longest wait between two attempts of a job (plus jitter)
+
+
+def _retry_after(job: ExtractionJob) -> float:
+    """The wait before the job's next attempt; the attempt count is the job row's, not the broker's."""
+    return backoff(job.attempts, base=settings.EXTRACTION_RETRY_BACKOFF, cap=RETRY_CAP, salt=job.pk)
 
 
 def _enqueue(job_id: int) -> None:
@@ -125,7 +127,7 @@ def _candidates(job: ExtractionJob) -> tuple[list, str, str]:
         if exc.transient and job.attempts < settings.EXTRACTION_MAX_ATTEMPTS:
             message = f"attempt {job.attempts}: {exc}; will retry"
             _release(job, message)
-            raise RetryLater(message, backoff(job.attempts, job.pk)) from exc
+            raise RetryLater(message, _retry_after(job)) from exc
         return (
             extract_rules(job.messages),
             "rules",
@@ -179,7 +181,7 @@ def extraction_job_run(*, job_id: int) -> str:
         message = f"attempt {job.attempts}: {type(exc).__name__}: {str(exc)[:500]}"
         if job.attempts < settings.EXTRACTION_MAX_ATTEMPTS:
             _release(job, message + "; will retry")
-            raise RetryLater(message, backoff(job.attempts, job.pk)) from exc
+            raise RetryLater(message, _retry_after(job)) from exc
         ExtractionJob.objects.filter(pk=job.pk).update(
             status=JobStatus.FAILED, error=message, finished_at=timezone.now()
         )

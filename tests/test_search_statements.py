@@ -1,0 +1,190 @@
+"""The search statements (memory/search/sql.py, service.py): under a selective filter the index walk
+still returns k rows; the one-pass subject statement ranks like the index search and steps aside for a
+subject too big for it; the compiled-filter cache equals a fresh compile and follows membership changes."""
+
+import math
+import random
+from datetime import UTC, datetime
+
+import pytest
+from django.db import connection
+
+from core.text import content_hash
+from memory.drafts import MemoryDraft
+from memory.embeddings import provider_for
+from memory.models import MemoryItem
+from memory.search import filter_sql, memory_search
+from memory.selectors import MemoryFilters, memory_candidates
+from memory.services import memory_create
+from projects.access import actor_for_account, actor_for_key
+from projects.models import ProjectMembership
+from projects.services import api_key_create
+
+from .factories import MemoryItemFactory
+from .search_helpers import DIM, ids, search
+
+
+def _bulk(org, user_id, count, rng, model, **extra):
+    rows = []
+    for i in range(count):
+        vec = [rng.gauss(0, 1) for _ in range(DIM)]
+        norm = math.sqrt(sum(x * x for x in vec))
+        content = f"bulk memory {user_id} {i}"
+        rows.append(
+            MemoryItem(
+                org=org,
+                content=content,
+                user_id=user_id,
+                embedding=[x / norm for x in vec],
+                embedding_model=model,
+                content_hash=content_hash(content),
+                **extra,
+            )
+        )
+    MemoryItem.objects.bulk_create(rows, batch_size=500)
+
+
+@pytest.mark.parametrize("exact_subject_rows", [0, 5000], ids=["indexes", "one-pass"])
+def test_it_returns_k_rows_under_a_selective_filter(alice_actor, org_a, settings, exact_subject_rows):
+    settings.SEARCH_EXACT_SUBJECT_ROWS = exact_subject_rows
+    rng = random.Random(7)
+    model = provider_for(org_a, "alice").model_name
+    _bulk(org_a, "crowd", 1500, rng, model)
+    _bulk(org_a, "alice", 12, rng, model, metadata={"team": "rare"})
+    query = [rng.gauss(0, 1) for _ in range(DIM)]
+    with connection.cursor() as cursor:
+        # Make the planner walk the HNSW index (as it does on a large table) instead of sorting all rows.
+        cursor.execute("SET enable_sort = off")
+        cursor.execute("SET enable_seqscan = off")
+    try:
+        result = search(alice_actor, "qqq", query, top_k=10, filters={"metadata": {"team": "rare"}})
+        # Control: the same index walk without iterative scans stops at ef_search rows, most filtered out.
+        with connection.cursor() as cursor:
+            cursor.execute("SET LOCAL hnsw.iterative_scan = off")
+            cursor.execute(
+                "SELECT count(*) FROM (SELECT id FROM memory_memoryitem WHERE org_id = %s AND user_id = 'alice'"
+                " ORDER BY embedding <=> %s::vector LIMIT 10) s",
+                [org_a.pk, "[" + ",".join(map(str, query)) + "]"],
+            )
+            control = cursor.fetchone()[0]
+            cursor.execute(
+                "EXPLAIN SELECT id FROM memory_memoryitem WHERE org_id = %s AND user_id = 'alice'"
+                " ORDER BY embedding <=> %s::vector LIMIT 10",
+                [org_a.pk, "[" + ",".join(map(str, query)) + "]"],
+            )
+            plan = "\n".join(r[0] for r in cursor.fetchall())
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET enable_sort")
+            cursor.execute("RESET enable_seqscan")
+            cursor.execute("RESET hnsw.iterative_scan")
+    assert "mem_embedding_hnsw" in plan
+    assert control < 10
+    assert len(result.hits) == 10
+    assert all(h.row["user_id"] == "alice" and h.row["metadata"] == {"team": "rare"} for h in result.hits)
+
+
+def _comparable(where):
+    sql, params = where
+    return sql, [getattr(p, "obj", p) for p in params]  # psycopg's Jsonb wrapper has no equality
+
+
+def _fresh_where(actor, filters):
+    qs = memory_candidates(actor=actor, filters=filters)
+    return _comparable(qs.query.get_compiler(using=qs.db).compile(qs.query.where))
+
+
+def test_the_cached_filter_is_the_filter_django_compiles(org_a, alice_actor, bob, project):
+    """memory.search.filter_sql reuses compiled WHERE clauses: for every actor and filter it must equal a fresh compile."""
+    restricted, _ = api_key_create(org=org_a, name="restricted", projects=[project])
+    read_only, _ = api_key_create(org=org_a, name="ro", read_only=True)
+    plain, _ = api_key_create(org=org_a, name="plain")
+    actors = [
+        alice_actor,
+        actor_for_account(bob, org_a),
+        actor_for_key(restricted),
+        actor_for_key(read_only),
+        actor_for_key(plain),
+    ]
+    when = datetime(2025, 1, 1, tzinfo=UTC)
+    variants = [
+        MemoryFilters(user_id="alice"),
+        MemoryFilters(user_id="bob", project=project, session_id="s1"),
+        MemoryFilters(project=project, memory_types=["fact", "event"], tags=["x"], metadata={"k": [1, "v"]}),
+        MemoryFilters(user_id="alice", skills=["sql"], agent_id="a1", statuses=["archived"]),
+        MemoryFilters(user_id="alice", created_after=when, occurred_before=when, include_superseded=True),
+        MemoryFilters(user_id="alice", include_expired=True, scopes=["session"]),
+    ]
+    for actor in actors:
+        for filters in variants:
+            for _ in range(2):  # a miss, then a hit
+                assert _comparable(filter_sql(actor, filters)) == _fresh_where(actor, filters), (
+                    actor.label,
+                    filters,
+                )
+    # Keys that differ only in their projects never share a filter.
+    assert filter_sql(actor_for_key(restricted), variants[2]) != filter_sql(actor_for_key(plain), variants[2])
+
+
+def test_a_cached_filter_follows_membership_changes(org_a, alice_actor, bob, project):
+    """Memberships are read by the SQL when it runs, so a cached filter never outlives a removal."""
+    memory_create(
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Atlas ships on Fridays", scope="project", project=project),
+    )
+    bob_actor = actor_for_account(bob, org_a)
+    filters = MemoryFilters(project=project)
+    assert len(memory_search(actor=bob_actor, query="when does Atlas ship", filters=filters).hits) == 1
+    ProjectMembership.objects.filter(project=project, account=bob).delete()
+    assert memory_search(actor=bob_actor, query="when does Atlas ship", filters=filters).hits == []
+
+
+def _conversation(org, user_id, rng, turns=60):
+    """Turns of a few conversations (same time within one), with random vectors and a few shared words."""
+    words = ["garden", "tomatoes", "violin", "lake", "guinea", "pig", "Berlin", "tickets", "pasta", "rain"]
+    for session in range(3):
+        when = datetime(2023, 5, 8 + session, 13, 0, tzinfo=UTC)
+        for i in range(turns // 3):
+            text = f"Speaker{i % 2}: " + " ".join(rng.sample(words, 3)) + f" turn {session}-{i}"
+            vec = [rng.gauss(0, 1) for _ in range(DIM)]
+            norm = math.sqrt(sum(y * y for y in vec))
+            MemoryItemFactory(
+                org=org, user_id=user_id, content=text, embedding=[x / norm for x in vec], occurred_at=when
+            )
+
+
+def test_the_one_pass_subject_search_ranks_like_the_index_search(alice_actor, org_a, settings):
+    """The subject statement (exact, neighbours in the same trip) and the broad one agree row for row."""
+    rng = random.Random(11)
+    _conversation(org_a, "alice", rng)
+    _conversation(org_a, "other", rng)  # another subject in between
+    for query in ("garden tomatoes", "violin lake", "Berlin tickets pasta"):
+        vec = [rng.gauss(0, 1) for _ in range(DIM)]
+        runs = []
+        for rows in (0, 5000):
+            settings.SEARCH_EXACT_SUBJECT_ROWS = rows
+            result = search(alice_actor, query, vec, top_k=12)
+            runs.append([(h.id, round(h.score, 6), h.neighbour_of) for h in result.hits])
+        assert runs[0] == runs[1]
+        assert len(runs[0]) == 12
+        assert any(n is not None for _, _, n in runs[0])  # neighbours were lent to on both paths
+
+
+def test_a_subject_too_big_for_one_pass_goes_through_the_indexes(alice_actor, org_a, settings):
+    from memory.search import service as search_module
+
+    rng = random.Random(5)
+    _conversation(org_a, "alice", rng, turns=30)
+    vec = [rng.gauss(0, 1) for _ in range(DIM)]
+    settings.SEARCH_EXACT_SUBJECT_ROWS = 0
+    expected = ids(search(alice_actor, "garden", vec, top_k=8))
+    settings.SEARCH_EXACT_SUBJECT_ROWS = 10  # fewer than alice's 30 rows
+    filters = MemoryFilters(user_id="alice")
+    try:
+        assert search_module._exact_subject(alice_actor, filters)
+        assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
+        assert not search_module._exact_subject(alice_actor, filters)  # remembered: straight to the indexes
+        assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
+    finally:
+        search_module._big_subjects.clear()  # the process cache outlives this test's rows
