@@ -16,7 +16,7 @@ from memory.models import MemoryItem
 from memory.search import filter_sql, memory_search
 from memory.selectors import MemoryFilters, memory_candidates
 from memory.services import memory_create
-from projects.access import actor_for_account, actor_for_key
+from projects.access import actor_for_account, actor_for_key, system_actor
 from projects.models import ProjectMembership
 from projects.services import api_key_create
 
@@ -105,6 +105,7 @@ def test_the_cached_filter_is_the_filter_django_compiles(org_a, alice_actor, bob
         actor_for_key(restricted),
         actor_for_key(read_only),
         actor_for_key(plain),
+        system_actor(org_a),
     ]
     when = datetime(2025, 1, 1, tzinfo=UTC)
     variants = [

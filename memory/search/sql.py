@@ -79,6 +79,8 @@ def _freeze(value):
 
 def _actor_key(actor: Actor) -> tuple:
     """Every actor attribute projects.access.memory_read_q reads in Python; the rest it asks in SQL."""
+    if actor.is_system:
+        return ("system", actor.org.pk)
     if actor.is_key:
         ids = key_project_ids(actor.api_key)
         return ("key", actor.org.pk, actor.api_key.pk, None if ids is None else tuple(ids))
@@ -99,7 +101,8 @@ def filter_sql(actor: Actor, filters: MemoryFilters) -> tuple[str, list]:
     in Python (tests/test_search.py checks it against a fresh compile), memberships and projects are read
     by the SQL itself when it runs, and the expiry check uses the statement's clock (Now()).
     """
-    return _compiled_where(actor, filters)
+    sql, params = _compiled_where(actor, filters)
+    return sql, list(params)
 
 
 def _where_key(actor: Actor, filters: MemoryFilters) -> tuple:
@@ -107,16 +110,11 @@ def _where_key(actor: Actor, filters: MemoryFilters) -> tuple:
 
 
 @cached(_where_cache, key=_where_key, lock=_where_lock)
-def _compiled_where_cached(actor: Actor, filters: MemoryFilters) -> tuple[str, tuple]:
+def _compiled_where(actor: Actor, filters: MemoryFilters) -> tuple[str, tuple]:
     qs = memory_candidates(actor=actor, filters=filters)
     query = qs.query
     sql, params = query.get_compiler(using=qs.db).compile(query.where)
     return sql or "TRUE", tuple(params)
-
-
-def _compiled_where(actor: Actor, filters: MemoryFilters) -> tuple[str, list]:
-    sql, params = _compiled_where_cached(actor, filters)
-    return sql, list(params)
 
 
 # The statement is assembled from parts, each with its parameters in textual order.
