@@ -6,8 +6,6 @@ API keys are stored encrypted (core.crypto) and never returned or logged.
 
 from __future__ import annotations
 
-import logging
-
 from django.conf import settings
 from django.db import transaction
 
@@ -15,8 +13,6 @@ from core.crypto import DecryptionError, decrypt, encrypt
 from core.llm import LLMClient
 
 from .models import LLMConfig
-
-log = logging.getLogger(__name__)
 
 
 def llm_config_get(*, org) -> LLMConfig | None:
