@@ -1,5 +1,8 @@
 """Everything stored about one subject (a user_id in an org): export, import, forget.
 
+Export holds what the actor may read about the subject, every kind through projects.access's rules;
+forget erases all of it, or, for a project-restricted key, its reach (access.forgets_everything).
+
 Kinds covered: memories (every MemoryItem with the subject's user_id, whatever its scope) and their
 revisions, the user profile and its history, sessions with messages, checkpoints and archived
 checkpoints, injection logs, extraction jobs, and the subject's own embedding setting. forget() also
