@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.db.models.signals import m2m_changed
 from django.http import Http404
 from guardian.core import ObjectPermissionChecker
@@ -376,6 +377,23 @@ def subject_q(actor: Actor, prefix: str = "") -> Q:
     return Q(**{f"{prefix}scope__in": ["user", "session"], f"{prefix}user_id": actor.user_id})
 
 
+# Sessions live in an app above this module (checkpoints): the rule below asks their table in SQL.
+_SESSIONS_OF_OTHER_PROJECTS = (
+    'SELECT "session_id" FROM "checkpoints_session" '
+    'WHERE "org_id" = %s AND "project_id" IS NOT NULL AND NOT ("project_id" = ANY(%s))'
+)
+
+
+def key_session_memories_q(actor: Actor, prefix: str = "") -> Q:
+    """A session-scope memory follows its session: a project-restricted key reads none of a session in a
+    project it does not reach (session_read_q); Q() for every other actor."""
+    ids = key_project_ids(actor.api_key) if actor.is_key else None
+    if ids is None:
+        return Q()
+    other_sessions = RawSQL(_SESSIONS_OF_OTHER_PROJECTS, (actor.org.pk, ids))
+    return ~Q(**{f"{prefix}scope": "session"}) | ~Q(**{f"{prefix}session_id__in": other_sessions})
+
+
 def memory_read_q(actor: Actor, prefix: str = "") -> Q:
     """The filter of every memory the actor may read; it includes org=actor.org itself."""
     p = prefix
@@ -395,7 +413,7 @@ def memory_read_q(actor: Actor, prefix: str = "") -> Q:
                 f"{p}created_by_key": actor.api_key,
             }
         )
-        return in_org & (subject_q(actor, p) | shared | own)
+        return in_org & key_session_memories_q(actor, p) & (subject_q(actor, p) | shared | own)
     public = Q(**{f"{p}scope": "project", f"{p}visibility": "public"})
     members = Q(**{f"{p}scope": "project", f"{p}visibility": "members", f"{p}project__in": project_ids})
     own = Q(**{f"{p}scope": "project", f"{p}visibility": "owner_only", f"{p}created_by": actor.account})

@@ -290,3 +290,38 @@ def test_a_p1_key_imports_nothing_into_p2(world):
     assert not InjectionLog.objects.filter(user_id="carol", project=world.p2).exists()
     assert not ExtractionJob.objects.filter(user_id="carol", project=world.p2).exists()
     assert MemoryItem.objects.filter(user_id="carol", content="Alice drinks green tea").exists()
+
+
+def test_a_p1_key_reads_no_session_memory_of_a_p2_session(world, org_a):
+    def session_memory(session_id: str, content: str) -> int:
+        return MemoryItemFactory(
+            org=org_a, scope="session", session_id=session_id, user_id="alice", content=content, pinned=True
+        ).pk
+
+    in_p2 = session_memory("s-p2", "In this chat the budget is 40k")
+    in_p1 = session_memory("s-p1", "In this chat the deadline is May")
+    loose = session_memory("s-unknown", "In this chat the tone is formal")
+    client = world.p1_key
+    assert client.get(f"/api/v1/memories/{in_p2}").status_code == 404
+    assert client.get(f"/api/v1/memories/{in_p1}").status_code == 200
+    listed = {
+        m["id"]
+        for m in client.get("/api/v1/memories", {"user_id": "alice", "scope": "session"}).json()["results"]
+    }
+    assert listed == {in_p1, loose}
+    for searcher, found in ((world.org_key, True), (client, False)):
+        response = searcher.post(
+            "/api/v1/memories/search",
+            {"user_id": "alice", "query": "budget", "session_id": "s-p2"},
+            format="json",
+        )
+        assert response.status_code == 200, response.content
+        assert (in_p2 in {h["id"] for h in response.json()["results"]}) is found
+    core = {m["id"] for m in context(client, "s-p2")["core"]}
+    assert in_p2 not in core
+    assert in_p2 not in export_ids(exported(client))["memories"]
+    assert in_p2 in export_ids(exported(world.org_key))["memories"]
+    assert world.org_key.get(f"/api/v1/memories/{in_p2}").status_code == 200
+    body = client.delete("/api/v1/users/alice").json()
+    assert MemoryItem.objects.filter(pk=in_p2).exists() and not MemoryItem.objects.filter(pk=in_p1).exists()
+    assert body["left"]["MemoryItem"] == 3  # p2, bob's own note, the p2 session's memory
