@@ -131,10 +131,10 @@ def run(args) -> None:
     )
     timed("fill", lambda: (fill(org, "big", args), fill(org, "other", args)))
 
-    exported = timed("export (build the dict)", lambda: subject_export(org=org, user_id="big"))
+    exported = timed("export (build the dict)", lambda: subject_export(actor=actor, org=org, user_id="big"))
     size = len(json.dumps(exported, ensure_ascii=False).encode())
     print(f"export size: {size / 1e6:,.1f} MB JSON")
-    counts = timed("forget", lambda: subject_forget(org=org, user_id="big"))
+    counts = timed("forget", lambda: subject_forget(actor=actor, org=org, user_id="big"))["deleted"]
     print(f"forget counts: {counts} (total {sum(counts.values()):,})")
     left = MemoryItem.objects.filter(org=org, user_id="big").count()
     other = MemoryItem.objects.filter(org=org, user_id="other").count()

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
 from django.db.models import Q, QuerySet
+from django.db.models.expressions import RawSQL
 from django.db.models.signals import m2m_changed
 from django.http import Http404
 from guardian.core import ObjectPermissionChecker
@@ -273,15 +274,24 @@ def is_subject(actor: Actor, user_id: str) -> bool:
     return bool(user_id) and user_id == actor.user_id
 
 
+def key_reach_q(actor: Actor, prefix: str = "") -> Q:
+    """Rows that may belong to a project (a `project` column): a key restricted to some projects reaches
+    only those of no project or of one of its projects; every other actor is not narrowed here (Q())."""
+    ids = key_project_ids(actor.api_key) if actor.is_key else None
+    if ids is None:
+        return Q()
+    return Q(**{f"{prefix}project__isnull": True}) | Q(**{f"{prefix}project__in": ids})
+
+
+def is_project_restricted(actor: Actor) -> bool:
+    """The actor is an API key restricted to some of its org's projects."""
+    return actor.is_key and key_project_ids(actor.api_key) is not None
+
+
 def session_read_q(actor: Actor, prefix: str = "") -> Q:
     """Sessions the actor may read: its subject's; a key's every subject's, except that a key restricted
     to some projects reaches only sessions of no project or of one of those."""
-    q = subject_rows_q(actor, prefix)
-    if actor.is_key and key_project_ids(actor.api_key) is not None:
-        q &= Q(**{f"{prefix}project__isnull": True}) | Q(
-            **{f"{prefix}project__in": readable_projects(actor).values("id")}
-        )
-    return q
+    return subject_rows_q(actor, prefix) & key_reach_q(actor, prefix)
 
 
 def message_read_q(actor: Actor, prefix: str = "") -> Q:
@@ -301,9 +311,9 @@ def require_change_session(actor: Actor, session) -> None:
 
 def extraction_job_read_q(actor: Actor, prefix: str = "") -> Q:
     """Extraction jobs the actor may see: those about itself; the org's for its owners and admins and
-    for keys."""
+    for keys (a project-restricted key: those of no project or of its projects)."""
     if actor.is_key or actor.is_org_admin:
-        return org_q(actor, prefix)
+        return org_q(actor, prefix) & key_reach_q(actor, prefix)
     return subject_rows_q(actor, prefix)
 
 
@@ -320,8 +330,9 @@ def reembed_job_read_q(actor: Actor, prefix: str = "") -> Q:
 
 def injection_read_q(actor: Actor, prefix: str = "") -> Q:
     """Injection logs (what was handed to agents, with their queries): an account sees those about
-    itself, even an org admin (another person's queries are theirs); a key every subject's."""
-    return subject_rows_q(actor, prefix)
+    itself, even an org admin (another person's queries are theirs); a key every subject's (a
+    project-restricted key: those of no project or of its projects)."""
+    return subject_rows_q(actor, prefix) & key_reach_q(actor, prefix)
 
 
 def can_see_origin(actor: Actor, item) -> bool:
@@ -366,6 +377,23 @@ def subject_q(actor: Actor, prefix: str = "") -> Q:
     return Q(**{f"{prefix}scope__in": ["user", "session"], f"{prefix}user_id": actor.user_id})
 
 
+# Sessions live in an app above this module (checkpoints): the rule below asks their table in SQL.
+_SESSIONS_OF_OTHER_PROJECTS = (
+    'SELECT "session_id" FROM "checkpoints_session" '
+    'WHERE "org_id" = %s AND "project_id" IS NOT NULL AND NOT ("project_id" = ANY(%s))'
+)
+
+
+def key_session_memories_q(actor: Actor, prefix: str = "") -> Q:
+    """A session-scope memory follows its session: a project-restricted key reads none of a session in a
+    project it does not reach (session_read_q); Q() for every other actor."""
+    ids = key_project_ids(actor.api_key) if actor.is_key else None
+    if ids is None:
+        return Q()
+    other_sessions = RawSQL(_SESSIONS_OF_OTHER_PROJECTS, (actor.org.pk, ids))
+    return ~Q(**{f"{prefix}scope": "session"}) | ~Q(**{f"{prefix}session_id__in": other_sessions})
+
+
 def memory_read_q(actor: Actor, prefix: str = "") -> Q:
     """The filter of every memory the actor may read; it includes org=actor.org itself."""
     p = prefix
@@ -385,7 +413,7 @@ def memory_read_q(actor: Actor, prefix: str = "") -> Q:
                 f"{p}created_by_key": actor.api_key,
             }
         )
-        return in_org & (subject_q(actor, p) | shared | own)
+        return in_org & key_session_memories_q(actor, p) & (subject_q(actor, p) | shared | own)
     public = Q(**{f"{p}scope": "project", f"{p}visibility": "public"})
     members = Q(**{f"{p}scope": "project", f"{p}visibility": "members", f"{p}project__in": project_ids})
     own = Q(**{f"{p}scope": "project", f"{p}visibility": "owner_only", f"{p}created_by": actor.account})
@@ -415,10 +443,33 @@ def require_subject(actor: Actor, user_id: str, *, write: bool = False) -> None:
 
 def require_forget_subject(actor: Actor, user_id: str) -> None:
     """Forgetting a subject (erasing everything about them): the subject, a read-write key, or an org
-    owner/admin, who may carry out an erasure request though they may not read (export) the data."""
+    owner/admin, who may carry out an erasure request though they may not read (export) the data.
+    How much a key restricted to some projects erases is forgets_everything's rule."""
     if actor.is_org_admin:
         return
     require_subject(actor, user_id, write=True)
+
+
+def forgets_everything(actor: Actor) -> bool:
+    """Whether forgetting a subject (after require_forget_subject) erases every row about them.
+
+    Yes for the subject itself, an org owner or admin (an erasure request), the system and an org-wide
+    read-write key. A project-restricted key erases only what it may read, and so change: the subject's
+    memories it may read (memory_read_q), and its sessions (with messages and checkpoints), injection
+    logs and extraction jobs of no project or of the key's projects, its profile and profile history.
+    Whatever else is about the subject stays, and the answer says how much of each kind was left."""
+    return not is_project_restricted(actor)
+
+
+def embedding_config_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Embedding settings the actor may read: an account its own subject's, and the org's for org owners
+    and admins; keys none (embedding_config_subject refuses them)."""
+    if actor.is_key:
+        return Q(**{f"{prefix}pk__in": []})
+    own = Q(**{f"{prefix}user_id": actor.user_id or None})
+    if actor.is_org_admin:
+        own |= Q(**{f"{prefix}user_id": ""})
+    return org_q(actor, prefix) & own
 
 
 def require_create_memory(actor: Actor, *, scope: str, user_id: str | None, project: Project | None) -> None:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from checkpoints.models import Message, Session
+from checkpoints.selectors import sessions_for
 from core.text import cjk_count, estimate_tokens
 from memory.models import InjectionLog, MemoryItem
 from memory.search import Hit, memory_search
@@ -142,9 +143,8 @@ def context_build(
     session = None
     recent: list[Message] = []
     if filters.session_id:
-        session = Session.objects.filter(
-            org=org, session_id=filters.session_id, user_id=filters.user_id
-        ).first()
+        # Only a session the actor may read (a project-restricted key: not another project's).
+        session = sessions_for(actor, user_id=filters.user_id).filter(session_id=filters.session_id).first()
         if session is not None:
             recent = list(reversed(session.messages.order_by("-id")[:RECENT_MESSAGES]))
     summary = session.summary if session else ""
@@ -159,7 +159,8 @@ def context_build(
     log = InjectionLog.objects.create(
         org=org,
         user_id=filters.user_id,
-        project=filters.project,
+        # A call about a project's session is about that project: its readers see the log, no one else.
+        project=filters.project or (session.project if session else None),
         session_id=filters.session_id,
         kind="context",
         query=query,

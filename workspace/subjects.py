@@ -1,5 +1,8 @@
 """Everything stored about one subject (a user_id in an org): export, import, forget.
 
+Export holds what the actor may read about the subject, every kind through projects.access's rules;
+forget erases all of it, or, for a project-restricted key, its reach (access.forgets_everything).
+
 Kinds covered: memories (every MemoryItem with the subject's user_id, whatever its scope) and their
 revisions, the user profile and its history, sessions with messages, checkpoints and archived
 checkpoints, injection logs, extraction jobs, and the subject's own embedding setting. forget() also
@@ -47,7 +50,20 @@ from memory.models import (
 from memory.services import memory_archive, memory_create, memory_supersede
 from profiles.models import ProfileRevision, UserProfile
 from profiles.selectors import USER_FIELDS
-from projects.access import Actor, readable_projects
+from projects.access import (
+    Actor,
+    checkpoint_read_q,
+    embedding_config_read_q,
+    extraction_job_read_q,
+    forgets_everything,
+    injection_read_q,
+    memory_read_q,
+    message_read_q,
+    profile_revision_read_q,
+    readable_projects,
+    session_read_q,
+    user_profile_read_q,
+)
 from projects.models import Project
 
 log = logging.getLogger(__name__)
@@ -82,48 +98,65 @@ def row(obj: models.Model, *, skip: set[str] = frozenset()) -> dict:
 
 
 # ---- selection ------------------------------------------------------------------------------------
+# Each helper selects the subject's rows of one kind; given an actor, only those the actor may read
+# (projects.access decides). Export always passes the actor; forget passes it unless the actor erases
+# everything about the subject (access.forgets_everything).
 
 
-def _memories(org, user_id: str):
-    return MemoryItem.objects.filter(org=org, user_id=user_id)
+def _memories(org, user_id: str, actor: Actor | None = None):
+    qs = MemoryItem.objects.filter(org=org, user_id=user_id)
+    return qs if actor is None else qs.filter(memory_read_q(actor))
 
 
-def _revisions(org, user_id: str):
-    ids = _memories(org, user_id).values("id")
+def _revisions(org, user_id: str, actor: Actor | None = None):
+    ids = _memories(org, user_id, actor).values("id")
+    if actor is not None:
+        # The history of the memories the actor may read; a deleted memory's content-less record stays.
+        return MemoryRevision.objects.filter(org=org, item_ref__in=ids)
     return MemoryRevision.objects.filter(org=org).filter(Q(user_id=user_id) | Q(item_ref__in=ids))
 
 
-def _sessions(org, user_id: str):
-    return Session.objects.filter(org=org, user_id=user_id)
+def _sessions(org, user_id: str, actor: Actor | None = None):
+    qs = Session.objects.filter(org=org, user_id=user_id)
+    return qs if actor is None else qs.filter(session_read_q(actor))
 
 
-def _in_sessions(model, org, user_id: str):
-    return model.objects.filter(org=org).filter(
+def _in_sessions(model, org, user_id: str, actor: Actor | None = None):
+    qs = model.objects.filter(org=org).filter(
         Q(user_id=user_id) | Q(session__in=_sessions(org, user_id).values("id"))
     )
+    # Messages and (archived) checkpoints follow their session: checkpoint_read_q is that rule too.
+    read_q = message_read_q if model is Message else checkpoint_read_q
+    return qs if actor is None else qs.filter(read_q(actor))
+
+
+def _of_subject(model, read_q, org, user_id: str, actor: Actor | None = None):
+    qs = model.objects.filter(org=org, user_id=user_id)
+    return qs if actor is None else qs.filter(read_q(actor))
 
 
 # ---- export ---------------------------------------------------------------------------------------
 
 
-def subject_export(*, org, user_id: str) -> dict:
-    """Everything about the subject in the org as one JSON-ready dict (access is the caller's check)."""
+def subject_export(*, actor: Actor, org, user_id: str) -> dict:
+    """What the actor may read about the subject in the org, as one JSON-ready dict: every part through
+    the access module's rules (require_subject is the caller's check)."""
     slugs = dict(Project.objects.filter(org=org).values_list("id", "slug"))
     memories = []
-    for item in _memories(org, user_id).order_by("id"):
+    for item in _memories(org, user_id, actor).order_by("id"):
         data = row(item)
         data["project_slug"] = slugs.get(item.project_id)
         memories.append(data)
     sessions = []
-    for session in _sessions(org, user_id).order_by("id"):
+    for session in _sessions(org, user_id, actor).order_by("id"):
         data = row(session)
         data["project_slug"] = slugs.get(session.project_id)
         data["messages"] = [row(m) for m in session.messages.order_by("id")]
         data["checkpoints"] = [row(c) for c in session.checkpoints.order_by("id")]
         data["archived_checkpoints"] = [row(a) for a in session.archived_checkpoints.order_by("id")]
         sessions.append(data)
-    profile = UserProfile.objects.filter(org=org, user_id=user_id).first()
-    config = EmbeddingConfig.objects.filter(org=org, user_id=user_id).first()
+    profile = _of_subject(UserProfile, user_profile_read_q, org, user_id, actor).first()
+    config = _of_subject(EmbeddingConfig, embedding_config_read_q, org, user_id, actor).first()
     return {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
@@ -131,19 +164,20 @@ def subject_export(*, org, user_id: str) -> dict:
         "org": org.slug,
         "user_id": user_id,
         "memories": memories,
-        "memory_revisions": [row(r) for r in _revisions(org, user_id).order_by("id")],
+        "memory_revisions": [row(r) for r in _revisions(org, user_id, actor).order_by("id")],
         "profile": row(profile) if profile else None,
         "profile_revisions": [
-            row(r) for r in ProfileRevision.objects.filter(org=org, user_id=user_id).order_by("id")
+            row(r)
+            for r in _of_subject(ProfileRevision, profile_revision_read_q, org, user_id, actor).order_by("id")
         ],
         "sessions": sessions,
         "injection_logs": [
             {**row(i), "project_slug": slugs.get(i.project_id)}
-            for i in InjectionLog.objects.filter(org=org, user_id=user_id).order_by("id")
+            for i in _of_subject(InjectionLog, injection_read_q, org, user_id, actor).order_by("id")
         ],
         "extraction_jobs": [
             {**row(j), "project_slug": slugs.get(j.project_id)}
-            for j in ExtractionJob.objects.filter(org=org, user_id=user_id).order_by("id")
+            for j in _of_subject(ExtractionJob, extraction_job_read_q, org, user_id, actor).order_by("id")
         ],
         "embedding_config": row(config) if config else None,
     }
@@ -184,33 +218,51 @@ def _count(counts: dict, result: tuple[int, dict]) -> None:
             counts[key] = counts.get(key, 0) + n
 
 
+def _subject_rows(org, user_id: str, actor: Actor | None = None) -> list[tuple[type, models.QuerySet]]:
+    """(model, rows) of every kind about the subject, in the order forget deletes them."""
+    return [
+        # Revisions first: they outlive a plain item delete on purpose (SET_NULL), here they must go too.
+        (MemoryRevision, _revisions(org, user_id, actor)),
+        (MemoryItem, _memories(org, user_id, actor)),
+        (Message, _in_sessions(Message, org, user_id, actor)),
+        (CheckpointArchive, _in_sessions(CheckpointArchive, org, user_id, actor)),
+        (Checkpoint, _in_sessions(Checkpoint, org, user_id, actor)),
+        (Session, _sessions(org, user_id, actor)),
+        (InjectionLog, _of_subject(InjectionLog, injection_read_q, org, user_id, actor)),
+        (ExtractionJob, _of_subject(ExtractionJob, extraction_job_read_q, org, user_id, actor)),
+        (ProfileRevision, _of_subject(ProfileRevision, profile_revision_read_q, org, user_id, actor)),
+        (UserProfile, _of_subject(UserProfile, user_profile_read_q, org, user_id, actor)),
+        (EmbeddingConfig, _of_subject(EmbeddingConfig, embedding_config_read_q, org, user_id, actor)),
+    ]
+
+
 @transaction.atomic
-def subject_forget(*, org, user_id: str) -> dict:
-    """Delete every row about the subject in the org, in one transaction; counts per model, no cap."""
+def subject_forget(*, actor: Actor, org, user_id: str) -> dict:
+    """Delete the rows about the subject in the org that the actor may erase (access.forgets_everything:
+    all of them, or a project-restricted key's reach), in one transaction, no cap.
+
+    Returns {"deleted": counts per model, "left": counts per model of the rows about the subject that
+    remain (empty after a whole erasure)}."""
+    reach = None if forgets_everything(actor) else actor
     counts: dict[str, int] = {}
-    memory_ids = _memories(org, user_id).values("id")
-    # Revisions first: they outlive a plain item delete on purpose (SET_NULL), here they must go too.
-    _count(counts, _revisions(org, user_id).delete())
+    memory_ids = _memories(org, user_id, reach).values("id")
     # Others' items superseded by one of these lose the link (SET_NULL), not their content.
-    MemoryItem.objects.filter(superseded_by__in=memory_ids).exclude(org=org, user_id=user_id).update(
+    MemoryItem.objects.filter(superseded_by__in=memory_ids).exclude(id__in=memory_ids).update(
         superseded_by=None
     )
-    _count(counts, _memories(org, user_id).delete())
-    _count(counts, _in_sessions(Message, org, user_id).delete())
-    _count(counts, _in_sessions(CheckpointArchive, org, user_id).delete())
-    Checkpoint.objects.filter(parent__in=_in_sessions(Checkpoint, org, user_id).values("id")).exclude(
-        id__in=_in_sessions(Checkpoint, org, user_id).values("id")
-    ).update(parent=None)
-    _count(counts, _in_sessions(Checkpoint, org, user_id).delete())
-    _count(counts, _sessions(org, user_id).delete())
-    _count(counts, InjectionLog.objects.filter(org=org, user_id=user_id).delete())
-    _count(counts, ExtractionJob.objects.filter(org=org, user_id=user_id).delete())
-    _count(counts, ProfileRevision.objects.filter(org=org, user_id=user_id).delete())
-    _count(counts, UserProfile.objects.filter(org=org, user_id=user_id).delete())
-    _count(counts, EmbeddingConfig.objects.filter(org=org, user_id=user_id).delete())
-    for model in _other_subject_models():
-        _count(counts, model.objects.filter(org=org, user_id=user_id).delete())
-    return counts
+    for model, rows in _subject_rows(org, user_id, reach):
+        if model is Checkpoint:
+            Checkpoint.objects.filter(parent__in=rows.values("id")).exclude(id__in=rows.values("id")).update(
+                parent=None
+            )
+        _count(counts, rows.delete())
+    others = _other_subject_models()
+    if reach is None:
+        for model in others:
+            _count(counts, model.objects.filter(org=org, user_id=user_id).delete())
+    left = {model.__name__: rows.count() for model, rows in _subject_rows(org, user_id)}
+    left.update({model.__name__: model.objects.filter(org=org, user_id=user_id).count() for model in others})
+    return {"deleted": counts, "left": {name: n for name, n in left.items() if n}}
 
 
 # ---- import ---------------------------------------------------------------------------------------

@@ -11,22 +11,24 @@ from ..subjects import ImportFormatError, subject_export, subject_forget, subjec
 
 
 class SubjectView(EngramAPIView):
-    """DELETE forgets the subject: every row about them in the org, one transaction, counts per kind."""
+    """DELETE forgets the subject: every row about them in the org that the caller may erase (a key restricted
+    to some projects: what it reaches), one transaction; counts per kind deleted and left."""
 
     @extend_schema(responses=None)
     def delete(self, request, user_id: str):
         require_forget_subject(self.actor, user_id)
-        counts = subject_forget(org=self.org, user_id=user_id)
-        return Response({"user_id": user_id, "deleted": counts, "total": sum(counts.values())})
+        result = subject_forget(actor=self.actor, org=self.org, user_id=user_id)
+        counts = result["deleted"]
+        return Response({"user_id": user_id, **result, "total": sum(counts.values())})
 
 
 class SubjectExportView(EngramAPIView):
-    """Everything stored about the subject in the org, as JSON (the subject or an org API key)."""
+    """What the caller may read about the subject in the org, as JSON (the subject or an org API key)."""
 
     @extend_schema(responses=None)
     def get(self, request, user_id: str):
         require_subject(self.actor, user_id)
-        response = Response(subject_export(org=self.org, user_id=user_id))
+        response = Response(subject_export(actor=self.actor, org=self.org, user_id=user_id))
         response["Content-Disposition"] = f'attachment; filename="engram-{self.org.slug}-export.json"'
         return response
 
