@@ -31,7 +31,7 @@ def dump(model, **where) -> str:
     assert ids, f"no {model.__name__} row matches {where}"
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT row_to_json(t)::text FROM {model._meta.db_table} t WHERE t.id = ANY(%s)",  # noqa: S608
+            f"SELECT row_to_json(t)::text FROM {model._meta.db_table} t WHERE t.id = ANY(%s)",
             [ids],
         )
         return "\n".join(row[0] for row in cursor.fetchall())
