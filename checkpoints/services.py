@@ -32,6 +32,7 @@ class Conflict(Exception):
 
 def _session_for_write(*, org, session_id: str, user_id: str, project=None, agent_id: str = "") -> Session:
     """The session row, locked; created on first use, revived when it had expired."""
+    agent_id = redact(agent_id or "")[:255]  # kept like the session's messages: without secrets
     session = Session.objects.select_for_update().filter(org=org, session_id=session_id).first()
     if session is None:
         session, _ = Session.objects.get_or_create(

@@ -125,11 +125,20 @@ def redact(text: str) -> str:
 
 
 def redact_json(value, *, keep: frozenset[str] = frozenset()):
-    """A JSON value with every string redacted (see redact); keys, and the values of keys in `keep`, stay."""
+    """A JSON value with every string redacted (see redact) at any depth, object keys included; the values
+    of keys in `keep` stay. Two keys that redact alike stay apart ("[redacted]", "[redacted] (2)")."""
     if isinstance(value, str):
         return redact(value)
-    if isinstance(value, list):
+    if isinstance(value, list | tuple):
         return [redact_json(v, keep=keep) for v in value]
     if isinstance(value, dict):
-        return {k: v if k in keep else redact_json(v, keep=keep) for k, v in value.items()}
+        out: dict = {}
+        for key, item in value.items():
+            name = redact(key) if isinstance(key, str) else key
+            n = 1
+            while name in out:
+                n += 1
+                name = f"{redact(key)} ({n})"
+            out[name] = item if key in keep else redact_json(item, keep=keep)
+        return out
     return value

@@ -13,6 +13,7 @@ from datetime import datetime
 from django.contrib.postgres.search import SearchVectorField
 from django.db.models import Func, Value
 
+from core.secrets import redact
 from core.text import content_hash, keyword_tokens
 from projects.access import Actor
 from projects.models import Project
@@ -51,6 +52,9 @@ class MemoryDraft:
         self.session_id = self.session_id or ""
         self.agent_id = self.agent_id or ""
         self.skill = self.skill or ""
+        # Where a memory came from is kept like conversation text: without its secrets (the gate keeps
+        # them out of content; an id is not refused, only redacted).
+        self.source_id = redact(self.source_id or "")[: MemoryItem._meta.get_field("source_id").max_length]
         self.tags = list(self.tags or [])
         self.metadata = self.metadata or {}
 

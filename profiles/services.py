@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from core.secrets import redact_json
 from projects.access import Actor, require_edit_project_profile, require_subject
 from projects.models import Project
 
@@ -32,6 +33,16 @@ def _locked_project_profile(*, project: Project) -> ProjectProfile:
     return ProjectProfile.objects.select_for_update().get(project=project)
 
 
+def profile_values_redacted(profile, values: dict) -> dict:
+    """Profile values without secrets: every string, in lists and objects too, through core.secrets.redact
+    (as conversation text is kept), then cut to its column's length."""
+    out = {}
+    for name, value in redact_json(values).items():
+        limit = getattr(profile._meta.get_field(name), "max_length", None)
+        out[name] = value[:limit] if limit and isinstance(value, str) else value
+    return out
+
+
 def _apply(
     profile, *, names: list[str], values: dict, mark_edited: bool, clear_edited: list[str], actor: str
 ) -> dict:
@@ -42,7 +53,7 @@ def _apply(
     edited_before = list(profile.edited_fields or [])
     edited = [name for name in edited_before if name not in clear_edited]
     changes = {}
-    for name, value in values.items():
+    for name, value in profile_values_redacted(profile, values).items():
         if not mark_edited and name in edited:
             continue  # a person's edit wins until they clear the mark
         if getattr(profile, name) != value:
@@ -62,7 +73,7 @@ def _apply(
             user_id=getattr(profile, "user_id", ""),
             project_id=getattr(profile, "project_id", None),
             actor=actor,
-            changes=changes,
+            changes=redact_json(changes),  # "before" may hold a value stored before redaction
         )
     return changes
 

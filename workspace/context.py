@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from checkpoints.models import Message, Session
 from checkpoints.selectors import sessions_for
 from core.text import cjk_count, estimate_tokens
+from memory.injections import injection_log_row
 from memory.models import InjectionLog, MemoryItem
 from memory.search import Hit, memory_search
 from memory.selectors import MemoryFilters, core_memories
@@ -156,7 +157,7 @@ def context_build(
     prompt = render_prompt(
         language=language, profile=profile, core=core, relevant=relevant, summary=summary, recent=recent
     )
-    log = InjectionLog.objects.create(
+    log = injection_log_row(
         org=org,
         user_id=filters.user_id,
         # A call about a project's session is about that project: its readers see the log, no one else.
@@ -167,6 +168,7 @@ def context_build(
         caller=actor.label,
         memory_ids=[m.pk for m in core] + [h.id for h in relevant],
     )
+    log.save()
     return Context(
         profile=profile,
         core=core,

@@ -31,9 +31,10 @@ from django.utils.dateparse import parse_datetime
 
 from checkpoints.models import Checkpoint, CheckpointArchive, Message, Session
 from checkpoints.services import PAYLOAD_DEFAULTS, archive_json, compress_payload, redacted_payload
-from core.secrets import redact
+from core.secrets import redact, redact_json
 from memory import gate
 from memory.drafts import MemoryDraft
+from memory.injections import injection_log_row
 from memory.models import (
     EmbeddingConfig,
     ExtractionJob,
@@ -50,6 +51,7 @@ from memory.models import (
 from memory.services import memory_archive, memory_create, memory_supersede
 from profiles.models import ProfileRevision, UserProfile
 from profiles.selectors import USER_FIELDS
+from profiles.services import profile_values_redacted
 from projects.access import (
     Actor,
     checkpoint_read_q,
@@ -410,7 +412,7 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
         if checked.is_valid():
             edited = [f for f in profile_data.get("edited_fields") or [] if f in USER_FIELDS]
             profile, _ = UserProfile.objects.select_for_update().get_or_create(org=org, user_id=user_id)
-            for name, value in checked.validated_data.items():
+            for name, value in profile_values_redacted(profile, checked.validated_data).items():
                 setattr(profile, name, value)
             profile.edited_fields = edited
             profile.save()
@@ -428,7 +430,7 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
             org=org,
             user_id=user_id,
             actor=str(h.get("actor") or "")[:255],
-            changes=h.get("changes") if isinstance(h.get("changes"), dict) else {},
+            changes=redact_json(h.get("changes")) if isinstance(h.get("changes"), dict) else {},
         )
         for h in history
         if not h.get("project_id")
@@ -458,7 +460,7 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
             session_id=session_id[:255],
             user_id=user_id,
             project=project_of(entry),
-            agent_id=str(entry.get("agent_id") or "")[:255],
+            agent_id=redact(str(entry.get("agent_id") or ""))[:255],
             summary=redact(str(entry.get("summary") or "")),
             summarized_count=int(entry.get("summarized_count") or 0),
             status=str(entry.get("status") or "active")[:12],
@@ -515,7 +517,7 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
     # what was injected when, and the extraction history
     logs_data = _list(data, "injection_logs")
     logs = [
-        InjectionLog(
+        injection_log_row(
             org=org,
             user_id=user_id,
             project=project_of(i),
@@ -542,14 +544,14 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
                 user_id=user_id,
                 project=project_of(j),
                 session_id=str(j.get("session_id") or "")[:255],
-                agent_id=str(j.get("agent_id") or "")[:255],
-                messages=j.get("messages") or [],
+                agent_id=redact(str(j.get("agent_id") or ""))[:255],
+                messages=redact_json(j.get("messages") or []),
                 # An imported queue entry is history: it is not run again.
                 status=JobStatus.FAILED if pending else status,
                 attempts=int(j.get("attempts") or 0),
-                error="imported before it ran; not re-run" if pending else str(j.get("error") or ""),
+                error="imported before it ran; not re-run" if pending else redact(str(j.get("error") or "")),
                 method=str(j.get("method") or "")[:12],
-                result=j.get("result") or {},
+                result=redact_json(j.get("result") or {}),
                 started_at=_dt(j.get("started_at")),
                 finished_at=_dt(j.get("finished_at")),
             )

@@ -14,7 +14,8 @@ from rest_framework.response import Response
 from memory import services
 from memory.drafts import MemoryDraft
 from memory.gate import GateRejection
-from memory.models import InjectionLog, MemoryType, Scope, Source
+from memory.injections import injection_log_row
+from memory.models import MemoryType, Scope, Source
 from memory.search import SearchError, memory_search
 from memory.selectors import MemoryFilters
 from projects.access import project_by_ref, require_project, require_subject
@@ -240,7 +241,7 @@ def _search(actor, args: dict, context: dict, project) -> dict:
         }
         for hit in found.hits
     ]
-    InjectionLog.objects.create(
+    injection_log_row(
         org=actor.org,
         user_id=context["user_id"],
         project=project,
@@ -249,7 +250,7 @@ def _search(actor, args: dict, context: dict, project) -> dict:
         query=args["query"][:4000],
         caller=actor.label,
         memory_ids=[h["id"] for h in hits],
-    )
+    ).save()
     lines = [f"- [{h['memory_type']}] {h['content']}" for h in hits]
     return {
         "tool": "memory_search",

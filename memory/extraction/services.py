@@ -74,7 +74,7 @@ def extraction_job_create(
         user_id=user_id,
         project=project,
         session_id=session_id,
-        agent_id=agent_id,
+        agent_id=redact(agent_id or "")[:255],
         messages=[
             {
                 "role": m["role"],
