@@ -15,11 +15,11 @@ from django.http import Http404
 
 from config.celery import enqueue_on_commit
 from core.text import content_hash
-from projects.access import Actor, require_create_memory, require_own_org
+from projects.access import Actor, memory_read_q, require_create_memory, require_own_org
 
 from . import gate
 from .dedup import is_duplicate
-from .drafts import MemoryDraft, build_item, defer_tokens, subject_key
+from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, subject_key
 from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Source, Status
 from .revisions import revision_new, snapshot
@@ -122,12 +122,14 @@ def memory_create_batch(
             continue
         accepted.append((index, draft))
 
-    # Identical content: against stored rows of the same subject, then earlier items of this batch.
+    # Identical content: against stored rows of the same subject (those the actor may read; a concurrent
+    # batch for these subjects waits for this one), then earlier items of this batch.
+    lock_subjects(org.pk, [draft for _, draft in accepted])
     digests = {index: content_hash(draft.content) for index, draft in accepted}
     stored: dict[tuple, MemoryItem] = {}
     if digests:
         for row in MemoryItem.objects.filter(
-            org=org, status=Status.ACTIVE, content_hash__in=set(digests.values())
+            memory_read_q(actor), status=Status.ACTIVE, content_hash__in=set(digests.values())
         ).defer("embedding", "search_tokens"):
             stored.setdefault((subject_key(row), row.content_hash), row)
     fresh: list[tuple[int, MemoryDraft]] = []
@@ -157,7 +159,7 @@ def memory_create_batch(
             vector, model = vectors[index]
             key = subject_key(draft)
             found = find_duplicate(
-                base=draft.subject(org), content=draft.content, embedding=vector, model=model
+                actor=actor, base=draft.subject(org), content=draft.content, embedding=vector, model=model
             )
             if found:
                 merges[index] = (found[0], draft.tags, found[1])

@@ -7,10 +7,13 @@ build the MemoryItem in one place (build_item).
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
 from django.contrib.postgres.search import SearchVectorField
+from django.db import connection
 from django.db.models import Func, Value
 
 from core.secrets import redact
@@ -85,6 +88,25 @@ def subject_key(memory: MemoryDraft | MemoryItem) -> tuple:
     if memory.scope == Scope.SESSION:
         return (memory.scope, memory.user_id, memory.session_id, agent_id, skill)
     return (memory.scope, memory.user_id, agent_id, skill)
+
+
+def subject_lock_id(org_id: int, key: tuple) -> int:
+    """A stable signed 64-bit advisory-lock id of one subject of one org (the same in every process)."""
+    digest = hashlib.blake2b(repr(("engram.memory.subject", org_id, key)).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big", signed=True)
+
+
+def lock_subjects(org_id: int, memories: Iterable[MemoryDraft | MemoryItem]) -> None:
+    """Serialise duplicate checks per subject: hold each subject's advisory lock until the transaction ends.
+
+    Call it inside the transaction that inserts, before looking for duplicates: a concurrent add of the
+    same text to the same subject then waits and finds this one's row. The locks are taken in one
+    statement, in a fixed order, so two batches over the same subjects cannot deadlock.
+    """
+    ids = sorted({subject_lock_id(org_id, subject_key(memory)) for memory in memories})
+    if ids:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(id) FROM unnest(%s::bigint[]) AS id", [ids])
 
 
 def tokens_expression(text: str):

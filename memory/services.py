@@ -17,16 +17,18 @@ from config.celery import enqueue_on_commit
 from core.text import content_hash
 from projects.access import (
     Actor,
+    memory_read_q,
     require_actor,
     require_change_memory,
     require_create_memory,
     require_own_org,
+    require_read_memory,
     require_subject,
 )
 
 from . import gate
 from .dedup import is_duplicate
-from .drafts import MemoryDraft, build_item, defer_tokens, tokens_expression
+from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, tokens_expression
 from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
 from .revisions import revision_write, snapshot
@@ -80,12 +82,16 @@ class CreateResult:
     details: dict = field(default_factory=dict)
 
 
-def nearest_active(*, base: dict, embedding, model: str, limit: int = 5, exclude_id: int | None = None):
-    """The subject's active memories nearest to a vector, with cosine similarity."""
+def nearest_active(
+    *, actor: Actor, base: dict, embedding, model: str, limit: int = 5, exclude_id: int | None = None
+):
+    """The subject's active memories the actor may read nearest to a vector, with cosine similarity.
+
+    Only readable ones: a memory the actor may not read is neither shown, merged into nor superseded."""
     from pgvector.django import CosineDistance
 
     qs = (
-        MemoryItem.objects.filter(**base, status=Status.ACTIVE, embedding_model=model)
+        MemoryItem.objects.filter(memory_read_q(actor), **base, status=Status.ACTIVE, embedding_model=model)
         .exclude(embedding=None)
         .defer("embedding", "search_tokens")
     )
@@ -98,7 +104,10 @@ def nearest_active(*, base: dict, embedding, model: str, limit: int = 5, exclude
 def merge_into(
     *, existing: MemoryItem, tags: list, actor: Actor, reason: str, similarity: float | None
 ) -> MemoryItem:
-    """A duplicate's tags join the existing item (the new text is dropped); a MERGE revision records it."""
+    """A duplicate's tags join the existing item (the new text is dropped); a MERGE revision records it.
+
+    Only into an item the actor may read (404 otherwise): the dedup lookups find no other."""
+    require_read_memory(actor, existing)
     before = snapshot(existing)
     merged_tags = list(dict.fromkeys([*(existing.tags or []), *(tags or [])]))
     existing.tags = merged_tags
@@ -137,8 +146,11 @@ def memory_create(
     gate.check(draft.content, draft.confidence)
     base = draft.subject(org)
     if dedup != "none":
+        lock_subjects(org.pk, [draft])  # a concurrent add of the same text waits, then finds this one
         same = (
-            MemoryItem.objects.filter(**base, status=Status.ACTIVE, content_hash=content_hash(draft.content))
+            MemoryItem.objects.filter(
+                memory_read_q(actor), **base, status=Status.ACTIVE, content_hash=content_hash(draft.content)
+            )
             .defer("embedding", "search_tokens")
             .first()
         )
@@ -152,7 +164,11 @@ def memory_create(
         _embed(item)
     if dedup == "similarity" and item.embedding is not None:
         found = find_duplicate(
-            base=base, content=draft.content, embedding=item.embedding, model=item.embedding_model
+            actor=actor,
+            base=base,
+            content=draft.content,
+            embedding=item.embedding,
+            model=item.embedding_model,
         )
         if found:
             existing, similarity = found
@@ -172,14 +188,17 @@ def memory_create(
     return CreateResult(item=item, created=True)
 
 
-def find_duplicate(*, base: dict, content: str, embedding, model: str, exclude_id: int | None = None):
-    """The subject's active memory that is the same fact as `content`, with its similarity, or None.
+def find_duplicate(
+    *, actor: Actor, base: dict, content: str, embedding, model: str, exclude_id: int | None = None
+):
+    """The subject's active memory the actor may read that is the same fact as `content`, with its
+    similarity, or None.
 
     Looks at the few nearest (a translation can score below a same-language neighbour) and lets
     dedup.is_duplicate decide: the model's threshold for the language pair, then the veto.
     """
     for existing, similarity in nearest_active(
-        base=base, embedding=embedding, model=model, limit=3, exclude_id=exclude_id
+        actor=actor, base=base, embedding=embedding, model=model, limit=3, exclude_id=exclude_id
     ):
         if is_duplicate(existing.content, content, similarity, model):
             return existing, similarity

@@ -54,6 +54,10 @@ class Actor:
     membership: OrgMembership | None = None
     api_key: ApiKey | None = None
     is_system: bool = False
+    # The system acting for someone (an extraction job's sender) reads only what they may read; with
+    # shared_only, no memory private to anyone (owner_only). Either way it writes as the system.
+    reads_as: Actor | None = None
+    shared_only: bool = False
     _checker: ObjectPermissionChecker | None = field(default=None, repr=False)
 
     @property
@@ -400,6 +404,10 @@ def memory_read_q(actor: Actor, prefix: str = "") -> Q:
     project_ids = readable_projects(actor).values("id")
     in_org = Q(**{f"{p}org": actor.org})
     if actor.is_system:
+        if actor.reads_as is not None:
+            return in_org & memory_read_q(actor.reads_as, prefix)
+        if actor.shared_only:
+            return in_org & ~Q(**{f"{p}scope": "project", f"{p}visibility": "owner_only"})
         return in_org
     if actor.is_key:
         shared = Q(**{f"{p}scope": "project", f"{p}project__in": project_ids}) & Q(
@@ -499,11 +507,16 @@ def can_change_memory(actor: Actor, item) -> bool:
     return has_project_perm(actor, item.project, "create_memories") and item.created_by_id == actor.account.pk
 
 
-def require_change_memory(actor: Actor, item) -> None:
-    """404 when the actor may not even read the item, 403 when it may read but not change it."""
+def require_read_memory(actor: Actor, item) -> None:
+    """404 when the actor may not read the item."""
     readable = type(item)._default_manager.filter(memory_read_q(actor), pk=item.pk)
     if item.org_id != actor.org.pk or not readable.exists():
         raise Http404("No such memory.")
+
+
+def require_change_memory(actor: Actor, item) -> None:
+    """404 when the actor may not even read the item, 403 when it may read but not change it."""
+    require_read_memory(actor, item)
     if not can_change_memory(actor, item):
         raise PermissionDenied("Your role may not change this memory.")
 
@@ -515,6 +528,26 @@ def system_actor(org: Organization) -> Actor:
     """Tasks and commands act as the system, named at each call: it reads and changes every memory of
     its own org (as an org admin acting for every subject) and nothing of another org (404)."""
     return Actor(org=org, is_system=True)
+
+
+def system_actor_for_job(job) -> Actor:
+    """The system running a subject's extraction job: it writes as the system, but reconciles only with
+    memories the job's sender may read: the API key that sent the messages, else the subject's own
+    account; with neither (the key was deleted, the subject has no account), none private to anyone."""
+    org = job.org
+    if job.created_by_key_id is not None:
+        key = ApiKey.objects.filter(pk=job.created_by_key_id, org=org).first()
+        if key is not None:
+            return Actor(org=org, is_system=True, reads_as=actor_for_key(key))
+    membership = (
+        OrgMembership.objects.filter(org=org, user_id=job.user_id).select_related("account", "org").first()
+        if job.user_id
+        else None
+    )
+    if membership is not None:
+        reader = Actor(org=org, account=membership.account, membership=membership)
+        return Actor(org=org, is_system=True, reads_as=reader)
+    return Actor(org=org, is_system=True, shared_only=True)
 
 
 def require_actor(actor) -> Actor:

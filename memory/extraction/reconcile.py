@@ -25,7 +25,7 @@ from memory.drafts import MemoryDraft
 from memory.embeddings import EmbeddingError
 from memory.models import Source
 from memory.thresholds import duplicate_threshold
-from projects.access import system_actor
+from projects.access import Actor
 
 from .llm import LLMInvalidOutput, decide_llm
 from .rules import Candidate
@@ -72,7 +72,8 @@ def swaps_value(old: str, new: str) -> bool:
 
 @dataclass
 class Target:
-    """Where a candidate goes: the subject and provenance of the job."""
+    """Where a candidate goes: the subject and provenance of the job, and who acts for it
+    (projects.access.system_actor_for_job: it reconciles only with what the job's sender may read)."""
 
     org: object
     user_id: str
@@ -80,6 +81,14 @@ class Target:
     session_id: str
     agent_id: str
     job_id: int
+    actor: Actor
+
+    def subjects(self) -> list[MemoryDraft]:
+        """The subjects its candidates may go to: the user's, and the project's when there is one."""
+        user = MemoryDraft(content="", user_id=self.user_id, agent_id=self.agent_id)
+        if self.project is None:
+            return [user]
+        return [user, MemoryDraft(content="", scope="project", project=self.project, agent_id=self.agent_id)]
 
 
 def _threshold_decision(candidate: Candidate, nearest: list, model: str) -> tuple[str, object, str]:
@@ -133,7 +142,7 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
         source_message_id=candidate.source_message_id,
         confidence=candidate.confidence,
     )
-    actor = system_actor(target.org)
+    actor = target.actor
     try:
         gate.check(candidate.content, candidate.confidence)
     except gate.GateRejection as exc:
@@ -147,7 +156,7 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
     nearest = []
     if vector is not None:
         nearest = services.nearest_active(
-            base=draft.subject(target.org), embedding=vector, model=model, limit=NEAREST_K
+            actor=actor, base=draft.subject(target.org), embedding=vector, model=model, limit=NEAREST_K
         )
     action, item, reason = _threshold_decision(candidate, nearest, model)
     content = None

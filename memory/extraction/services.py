@@ -24,9 +24,11 @@ from config.celery import enqueue_on_commit
 from core.backoff import backoff
 from core.llm import LLMError
 from core.secrets import redact
+from memory.drafts import lock_subjects
 from memory.embeddings import provider_for
 from memory.llm import llm_for
 from memory.models import ExtractionJob, JobStatus
+from projects.access import system_actor_for_job
 
 from .llm import LLMInvalidOutput, extract_llm
 from .reconcile import Target, reconcile
@@ -151,6 +153,7 @@ def extraction_job_run(*, job_id: int) -> str:
             session_id=job.session_id,
             agent_id=job.agent_id,
             job_id=job.pk,
+            actor=system_actor_for_job(job),
         )
         result: dict = {
             "added": [],
@@ -160,6 +163,8 @@ def extraction_job_run(*, job_id: int) -> str:
             "skipped": _skipped(job.messages),
         }
         with transaction.atomic():
+            # Every subject locked at once (in one order): candidates of two jobs cannot deadlock.
+            lock_subjects(job.org_id, target.subjects())
             for candidate in candidates:
                 outcome = reconcile(target=target, candidate=candidate, client=client, provider=provider)
                 result[outcome.kind].append(

@@ -80,7 +80,8 @@ def _freeze(value):
 def _actor_key(actor: Actor) -> tuple:
     """Every actor attribute projects.access.memory_read_q reads in Python; the rest it asks in SQL."""
     if actor.is_system:
-        return ("system", actor.org.pk)
+        reads_as = None if actor.reads_as is None else _actor_key(actor.reads_as)
+        return ("system", actor.org.pk, actor.shared_only, reads_as)
     if actor.is_key:
         ids = key_project_ids(actor.api_key)
         return ("key", actor.org.pk, actor.api_key.pk, None if ids is None else tuple(ids))
