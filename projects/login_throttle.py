@@ -9,8 +9,10 @@ account between guesses at others does not reset it.
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import math
 import time
+import unicodedata
 
 from django.conf import settings
 from django.contrib.admin.forms import AdminAuthenticationForm
@@ -33,10 +35,21 @@ def client_address(request) -> str:
     return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
+def _address_key(address: str) -> str:
+    """An IPv6 client counts by its /64 (one subscriber's usual share), anything else as it is."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    return str(ipaddress.ip_network(f"{ip}/64", strict=False)) if ip.version == 6 else str(ip)
+
+
 def _subjects(request, username: str) -> list[tuple[str, int]]:
     """(cache key stem, failures allowed) for the account name and the client address."""
-    name = hashlib.sha256(username.strip().lower().encode()).hexdigest()[:32]
-    address = hashlib.sha256(client_address(request).encode()).hexdigest()[:32]
+    # NFKC as Django's UsernameField normalises: "ａｌｉｃｅ" must not be a fresh name to guess with.
+    name = unicodedata.normalize("NFKC", username).strip().lower()
+    name = hashlib.sha256(name.encode()).hexdigest()[:32]
+    address = hashlib.sha256(_address_key(client_address(request)).encode()).hexdigest()[:32]
     return [
         (f"login:account:{name}", settings.ENGRAM_LOGIN_ACCOUNT_FAILURES),
         (f"login:address:{address}", settings.ENGRAM_LOGIN_ADDRESS_FAILURES),

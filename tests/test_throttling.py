@@ -38,7 +38,7 @@ def member(org, name=None):
 
 
 def address() -> str:
-    return f"2001:db8::{uuid.uuid4().hex[:4]}:{uuid.uuid4().hex[:4]}"  # a documentation address, unique
+    return f"2001:db8:{uuid.uuid4().hex[:4]}:{uuid.uuid4().hex[:4]}::1"  # a documentation /64 of its own
 
 
 def sign_in(username, password, addr, path="/login/", **extra):
@@ -58,6 +58,12 @@ def test_it_locks_an_account_after_failures_even_for_the_right_password(limits, 
     assert "Too many failed sign-in attempts. Try again in 60 seconds." in response.content.decode()
     # From another address too: the account name is locked.
     response, signed_in = sign_in(account.username, PASSWORD, address())
+    assert not signed_in and "Try again in" in response.content.decode()
+    # Nor by another spelling of the name that signs in to the same account.
+    response, signed_in = sign_in(account.username.upper(), PASSWORD, address())
+    assert not signed_in and "Try again in" in response.content.decode()
+    fullwidth = "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in account.username)
+    response, signed_in = sign_in(fullwidth, PASSWORD, address())
     assert not signed_in and "Try again in" in response.content.decode()
     # Another account from the same address is not.
     other = member(org_a)
@@ -108,6 +114,14 @@ def test_it_locks_an_address_that_guesses_at_many_accounts(limits, org_a):
     response, signed_in = sign_in(account.username, PASSWORD, addr)
     assert not signed_in and "Try again in" in response.content.decode()
     assert sign_in(account.username, PASSWORD, address())[1]  # the same account from elsewhere
+
+
+def test_an_ipv6_client_counts_by_its_64(limits, org_a):
+    prefix = f"2001:db8:{uuid.uuid4().hex[:4]}:{uuid.uuid4().hex[:4]}"
+    for i in range(6):
+        sign_in(f"nobody-{uuid.uuid4().hex[:8]}", "wrong", f"{prefix}::{i + 1}")
+    account = member(org_a)
+    assert not sign_in(account.username, PASSWORD, f"{prefix}::beef")[1]
 
 
 def test_the_admin_sign_in_is_throttled_too(limits, org_a):
