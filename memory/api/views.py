@@ -365,9 +365,10 @@ class EmbeddingConfigView(EngramAPIView):
     @extend_schema(request=EmbeddingConfigInputSerializer)
     def put(self, request):
         # Who may set it first: base_url is resolved (DNS) only for someone allowed to save it.
-        self._level(request, request.data if isinstance(request.data, dict) else None, write=True)
+        level, user_id = self._level(
+            request, request.data if isinstance(request.data, dict) else None, write=True
+        )
         data = _validated(EmbeddingConfigInputSerializer, request.data)
-        level, user_id = self._level(request, data, write=True)
         job = embedding_config_set(
             org=self.org,
             user_id=user_id,
