@@ -61,3 +61,18 @@ def env_list(name: str, default: list[str] | None = None) -> list[str]:
     if raw is None:
         return list(default or [])
     return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+# A request rate as DRF's throttles read it: "<n>/<period>", the period's first letter s, m, h or d.
+RATE_PATTERN = r"^[1-9][0-9]{0,8}/(s|sec|second|m|min|minute|h|hour|d|day)$"
+
+
+def env_rate(name: str, default: str) -> str:
+    import re
+
+    value = os.environ.get(name, "").strip() or default
+    if not re.match(RATE_PATTERN, value):
+        raise ImproperlyConfigured(
+            f"{name} must be a rate like 600/min (per s, min, hour or day), got {value!r}"
+        )
+    return value

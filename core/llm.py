@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .net import UnsafeURL, check_url, guarded_http_client
+
 
 class LLMError(Exception):
     """The model did not answer usefully. transient=True: worth retrying later (timeout, 5xx, connection)."""
@@ -19,12 +21,17 @@ class LLMClient:
     model: str
     api_key: str = ""
     timeout: float = 30.0
+    trusted: bool = False  # the operator's own endpoint (ENGRAM_LLM_*): core.net does not check its address
 
     def _client(self):
         from openai import OpenAI
 
         return OpenAI(
-            base_url=self.base_url, api_key=self.api_key or "none", timeout=self.timeout, max_retries=0
+            base_url=self.base_url,
+            api_key=self.api_key or "none",
+            timeout=self.timeout,
+            max_retries=0,
+            http_client=guarded_http_client(timeout=self.timeout, trusted=self.trusted),
         )
 
     def chat(self, messages: list[dict], *, json_mode: bool = False, temperature: float = 0.0) -> str:
@@ -34,6 +41,11 @@ class LLMClient:
         kwargs = {"model": self.model, "messages": messages, "temperature": temperature}
         if json_mode:
             kwargs["response_format"] = {"type": "json_object"}
+        if not self.trusted:
+            try:
+                check_url(self.base_url)  # again at send time (DNS may have changed); connect() pins it
+            except UnsafeURL as exc:
+                raise LLMError(f"refused: {exc}", transient=False) from exc
         client = self._client()
         try:
             try:

@@ -37,6 +37,7 @@ def llm_for(org) -> LLMClient | None:
             model=settings.ENGRAM_LLM_MODEL,
             api_key=settings.ENGRAM_LLM_API_KEY,
             timeout=settings.ENGRAM_LLM_TIMEOUT,
+            trusted=True,  # the operator's endpoint, not a tenant's
         )
     return None
 

@@ -225,15 +225,36 @@ def require_org_admin(actor: Actor) -> None:
         raise PermissionDenied("Only organization owners and admins may do this.")
 
 
-def embedding_config_subject(actor: Actor, level: str) -> str:
+def embedding_config_subject(actor: Actor, level: str, *, write: bool = False) -> str:
     """Whose embedding settings the actor may read and change: the org's (user_id "", level "org": owners
-    and admins) or its own subject's (level "user"). Keys may do neither (403)."""
+    and admins) or its own subject's (level "user"). Keys may do neither (403). Setting a provider for
+    oneself (write=True) sends one's memories to an endpoint of one's choosing: org owners and admins may;
+    a member only when the org allows it (Organization.members_set_embedding) and it holds Editor or
+    higher in some project; a Viewer never. Removing one's own setting is always allowed."""
     if actor.is_key:
         raise PermissionDenied("API keys cannot change embedding settings.")
     if level == "org":
         require_org_admin(actor)
         return ""
+    if write and not can_set_own_embedding(actor):
+        raise PermissionDenied(
+            "Only organization owners and admins may choose their own embedding provider"
+            " (or editors, when the organization allows it)."
+        )
     return actor.user_id
+
+
+def can_set_own_embedding(actor: Actor) -> bool:
+    if actor.is_key:
+        return False
+    if actor.is_org_admin:
+        return True
+    if not actor.org.members_set_embedding:
+        return False
+    writer_roles = [r for r, perms in ROLE_PERMS.items() if "create_memories" in perms]
+    return ProjectMembership.objects.filter(
+        org=actor.org, account=actor.account, role__in=writer_roles
+    ).exists()
 
 
 def projects_to_add_to(actor: Actor) -> list[Project]:

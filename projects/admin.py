@@ -9,7 +9,10 @@ from django.contrib import admin, messages
 from django.db.models import Count
 from django.utils import timezone
 
+from .login_throttle import ThrottledAdminAuthenticationForm
 from .models import ApiKey, Organization, OrgMembership, Project, ProjectMembership
+
+admin.site.login_form = ThrottledAdminAuthenticationForm  # the admin's sign-in is throttled like the site's
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -27,7 +30,7 @@ class ReadOnlyAdmin(admin.ModelAdmin):
 
 @admin.register(Organization)
 class OrganizationAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "members", "projects_count", "created_at"]
+    list_display = ["slug", "name", "members", "projects_count", "api_rate", "created_at"]
     search_fields = ["slug", "name"]
     readonly_fields = ["created_at"]
 

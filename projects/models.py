@@ -4,8 +4,11 @@ import hashlib
 import secrets
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
+
+from config.env import RATE_PATTERN
 
 
 class Organization(models.Model):
@@ -14,6 +17,19 @@ class Organization(models.Model):
     name = models.CharField(max_length=200)
     slug = models.SlugField(max_length=64, unique=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    # Requests per API key (and per account on a session), e.g. "600/min"; blank: the server's ENGRAM_API_RATE.
+    api_rate = models.CharField(
+        max_length=32,
+        blank=True,
+        default="",
+        validators=[RegexValidator(RATE_PATTERN, "A rate like 600/min (per s, min, hour or day).")],
+        help_text="API requests allowed per key and per signed-in account, e.g. 600/min; blank: server default.",
+    )
+    # Whether members (Editor or higher in some project) may send their own memories to an embedding
+    # endpoint of their choosing (projects.access.can_set_own_embedding); owners and admins always may.
+    members_set_embedding = models.BooleanField(
+        default=False, help_text="Members who can write may choose their own embedding provider."
+    )
 
     def __str__(self) -> str:
         return self.slug

@@ -2,10 +2,13 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from . import views
+from .login_throttle import ThrottledAuthenticationForm
 
 urlpatterns = [
     path("", views.home, name="home"),
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path(
+        "login/", auth_views.LoginView.as_view(authentication_form=ThrottledAuthenticationForm), name="login"
+    ),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("org/switch/", views.switch_org, name="switch-org"),
     path("projects/", views.project_list, name="project-list"),

@@ -13,6 +13,8 @@ from memory.embeddings.local import LocalE5Provider
 from memory.embeddings.remote import OpenAICompatibleProvider
 from memory.models import EmbeddingConfig, MemoryItem, ReembedJob
 from memory.tasks import memory_embed, memory_embed_many, memory_embed_sweep, reembed_run
+from projects.models import ProjectMembership, ProjectRole
+from projects.services import project_member_change_role
 
 from .factories import MemoryItemFactory
 from .openai_server import Delay, Fail, OpenAIStub, fake_vector
@@ -177,7 +179,9 @@ def test_it_keeps_the_api_key_write_only_and_encrypted(alice_client, org_a):
         assert SECRET not in str(got) and got["effective"]["model"] == "stub-embed"
 
 
-def test_it_lets_only_org_admins_set_the_org_model(bob_client, key_a, org_a, alice_client):
+def test_it_lets_only_org_admins_set_the_org_model(
+    bob_client, key_a, org_a, alice_client, alice_actor, bob, project
+):
     body = {"provider": "local"}
     assert bob_client.put("/api/v1/embedding-config", body, format="json").status_code == 403
     assert bob_client.get("/api/v1/embedding-config").status_code == 403
@@ -188,7 +192,16 @@ def test_it_lets_only_org_admins_set_the_org_model(bob_client, key_a, org_a, ali
         "/api/v1/embedding-config", {"provider": "openai", "dimensions": 1536}, format="json"
     )
     assert bad.status_code == 400
-    # A member may set an override for their own subject only.
+    # A member may set an override for their own subject only, and only as an editor in an org that
+    # allows it (tests/test_outbound_guard.py covers who may).
+    org_a.members_set_embedding = True
+    org_a.save()
+    assert (
+        bob_client.put("/api/v1/embedding-config", {**body, "level": "user"}, format="json").status_code
+        == 403
+    )
+    membership = ProjectMembership.objects.get(project=project, account=bob)  # a viewer so far
+    project_member_change_role(actor=alice_actor, membership=membership, role=ProjectRole.EDITOR)
     own = bob_client.put("/api/v1/embedding-config", {**body, "level": "user"}, format="json")
     assert own.status_code == 200
     assert EmbeddingConfig.objects.get().user_id == "bob"

@@ -5,7 +5,7 @@ from pathlib import Path
 import dj_database_url
 from django.utils.translation import gettext_lazy as _
 
-from config.env import env_bool, env_float, env_int, env_list, env_str
+from config.env import env_bool, env_float, env_int, env_list, env_rate, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 DATA_DIR = Path(env_str("ENGRAM_DATA_DIR", str(BASE_DIR / ".data")))
@@ -132,6 +132,7 @@ REST_FRAMEWORK = {
     "EXCEPTION_HANDLER": "projects.api.errors.exception_handler",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "UNAUTHENTICATED_ERROR_STATUS": 401,
+    "DEFAULT_THROTTLE_CLASSES": ["projects.api.throttling.OrgRateThrottle"],
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Engram API",
@@ -168,6 +169,23 @@ ENGRAM_LLM_BASE_URL = env_str("ENGRAM_LLM_BASE_URL", "")
 ENGRAM_LLM_MODEL = env_str("ENGRAM_LLM_MODEL", "")
 ENGRAM_LLM_API_KEY = env_str("ENGRAM_LLM_API_KEY", "")
 ENGRAM_LLM_TIMEOUT = env_float("ENGRAM_LLM_TIMEOUT", 30.0, minimum=0.1)
+
+# Sign-in throttling (projects/login_throttle.py): this many failures lock an account name, or a client
+# address, for LOCKOUT seconds, doubling with each lockout up to LOCKOUT_MAX. Behind reverse proxies,
+# ENGRAM_TRUSTED_PROXIES says how many of them append to X-Forwarded-For (0: the client is REMOTE_ADDR).
+ENGRAM_LOGIN_ACCOUNT_FAILURES = env_int("ENGRAM_LOGIN_ACCOUNT_FAILURES", 5, minimum=1)
+ENGRAM_LOGIN_ADDRESS_FAILURES = env_int("ENGRAM_LOGIN_ADDRESS_FAILURES", 20, minimum=1)
+ENGRAM_LOGIN_LOCKOUT_SECONDS = env_int("ENGRAM_LOGIN_LOCKOUT_SECONDS", 60, minimum=1)
+ENGRAM_LOGIN_LOCKOUT_MAX_SECONDS = env_int("ENGRAM_LOGIN_LOCKOUT_MAX_SECONDS", 900, minimum=1)
+ENGRAM_TRUSTED_PROXIES = env_int("ENGRAM_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
+# API requests per API key, and per account on a session: "<n>/<s|min|hour|day>"; an org may set its own.
+ENGRAM_API_RATE = env_rate("ENGRAM_API_RATE", "1200/min")
+
+# Outbound URLs a tenant configures (embedding and chat endpoints) must reach public addresses only
+# (core/net.py). ENGRAM_OUTBOUND_ALLOW: host names and addresses/CIDRs let through anyway (e.g.
+# "ollama.internal,10.0.0.0/8"); ENGRAM_ALLOW_PRIVATE_URLS=1 lets every address through.
+ENGRAM_ALLOW_PRIVATE_URLS = env_bool("ENGRAM_ALLOW_PRIVATE_URLS", False)
+ENGRAM_OUTBOUND_ALLOW = env_list("ENGRAM_OUTBOUND_ALLOW", [])
 
 # The gate (seed 000); the names are the seed's own.
 MEMORY_MIN_CONFIDENCE = env_float("MEMORY_MIN_CONFIDENCE", 0.7, minimum=0.0, maximum=1.0)

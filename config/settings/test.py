@@ -10,3 +10,10 @@ DATABASES["default"]["TEST"] = {"NAME": env_str("ENGRAM_TEST_DB", "test_engram")
 CELERY_TASK_DEFAULT_QUEUE = f"engram-{DATABASES['default']['TEST']['NAME']}"  # noqa: F405
 # Recall counts are written in the request thread, inside the test transaction, so tests can see them.
 SEARCH_ACCESS_FLUSH_SECONDS = 0
+# The OpenAI-compatible stub (tests/openai_server.py) listens on loopback; the SSRF tests set this back to
+# the production default ([]).
+ENGRAM_OUTBOUND_ALLOW = ["127.0.0.0/8", "::1"]
+# Limits the normal suite never reaches; the throttling tests lower them (override_settings, Organization.api_rate).
+ENGRAM_API_RATE = "1000000/min"
+ENGRAM_LOGIN_ACCOUNT_FAILURES = 1000
+ENGRAM_LOGIN_ADDRESS_FAILURES = 1000

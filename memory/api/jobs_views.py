@@ -14,7 +14,7 @@ from memory.llm import llm_config_delete, llm_config_get, llm_config_set, llm_fo
 from memory.models import ExtractionJob, JobStatus
 from memory.selectors import extraction_jobs_for
 from projects.access import require_change_extraction_job, require_org_admin
-from projects.api.base import EngramAPIView, StrictSerializer
+from projects.api.base import EngramAPIView, OutboundURLField, StrictSerializer
 from projects.api.errors import ApiError
 from projects.api.pagination import CreatedCursorPagination
 
@@ -98,7 +98,7 @@ class ExtractionJobRetryView(EngramAPIView):
 
 
 class LLMConfigInput(StrictSerializer):
-    base_url = serializers.URLField(max_length=500)
+    base_url = OutboundURLField(max_length=500)
     model = serializers.CharField(max_length=200)
     # Write-only: stored encrypted, never returned. Omit to keep the stored key; "" clears it.
     api_key = serializers.CharField(max_length=500, required=False, allow_blank=True, write_only=True)

@@ -3,7 +3,7 @@
 from django.conf import settings
 from rest_framework import serializers
 
-from projects.api.base import StrictSerializer
+from projects.api.base import OutboundURLField, StrictSerializer
 
 from ..models import (
     EmbeddingConfig,
@@ -159,7 +159,7 @@ class EmbeddingConfigInputSerializer(StrictSerializer):
     level = serializers.ChoiceField(choices=["org", "user"], default="org")
     provider = serializers.ChoiceField(choices=["local", "openai"])
     model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    base_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
+    base_url = OutboundURLField(max_length=500, required=False, allow_blank=True, default="")
     dimensions = serializers.IntegerField(required=False, default=settings.ENGRAM_EMBEDDING_DIM)
     api_key = serializers.CharField(max_length=500, required=False, allow_blank=True, write_only=True)
 

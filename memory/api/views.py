@@ -343,11 +343,11 @@ class EmbeddingConfigView(EngramAPIView):
 
     serializer_class = EmbeddingConfigSerializer  # for the schema
 
-    def _level(self, request, data=None) -> tuple[str, str]:
+    def _level(self, request, data=None, *, write: bool = False) -> tuple[str, str]:
         level = (data or {}).get("level") or request.query_params.get("level") or "org"
         if level not in ("org", "user"):
             raise ApiError(400, "invalid", "level: org or user.")
-        return level, embedding_config_subject(self.actor, level)
+        return level, embedding_config_subject(self.actor, level, write=write)
 
     def _body(self, level: str, user_id: str) -> dict:
         config = embedding_config_get(org=self.org, user_id=user_id)
@@ -364,8 +364,11 @@ class EmbeddingConfigView(EngramAPIView):
 
     @extend_schema(request=EmbeddingConfigInputSerializer)
     def put(self, request):
+        # Who may set it first: base_url is resolved (DNS) only for someone allowed to save it.
+        level, user_id = self._level(
+            request, request.data if isinstance(request.data, dict) else None, write=True
+        )
         data = _validated(EmbeddingConfigInputSerializer, request.data)
-        level, user_id = self._level(request, data)
         job = embedding_config_set(
             org=self.org,
             user_id=user_id,

@@ -75,6 +75,7 @@ def _provider(config):
                 model=settings.ENGRAM_EMBEDDING_MODEL,
                 api_key=settings.ENGRAM_EMBEDDING_API_KEY,
                 dimensions=settings.ENGRAM_EMBEDDING_DIM,
+                trusted=True,  # the operator's endpoint, not a tenant's
             )
         return _local
     if config.provider == "local":

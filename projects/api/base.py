@@ -4,6 +4,7 @@ from django.http import Http404
 from rest_framework import serializers, viewsets
 from rest_framework.views import APIView
 
+from core.net import UnsafeURL, check_url
 from projects.access import (
     Actor,
     account_membership,
@@ -48,6 +49,10 @@ class ActorMixin:
         self.actor = resolve_actor(request)
         self.org = self.actor.org
         request.actor = self.actor  # as on the pages (projects.web.org_page), e.g. for memory.filters
+        super().check_throttles(request)  # the rate is the org's (projects.api.throttling)
+
+    def check_throttles(self, request):
+        pass  # APIView.initial would throttle before the org is known; initial() above does it after
 
 
 class EngramAPIView(ActorMixin, APIView):
@@ -77,3 +82,17 @@ class StrictModelSerializer(serializers.ModelSerializer):
             if unknown:
                 raise serializers.ValidationError({name: ["Unknown or read-only field."] for name in unknown})
         return super().to_internal_value(data)
+
+
+class OutboundURLField(serializers.URLField):
+    """A URL the server will call: http(s) to a public address only (core.net), checked when saved and
+    again on every call."""
+
+    def to_internal_value(self, data):
+        value = super().to_internal_value(data)
+        if value:
+            try:
+                check_url(value)
+            except UnsafeURL as exc:
+                raise serializers.ValidationError(str(exc)) from exc
+        return value
