@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.search import SearchVectorField
-from django.db.models import Func, Value
+from django.db.models import Func, TextField, Value
 
 from core.text import content_hash, keyword_tokens
 from projects.access import Actor
@@ -84,8 +85,11 @@ def subject_key(memory: MemoryDraft | MemoryItem) -> tuple:
 
 
 def tokens_expression(text: str):
+    """The search_tokens of a text (an empty tsvector when it has no tokens: "" is not a lexeme)."""
     return Func(
-        Value(keyword_tokens(text) or [""]), function="array_to_tsvector", output_field=SearchVectorField()
+        Value(keyword_tokens(text), output_field=ArrayField(TextField())),
+        function="array_to_tsvector",
+        output_field=SearchVectorField(),
     )
 
 
