@@ -160,3 +160,36 @@ def estimate_tokens(text: str) -> int:
     cjk = cjk_count(text)
     rest = len(text) - cjk
     return cjk + (rest + 3) // 4
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable(value) -> tuple[str, str] | None:
+    """The first key or string of a JSON value that PostgreSQL cannot store, as (path, character): a NUL
+    (text and jsonb refuse it) or a lone surrogate (not UTF-8). The path reads like `memories[0].metadata.x`
+    and the character like `\\u0000`, both safe to show. None when everything can be stored.
+
+    A loop, not recursion: a body nested as deeply as the JSON parser allows must not overflow here."""
+    stack: list[tuple[str, object]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            found = _UNSTORABLE.search(item)
+            if found:
+                return path, _escaped(found.group())
+        elif isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                name = _UNSTORABLE.sub(lambda m: _escaped(m.group()), str(key)[:100])
+                child_path = f"{path}.{name}" if path else name
+                found = _UNSTORABLE.search(str(key))
+                if found:
+                    return child_path, _escaped(found.group())
+                stack.append((child_path, child))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{i}]", child) for i, child in reversed(list(enumerate(item))))
+    return None
+
+
+def _escaped(char: str) -> str:
+    return f"\\u{ord(char):04x}"
