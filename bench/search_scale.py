@@ -267,7 +267,7 @@ def load(args, orgs, provider, model) -> tuple[int, int]:
         cur.executemany(
             "INSERT INTO bench_pool VALUES (%s, %s, %s, array_to_tsvector(%s::text[]), %s::vector)",
             [
-                (i, t, content_hash(t), keyword_tokens(t) or [""], vector_literal(v))
+                (i, t, content_hash(t), keyword_tokens(t), vector_literal(v))
                 for i, (t, v) in enumerate(zip(texts, vectors, strict=True))
             ],
         )

@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from config.celery import enqueue_on_commit
 from core.secrets import redact, redact_json
@@ -240,6 +241,18 @@ def validate_tool_calls(calls) -> None:
         if call["id"] in seen:
             raise ValidationError(f"pending_tool_calls: id {call['id']} appears twice.")
         seen.add(call["id"])
+
+
+def validate_payload(payload: dict) -> None:
+    """A payload from outside (an imported checkpoint or archive) has the shapes checkpoint_save takes:
+    lists of messages and of pending tool calls (validate_tool_calls), objects for the rest."""
+    for name, empty in PAYLOAD_DEFAULTS.items():
+        value = payload.get(name, empty)
+        if isinstance(empty, list) and not isinstance(value, list):
+            raise ValidationError(_("%(field)s: must be a list.") % {"field": name})
+        if isinstance(empty, dict) and not isinstance(value, dict):
+            raise ValidationError(_("%(field)s: must be an object.") % {"field": name})
+    validate_tool_calls(payload.get("pending_tool_calls") or [])
 
 
 @transaction.atomic

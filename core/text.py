@@ -1,7 +1,9 @@
 """Text helpers for every layer: the one definition of a CJK character, hashing, keyword tokens, token
 estimates."""
 
+import functools
 import hashlib
+import itertools
 import re
 import unicodedata
 
@@ -9,8 +11,6 @@ import unicodedata
 # everywhere (keyword tokens, token estimates, language guesses, dedup, extraction rules).
 CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 CJK_CHAR = re.compile(f"[{CJK}]")
-_CJK_RUN = re.compile(f"[{CJK}]+")
-_WORD = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
 _STOP = frozenset(
     "a an the is are was were be been of to in on at for and or but with by as it its this that these those "
     "i me my we our you your he she they them his her their what which who whom when where why how do does did "
@@ -36,24 +36,118 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(folded.encode()).hexdigest()
 
 
-def keyword_tokens(text: str) -> list[str]:
-    """Tokens for keyword search in any mix of Chinese and English.
+# Scripts written without spaces between words: Han (the CJK definition), kana, Thai, Lao, Khmer and
+# Myanmar. Their runs are cut into overlapping character bigrams.
+_SPACELESS = (
+    CJK + r"\u3040-\u30ff\u31f0-\u31ff\u0e00-\u0eff\u1000-\u109f\ua9e0-\ua9ff\uaa60-\uaa7f"
+    r"\u1780-\u17ff\u19e0-\u19ff"
+)
+_HANGUL = r"\u1100-\u11ff\u3130-\u318f\ua960-\ua97f\uac00-\ud7af\ud7b0-\ud7ff"
+_SEGMENT = re.compile(f"([{_SPACELESS}]+)|([{_HANGUL}]+)|([^{_SPACELESS}{_HANGUL}]+)")
+_NEEDS_SEGMENTS = re.compile(f"[{_SPACELESS}{_HANGUL}]")
+_JOINERS = "-_."
+_JOINER = re.compile(f"[{re.escape(_JOINERS)}]")
+# In ASCII text (case-folded) the letters and numbers are a-z and 0-9, and there are no marks or
+# pictographs: _patterns() finds the same words, only slower.
+_ASCII_WORDS = re.compile(r"[a-z0-9]+(?:[-_.][a-z0-9]+)*")
+# PostgreSQL refuses lexemes over 2047 bytes ("word is too long"); a longer token is stored as a hash.
+MAX_TOKEN_CHARS = 100
 
-    English: lower-cased words (identifiers like "edu-2291" are kept whole and also split),
-    stop words dropped. Chinese has no spaces, so every run of CJK characters gives its
-    single characters and its overlapping bigrams ("过敏" matches "对花生过敏").
+
+def _char_classes(codes: list[int]) -> str:
+    """An alternation of regex classes matching these code points: one for the BMP, one for the rest, since
+    Python's re looks characters up in a table only for a class that stays in the BMP."""
+    classes = []
+    for part in ([c for c in codes if c <= 0xFFFF], [c for c in codes if c > 0xFFFF]):
+        spans: list[list[int]] = []
+        for code in part:
+            if spans and spans[-1][1] == code - 1:
+                spans[-1][1] = code
+            else:
+                spans.append([code, code])
+        ranges = "".join(re.escape(chr(a)) + ("-" + re.escape(chr(b)) if b > a else "") for a, b in spans)
+        if ranges:
+            classes.append(f"[{ranges}]")
+    return "|".join(classes)
+
+
+@functools.cache
+def _patterns() -> tuple[re.Pattern, re.Pattern]:
+    """(words, pictographs), from the Unicode categories; built once, lazily (the scan of the code points
+    takes about a tenth of a second).
+
+    A word starts with a letter or number (re's [^\\W_]) and goes on with letters, numbers and combining
+    marks (Devanagari, Tamil and Thai vowel signs are marks); words joined by - _ . make one identifier.
     """
-    text = normalize(text).lower()
-    tokens: list[str] = []
-    for match in _WORD.finditer(text):
-        word = match.group()
+    marks, pictographs = [], []
+    # Planes 0-3 and the variation selectors of plane 14: the others hold no marks or symbols.
+    for code in itertools.chain(range(0x40000), range(0xE0100, 0xE01F0)):
+        category = unicodedata.category(chr(code))
+        if category[0] == "M":
+            marks.append(code)
+        elif category == "So":
+            pictographs.append(code)
+    word = rf"[^\W_](?:[^\W_]|{_char_classes(marks)})*"
+    joined = f"{word}(?:[{re.escape(_JOINERS)}]{word})*"
+    return re.compile(joined), re.compile(_char_classes(pictographs))
+
+
+def _bounded(token: str) -> str:
+    if len(token) <= MAX_TOKEN_CHARS:
+        return token
+    return "#" + hashlib.blake2b(token.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def _word_tokens(word: str, tokens: list[str]) -> None:
+    """The tokens of one word without joiners: itself, or per script segment its words and bigrams."""
+    if not _NEEDS_SEGMENTS.search(word):
         if word not in _STOP:
-            tokens.append(word)
-        if any(c in word for c in "-_."):
-            tokens.extend(p for p in re.split(r"[-_.]", word) if p and p not in _STOP)
-    for run in _CJK_RUN.findall(text):
-        tokens.extend(run)
-        tokens.extend(run[i : i + 2] for i in range(len(run) - 1))
+            tokens.append(_bounded(word))
+        return
+    for spaceless, hangul, other in _SEGMENT.findall(word):
+        if spaceless:
+            tokens.extend(CJK_CHAR.findall(spaceless))
+            if len(spaceless) == 1 and not CJK_CHAR.match(spaceless):
+                tokens.append(spaceless)
+            tokens.extend(spaceless[i : i + 2] for i in range(len(spaceless) - 1))
+        elif hangul:
+            tokens.append(_bounded(hangul))
+            if len(hangul) > 2:
+                tokens.extend(hangul[i : i + 2] for i in range(len(hangul) - 1))
+        elif _patterns()[0].match(other) and other not in _STOP:
+            tokens.append(_bounded(other))
+
+
+def keyword_tokens(text: str) -> list[str]:
+    """Tokens for keyword search in any script; never an empty one, none over MAX_TOKEN_CHARS.
+
+    The text is NFKC-normalised and case-folded. Words are runs of Unicode letters, numbers and the
+    combining marks that follow them; identifiers like "edu-2291" are kept whole and also split;
+    English stop words are dropped. Scripts written without spaces (Chinese, Japanese, Thai, Lao, Khmer,
+    Myanmar) give overlapping character bigrams, and Chinese characters count alone too ("过敏" matches
+    "对花生过敏"). Korean words are kept whole and also as syllable bigrams, so "커피" matches "커피를"
+    (a particle is written onto its noun). Pictographs (emoji) are tokens of their own; a text with
+    nothing else (punctuation only) gives its distinct characters, so it can still be found.
+    """
+    text = unicodedata.normalize("NFKC", text).casefold()
+    tokens: list[str] = []
+    ascii_only = text.isascii()
+    words = _ASCII_WORDS if ascii_only else _patterns()[0]
+    segmented = not ascii_only and _NEEDS_SEGMENTS.search(text) is not None
+    for word in words.findall(text):
+        if "-" in word or "." in word or "_" in word:
+            if word not in _STOP:
+                tokens.append(_bounded(word))
+            for part in _JOINER.split(word):
+                _word_tokens(part, tokens)
+        elif segmented:
+            _word_tokens(word, tokens)
+        elif word not in _STOP:
+            tokens.append(_bounded(word))
+    if not ascii_only:
+        tokens.extend(_patterns()[1].findall(text))
+    if not tokens:
+        tokens = sorted({c for c in text if not c.isspace() and unicodedata.category(c)[0] in "PS"})
     return tokens
 
 
@@ -66,3 +160,36 @@ def estimate_tokens(text: str) -> int:
     cjk = cjk_count(text)
     rest = len(text) - cjk
     return cjk + (rest + 3) // 4
+
+
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def unstorable(value) -> tuple[str, str] | None:
+    """The first key or string of a JSON value that PostgreSQL cannot store, as (path, character): a NUL
+    (text and jsonb refuse it) or a lone surrogate (not UTF-8). The path reads like `memories[0].metadata.x`
+    and the character like `\\u0000`, both safe to show. None when everything can be stored.
+
+    A loop, not recursion: a body nested as deeply as the JSON parser allows must not overflow here."""
+    stack: list[tuple[str, object]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            found = _UNSTORABLE.search(item)
+            if found:
+                return path, _escaped(found.group())
+        elif isinstance(item, dict):
+            for key, child in reversed(item.items()):
+                name = _UNSTORABLE.sub(lambda m: _escaped(m.group()), str(key)[:100])
+                child_path = f"{path}.{name}" if path else name
+                found = _UNSTORABLE.search(str(key))
+                if found:
+                    return child_path, _escaped(found.group())
+                stack.append((child_path, child))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{i}]", child) for i, child in reversed(list(enumerate(item))))
+    return None
+
+
+def _escaped(char: str) -> str:
+    return f"\\u{ord(char):04x}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.http import Http404
 
@@ -229,5 +229,9 @@ def _rejection(index: int, exc: BaseException) -> BatchResult:
         return BatchResult(index, "rejected", code="not_found", message=str(exc) or "Not found.")
     if isinstance(exc, PermissionDenied):
         return BatchResult(index, "rejected", code="permission_denied", message=str(exc))
+    if isinstance(exc, ValidationError):  # Django's: str() would be the repr of a list or dict
+        messages = exc.message_dict.items() if hasattr(exc, "error_dict") else [("", exc.messages)]
+        text = "; ".join(f"{name}: {' '.join(m)}" if name else " ".join(m) for name, m in messages)
+        return BatchResult(index, "rejected", code="invalid", message=text)
     code = getattr(exc, "code", "invalid")
     return BatchResult(index, "rejected", code=code if isinstance(code, str) else "invalid", message=str(exc))

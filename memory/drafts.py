@@ -12,9 +12,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, fields
 from datetime import datetime
 
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.search import SearchVectorField
 from django.db import connection
-from django.db.models import Func, Value
+from django.db.models import Func, TextField, Value
 
 from core.secrets import redact
 from core.text import content_hash, keyword_tokens
@@ -110,8 +111,11 @@ def lock_subjects(org_id: int, memories: Iterable[MemoryDraft | MemoryItem]) -> 
 
 
 def tokens_expression(text: str):
+    """The search_tokens of a text (an empty tsvector when it has no tokens: "" is not a lexeme)."""
     return Func(
-        Value(keyword_tokens(text) or [""]), function="array_to_tsvector", output_field=SearchVectorField()
+        Value(keyword_tokens(text), output_field=ArrayField(TextField())),
+        function="array_to_tsvector",
+        output_field=SearchVectorField(),
     )
 
 

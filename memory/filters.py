@@ -18,6 +18,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from projects.access import project_by_ref
+from projects.api.errors import unstorable_error
 
 from .models import MemoryItem, MemoryType, Scope, Source, Status
 
@@ -97,27 +98,11 @@ class JsonObjectField(TextField):
             parsed = None
         if not isinstance(parsed, dict):
             raise ValidationError("expected a JSON object.", code="invalid")
-        if holds_nul(parsed):
-            raise ValidationError(ProhibitNullCharactersValidator.message, code="null_characters_not_allowed")
+        error = unstorable_error(parsed)
+        if error is not None:
+            where, message = error
+            raise ValidationError(f"{where}: {message}", code="invalid")
         return parsed
-
-
-def holds_nul(value) -> bool:
-    """Whether a JSON value holds a NUL character in any key or string (PostgreSQL's jsonb refuses it).
-
-    A loop, not recursion: a body nested as deeply as the JSON parser allows must not overflow here."""
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            if "\x00" in item:
-                return True
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return False
 
 
 # ---- filters: what a parsed (or typed) value keeps, as a Q ---------------------------------------------

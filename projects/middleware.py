@@ -1,4 +1,8 @@
+from django.http import HttpResponseBadRequest
 from django.utils.functional import SimpleLazyObject
+from django.utils.translation import gettext as _
+
+from .api.errors import NUL_MESSAGE, json_error
 
 
 def _current_membership(request):
@@ -24,3 +28,41 @@ class CurrentOrgMiddleware:
     def __call__(self, request):
         request.membership = SimpleLazyObject(lambda: _current_membership(request))
         return self.get_response(request)
+
+
+# Ids in URLs (user_id, session_id, agent_id, skill, tool names) are at most 255 characters everywhere.
+MAX_PATH_ID = 255
+
+
+def _bad_input(request, field: str, message: str):
+    text = f"{field}: {message}"
+    if request.path.startswith("/api/"):
+        return json_error(400, "invalid", text)
+    return HttpResponseBadRequest(text, content_type="text/plain; charset=utf-8")
+
+
+class BadInputMiddleware:
+    """400 for what no view can take and PostgreSQL cannot store or compare: a NUL character in the path,
+    a query parameter or a header (X-Engram-Org, Authorization...), and a URL id longer than any stored
+    one. Answered before sessions, authentication and views touch the database."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        if "\x00" in request.path:
+            return _bad_input(request, "path", NUL_MESSAGE)
+        for name, values in request.GET.lists():
+            if "\x00" in name or any("\x00" in v for v in values):
+                return _bad_input(request, name.replace("\x00", "\\u0000"), NUL_MESSAGE)
+        for key, value in request.META.items():
+            if key.startswith("HTTP_") and isinstance(value, str) and "\x00" in value:
+                return _bad_input(request, key[5:].replace("_", "-").title(), NUL_MESSAGE)
+        return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):
+        for name, value in view_kwargs.items():
+            if isinstance(value, str) and len(value) > MAX_PATH_ID:
+                message = _("at most %(limit)d characters.") % {"limit": MAX_PATH_ID}
+                return _bad_input(request, name, message)
+        return None

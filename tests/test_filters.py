@@ -126,9 +126,19 @@ def test_the_api_list_takes_search_s_filters_too(alice_actor, alice_client):
         ({"occurred_before": "2024-13-01T00:00:00Z"}, "occurred_before: expected an ISO 8601 date-time."),
         ({"metadata": "{not json"}, "metadata: expected a JSON object."),
         ({"metadata": "[1, 2]"}, "metadata: expected a JSON object."),
-        ({"metadata": '{"k": "\\u0000"}'}, "metadata: Null characters are not allowed."),
-        ({"user_id": "al\x00ice"}, "user_id: Null characters are not allowed."),
-        ({"tags": "a,\x00"}, "tags: Null characters are not allowed."),
+        (
+            {"metadata": '{"k": "\\u0000"}'},
+            "metadata: k: contains a NUL character (\\u0000), which cannot be stored.",
+        ),
+        (
+            {"metadata": '{"k": "\\ud800"}'},
+            "metadata: k: contains a lone surrogate (\\ud800), which is not valid Unicode text.",
+        ),
+        (
+            {"user_id": "al\x00ice"},
+            "user_id: contains a NUL character (\\u0000), which cannot be stored.",
+        ),
+        ({"tags": "a,\x00"}, "tags: contains a NUL character (\\u0000), which cannot be stored."),
     ],
 )
 def test_it_answers_bad_filter_values_with_400_and_a_message(path, params, message, tagged, alice_client):
@@ -168,4 +178,7 @@ def test_search_answers_a_nul_in_metadata_with_400(alice_client):
     body = {"query": "train", "user_id": "alice", "metadata": {"k": "\u0000"}}
     response = alice_client.post(f"{URL}/search", body, format="json")
     assert response.status_code == 400, response.content
-    assert response.json()["error"]["message"] == "metadata: Null characters are not allowed."
+    assert (
+        response.json()["error"]["message"]
+        == "metadata.k: contains a NUL character (\\u0000), which cannot be stored."
+    )

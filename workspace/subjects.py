@@ -30,7 +30,13 @@ from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from checkpoints.models import Checkpoint, CheckpointArchive, Message, Session
-from checkpoints.services import PAYLOAD_DEFAULTS, archive_json, compress_payload, redacted_payload
+from checkpoints.services import (
+    PAYLOAD_DEFAULTS,
+    archive_json,
+    compress_payload,
+    redacted_payload,
+    validate_payload,
+)
 from core.secrets import redact, redact_json
 from memory import gate
 from memory.drafts import MemoryDraft
@@ -324,7 +330,16 @@ def _archived_payload(encoded) -> bytes:
         raise ImportFormatError(f"an archived checkpoint's payload cannot be read: {exc}") from exc
     if not isinstance(payload, dict):
         raise ImportFormatError("an archived checkpoint's payload is not an object")
+    _check_payload(payload, "an archived checkpoint")
     return compress_payload(redacted_payload(payload))
+
+
+def _check_payload(payload: dict, which: str) -> None:
+    """Refuse a checkpoint payload checkpoint_save would refuse (approving its tool calls would fail later)."""
+    try:
+        validate_payload(payload)
+    except ValidationError as exc:
+        raise ImportFormatError(f"{which}: {' '.join(exc.messages)}") from exc
 
 
 @transaction.atomic
@@ -486,12 +501,14 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
         checkpoints_data = _list(entry, "checkpoints")
         created = []
         for c in checkpoints_data:
+            payload = {name: c.get(name) or empty for name, empty in PAYLOAD_DEFAULTS.items()}
+            _check_payload(payload, f"checkpoint {str(c.get('id'))[:20]}")
             checkpoint = Checkpoint.objects.create(
                 org=org,
                 session=session,
                 user_id=user_id,
                 parent_id=checkpoint_map.get(c.get("parent_id")),
-                **redacted_payload({name: c.get(name) or empty for name, empty in PAYLOAD_DEFAULTS.items()}),
+                **redacted_payload(payload),
             )
             checkpoint_map[c.get("id")] = checkpoint.pk
             created.append(checkpoint)

@@ -4,19 +4,17 @@ from __future__ import annotations
 
 import time
 
-from django.core.validators import ProhibitNullCharactersValidator
 from django.http import Http404
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from memory.filters import holds_nul
 from memory.models import InjectionLog, MemoryItem, MemoryType, Scope, Status
 from memory.search import COLUMNS, Hit, SearchError, memory_search
 from memory.selectors import MemoryFilters, injections_for_memory, injections_for_user, readable_memories
 from projects.access import project_by_ref, require_project, require_subject
 from projects.api.base import EngramAPIView, StrictSerializer
-from projects.api.errors import ApiError
+from projects.api.errors import ApiError, unstorable_error
 from projects.api.pagination import CreatedCursorPagination
 
 
@@ -59,8 +57,10 @@ class SearchInput(ReadInput):
         return list(value)
 
     def validate_metadata(self, value):
-        if holds_nul(value):
-            raise serializers.ValidationError(ProhibitNullCharactersValidator.message)
+        error = unstorable_error(value)
+        if error is not None:
+            where, message = error
+            raise serializers.ValidationError(f"{where}: {message}")
         return value
 
 

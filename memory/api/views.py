@@ -16,7 +16,7 @@ from rest_framework.response import Response
 
 from projects.access import embedding_config_subject, project_by_ref
 from projects.api.base import EngramAPIView, EngramViewSet
-from projects.api.errors import ApiError
+from projects.api.errors import ApiError, error_text
 
 from .. import services
 from ..batch import memory_create_batch
@@ -193,7 +193,7 @@ class MemoryViewSet(EngramViewSet):
             try:
                 drafts.append(draft_from(self.actor, item_serializer.run_validation(raw)))
             except serializers.ValidationError as exc:
-                drafts.append(serializers.ValidationError(_first_error(exc.detail)))
+                drafts.append(ApiError(400, "invalid", error_text(exc.detail)))  # "field: message"
             except (ApiError, Http404) as exc:
                 drafts.append(exc)
         results = memory_create_batch(
@@ -267,16 +267,6 @@ class MemoryViewSet(EngramViewSet):
     @extend_schema(filters=True)
     def stats(self, request):
         return Response(stats_of(self.filter_queryset(readable_memories(self.actor))))
-
-
-def _first_error(errors) -> str:
-    if isinstance(errors, dict):
-        for name, problems in errors.items():
-            problems = problems if isinstance(problems, list) else [problems]
-            return f"{name}: {' '.join(str(p) for p in problems)}"
-    if isinstance(errors, list) and errors:
-        return " ".join(str(p) for p in errors)
-    return "invalid"
 
 
 # ---- seed 004: /agents/{agent_id}/memories -------------------------------------------------------------

@@ -6,8 +6,8 @@ service.py is memory_search, access_counts.py records recalls.
 One SQL statement gathers the candidates of both sides under the same access and subject filters:
 - vector: the nearest neighbours (cosine) of the query among vectors of the subject's current embedding
   model;
-- keyword: rows sharing any query token in search_tokens (core.text.keyword_tokens: English words,
-  Chinese characters and bigrams), scored with BM25 (binary term frequency, since the tsvector holds no
+- keyword: rows sharing any query token in search_tokens (core.text.keyword_tokens: words of any
+  script, bigrams of scripts written without spaces, Chinese characters), scored with BM25 (binary term frequency, since the tsvector holds no
   positions) computed in SQL over the filtered rows.
 A subject's own memories (up to SEARCH_EXACT_SUBJECT_ROWS) are read in one pass that gives exact
 distances, the keyword statistics and matches, and the conversation neighbours of the candidates, so

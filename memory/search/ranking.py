@@ -69,6 +69,9 @@ class Hit:
 
 _SUFFIXES = ("ingly", "edly", "ings", "ing", "ied", "ies", "ed", "es", "s", "ly")
 _ASCII_WORD = re.compile(r"[a-z]+")
+# A query's first this many distinct terms are matched: each is a tsquery of its own in the statement, so
+# a long query (up to 4000 characters, in bigrams twice as many tokens) must not multiply the work.
+MAX_QUERY_TERMS = 100
 
 
 def query_terms(query: str) -> list[tuple[str, bool]]:
@@ -76,10 +79,14 @@ def query_terms(query: str) -> list[tuple[str, bool]]:
 
     English words of four letters or more are cut to a crude stem and matched as a prefix
     ("painted" finds "painting"), since the stored tokens are unstemmed; numbers, identifiers and
-    Chinese characters and bigrams are matched exactly.
+    Chinese characters and bigrams are matched exactly. The tokens come from the tokeniser that made
+    the stored search_tokens (core.text.keyword_tokens), so any script finds its words, and none is long
+    enough for PostgreSQL to refuse it. At most MAX_QUERY_TERMS terms.
     """
     terms: dict[tuple[str, bool], None] = {}
     for token in keyword_tokens(query):
+        if len(terms) >= MAX_QUERY_TERMS:
+            break
         if _ASCII_WORD.fullmatch(token) and len(token) >= 4:
             for suffix in _SUFFIXES:
                 if token.endswith(suffix) and len(token) - len(suffix) >= 4:

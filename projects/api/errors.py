@@ -4,9 +4,12 @@ from django.conf import settings
 from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from rest_framework import exceptions, status
 from rest_framework.response import Response
-from rest_framework.views import exception_handler as drf_exception_handler
+
+from core.text import unstorable
 
 
 class ApiError(exceptions.APIException):
@@ -19,15 +22,34 @@ class ApiError(exceptions.APIException):
         super().__init__(detail=message, code=code)
 
 
-def _flatten(detail) -> str:
+def error_text(detail) -> str:
+    """A DRF error detail (dict, list or string, nested) as one line: "field: message; other: message"."""
     if isinstance(detail, dict):
         parts = []
         for key, value in detail.items():
-            parts.append(f"{key}: {_flatten(value)}" if key != "non_field_errors" else _flatten(value))
+            parts.append(f"{key}: {error_text(value)}" if key != "non_field_errors" else error_text(value))
         return "; ".join(parts)
     if isinstance(detail, list):
-        return " ".join(_flatten(v) for v in detail)
+        return " ".join(error_text(v) for v in detail)
     return str(detail)
+
+
+NUL_MESSAGE = gettext_lazy("contains a NUL character (\\u0000), which cannot be stored.")
+
+
+def unstorable_error(value, field: str = "") -> tuple[str, str] | None:
+    """(where, message) when a JSON value holds text PostgreSQL cannot store (core.text.unstorable): `where`
+    is the field and the path inside it, e.g. "metadata.note" or "memories[0].tags[1]"."""
+    found = unstorable(value)
+    if found is None:
+        return None
+    path, char = found
+    where = field + ("." if field and path and not path.startswith("[") else "") + path if field else path
+    if char == "\\u0000":
+        return where or "body", str(NUL_MESSAGE)
+    return where or "body", _("contains a lone surrogate (%(char)s), which is not valid Unicode text.") % {
+        "char": char
+    }
 
 
 CODES = {
@@ -46,6 +68,10 @@ CODES = {
 
 
 def exception_handler(exc, context):
+    # Imported here: importing rest_framework.views loads the parsers, which import this module (and the
+    # middleware imports this module before DRF is loaded).
+    from rest_framework.views import exception_handler as drf_exception_handler
+
     if isinstance(exc, RequestDataTooBig):
         return Response(
             {
@@ -70,7 +96,7 @@ def exception_handler(exc, context):
         code = CODES.get(response.status_code, "error")
         if isinstance(exc, exceptions.ParseError):
             code = "malformed"
-    body = {"code": code, "message": _flatten(exc.detail)}
+    body = {"code": code, "message": error_text(exc.detail)}
     if isinstance(exc, exceptions.ValidationError) and isinstance(exc.detail, dict):
         body["details"] = exc.detail
     if isinstance(exc, ApiError) and exc.details is not None:
@@ -79,9 +105,14 @@ def exception_handler(exc, context):
     return response
 
 
+def json_error(status: int, code: str, message: str) -> JsonResponse:
+    """An error in the API's body shape, for code that answers before DRF does (handlers, middleware)."""
+    return JsonResponse({"error": {"code": code, "message": message}}, status=status)
+
+
 def json_404(request, exception=None):
-    return JsonResponse({"error": {"code": "not_found", "message": "Not found."}}, status=404)
+    return json_error(404, "not_found", "Not found.")
 
 
 def json_500(request):
-    return JsonResponse({"error": {"code": "server_error", "message": "Internal error."}}, status=500)
+    return json_error(500, "server_error", "Internal error.")

@@ -1,12 +1,17 @@
-"""JSON bodies with a size limit and no 500s on hostile input."""
+"""JSON bodies with a size limit, text PostgreSQL can store, and no 500s on hostile input."""
 
 import json
+import re
 
 from django.conf import settings
 from rest_framework import parsers
-from rest_framework.exceptions import ParseError
+from rest_framework.exceptions import ParseError, ValidationError
 
-from .errors import ApiError
+from .errors import ApiError, unstorable_error
+
+# NUL and surrogates reach a JSON body only as \u escapes (raw ones fail decoding or parsing): a body
+# without such an escape is not walked.
+_SUSPECT_ESCAPE = re.compile(r"\\u(?:0000|[dD][89a-fA-F])")
 
 
 def _reject_constant(name: str):
@@ -31,8 +36,15 @@ class JSONParser(parsers.JSONParser):
         except (UnicodeDecodeError, LookupError) as exc:
             raise ParseError(f"The body is not valid {encoding} text: {exc}")
         try:
-            return json.loads(text, parse_constant=_reject_constant)
+            data = json.loads(text, parse_constant=_reject_constant)
         except RecursionError:
             raise ParseError("JSON parse error - the body is nested too deeply.")
         except ValueError as exc:
             raise ParseError(f"JSON parse error - {exc}")
+        # PostgreSQL stores neither a NUL nor a lone surrogate, in text or jsonb: refused here, for every
+        # endpoint at once, naming the field (e.g. memories[0].metadata.note).
+        error = unstorable_error(data) if _SUSPECT_ESCAPE.search(text) else None
+        if error is not None:
+            where, message = error
+            raise ValidationError({where: [message]})
+        return data
