@@ -139,6 +139,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "projects.api.schema.document_errors",
+    ],
 }
 
 # Celery: tasks take ids, JSON only, late acks so a crashed worker's task is redelivered.
