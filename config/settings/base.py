@@ -38,6 +38,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "core.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -49,6 +50,20 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "projects.middleware.CurrentOrgMiddleware",
 ]
+
+# Content-Security-Policy (core.middleware): only our own scripts, styles, images and requests; nothing
+# inline, no plugins, no framing, forms post to this site only. The API docs add Swagger UI's CDN.
+ENGRAM_CSP = env_str(
+    "ENGRAM_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
+ENGRAM_CSP_DOCS_PATH = "/api/docs/"
+ENGRAM_CSP_DOCS = (
+    "default-src 'self'; script-src 'self' https://cdn.jsdelivr.net; "
+    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https://cdn.jsdelivr.net; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+)
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
