@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 from config.env import env_bool, env_float, env_int, env_list, env_str
@@ -229,11 +230,20 @@ CHECKPOINT_ARCHIVE_AFTER = env_int("CHECKPOINT_ARCHIVE_AFTER", 30 * 24 * 3600, m
 EXTRACTION_MAX_ATTEMPTS = env_int("ENGRAM_EXTRACTION_MAX_ATTEMPTS", 3, minimum=1)
 EXTRACTION_RETRY_BACKOFF = env_float("ENGRAM_EXTRACTION_RETRY_BACKOFF", 5.0, minimum=0.0)
 EXTRACTION_STALE_AFTER = env_int("ENGRAM_EXTRACTION_STALE_AFTER", 600, minimum=10)
+# A running job's row gets a heartbeat this often (s); a job whose heartbeat is older than the second
+# value (s) lost its worker and goes back to the queue. Claims without a heartbeat use the value above.
+JOB_HEARTBEAT_SECONDS = env_float("ENGRAM_JOB_HEARTBEAT_SECONDS", 20.0, minimum=0.1)
+JOB_HEARTBEAT_STALE = env_int("ENGRAM_JOB_HEARTBEAT_STALE", 120, minimum=1)
+if JOB_HEARTBEAT_STALE < 2 * JOB_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        "ENGRAM_JOB_HEARTBEAT_STALE must be at least twice ENGRAM_JOB_HEARTBEAT_SECONDS, or live jobs look dead."
+    )
 
 CELERY_BEAT_SCHEDULE.update(
     {
         "extraction-sweep": {"task": "memory.extraction.tasks.extraction_sweep", "schedule": 60.0},
         "embed-sweep": {"task": "memory.tasks.memory_embed_sweep", "schedule": 600.0},
+        "reembed-sweep": {"task": "memory.tasks.reembed_sweep", "schedule": 60.0},
         "sessions-expire": {"task": "checkpoints.tasks.sessions_expire", "schedule": 3600.0},
         "checkpoints-archive": {"task": "checkpoints.tasks.checkpoints_archive", "schedule": 3600.0},
     }
