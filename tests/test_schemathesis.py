@@ -27,6 +27,7 @@ from schemathesis.checks import not_a_server_error
 from schemathesis.specs.openapi.checks import response_schema_conformance, status_code_conformance
 
 from checkpoints.models import Checkpoint
+from memory.api.tools_views import TOOL_NAMES
 from memory.models import EmbeddingConfig, ExtractionJob, LLMConfig, MemoryItem, Status
 from projects.models import ApiKey, ProjectMembership
 from projects.services import api_key_create, org_membership_set
@@ -54,7 +55,7 @@ OUTPUT = Path(__file__).resolve().parent.parent / "test-output" / "schemathesis.
 SUBJECT = "sam"
 AGENT = "helper"
 SESSION = "session-1"
-TOOLS = ["memory_search", "memory_add", "memory_update", "memory_delete", "context_get"]
+TOOLS = sorted(TOOL_NAMES)
 
 # ---- PENDING ELSEWHERE: remove when the fix for issue 13 finding 9 (another branch) is merged ----------
 # A query word over ~2 KB is a 500 ("word is too long in tsquery") on search and context. Until that fix
