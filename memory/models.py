@@ -184,6 +184,8 @@ class ExtractionJob(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # Stamped by the worker while it runs the job (memory.heartbeat); the sweep re-queues it when stale.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
@@ -256,6 +258,7 @@ class ReembedJob(models.Model):
     errors = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)  # as ExtractionJob's
     finished_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:

@@ -4,10 +4,11 @@ import logging
 from datetime import timedelta
 
 from celery import shared_task
-from django.db.models import F
+from django.db.models import F, Q
 from django.utils import timezone
 
 from .embeddings import EmbeddingError, provider_for
+from .heartbeat import heartbeat, stale_q
 from .models import EmbeddingConfig, JobStatus, MemoryItem, ReembedJob
 
 log = logging.getLogger(__name__)
@@ -106,12 +107,21 @@ def reembed_queryset(job: ReembedJob):
 @shared_task(bind=True, acks_late=True, max_retries=3)
 def reembed_run(self, job_id: int) -> None:
     """Re-embed an org's memories after a model change, in batches, recording done/total/errors on the job."""
-    claimed = ReembedJob.objects.filter(
-        pk=job_id, status__in=[JobStatus.PENDING, JobStatus.PROCESSING]
-    ).update(status=JobStatus.PROCESSING)
+    # Pending, or processing by a worker that stopped beating (a redelivered task): one worker wins.
+    now = timezone.now()
+    claimed = (
+        ReembedJob.objects.filter(pk=job_id)
+        .filter(Q(status=JobStatus.PENDING) | stale_q(now, claimed_field="created_at"))
+        .update(status=JobStatus.PROCESSING, heartbeat_at=now)
+    )
     job = ReembedJob.objects.filter(pk=job_id).select_related("org").first()
     if job is None or not claimed:
         return
+    with heartbeat(ReembedJob, job.pk):
+        _reembed(job)
+
+
+def _reembed(job: ReembedJob) -> None:
     qs = reembed_queryset(job)
     if not job.total:
         job.total = qs.count()
@@ -149,3 +159,14 @@ def reembed_run(self, job_id: int) -> None:
     job.status = JobStatus.DONE if job.errors == 0 else JobStatus.FAILED
     job.finished_at = timezone.now()
     job.save(update_fields=["status", "finished_at"])
+
+
+@shared_task
+def reembed_sweep() -> dict:
+    """Beat: re-embed jobs whose worker stopped beating go back to pending and are sent again."""
+    dead = stale_q(timezone.now(), claimed_field="created_at")
+    ids = list(ReembedJob.objects.filter(dead).values_list("pk", flat=True)[:100])
+    returned = ReembedJob.objects.filter(dead, pk__in=ids).update(status=JobStatus.PENDING)
+    for job_id in ids:
+        reembed_run.delay(job_id)
+    return {"returned": returned}

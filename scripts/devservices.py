@@ -396,6 +396,8 @@ def run(argv: list[str]) -> int:
         guard = _start_watchdog(env)
         env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
         env["ENGRAM_DEBUG"] = "1" if args.dev else env.get("ENGRAM_DEBUG", "0")
+        # gunicorn serves plain http here: with production settings, redirecting to https would lock everyone out.
+        env.setdefault("ENGRAM_SSL_REDIRECT", "0")
         if exposed:
             env.setdefault("ENGRAM_ALLOWED_HOSTS", "*")
         manage(env, "migrate", "--noinput")

@@ -3,6 +3,8 @@
 Fixtures give API clients for accounts (session auth) and for org API keys (Bearer).
 """
 
+import sys
+
 import pytest
 from celery.signals import task_retry
 from rest_framework.test import APIClient
@@ -110,3 +112,10 @@ def celery_retries():
     task_retry.connect(record, weak=False)
     yield seen
     task_retry.disconnect(record)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The Schemathesis counts (operations, requests, failures), when tests/test_schemathesis.py ran."""
+    module = sys.modules.get("tests.test_schemathesis")
+    if module is not None and module.stats["requests"]:
+        terminalreporter.write_line(module.summary())

@@ -134,3 +134,17 @@ class CheckpointOutSerializer(serializers.Serializer):
 
     def to_representation(self, instance):
         return super().to_representation(checkpoint_data(instance))
+
+
+class JobRefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+
+
+class MessagesAppendedSerializer(serializers.Serializer):
+    """POST sessions/{session_id}/messages: the session, the messages stored, how many were repeats."""
+
+    session = SessionSerializer()
+    messages = MessageSerializer(many=True)
+    duplicates = serializers.IntegerField(help_text="Messages not stored again (same message_id).")
+    extraction_job = JobRefSerializer(allow_null=True, help_text="The extraction job queued, if any.")

@@ -18,6 +18,7 @@ from ..models import Checkpoint, CheckpointArchive, Message
 from .serializers import (
     CheckpointOutSerializer,
     CheckpointSaveSerializer,
+    MessagesAppendedSerializer,
     MessagesAppendSerializer,
     MessageSerializer,
     SessionSerializer,
@@ -88,7 +89,7 @@ class SessionDetailView(EngramAPIView):
 
 
 class SessionMessagesView(EngramAPIView):
-    @extend_schema(request=MessagesAppendSerializer, responses={201: SessionSerializer})
+    @extend_schema(request=MessagesAppendSerializer, responses={201: MessagesAppendedSerializer})
     def post(self, request, session_id):
         """Append one or more messages; with extract (default) an extraction job is queued."""
         data = MessagesAppendSerializer(data=request.data)

@@ -3,6 +3,7 @@
 from pathlib import Path
 
 import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
 from config.env import env_bool, env_float, env_int, env_list, env_rate, env_str
@@ -38,6 +39,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "core.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -50,6 +52,20 @@ MIDDLEWARE = [
     "django_htmx.middleware.HtmxMiddleware",
     "projects.middleware.CurrentOrgMiddleware",
 ]
+
+# Content-Security-Policy (core.middleware): only our own scripts, styles, images and requests; nothing
+# inline, no plugins, no framing, forms post to this site only. The API docs add Swagger UI's CDN.
+ENGRAM_CSP = env_str(
+    "ENGRAM_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
+)
+ENGRAM_CSP_DOCS_PATH = "/api/docs/"
+ENGRAM_CSP_DOCS = (
+    "default-src 'self'; script-src 'self' https://cdn.jsdelivr.net; "
+    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https://cdn.jsdelivr.net; "
+    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+)
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -141,6 +157,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "projects.api.schema.document_errors",
+    ],
 }
 
 # Celery: tasks take ids, JSON only, late acks so a crashed worker's task is redelivered.
@@ -229,11 +249,20 @@ CHECKPOINT_ARCHIVE_AFTER = env_int("CHECKPOINT_ARCHIVE_AFTER", 30 * 24 * 3600, m
 EXTRACTION_MAX_ATTEMPTS = env_int("ENGRAM_EXTRACTION_MAX_ATTEMPTS", 3, minimum=1)
 EXTRACTION_RETRY_BACKOFF = env_float("ENGRAM_EXTRACTION_RETRY_BACKOFF", 5.0, minimum=0.0)
 EXTRACTION_STALE_AFTER = env_int("ENGRAM_EXTRACTION_STALE_AFTER", 600, minimum=10)
+# A running job's row gets a heartbeat this often (s); a job whose heartbeat is older than the second
+# value (s) lost its worker and goes back to the queue. Claims without a heartbeat use the value above.
+JOB_HEARTBEAT_SECONDS = env_float("ENGRAM_JOB_HEARTBEAT_SECONDS", 20.0, minimum=0.1)
+JOB_HEARTBEAT_STALE = env_int("ENGRAM_JOB_HEARTBEAT_STALE", 120, minimum=1)
+if JOB_HEARTBEAT_STALE < 2 * JOB_HEARTBEAT_SECONDS:
+    raise ImproperlyConfigured(
+        "ENGRAM_JOB_HEARTBEAT_STALE must be at least twice ENGRAM_JOB_HEARTBEAT_SECONDS, or live jobs look dead."
+    )
 
 CELERY_BEAT_SCHEDULE.update(
     {
         "extraction-sweep": {"task": "memory.extraction.tasks.extraction_sweep", "schedule": 60.0},
         "embed-sweep": {"task": "memory.tasks.memory_embed_sweep", "schedule": 600.0},
+        "reembed-sweep": {"task": "memory.tasks.reembed_sweep", "schedule": 60.0},
         "sessions-expire": {"task": "checkpoints.tasks.sessions_expire", "schedule": 3600.0},
         "checkpoints-archive": {"task": "checkpoints.tasks.checkpoints_archive", "schedule": 3600.0},
     }

@@ -1,6 +1,7 @@
 """GET/PUT /api/v1/memories/markdown: a subject's memories as one editable Markdown document (seed 003)."""
 
 from django.db import transaction
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -47,11 +48,11 @@ class MarkdownDocumentView(EngramAPIView):
         require_subject(self.actor, user_id, write=write)
         return Subject(org=self.org, user_id=user_id, skill=data["skill"])
 
-    @extend_schema(parameters=_PARAMS, responses=None)
+    @extend_schema(parameters=_PARAMS, responses=OpenApiTypes.OBJECT)
     def get(self, request):
         return Response(document_get(actor=self.actor, subject=self._subject(request, write=False)))
 
-    @extend_schema(parameters=_PARAMS, request=DocumentInputSerializer, responses=None)
+    @extend_schema(parameters=_PARAMS, request=DocumentInputSerializer, responses=OpenApiTypes.OBJECT)
     def put(self, request):
         subject = self._subject(request, write=True)
         data = DocumentInputSerializer(data=request.data)

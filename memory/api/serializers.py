@@ -194,3 +194,68 @@ class ReembedJobSerializer(serializers.ModelSerializer):
         model = ReembedJob
         fields = ["id", "model", "status", "total", "done", "errors", "error", "created_at", "finished_at"]
         read_only_fields = fields
+
+
+# ---- response shapes for the schema (the views build these bodies) -----------------------------------
+
+
+class CountsField(serializers.DictField):
+    child = serializers.IntegerField()
+
+
+class MemoryStatsSerializer(serializers.Serializer):
+    """GET memories/stats and agents/{agent_id}/memories/stats."""
+
+    total = serializers.IntegerField()
+    by_type = CountsField(help_text="Memories per memory_type.")
+    by_source = CountsField(help_text="Memories per source.")
+    by_status = CountsField(help_text="Memories per status.")
+    user_count = serializers.IntegerField(help_text="Distinct subjects (user_id) among them.")
+
+
+class BatchErrorSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class BatchResultSerializer(serializers.Serializer):
+    index = serializers.IntegerField(help_text="Position of the item in the request.")
+    status = serializers.ChoiceField(choices=["created", "duplicate", "rejected"])
+    id = serializers.IntegerField(required=False, help_text="The memory stored or merged into.")
+    duplicate_of = serializers.IntegerField(required=False)
+    similarity = serializers.FloatField(required=False, allow_null=True)
+    error = BatchErrorSerializer(required=False, help_text="Why the item was rejected.")
+
+
+class BatchOutputSerializer(serializers.Serializer):
+    """POST memories/batch: counts per status and one result per item, in request order."""
+
+    created = serializers.IntegerField()
+    duplicate = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+    results = BatchResultSerializer(many=True)
+
+
+class DeletedCountSerializer(serializers.Serializer):
+    deleted = serializers.IntegerField(help_text="Memories deleted.")
+
+
+class AgentDeletedSerializer(serializers.Serializer):
+    ok = serializers.BooleanField()
+    deleted = serializers.IntegerField(required=False, help_text="Memories deleted (delete-all only).")
+
+
+class EmbeddingEffectiveSerializer(serializers.Serializer):
+    model = serializers.CharField()
+    provider = serializers.CharField()
+
+
+class EmbeddingConfigOutputSerializer(serializers.Serializer):
+    """GET/PUT/DELETE embedding-config: the stored override (null: none) and the provider in effect."""
+
+    level = serializers.ChoiceField(choices=["org", "user"])
+    config = EmbeddingConfigSerializer(allow_null=True)
+    effective = EmbeddingEffectiveSerializer()
+    reembed_job = ReembedJobSerializer(
+        allow_null=True, required=False, help_text="PUT and DELETE: the re-embed job started, if any."
+    )

@@ -10,7 +10,7 @@ import re
 
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 from django.http import Http404
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
@@ -28,14 +28,19 @@ from ..gate import GateRejection
 from ..models import MemoryItem, MemoryRevision, ReembedJob, Scope, Source
 from ..selectors import memory_revisions, readable_memories, reembed_jobs_for
 from .serializers import (
+    AgentDeletedSerializer,
     AgentMemoryInputSerializer,
     AgentMemoryPatchSerializer,
     BatchInputSerializer,
+    BatchOutputSerializer,
+    DeletedCountSerializer,
     EmbeddingConfigInputSerializer,
+    EmbeddingConfigOutputSerializer,
     EmbeddingConfigSerializer,
     MemoryInputSerializer,
     MemoryPatchSerializer,
     MemorySerializer,
+    MemoryStatsSerializer,
     ReembedJobSerializer,
     RestoreSerializer,
     RevisionSerializer,
@@ -182,7 +187,7 @@ class MemoryViewSet(EngramViewSet):
         data = _validated(MemoryInputSerializer, request.data)
         return created_response(create_one(self.actor, self.org, draft_from(self.actor, data)))
 
-    @extend_schema(request=BatchInputSerializer)
+    @extend_schema(request=BatchInputSerializer, responses=BatchOutputSerializer)
     def batch(self, request):
         data = _validated(BatchInputSerializer, request.data)
         drafts = []
@@ -233,6 +238,10 @@ class MemoryViewSet(EngramViewSet):
         services.memory_delete(actor=self.actor, item=item)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
+    @extend_schema(
+        parameters=[OpenApiParameter("user_id", str, required=True), OpenApiParameter("agent_id", str)],
+        responses={200: DeletedCountSerializer},
+    )
     def destroy_all(self, request):
         user_id = request.query_params.get("user_id")
         if not user_id:
@@ -264,7 +273,7 @@ class MemoryViewSet(EngramViewSet):
             raise gate_error(exc) from None
         return Response(MemorySerializer(item).data)
 
-    @extend_schema(filters=True)
+    @extend_schema(filters=True, responses=MemoryStatsSerializer)
     def stats(self, request):
         return Response(stats_of(self.filter_queryset(readable_memories(self.actor))))
 
@@ -304,11 +313,15 @@ class AgentMemoryViewSet(EngramViewSet):
         item = update_one(request, self.actor, item, data)
         return Response(MemorySerializer(item).data)
 
+    @extend_schema(responses={200: AgentDeletedSerializer})
     def destroy(self, request, agent_id=None, pk=None):
         item = readable_item(self.actor, pk, agent_id=agent_id)
         services.memory_delete(actor=self.actor, item=item)
         return Response({"ok": True})
 
+    @extend_schema(
+        parameters=[OpenApiParameter("user_id", str, required=True)], responses={200: AgentDeletedSerializer}
+    )
     def destroy_all(self, request, agent_id=None):
         user_id = _snake(request.query_params.dict()).get("user_id")
         if not user_id:
@@ -320,6 +333,7 @@ class AgentMemoryViewSet(EngramViewSet):
         )
         return Response({"ok": True, "deleted": deleted})
 
+    @extend_schema(parameters=[OpenApiParameter("user_id", str)], responses=MemoryStatsSerializer)
     def stats(self, request, agent_id=None):
         values = {**self._filter_values(request), "agent_id": agent_id}
         return Response(stats_of(MemoryFilterSet.apply_values(readable_memories(self.actor), values)))
@@ -331,7 +345,7 @@ class AgentMemoryViewSet(EngramViewSet):
 class EmbeddingConfigView(EngramAPIView):
     """GET/PUT/DELETE the org's embedding provider (org admins) or the caller's own override (?level=user)."""
 
-    serializer_class = EmbeddingConfigSerializer  # for the schema
+    serializer_class = EmbeddingConfigOutputSerializer  # for the schema
 
     def _level(self, request, data=None, *, write: bool = False) -> tuple[str, str]:
         level = (data or {}).get("level") or request.query_params.get("level") or "org"
@@ -348,6 +362,7 @@ class EmbeddingConfigView(EngramAPIView):
             "effective": {"model": provider.model_name, "provider": type(provider).__name__},
         }
 
+    @extend_schema(parameters=[OpenApiParameter("level", str, enum=["org", "user"])])
     def get(self, request):
         level, user_id = self._level(request)
         return Response(self._body(level, user_id))
@@ -372,6 +387,10 @@ class EmbeddingConfigView(EngramAPIView):
         body["reembed_job"] = ReembedJobSerializer(job).data if job else None
         return Response(body)
 
+    @extend_schema(
+        parameters=[OpenApiParameter("level", str, enum=["org", "user"])],
+        responses={200: EmbeddingConfigOutputSerializer},
+    )
     def delete(self, request):
         level, user_id = self._level(request)
         job = embedding_config_delete(org=self.org, user_id=user_id)

@@ -26,6 +26,7 @@ from core.llm import LLMError
 from core.secrets import redact
 from memory.drafts import lock_subjects
 from memory.embeddings import provider_for
+from memory.heartbeat import heartbeat, stale_q
 from memory.llm import llm_for
 from memory.models import ExtractionJob, JobStatus
 from projects.access import system_actor_for_job
@@ -94,8 +95,9 @@ def extraction_job_create(
 
 def _claim(job_id: int) -> ExtractionJob | None:
     """pending → processing with a conditional UPDATE: exactly one worker wins."""
+    now = timezone.now()
     claimed = ExtractionJob.objects.filter(pk=job_id, status=JobStatus.PENDING).update(
-        status=JobStatus.PROCESSING, attempts=F("attempts") + 1, started_at=timezone.now()
+        status=JobStatus.PROCESSING, attempts=F("attempts") + 1, started_at=now, heartbeat_at=now
     )
     if not claimed:
         return None
@@ -142,6 +144,11 @@ def extraction_job_run(*, job_id: int) -> str:
     job = _claim(job_id)
     if job is None:
         return "skipped"
+    with heartbeat(ExtractionJob, job.pk):
+        return _run(job)
+
+
+def _run(job: ExtractionJob) -> str:
     try:
         candidates, method, note = _candidates(job)
         client = llm_for(job.org) if method == "llm" else None
@@ -208,13 +215,16 @@ def extraction_job_retry(*, job: ExtractionJob) -> tuple[ExtractionJob, bool]:
 def extraction_jobs_sweep() -> dict:
     """Stale claims (worker died) go back to pending; pending jobs nobody is working on are enqueued again."""
     now = timezone.now()
-    stale_before = now - timedelta(seconds=settings.EXTRACTION_STALE_AFTER)
-    returned = ExtractionJob.objects.filter(status=JobStatus.PROCESSING, started_at__lt=stale_before).update(
+    # Processing, but its worker stopped beating: back to pending, and enqueued at once below.
+    dead = stale_q(now, claimed_field="started_at")
+    stale = list(ExtractionJob.objects.filter(dead).values_list("pk", flat=True)[:1000])
+    returned = ExtractionJob.objects.filter(dead, pk__in=stale).update(
         status=JobStatus.PENDING, error="returned to pending by the sweep (the worker stopped)"
     )
     # Never claimed and older than a minute (the enqueue was lost), or claimed long ago and released.
     lost = ExtractionJob.objects.filter(status=JobStatus.PENDING).filter(
-        Q(attempts=0, created_at__lt=now - timedelta(seconds=60))
+        Q(pk__in=stale)
+        | Q(attempts=0, created_at__lt=now - timedelta(seconds=60))
         | Q(attempts__gt=0, started_at__lt=now - timedelta(seconds=settings.EXTRACTION_STALE_AFTER))
     )
     ids = list(lost.values_list("pk", flat=True)[:1000])

@@ -1,5 +1,6 @@
 """GET/PATCH of user and project profiles; the access rules are the memories' (projects.access)."""
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
@@ -40,12 +41,12 @@ class UserProfileView(EngramAPIView):
         )
         return Response({"user_id": user_id, **body})
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, user_id: str):
         require_subject(self.actor, user_id)
         return self._render(user_id)
 
-    @extend_schema(request=UserProfileInputSerializer, responses=None)
+    @extend_schema(request=UserProfileInputSerializer, responses=OpenApiTypes.OBJECT)
     def patch(self, request, user_id: str):
         require_subject(self.actor, user_id, write=True)
         data = UserProfileInputSerializer(data=request.data)
@@ -75,11 +76,11 @@ class ProjectProfileView(EngramAPIView):
         )
         return Response({"project": project.id, **body})
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, pk: int):
         return self._render(self._project(pk))
 
-    @extend_schema(request=ProjectProfileInputSerializer, responses=None)
+    @extend_schema(request=ProjectProfileInputSerializer, responses=OpenApiTypes.OBJECT)
     def patch(self, request, pk: int):
         project = self._project(pk)
         require_edit_project_profile(self.actor, project)

@@ -7,3 +7,14 @@ document.addEventListener("htmx:responseError", function (event) {
   flash.textContent = (text || "Error") + " (" + status + ")";
   flash.className = "messages-error";
 });
+
+// Behaviour that would otherwise be inline handlers (the Content-Security-Policy allows no inline script):
+// a <select data-autosubmit> submits its form on change; a <form data-confirm="..."> asks first.
+document.addEventListener("change", function (event) {
+  var target = event.target;
+  if (target.matches && target.matches("select[data-autosubmit]") && target.form) target.form.submit();
+});
+document.addEventListener("submit", function (event) {
+  var message = event.target.dataset && event.target.dataset.confirm;
+  if (message && !window.confirm(message)) event.preventDefault();
+});

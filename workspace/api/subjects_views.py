@@ -1,6 +1,8 @@
 """A subject's data as a whole: export, import, forget (/api/v1/users/{user_id}...)."""
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers
 from rest_framework.response import Response
 
 from projects.access import require_forget_subject, require_subject
@@ -14,7 +16,20 @@ class SubjectView(EngramAPIView):
     """DELETE forgets the subject: every row about them in the org that the caller may erase (a key restricted
     to some projects: what it reaches), one transaction; counts per kind deleted and left."""
 
-    @extend_schema(responses=None)
+    @extend_schema(
+        responses={
+            200: inline_serializer(
+                "SubjectForgotten",
+                {
+                    "user_id": serializers.CharField(),
+                    "deleted": serializers.DictField(
+                        child=serializers.IntegerField(), help_text="Rows per kind."
+                    ),
+                    "total": serializers.IntegerField(),
+                },
+            )
+        }
+    )
     def delete(self, request, user_id: str):
         require_forget_subject(self.actor, user_id)
         result = subject_forget(actor=self.actor, org=self.org, user_id=user_id)
@@ -25,7 +40,7 @@ class SubjectView(EngramAPIView):
 class SubjectExportView(EngramAPIView):
     """What the caller may read about the subject in the org, as JSON (the subject or an org API key)."""
 
-    @extend_schema(responses=None)
+    @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, user_id: str):
         require_subject(self.actor, user_id)
         response = Response(subject_export(actor=self.actor, org=self.org, user_id=user_id))
@@ -36,7 +51,7 @@ class SubjectExportView(EngramAPIView):
 class SubjectImportView(EngramAPIView):
     """Load an export for this subject: ids remapped, memories through the gate, a report back."""
 
-    @extend_schema(request=None, responses=None)
+    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
     def post(self, request, user_id: str):
         require_subject(self.actor, user_id, write=True)
         try:
