@@ -57,19 +57,6 @@ AGENT = "helper"
 SESSION = "session-1"
 TOOLS = sorted(TOOL_NAMES)
 
-# ---- PENDING ELSEWHERE: remove when the fix for issue 13 finding 9 (another branch) is merged ----------
-# A query word over ~2 KB is a 500 ("word is too long in tsquery") on search and context. Until that fix
-# lands, the words of `query` are cut to 200 characters for these operations; everything else is fuzzed.
-PENDING_LONG_WORDS = {"POST /api/v1/context", "POST /api/v1/memories/search"}
-
-
-def _short_words(body):
-    if isinstance(body, dict) and isinstance(body.get("query"), str):
-        body["query"] = " ".join(word[:200] for word in body["query"].split(" "))
-    return body
-
-
-# ---------------------------------------------------------------------------------------------------------
 
 stats: dict = {"operations": set(), "requests": 0, "failures": Counter(), "reseeds": 0, "statuses": {}}
 
@@ -219,8 +206,6 @@ def test_api(case, live_server):
         case.path_parameters = {name: wanted.get(name, value) for name, value in case.path_parameters.items()}
     if isinstance(case.body, dict) and "user_id" in case.body and state["example"] % 2 == 0:
         case.body["user_id"] = SUBJECT  # every other request is about the seeded subject, so writes succeed
-    if label in PENDING_LONG_WORDS:
-        case.body = _short_words(case.body)
     stats["operations"].add(label)
     stats["requests"] += 1
     try:
