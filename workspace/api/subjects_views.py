@@ -1,8 +1,10 @@
 """A subject's data as a whole: export, import, forget (/api/v1/users/{user_id}...)."""
 
+from django.db import transaction
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
+from audit import services as audit
 from projects.access import require_forget_subject, require_subject
 from projects.api.base import EngramAPIView
 from projects.api.errors import ApiError
@@ -16,7 +18,9 @@ class SubjectView(EngramAPIView):
     @extend_schema(responses=None)
     def delete(self, request, user_id: str):
         require_forget_subject(self.actor, user_id)
-        counts = subject_forget(org=self.org, user_id=user_id)
+        with transaction.atomic():
+            counts = subject_forget(org=self.org, user_id=user_id)
+            audit.subject_forgotten(self.actor, user_id, details={"deleted": counts})
         return Response({"user_id": user_id, "deleted": counts, "total": sum(counts.values())})
 
 
@@ -26,7 +30,10 @@ class SubjectExportView(EngramAPIView):
     @extend_schema(responses=None)
     def get(self, request, user_id: str):
         require_subject(self.actor, user_id)
-        response = Response(subject_export(org=self.org, user_id=user_id))
+        with transaction.atomic():
+            data = subject_export(org=self.org, user_id=user_id)
+            audit.record(self.actor, audit.Action.SUBJECT_EXPORT, subject=user_id, details=audit.sizes(data))
+        response = Response(data)
         response["Content-Disposition"] = f'attachment; filename="engram-{self.org.slug}-export.json"'
         return response
 
@@ -38,7 +45,14 @@ class SubjectImportView(EngramAPIView):
     def post(self, request, user_id: str):
         require_subject(self.actor, user_id, write=True)
         try:
-            report = subject_import(actor=self.actor, org=self.org, user_id=user_id, data=request.data)
+            with transaction.atomic(), audit.quiet():  # one event with counts, not one per memory
+                report = subject_import(actor=self.actor, org=self.org, user_id=user_id, data=request.data)
+                audit.record(
+                    self.actor,
+                    audit.Action.SUBJECT_IMPORT,
+                    subject=user_id,
+                    details={"taken": report["taken"], "refused": len(report["refused"])},
+                )
         except ImportFormatError as exc:
             raise ApiError(400, "invalid_export", f"Cannot import this file: {exc}.") from exc
         return Response(report, status=201)
