@@ -41,9 +41,11 @@ class MomentFilter(django_filters.Filter):
 class AuditEventFilterSet(django_filters.FilterSet):
     """action, actor (username or key prefix), actor_kind, project (id or slug), subject, since, until."""
 
-    action = django_filters.ChoiceFilter(choices=Action.choices, label=_("Action"))
+    action = django_filters.ChoiceFilter(choices=Action.choices, label=_("Action"), empty_label=_("all"))
     actor = django_filters.CharFilter(method="filter_actor", label=_("Actor"), max_length=200)
-    actor_kind = django_filters.ChoiceFilter(choices=ActorKind.choices, label=_("Actor kind"))
+    actor_kind = django_filters.ChoiceFilter(
+        choices=ActorKind.choices, label=_("Actor kind"), empty_label=_("all")
+    )
     project = django_filters.CharFilter(method="filter_project", label=_("Project"), max_length=64)
     subject = django_filters.CharFilter(method="filter_subject", label=_("Subject"), max_length=255)
     since = MomentFilter(field_name="created_at", lookup_expr="gte", label=_("Since"))

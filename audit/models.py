@@ -47,6 +47,15 @@ class Action(models.TextChoices):
     ORG_SETTINGS = "org.settings", _("Organization settings changed")
 
 
+class TargetType(models.TextChoices):
+    """What an event is about, by model (audit.services.record maps a row to one of these)."""
+
+    MEMORY = "memory", _("memory")
+    PROJECT = "project", _("project")
+    MEMBERSHIP = "membership", _("membership")
+    API_KEY = "api_key", _("API key")
+
+
 class ActorKind(models.TextChoices):
     ACCOUNT = "account", _("Account")
     KEY = "key", _("API key")
@@ -81,7 +90,7 @@ class AuditEvent(models.Model):
     )
     actor_label = models.CharField(max_length=200)  # username or "prefix (name)": kept after a deletion
     action = models.CharField(max_length=32, choices=Action.choices)
-    target_type = models.CharField(max_length=32, blank=True, default="")
+    target_type = models.CharField(max_length=32, blank=True, default="", choices=TargetType.choices)
     target_id = models.CharField(max_length=64, blank=True, default="")
     project = models.ForeignKey(
         "projects.Project", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

@@ -13,7 +13,7 @@ from django.db import transaction
 
 from projects.access import Actor, system_actor
 
-from .models import Action, ActorKind, AuditEvent
+from .models import Action, ActorKind, AuditEvent, TargetType
 
 __all__ = [
     "Action",
@@ -85,13 +85,18 @@ def _check_value(value, where: str):
         raise ValueError(f"audit details[{where}]: {type(value).__name__} is not allowed")
 
 
+TARGET_TYPES = {
+    "memory.memoryitem": TargetType.MEMORY,
+    "projects.project": TargetType.PROJECT,
+    "projects.projectmembership": TargetType.MEMBERSHIP,
+    "projects.apikey": TargetType.API_KEY,
+}
+
+
 def _target(target) -> tuple[str, str]:
     if target is None:
         return "", ""
-    if isinstance(target, tuple):
-        kind, ref = target
-        return str(kind), str(ref)
-    return target._meta.model_name, str(target.pk)
+    return TARGET_TYPES[target._meta.label_lower], str(target.pk)
 
 
 def _actor_fields(actor: Actor) -> dict:

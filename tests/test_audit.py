@@ -84,7 +84,7 @@ def test_it_records_memory_changes_by_a_key_with_its_address(key_c, org_a):
             assert (event.actor_kind, event.actor_key_id, event.actor_account_id) == ("key", key.pk, None)
             assert event.actor_label == f"{key.prefix} (agent-a)"
             assert (event.ip, event.user_agent) == (IP, AGENT)
-            assert (event.target_type, event.target_id, event.subject_id) == ("memoryitem", str(pk), "u1")
+            assert (event.target_type, event.target_id, event.subject_id) == ("memory", str(pk), "u1")
     update = last(org_a, Action.MEMORY_UPDATE)
     assert update.details["fields"] == ["memory_type"]
     assert last(org_a, Action.MEMORY_PIN).details["pinned"] is True
