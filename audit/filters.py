@@ -41,15 +41,36 @@ class MomentFilter(django_filters.Filter):
 class AuditEventFilterSet(django_filters.FilterSet):
     """action, actor (username or key prefix), actor_kind, project (id or slug), subject, since, until."""
 
-    action = django_filters.ChoiceFilter(choices=Action.choices, label=_("Action"), empty_label=_("all"))
-    actor = django_filters.CharFilter(method="filter_actor", label=_("Actor"), max_length=200)
+    action = django_filters.ChoiceFilter(
+        choices=Action.choices, label=_("Action"), empty_label=_("all"), help_text="One action."
+    )
+    actor = django_filters.CharFilter(
+        method="filter_actor", label=_("Actor"), max_length=200, help_text="A username or an API key prefix."
+    )
     actor_kind = django_filters.ChoiceFilter(
         choices=ActorKind.choices, label=_("Actor kind"), empty_label=_("all")
     )
-    project = django_filters.CharFilter(method="filter_project", label=_("Project"), max_length=64)
-    subject = django_filters.CharFilter(method="filter_subject", label=_("Subject"), max_length=255)
-    since = MomentFilter(field_name="created_at", lookup_expr="gte", label=_("Since"))
-    until = MomentFilter(field_name="created_at", lookup_expr="lt", label=_("Until"))
+    project = django_filters.CharFilter(
+        method="filter_project", label=_("Project"), max_length=64, help_text="A project id or slug."
+    )
+    subject = django_filters.CharFilter(
+        method="filter_subject",
+        label=_("Subject"),
+        max_length=255,
+        help_text="A subject's user_id; also finds the events of a subject since forgotten.",
+    )
+    since = MomentFilter(
+        field_name="created_at",
+        lookup_expr="gte",
+        label=_("Since"),
+        help_text="ISO 8601 date or date-time (inclusive).",
+    )
+    until = MomentFilter(
+        field_name="created_at",
+        lookup_expr="lt",
+        label=_("Until"),
+        help_text="ISO 8601 date or date-time (exclusive).",
+    )
 
     class Meta:
         model = AuditEvent
