@@ -2,11 +2,13 @@
 
 from django.contrib import admin
 
+from projects.admin import ReadOnlyAdmin
+
 from .models import AuditEvent
 
 
 @admin.register(AuditEvent)
-class AuditEventAdmin(admin.ModelAdmin):
+class AuditEventAdmin(ReadOnlyAdmin):
     list_display = [
         "created_at",
         "org",
@@ -21,12 +23,3 @@ class AuditEventAdmin(admin.ModelAdmin):
     search_fields = ["actor_label", "target_id", "subject_id", "org__slug"]
     date_hierarchy = "created_at"
     list_select_related = ["org"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
-
-    def has_delete_permission(self, request, obj=None):
-        return False

@@ -44,6 +44,8 @@ class Action(models.TextChoices):
     MEMBERSHIP_REMOVE = "membership.remove", _("Member removed")
     KEY_CREATE = "key.create", _("API key created")
     KEY_REVOKE = "key.revoke", _("API key revoked")
+    PROFILE_UPDATE = "profile.update", _("Profile edited")
+    SESSION_DELETE = "session.delete", _("Session deleted")
     ORG_SETTINGS = "org.settings", _("Organization settings changed")
 
 
@@ -54,6 +56,9 @@ class TargetType(models.TextChoices):
     PROJECT = "project", _("project")
     MEMBERSHIP = "membership", _("membership")
     API_KEY = "api_key", _("API key")
+    USER_PROFILE = "user_profile", _("user profile")
+    PROJECT_PROFILE = "project_profile", _("project profile")
+    SESSION = "session", _("session")
 
 
 class ActorKind(models.TextChoices):

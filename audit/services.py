@@ -90,6 +90,9 @@ TARGET_TYPES = {
     "projects.project": TargetType.PROJECT,
     "projects.projectmembership": TargetType.MEMBERSHIP,
     "projects.apikey": TargetType.API_KEY,
+    "profiles.userprofile": TargetType.USER_PROFILE,
+    "profiles.projectprofile": TargetType.PROJECT_PROFILE,
+    "checkpoints.session": TargetType.SESSION,
 }
 
 

@@ -171,6 +171,24 @@ def test_it_records_configuration_by_field_name_never_a_secret(alice_c, org_a):
     assert SECRET not in every_row_as_text() and "stub-chat" not in every_row_as_text()
 
 
+def test_it_records_profile_edits_and_session_deletion_without_their_text(key_c, alice_c, org_a, project):
+    key, client = key_c
+    edit = client.patch("/api/v1/profiles/users/u1", {"profession": MARKER}, format="json")
+    assert edit.status_code == 200, edit.content
+    event = last(org_a, Action.PROFILE_UPDATE)
+    assert (event.target_type, event.subject_id, event.actor_key_id) == ("user_profile", "u1", key.pk)
+    assert event.details == {"fields": ["edited_fields", "profession"]}
+    team = alice_c.patch(f"/api/v1/projects/{project.pk}/profile", {"tech_stack": [MARKER]}, format="json")
+    assert team.status_code == 200, team.content
+    assert last(org_a, Action.PROFILE_UPDATE).project_id == project.pk
+    said = {"user_id": "u1", "extract": False, "messages": [{"role": "human", "content": MARKER}]}
+    assert client.post("/api/v1/sessions/s-9/messages", said, format="json").status_code == 201
+    assert client.delete("/api/v1/sessions/s-9").status_code == 204
+    gone = last(org_a, Action.SESSION_DELETE)
+    assert (gone.target_type, gone.subject_id, gone.ip) == ("session", "u1", IP) and gone.target_id.isdigit()
+    assert "marker-4417" not in every_row_as_text()
+
+
 def test_it_refuses_to_store_text_in_details(alice_actor):
     from audit.services import record
 
