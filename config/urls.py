@@ -12,6 +12,7 @@ api_v1 = [
     path("", include("memory.api.tools_urls")),
     path("", include("profiles.api.urls")),
     path("", include("workspace.api.urls")),
+    path("", include("audit.api.urls")),
 ]
 
 urlpatterns = [
@@ -25,6 +26,7 @@ urlpatterns = [
     path("", include("memory.urls")),
     path("", include("profiles.urls")),
     path("", include("workspace.urls")),
+    path("", include("audit.urls")),
 ]
 
 handler403 = "projects.views.forbidden"

@@ -13,6 +13,7 @@ from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.http import Http404
 
+from audit import services as audit
 from config.celery import enqueue_on_commit
 from core.text import content_hash
 from projects.access import Actor, memory_read_q, require_create_memory, require_own_org
@@ -219,6 +220,7 @@ def memory_create_batch(
         from .tasks import memory_embed_many
 
         enqueue_on_commit(memory_embed_many, missing)
+    audit.record(actor, audit.Action.MEMORY_BATCH, details=audit.count_by(results.values(), "status"))
     return [results[i] for i in range(len(drafts))]
 
 

@@ -6,6 +6,7 @@ from datetime import datetime
 
 from django.db.models import Max
 
+from audit import services as audit
 from projects.access import Actor
 
 from .models import MemoryItem, MemoryRevision
@@ -83,4 +84,33 @@ def revision_write(
         item=item, action=action, actor=actor, number=number, reason=reason, before=before, after=after
     )
     revision.save()
+    audit_revision(item=item, action=action, actor=actor, before=before, after=after)
     return revision
+
+
+AUDIT_ACTIONS = {
+    "add": audit.Action.MEMORY_CREATE,
+    "update": audit.Action.MEMORY_UPDATE,
+    "merge": audit.Action.MEMORY_MERGE,
+    "supersede": audit.Action.MEMORY_SUPERSEDE,
+    "archive": audit.Action.MEMORY_ARCHIVE,
+    "restore": audit.Action.MEMORY_RESTORE,
+    "delete": audit.Action.MEMORY_DELETE,
+}
+
+
+def audit_revision(*, item: MemoryItem, action: str, actor: Actor, before=None, after=None) -> None:
+    """The audit event of a change by an account or key: the names of the fields it changed, no values.
+    The system's own changes (extraction, expiry, re-embedding) are in the revision history only."""
+    if actor.is_system:
+        return
+    changed = sorted(
+        k for k in SNAPSHOT_FIELDS if k != "version" and (before or {}).get(k) != (after or {}).get(k)
+    )
+    details = {"scope": item.scope, "version": item.version}
+    kind = AUDIT_ACTIONS[action]
+    if kind == audit.Action.MEMORY_UPDATE and changed == ["pinned"]:
+        kind, details["pinned"] = audit.Action.MEMORY_PIN, bool(item.pinned)
+    elif before is not None and after is not None:
+        details["fields"] = changed
+    audit.record(actor, kind, target=item, project=item.project_id, subject=item.user_id, details=details)

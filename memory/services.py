@@ -13,6 +13,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from audit import services as audit
 from config.celery import enqueue_on_commit
 from core.text import content_hash
 from projects.access import (
@@ -340,6 +341,7 @@ def memory_delete_all(*, actor: Actor, org, user_id: str, agent_id: str | None =
     if agent_id is not None:
         qs = qs.filter(agent_id=agent_id)
     ids = list(qs.values_list("pk", flat=True))
+    audit.record(actor, audit.Action.MEMORY_DELETE_ALL, subject=user_id, details={"deleted": len(ids)})
     if not ids:
         return 0
     MemoryRevision.objects.filter(org=org, item_ref__in=ids).update(before=None, after=None, item=None)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from audit import services as audit
 from core.secrets import redact_json
 from projects.access import Actor, require_edit_project_profile, require_subject
 from projects.models import Project
@@ -85,7 +86,7 @@ def user_profile_update(
     """A person edits a user profile: edited fields are marked and left alone by aggregation."""
     require_subject(actor, user_id, write=True)
     profile = _locked_user_profile(org=org, user_id=user_id)
-    _apply(
+    changes = _apply(
         profile,
         names=USER_FIELDS,
         values=values,
@@ -93,6 +94,14 @@ def user_profile_update(
         clear_edited=list(clear_edited or []),
         actor=actor.label,
     )
+    if changes:
+        audit.record(
+            actor,
+            audit.Action.PROFILE_UPDATE,
+            target=profile,
+            subject=user_id,
+            details=audit.field_names(changes),
+        )
     if clear_edited:
         _schedule_rebuild(org_id=org.id, user_id=user_id)
     return profile
@@ -105,7 +114,7 @@ def project_profile_update(
     """Editors and up edit a project profile."""
     require_edit_project_profile(actor, project)
     profile = _locked_project_profile(project=project)
-    _apply(
+    changes = _apply(
         profile,
         names=PROJECT_FIELDS,
         values=values,
@@ -113,6 +122,14 @@ def project_profile_update(
         clear_edited=list(clear_edited or []),
         actor=actor.label,
     )
+    if changes:
+        audit.record(
+            actor,
+            audit.Action.PROFILE_UPDATE,
+            target=profile,
+            project=project,
+            details=audit.field_names(changes),
+        )
     if clear_edited:
         _schedule_rebuild(org_id=project.org_id, project_id=project.id)
     return profile

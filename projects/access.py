@@ -58,6 +58,8 @@ class Actor:
     # shared_only, no memory private to anyone (owner_only). Either way it writes as the system.
     reads_as: Actor | None = None
     shared_only: bool = False
+    ip: str = ""  # where the request came from (projects.origin), for the audit log; "" outside a request
+    user_agent: str = ""
     _checker: ObjectPermissionChecker | None = field(default=None, repr=False)
 
     @property
@@ -281,6 +283,16 @@ def api_key_read_q(actor: Actor, prefix: str = "") -> Q:
 
 def readable_api_keys(actor: Actor) -> QuerySet[ApiKey]:
     return ApiKey.objects.filter(api_key_read_q(actor))
+
+
+def audit_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Audit events: the org's, for its owners and admins only (require_audit_reader: 403 for the rest)."""
+    return org_q(actor, prefix)
+
+
+def require_audit_reader(actor: Actor) -> None:
+    """The audit log is read by org owners and admins (accounts); members and API keys get 403."""
+    require_org_admin(actor)
 
 
 # ---- subjects: sessions, messages, checkpoints, jobs, injection logs, profiles --------------------

@@ -21,6 +21,7 @@ from .models import (
     ProjectRole,
     hash_secret,
 )
+from .signals import audit
 
 SLUG_RE = re.compile(r"^[-a-zA-Z0-9_]+\Z")
 PERM_NAMES = sorted({p for perms in ROLE_PERMS.values() for p in perms})
@@ -106,6 +107,7 @@ def project_create(*, actor: Actor, name: str, slug: str = "", description: str 
             org=actor.org, project=project, account=owner, role=ProjectRole.OWNER
         )
         _sync_guardian(membership, project=project, account=owner)
+    audit(actor, "project.create", target=project, project=project)
     return project
 
 
@@ -126,6 +128,7 @@ def project_update(*, actor: Actor, project: Project, **fields) -> Project:
             project.save()
     except IntegrityError:
         raise ValidationError({"slug": f"A project with slug {project.slug!r} already exists."})
+    audit(actor, "project.update", target=project, project=project, details={"fields": sorted(fields)})
     return project
 
 
@@ -137,6 +140,7 @@ def project_delete(*, actor: Actor, project: Project) -> None:
         raise PermissionDenied("Only the project's Owner may delete it.")
     content_type = ContentType.objects.get_for_model(Project)
     UserObjectPermission.objects.filter(content_type=content_type, object_pk=str(project.pk)).delete()
+    audit(actor, "project.delete", target=project, details={"slug": project.slug})
     project.delete()
 
 
@@ -187,6 +191,13 @@ def project_member_add(*, actor: Actor, project: Project, account, role: str) ->
         org=project.org, project=project, account=account, role=role
     )
     _sync_guardian(membership, project=project, account=account)
+    audit(
+        actor,
+        "membership.add",
+        target=membership,
+        project=project,
+        details={"account": account.pk, "role": role},
+    )
     return membership
 
 
@@ -205,6 +216,8 @@ def project_member_change_role(
     if membership.role == ProjectRole.OWNER and role != ProjectRole.OWNER and _owner_count(project) <= 1:
         raise ValidationError({"role": "A project must keep at least one Owner."})
     if membership.role != role:
+        details = {"account": membership.account_id, "old_role": membership.role, "new_role": role}
+        audit(actor, "membership.change", target=membership, project=project, details=details)
         membership.role = role
         membership.save(update_fields=["role"])
     _sync_guardian(membership, project=project, account=membership.account)
@@ -223,6 +236,13 @@ def project_member_remove(*, actor: Actor, membership: ProjectMembership) -> Non
         if _owner_count(project) <= 1:
             raise ValidationError({"role": "A project must keep at least one Owner."})
     account = membership.account
+    audit(
+        actor,
+        "membership.remove",
+        target=membership,
+        project=project,
+        details={"account": account.pk, "role": membership.role},
+    )
     membership.delete()
     _sync_guardian(None, project=project, account=account)
 
@@ -260,6 +280,13 @@ def api_key_create(
     )
     if projects:
         key.projects.set(projects)
+    audit(
+        actor,
+        "key.create",
+        org=org,
+        target=key,
+        details={"read_only": read_only, "projects": [p.pk for p in projects]},
+    )
     return key, secret
 
 
@@ -270,4 +297,5 @@ def api_key_revoke(*, actor: Actor, key: ApiKey) -> ApiKey:
     if key.org_id != actor.org.pk:
         raise PermissionDenied("Not a key of your organization.")
     key.revoke()
+    audit(actor, "key.revoke", target=key)
     return key

@@ -10,6 +10,7 @@ from django.core.paginator import Paginator
 from django.shortcuts import render
 
 from .access import actor_for_account
+from .origin import with_origin
 
 PAGE_SIZE = 20
 
@@ -24,7 +25,7 @@ def org_page(view):
         actor = actor_for_account(request.user, membership.org) if membership else None
         if actor is None:
             return render(request, "no_org.html", status=403)
-        request.actor = actor
+        request.actor = with_origin(actor, request)
         return view(request, *args, **kwargs)
 
     return wrapper

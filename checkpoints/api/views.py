@@ -3,11 +3,13 @@ selector, and serialize; access is decided by projects.access through checkpoint
 
 from contextlib import contextmanager
 
+from django.db import transaction
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
+from audit import services as audit
 from projects.access import project_by_ref, require_change_session, require_subject
 from projects.api.base import EngramAPIView
 from projects.api.errors import ApiError
@@ -84,7 +86,9 @@ class SessionDetailView(EngramAPIView):
     def delete(self, request, session_id):
         session = selectors.session_get(self.actor, session_id)
         require_change_session(self.actor, session)
-        services.session_delete(session=session)
+        with transaction.atomic():
+            audit.record(self.actor, audit.Action.SESSION_DELETE, target=session, subject=session.user_id)
+            services.session_delete(session=session)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "django_htmx",
     "template_partials",
     "projects",
+    "audit",
     "memory",
     "profiles",
     "checkpoints",
@@ -176,6 +177,8 @@ CELERY_BEAT_SCHEDULE: dict = {}
 
 # Secrets at rest (provider API keys) are encrypted with Fernet keys derived from this.
 ENGRAM_ENCRYPTION_KEY = env_str("ENGRAM_ENCRYPTION_KEY", "")
+# The audit log's "from where": trust X-Forwarded-For (its last entry) only behind a proxy that sets it.
+ENGRAM_TRUST_X_FORWARDED_FOR = env_bool("ENGRAM_TRUST_X_FORWARDED_FOR", False)
 
 # Embeddings: the server default; orgs and users may override it.
 ENGRAM_EMBEDDING_PROVIDER = env_str("ENGRAM_EMBEDDING_PROVIDER", "local")

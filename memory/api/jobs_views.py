@@ -3,12 +3,14 @@
 Who sees which job is projects.access.extraction_job_read_q's rule (memory.selectors.extraction_jobs_for).
 """
 
+from django.db import transaction
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from audit import services as audit
 from memory.extraction.services import extraction_job_retry
 from memory.llm import llm_config_delete, llm_config_get, llm_config_set, llm_for
 from memory.models import ExtractionJob, JobStatus
@@ -130,15 +132,19 @@ class LLMConfigView(EngramAPIView):
         return Response(self._body())
 
     @extend_schema(request=LLMConfigInput, responses=OpenApiTypes.OBJECT)
+    @transaction.atomic  # the change and its audit event
     def put(self, request):
         require_org_admin(self.actor)
         data = LLMConfigInput(data=request.data)
         data.is_valid(raise_exception=True)
         llm_config_set(org=self.org, **data.validated_data)
+        audit.record(self.actor, audit.Action.CONFIG_LLM, details=audit.field_names(data.validated_data))
         return Response(self._body())
 
     @extend_schema(responses={204: None})
+    @transaction.atomic
     def delete(self, request):
         require_org_admin(self.actor)
         llm_config_delete(org=self.org)
+        audit.record(self.actor, audit.Action.CONFIG_LLM, details={"removed": True})
         return Response(status=204)

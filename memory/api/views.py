@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import re
 
+from django.db import transaction
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
+from audit import services as audit
 from projects.access import embedding_config_subject, project_by_ref
 from projects.api.base import EngramAPIView, EngramViewSet
 from projects.api.errors import ApiError, error_text
@@ -368,6 +370,7 @@ class EmbeddingConfigView(EngramAPIView):
         return Response(self._body(level, user_id))
 
     @extend_schema(request=EmbeddingConfigInputSerializer)
+    @transaction.atomic  # the change and its audit event
     def put(self, request):
         # Who may set it first: base_url is resolved (DNS) only for someone allowed to save it.
         level, user_id = self._level(
@@ -383,6 +386,12 @@ class EmbeddingConfigView(EngramAPIView):
             dimensions=data["dimensions"],
             api_key=data.get("api_key"),
         )
+        audit.record(
+            self.actor,
+            audit.Action.CONFIG_EMBEDDING,
+            subject=user_id,
+            details=audit.field_names(data, level=level),
+        )
         body = self._body(level, user_id)
         body["reembed_job"] = ReembedJobSerializer(job).data if job else None
         return Response(body)
@@ -391,9 +400,16 @@ class EmbeddingConfigView(EngramAPIView):
         parameters=[OpenApiParameter("level", str, enum=["org", "user"])],
         responses={200: EmbeddingConfigOutputSerializer},
     )
+    @transaction.atomic
     def delete(self, request):
         level, user_id = self._level(request)
         job = embedding_config_delete(org=self.org, user_id=user_id)
+        audit.record(
+            self.actor,
+            audit.Action.CONFIG_EMBEDDING,
+            subject=user_id,
+            details={"level": level, "removed": True},
+        )
         body = self._body(level, user_id)
         body["reembed_job"] = ReembedJobSerializer(job).data if job else None
         return Response(body)

@@ -14,6 +14,7 @@ from projects.access import (
     actor_for_key,
 )
 from projects.models import ApiKey
+from projects.origin import with_origin
 
 from .errors import ApiError
 
@@ -46,7 +47,7 @@ class ActorMixin:
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
-        self.actor = resolve_actor(request)
+        self.actor = with_origin(resolve_actor(request), request)
         self.org = self.actor.org
         request.actor = self.actor  # as on the pages (projects.web.org_page), e.g. for memory.filters
         super().check_throttles(request)  # the rate is the org's (projects.api.throttling)

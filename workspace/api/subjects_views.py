@@ -1,10 +1,12 @@
 """A subject's data as a whole: export, import, forget (/api/v1/users/{user_id}...)."""
 
+from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from audit import services as audit
 from projects.access import require_forget_subject, require_subject
 from projects.api.base import EngramAPIView
 from projects.api.errors import ApiError
@@ -25,6 +27,10 @@ class SubjectView(EngramAPIView):
                     "deleted": serializers.DictField(
                         child=serializers.IntegerField(), help_text="Rows per kind."
                     ),
+                    "left": serializers.DictField(
+                        child=serializers.IntegerField(),
+                        help_text="Rows per kind the caller may not erase (a key restricted to some projects).",
+                    ),
                     "total": serializers.IntegerField(),
                 },
             )
@@ -32,7 +38,9 @@ class SubjectView(EngramAPIView):
     )
     def delete(self, request, user_id: str):
         require_forget_subject(self.actor, user_id)
-        result = subject_forget(actor=self.actor, org=self.org, user_id=user_id)
+        with transaction.atomic():
+            result = subject_forget(actor=self.actor, org=self.org, user_id=user_id)
+            audit.subject_forgotten(self.actor, user_id, details={"deleted": result["deleted"]})
         counts = result["deleted"]
         return Response({"user_id": user_id, **result, "total": sum(counts.values())})
 
@@ -43,7 +51,10 @@ class SubjectExportView(EngramAPIView):
     @extend_schema(responses=OpenApiTypes.OBJECT)
     def get(self, request, user_id: str):
         require_subject(self.actor, user_id)
-        response = Response(subject_export(actor=self.actor, org=self.org, user_id=user_id))
+        with transaction.atomic():
+            data = subject_export(actor=self.actor, org=self.org, user_id=user_id)
+            audit.record(self.actor, audit.Action.SUBJECT_EXPORT, subject=user_id, details=audit.sizes(data))
+        response = Response(data)
         response["Content-Disposition"] = f'attachment; filename="engram-{self.org.slug}-export.json"'
         return response
 
@@ -55,7 +66,14 @@ class SubjectImportView(EngramAPIView):
     def post(self, request, user_id: str):
         require_subject(self.actor, user_id, write=True)
         try:
-            report = subject_import(actor=self.actor, org=self.org, user_id=user_id, data=request.data)
+            with transaction.atomic(), audit.quiet():  # one event with counts, not one per memory
+                report = subject_import(actor=self.actor, org=self.org, user_id=user_id, data=request.data)
+                audit.record(
+                    self.actor,
+                    audit.Action.SUBJECT_IMPORT,
+                    subject=user_id,
+                    details={"taken": report["taken"], "refused": len(report["refused"])},
+                )
         except ImportFormatError as exc:
             raise ApiError(400, "invalid_export", f"Cannot import this file: {exc}.") from exc
         return Response(report, status=201)
