@@ -131,7 +131,7 @@ def services_env() -> dict:
     env = dict(os.environ)
     start_postgres(env)
     start_redis(env)
-    check_postgres({**env, "DATABASE_URL": env.get("DATABASE_OWNER_URL") or env["DATABASE_URL"]})
+    check_postgres(env)
     check_embedder()
     print("* Self-check passed: a vector distance in PostgreSQL and one query embedding", flush=True)
     return env

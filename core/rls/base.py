@@ -26,16 +26,12 @@ SELECT r.rolsuper OR r.rolbypassrls
 FROM pg_roles r WHERE r.rolname = current_user
 """
 _warned = False
+ROLLING_BACK = object()
 
 
 def bind_scope(execute, sql, params, many, context):
     """An execute wrapper: set the scope's settings on the connection when they changed."""
-    wrapper = context["connection"]
-    scope = current()
-    if wrapper.rls_bound != scope:
-        with wrapper.connection.cursor() as cursor:
-            cursor.execute(BIND_SQL, scope.settings())
-        wrapper.rls_bound = scope
+    context["connection"].bind_row_security()
     return execute(sql, params, many, context)
 
 
@@ -44,6 +40,15 @@ class DatabaseWrapper(base.DatabaseWrapper):
         super().__init__(*args, **kwargs)
         self.rls_bound = None  # the scope this connection's settings hold; None: unknown
         self.execute_wrappers.append(bind_scope)
+
+    def bind_row_security(self) -> None:
+        """Give the open connection the current scope, if it has another; code that runs statements on the
+        driver's connection itself (memory.search.sql) calls this first."""
+        scope = current()
+        if self.rls_bound != scope and self.rls_bound is not ROLLING_BACK:
+            with self.connection.cursor() as cursor:
+                cursor.execute(BIND_SQL, scope.settings())
+            self.rls_bound = scope
 
     def get_new_connection(self, conn_params):
         connection = super().get_new_connection(conn_params)
@@ -58,8 +63,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
         super()._rollback()
 
     def _savepoint_rollback(self, sid):
-        self.rls_bound = None
-        super()._savepoint_rollback(sid)
+        self.rls_bound = ROLLING_BACK  # the ROLLBACK TO statement itself runs in a failed transaction
+        try:
+            super()._savepoint_rollback(sid)
+        finally:
+            self.rls_bound = None
 
 
 def _warn_if_bypassing(connection) -> None:
