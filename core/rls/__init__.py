@@ -94,3 +94,20 @@ def bind_account(account_id: int | None) -> None:
 def use_all_orgs_in_this_context() -> None:
     """For a process's main thread that acts across orgs (manage.py); threads it starts begin unbound."""
     _scope.set(ALL_ORGS)
+
+
+# The policy of a tenant table: its rows exist only for their org's scope, or for all orgs; an empty or
+# unset setting matches nothing. A migration that adds a table with an org column runs tenant_policy().
+IN_SCOPE = (
+    f"current_setting('{ALL_ORGS_SETTING}', true) = 'on'"
+    f" OR org_id = NULLIF(current_setting('{ORG_SETTING}', true), '')::bigint"
+)
+
+
+def tenant_policy(table: str) -> tuple[str, str]:
+    """(forward, reverse) SQL for migrations.RunSQL: row-level security on `table` by its org_id."""
+    return (
+        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;"
+        f" CREATE POLICY tenant ON {table} USING ({IN_SCOPE}) WITH CHECK ({IN_SCOPE});",
+        f"DROP POLICY tenant ON {table}; ALTER TABLE {table} DISABLE ROW LEVEL SECURITY;",
+    )

@@ -1,12 +1,14 @@
 """Row-level security on every tenant table (core.rls): a row is there only for its own org's scope.
 
-A table added later with an org column gets its policy in its own migration, with the same SQL
-(tests/test_rls.py fails until it has one). Tables scoped through a parent and without org_id carry no
-tenant data of their own and have no policy: projects_apikey_projects (key and project ids, both rows
-protected), guardian's object permissions (account, permission and object id), and the organizations
-(name and slug)."""
+A table added later with an org column gets its policy in its own migration,
+`migrations.RunSQL(*tenant_policy("app_table"))`; tests/test_rls.py fails until it has one. Tables
+scoped through a parent and without org_id carry no tenant data of their own and have no policy:
+projects_apikey_projects (key and project ids, both rows protected), guardian's object permissions
+(account, permission and object id), and the organizations (name and slug)."""
 
 from django.db import migrations
+
+from core.rls import tenant_policy
 
 TENANT_TABLES = [
     "projects_orgmembership",
@@ -29,23 +31,8 @@ TENANT_TABLES = [
     "checkpoints_checkpointarchive",
 ]
 
-# Empty or unset settings match nothing: no scope bound, no rows.
-IN_SCOPE = (
-    "current_setting('engram.all_orgs', true) = 'on'"
-    " OR org_id = NULLIF(current_setting('engram.org_id', true), '')::bigint"
-)
+# An account finds its own memberships in every org (to pick one) before an org is bound.
 OWN_MEMBERSHIP = "account_id = NULLIF(current_setting('engram.account_id', true), '')::bigint"
-
-
-def enable(table: str) -> str:
-    return (
-        f"ALTER TABLE {table} ENABLE ROW LEVEL SECURITY;"
-        f" CREATE POLICY tenant ON {table} USING ({IN_SCOPE}) WITH CHECK ({IN_SCOPE});"
-    )
-
-
-def disable(table: str) -> str:
-    return f"DROP POLICY tenant ON {table}; ALTER TABLE {table} DISABLE ROW LEVEL SECURITY;"
 
 
 class Migration(migrations.Migration):
@@ -56,8 +43,7 @@ class Migration(migrations.Migration):
         ("checkpoints", "0002_checkpoint_parent_ref"),
     ]
 
-    operations = [migrations.RunSQL(enable(table), disable(table)) for table in TENANT_TABLES] + [
-        # An account finds its own memberships in every org (to pick one) before an org is bound.
+    operations = [migrations.RunSQL(*tenant_policy(table)) for table in TENANT_TABLES] + [
         migrations.RunSQL(
             f"CREATE POLICY own_memberships ON projects_orgmembership FOR SELECT USING ({OWN_MEMBERSHIP});",
             "DROP POLICY own_memberships ON projects_orgmembership;",
