@@ -143,3 +143,12 @@ def test_recall_counts_written_off_the_request_thread_reach_the_rows(org_a, sett
     while MemoryItem.objects.get(pk=item.pk).access_count == 0 and time.monotonic() < deadline:
         time.sleep(0.05)
     assert MemoryItem.objects.get(pk=item.pk).access_count == 2
+
+
+def test_the_keyword_index_serves_the_application_role(rows):
+    """Row-level security does not turn a keyword lookup into a scan of the org's rows."""
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN SELECT id FROM memory_memoryitem WHERE search_tokens @@ 'note'::tsquery")
+        plan = "\n".join(line for (line,) in cursor.fetchall())
+    assert "mem_search_tokens" in plan, plan
