@@ -209,13 +209,10 @@ def main() -> None:
         quality([r for r in rows if r.get("split") == split], args.verbose, title)
     quality(rows, False, " - all")
 
-    from django.test.utils import setup_databases, teardown_databases
+    from bench.ingest import owned_test_databases
 
-    old = setup_databases(verbosity=0, interactive=False)
-    try:
+    with owned_test_databases():
         timing(rows, args.repeat)
-    finally:
-        teardown_databases(old, verbosity=0)
 
 
 if __name__ == "__main__":

@@ -63,6 +63,27 @@ def make_texts(n: int, seed: int = 7) -> list[str]:
 
 
 @contextmanager
+def owned_test_databases():
+    """Django's test databases, created and dropped by the owner (DATABASE_OWNER_URL) and used by the
+    application's role, with every org in view for the set-up code (row-level security, core.rls)."""
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+
+    from core import rls
+    from core.rls.roles import switch_back, switch_to_owner
+
+    app = switch_to_owner(connection)
+    old = setup_databases(verbosity=0, interactive=False)
+    switch_back(connection, app)
+    rls.use_all_orgs_in_this_context()
+    try:
+        yield
+    finally:
+        switch_to_owner(connection)
+        teardown_databases(old, verbosity=0)
+
+
+@contextmanager
 def bench_database(name: str):
     """Django set up on a fresh, migrated database; dropped afterwards."""
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
@@ -70,16 +91,10 @@ def bench_database(name: str):
     import django
 
     django.setup()
-    from django.db import connection
-
     t0 = time.perf_counter()
-    old_name = connection.settings_dict["NAME"]
-    connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
-    print(f"database {name} created and migrated in {time.perf_counter() - t0:.1f}s")
-    try:
+    with owned_test_databases():
+        print(f"database {name} created and migrated in {time.perf_counter() - t0:.1f}s")
         yield
-    finally:
-        connection.creation.destroy_test_db(old_name, verbosity=0)
 
 
 def api_client():

@@ -1,7 +1,7 @@
 """Search at scale: 100,000 memories in one org, 500,000 in the database, Chinese and English.
 
     .venv/bin/python bench/search_scale.py [--pool 4000] [--per-org 100000] [--orgs 5] [--users 200]
-                                           [--queries 100] [--keep] [--reuse]
+                                           [--queries 100] [--keep] [--reuse] [--as-owner]
 
 Runs in its own database (engram_bench on the server of $DATABASE_URL), created, migrated and dropped
 at the end (--keep leaves it; --reuse measures again on the database a --keep run left, without loading,
@@ -171,20 +171,27 @@ def pct(values: list[float], p: float) -> float:
 # ---- outer process: the database's life ---------------------------------------------------------
 
 
-def bench_url() -> str:
-    url = urlparse(os.environ.get("DATABASE_URL", "postgres://postgres@localhost:5432/engram"))
+def bench_url(variable: str = "DATABASE_URL") -> str:
+    url = urlparse(os.environ.get(variable) or "postgres://postgres@localhost:5432/engram")
     return urlunparse(url._replace(path=f"/{BENCH_DB}"))
 
 
 def admin_conn():
     import psycopg
 
-    url = urlparse(os.environ.get("DATABASE_URL", "postgres://postgres@localhost:5432/engram"))
+    owner = os.environ.get("DATABASE_OWNER_URL") or os.environ.get("DATABASE_URL")
+    url = urlparse(owner or "postgres://postgres@localhost:5432/engram")
     return psycopg.connect(urlunparse(url._replace(path="/postgres")), autocommit=True)
 
 
 def outer(args) -> None:
+    # The application's role searches (row-level security applies to it, core.rls); the owner loads.
+    # --as-owner searches as the owner too, whom the policies do not apply to: the difference is their cost.
     env = {**os.environ, "DATABASE_URL": bench_url(), "DJANGO_SETTINGS_MODULE": "config.settings.base"}
+    if os.environ.get("DATABASE_OWNER_URL"):
+        env["DATABASE_OWNER_URL"] = bench_url("DATABASE_OWNER_URL")
+        if args.as_owner:
+            env["DATABASE_URL"] = env["DATABASE_OWNER_URL"]
     if args.reuse:
         with admin_conn() as conn:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [BENCH_DB]).fetchone()
@@ -219,11 +226,14 @@ def inner(args) -> None:
     django.setup()
     from django.db import connection
 
+    from core import rls
+    from core.rls.roles import as_owner
     from memory.embeddings import provider_for
     from projects.access import actor_for_key
     from projects.models import ApiKey, Organization
     from projects.services import api_key_create, org_create
 
+    rls.use_all_orgs_in_this_context()  # loading; the search binds the searching key's org below
     rng = random.Random(42)
     if args.loaded:  # --reuse: the database of an earlier --keep run, same sizes
         orgs = [Organization.objects.get(slug=f"bench-{i}") for i in range(args.orgs)]
@@ -242,8 +252,10 @@ def inner(args) -> None:
             in_org = cur.fetchone()[0]
         print(f"reusing {total} memories ({in_org} in the measured org)")
     else:
-        total, in_org = load(args, orgs, provider, model)
-    measure(args, orgs, actor, model, provider, rng, total, in_org)
+        with as_owner(connection):  # bulk SQL and index builds
+            total, in_org = load(args, orgs, provider, model)
+    with rls.scoped(rls.Scope(org_id=orgs[0].pk)):  # as a request of the key binds it
+        measure(args, orgs, actor, model, provider, rng, total, in_org)
 
 
 def load(args, orgs, provider, model) -> tuple[int, int]:
@@ -415,6 +427,11 @@ def main() -> None:
         "--reuse",
         action="store_true",
         help="measure on the engram_bench database left by --keep (same sizes)",
+    )
+    parser.add_argument(
+        "--as-owner",
+        action="store_true",
+        help="search as the tables' owner (row-level security off), to compare with the default",
     )
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--loaded", action="store_true", help=argparse.SUPPRESS)

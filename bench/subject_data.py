@@ -40,13 +40,10 @@ def main() -> None:
     import django
 
     django.setup()
-    from django.test.utils import setup_databases, teardown_databases
+    from bench.ingest import owned_test_databases
 
-    old = setup_databases(verbosity=0, interactive=False)
-    try:
+    with owned_test_databases():
         run(args)
-    finally:
-        teardown_databases(old, verbosity=0)
 
 
 def fill(org, user_id: str, args) -> None:

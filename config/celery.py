@@ -2,8 +2,10 @@ import logging
 import os
 
 from celery import Celery
-from celery.signals import worker_init
+from celery.signals import task_postrun, task_prerun, worker_init
 from django.db import transaction
+
+from core import rls
 
 log = logging.getLogger(__name__)
 
@@ -22,6 +24,26 @@ def one_math_thread_per_worker(**kwargs):
     other 5-10x (bench/extraction.py). One thread per process; scale with processes (one per core).
     Set before the model loads (lazily, on the first embedding); an explicit OMP_NUM_THREADS wins."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+_task_scopes: dict = {}
+
+
+@task_prerun.connect
+def all_orgs_for_tasks(task_id=None, **kwargs):
+    """Tasks take ids and act as the system of the row's org, sweeps across orgs: row-level security
+    (core.rls) lets them see every org; the access module still scopes what they do."""
+    _task_scopes.setdefault(task_id, []).append(rls.enter(rls.ALL_ORGS))
+
+
+@task_postrun.connect
+def end_task_scope(task_id=None, **kwargs):
+    tokens = _task_scopes.get(task_id) or [None]
+    token = tokens.pop()
+    if not tokens:
+        _task_scopes.pop(task_id, None)
+    if token is not None:
+        rls.leave(token)
 
 
 def enqueue_on_commit(task, *args) -> None:

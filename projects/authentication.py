@@ -5,6 +5,8 @@ from datetime import timedelta
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 
+from core import rls
+
 from .models import ApiKey, hash_secret
 
 
@@ -36,15 +38,16 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             return None  # not ours (e.g. Basic): session auth may still apply, else 401
         if len(parts) != 2:
             raise exceptions.AuthenticationFailed("Malformed Authorization header; expected 'Bearer <key>'.")
-        key = ApiKey.objects.select_related("org").filter(hashed_secret=hash_secret(parts[1])).first()
-        if key is None:
-            raise exceptions.AuthenticationFailed("Invalid API key.")
-        if key.revoked_at is not None:
-            raise exceptions.AuthenticationFailed("This API key has been revoked.")
-        now = timezone.now()
-        if key.last_used_at is None or now - key.last_used_at > timedelta(seconds=60):
-            ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
-            key.last_used_at = now
+        with rls.all_orgs():  # the key names its org: it is found among every org's keys
+            key = ApiKey.objects.select_related("org").filter(hashed_secret=hash_secret(parts[1])).first()
+            if key is None:
+                raise exceptions.AuthenticationFailed("Invalid API key.")
+            if key.revoked_at is not None:
+                raise exceptions.AuthenticationFailed("This API key has been revoked.")
+            now = timezone.now()
+            if key.last_used_at is None or now - key.last_used_at > timedelta(seconds=60):
+                ApiKey.objects.filter(pk=key.pk).update(last_used_at=now)
+                key.last_used_at = now
         return ApiKeyPrincipal(key), key
 
     def authenticate_header(self, request):

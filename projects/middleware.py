@@ -1,6 +1,9 @@
 from django.http import HttpResponseBadRequest
+from django.urls import reverse
 from django.utils.functional import SimpleLazyObject
 from django.utils.translation import gettext as _
+
+from core import rls
 
 from .api.errors import NUL_MESSAGE, json_error
 
@@ -66,3 +69,27 @@ class BadInputMiddleware:
                 message = _("at most %(limit)d characters.") % {"limit": MAX_PATH_ID}
                 return _bad_input(request, name, message)
         return None
+
+
+class RowSecurityMiddleware:
+    """Each request starts with the row-level security scope of its signed-in account (core.rls): the
+    account's own memberships and nothing of any org, until the view binds the actor's org
+    (projects.web.org_page, projects.api.base.ActorMixin). Staff see every org in the Django admin."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+        self.admin_prefix = None
+
+    def __call__(self, request):
+        with rls.scoped(self.scope(request)):
+            return self.get_response(request)
+
+    def scope(self, request) -> rls.Scope:
+        user = request.user
+        if not user.is_authenticated:
+            return rls.NOTHING
+        if self.admin_prefix is None:
+            self.admin_prefix = reverse("admin:index")
+        if user.is_active and user.is_staff and request.path.startswith(self.admin_prefix):
+            return rls.ALL_ORGS
+        return rls.Scope(account_id=user.pk)

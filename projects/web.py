@@ -9,6 +9,8 @@ from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
 from django.shortcuts import render
 
+from core import rls
+
 from .access import actor_for_account
 from .origin import with_origin
 
@@ -26,6 +28,7 @@ def org_page(view):
         if actor is None:
             return render(request, "no_org.html", status=403)
         request.actor = with_origin(actor, request)
+        rls.bind_org(actor.org.pk, request.user.pk)
         return view(request, *args, **kwargs)
 
     return wrapper

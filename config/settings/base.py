@@ -48,6 +48,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "projects.middleware.RowSecurityMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -93,6 +94,13 @@ DATABASES = {
         env_str("DATABASE_URL", "postgres://postgres@localhost:5432/engram"), conn_max_age=60
     )
 }
+# Row-level security (core/rls): the application connects as DATABASE_URL's role, which must be neither a
+# superuser nor the tables' owner; migrations run as the owner, DATABASE_OWNER_URL (same database).
+DATABASES["default"]["ENGINE"] = "core.rls"
+DATABASE_OWNER = (
+    dj_database_url.parse(env_str("DATABASE_OWNER_URL")) if env_str("DATABASE_OWNER_URL") else None
+)
+DATABASE_APP_ROLE = DATABASES["default"]["USER"] if DATABASE_OWNER else ""
 # Search statements (memory/search/) are prepared on the server, which saves parsing and lets PostgreSQL
 # reuse plans; Django's other queries bind on the client and are never prepared. Set
 # DATABASE_PREPARED_STATEMENTS=false behind a pooler that cannot keep prepared statements (PgBouncer

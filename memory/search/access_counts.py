@@ -10,6 +10,8 @@ from collections import Counter
 from django.conf import settings
 from django.db import connection
 
+from core import rls
+
 log = logging.getLogger(__name__)
 
 
@@ -62,7 +64,8 @@ class AccessRecorder:
             time.sleep(settings.SEARCH_ACCESS_FLUSH_SECONDS)
             self._wake.clear()
             try:
-                self.flush()
+                with rls.all_orgs():  # this thread is no request's: the ids came from searches that saw them
+                    self.flush()
             except Exception:  # noqa: BLE001 — statistics must never take the process down
                 log.exception("flushing access counts failed")
             finally:

@@ -288,6 +288,7 @@ def run_statements(statements: list[tuple[str, list]]) -> list[list[dict]]:
     has run before skips parsing, and PostgreSQL may reuse its plan (see PostgreSQL's plan_cache_mode).
     """
     connection.ensure_connection()
+    connection.bind_row_security()  # Django's execute wrappers (core.rls) do not see the driver's cursors
     conn = connection.connection
     cursors = []
     with connection.wrap_database_errors:

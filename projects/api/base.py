@@ -4,6 +4,7 @@ from django.http import Http404
 from rest_framework import serializers, viewsets
 from rest_framework.views import APIView
 
+from core import rls
 from core.net import UnsafeURL, check_url
 from projects.access import (
     Actor,
@@ -47,8 +48,11 @@ class ActorMixin:
 
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
+        account_id = None if isinstance(request.auth, ApiKey) else request.user.pk
+        rls.bind_account(account_id)  # its memberships, to find its org
         self.actor = with_origin(resolve_actor(request), request)
         self.org = self.actor.org
+        rls.bind_org(self.org.pk, account_id)
         request.actor = self.actor  # as on the pages (projects.web.org_page), e.g. for memory.filters
         super().check_throttles(request)  # the rate is the org's (projects.api.throttling)
 
