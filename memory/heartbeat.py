@@ -18,6 +18,8 @@ from django.db import connection
 from django.db.models import Q
 from django.utils import timezone
 
+from core import rls
+
 from .models import JobStatus
 
 log = logging.getLogger(__name__)
@@ -28,18 +30,21 @@ def heartbeat(model, pk: int, *, every: float | None = None):
     """Stamp `model` row `pk`'s heartbeat_at every `every` seconds while the block runs (and it is processing)."""
     every = settings.JOB_HEARTBEAT_SECONDS if every is None else every
     stop = threading.Event()
+    scope = rls.current()  # a new thread starts with no row-level security scope: it beats in the job's
 
     def beat() -> None:
         try:
-            while not stop.wait(every):
-                try:
-                    model.objects.filter(pk=pk, status=JobStatus.PROCESSING).update(
-                        heartbeat_at=timezone.now()
-                    )
-                except Exception:  # noqa: BLE001 - a database blip: the next beat tries again
-                    log.warning("heartbeat of %s %s failed", model.__name__, pk, exc_info=True)
+            with rls.scoped(scope):
+                _beat_until(stop)
         finally:
             connection.close()  # this thread's own connection
+
+    def _beat_until(stop: threading.Event) -> None:
+        while not stop.wait(every):
+            try:
+                model.objects.filter(pk=pk, status=JobStatus.PROCESSING).update(heartbeat_at=timezone.now())
+            except Exception:  # noqa: BLE001 - a database blip: the next beat tries again
+                log.warning("heartbeat of %s %s failed", model.__name__, pk, exc_info=True)
 
     thread = threading.Thread(target=beat, name=f"heartbeat-{model.__name__}-{pk}", daemon=True)
     thread.start()
