@@ -25,7 +25,7 @@ from projects.access import Actor
 from projects.models import Project
 
 from . import gate
-from .drafts import MemoryDraft
+from .drafts import MemoryDraft, lock_subjects
 from .models import MemoryItem, MemoryRevision, MemoryType, Scope, Source, Status
 from .selectors import readable_memories
 from .services import StaleVersion, memory_archive, memory_create, memory_update
@@ -313,6 +313,9 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
     with connection.cursor() as cursor:  # one document apply per subject at a time
         cursor.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [subject.lock_key()])
     items = list(subject_items(actor, subject))
+    # The subjects' duplicate-check locks before any row lock, in the order adds take them: an add
+    # merging into one of these rows holds its subject's lock first, so the two cannot deadlock.
+    lock_subjects(subject.org.pk, items)
     current = {item.pk: item for item in items}
     if _state_hash(items) != base_hash:
         marked = {b.item_id for b in bullets if b.item_id}
