@@ -5,12 +5,15 @@ from io import StringIO
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
+from django.db import connection
 from guardian.models import UserObjectPermission
 
+from core.text import keyword_tokens
 from memory.models import MemoryItem, MemoryRevision
 from projects.models import ApiKey, Organization, OrgMembership, Project, ProjectMembership, hash_secret
 
 from .conftest import key_client
+from .factories import MemoryItemFactory, OrgFactory
 
 
 def run(*args) -> str:
@@ -153,3 +156,43 @@ def test_it_reports_exit_codes_and_busy_ports_like_a_shell_would():
         probe.bind(("127.0.0.1", 0))
         free = probe.getsockname()[1]
     assert not devservices._port_taken(free)
+
+
+def _stored_tokens(item) -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT tsvector_to_array(search_tokens) FROM memory_memoryitem WHERE id = %s", [item.pk]
+        )
+        return set(cursor.fetchone()[0] or ())
+
+
+def test_memory_retokenize_rewrites_tokens_an_older_tokeniser_stored(db):
+    org = OrgFactory(slug="acme")
+    other = OrgFactory(slug="other")
+    russian = MemoryItemFactory(org=org, content="Пользователь любит кофе")
+    accented = MemoryItemFactory(org=org, content="Le café est fermé")
+    current = MemoryItemFactory(org=org, content="Alice prefers short answers")
+    elsewhere = MemoryItemFactory(org=other, content="Пользователь любит чай")
+    # What the older tokeniser left: nothing for Cyrillic, fragments for accented Latin.
+    MemoryItem.objects.filter(pk__in=[russian.pk, elsewhere.pk]).update(search_tokens=None)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE memory_memoryitem SET search_tokens = array_to_tsvector(ARRAY['caf', 'ferm']) WHERE id = %s",
+            [accented.pk],
+        )
+    before = _stored_tokens(current)
+
+    output = run("memory_retokenize", "--org", "acme", "--dry-run")
+    assert "done: 2 of 3 memories would change" in output
+    assert _stored_tokens(russian) == set()
+
+    output = run("memory_retokenize", "--org", "acme", "--chunk", "2")
+    assert "done: 2 of 3 memories changed" in output
+    assert _stored_tokens(russian) == set(keyword_tokens(russian.content)) >= {"кофе"}
+    assert _stored_tokens(accented) == set(keyword_tokens(accented.content)) >= {"café"}
+    assert _stored_tokens(current) == before
+    assert _stored_tokens(elsewhere) == set()  # another org: not asked for
+
+    assert "done: 0 of 3 memories changed" in run("memory_retokenize", "--org", "acme")
+    with pytest.raises(CommandError, match="No organization"):
+        run("memory_retokenize", "--org", "nope")
