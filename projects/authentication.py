@@ -7,6 +7,7 @@ from rest_framework import authentication, exceptions
 
 from core import rls
 
+from .login_throttle import api_key_failed, api_key_wait
 from .models import ApiKey, hash_secret
 
 
@@ -38,9 +39,13 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
             return None  # not ours (e.g. Basic): session auth may still apply, else 401
         if len(parts) != 2:
             raise exceptions.AuthenticationFailed("Malformed Authorization header; expected 'Bearer <key>'.")
+        wait = api_key_wait(request)
+        if wait:  # this address presented too many keys that match none
+            raise exceptions.Throttled(wait=wait)
         with rls.all_orgs():  # the key names its org: it is found among every org's keys
             key = ApiKey.objects.select_related("org").filter(hashed_secret=hash_secret(parts[1])).first()
             if key is None:
+                api_key_failed(request)
                 raise exceptions.AuthenticationFailed("Invalid API key.")
             if key.revoked_at is not None:
                 raise exceptions.AuthenticationFailed("This API key has been revoked.")

@@ -4,6 +4,9 @@ enough of them lock that name or address for a while, doubling with each lockout
 While locked, even the right password is refused (the form says when to try again). A successful sign-in
 clears the account's failures and lockouts; an address's count only expires, so signing in to one's own
 account between guesses at others does not reset it.
+
+Wrong API keys are counted the same way per client address (api_key_failed / api_key_wait): an address
+that keeps presenting keys that do not exist is locked out of key authentication for a while (429).
 """
 
 from __future__ import annotations
@@ -58,22 +61,44 @@ def _subjects(request, username: str) -> list[tuple[str, int]]:
 
 def login_wait(request, username: str) -> int:
     """Seconds until this name may try to sign in from this address again (0: now)."""
-    now = time.time()
-    until = max((cache.get(f"{stem}:locked") or 0.0) for stem, _limit in _subjects(request, username))
-    return max(0, math.ceil(until - now))
+    return _wait(stem for stem, _limit in _subjects(request, username))
 
 
 def login_failed(request, username: str) -> None:
     """Count a failure; the one that reaches a limit locks the name or address."""
-    window = settings.ENGRAM_LOGIN_LOCKOUT_MAX_SECONDS
     for stem, limit in _subjects(request, username):
-        if _incr(f"{stem}:failures", window) < limit:
-            continue
-        cache.delete(f"{stem}:failures")
-        strikes = _incr(f"{stem}:strikes", STRIKES_KEPT_SECONDS)
-        cache.touch(f"{stem}:strikes", STRIKES_KEPT_SECONDS)
-        seconds = min(settings.ENGRAM_LOGIN_LOCKOUT_SECONDS * 2 ** (strikes - 1), window)
-        cache.set(f"{stem}:locked", time.time() + seconds, timeout=math.ceil(seconds))
+        _count_failure(stem, limit)
+
+
+def _count_failure(stem: str, limit: int) -> None:
+    window = settings.ENGRAM_LOGIN_LOCKOUT_MAX_SECONDS
+    if _incr(f"{stem}:failures", window) < limit:
+        return
+    cache.delete(f"{stem}:failures")
+    strikes = _incr(f"{stem}:strikes", STRIKES_KEPT_SECONDS)
+    cache.touch(f"{stem}:strikes", STRIKES_KEPT_SECONDS)
+    seconds = min(settings.ENGRAM_LOGIN_LOCKOUT_SECONDS * 2 ** (strikes - 1), window)
+    cache.set(f"{stem}:locked", time.time() + seconds, timeout=math.ceil(seconds))
+
+
+def _wait(stems) -> int:
+    until = max((cache.get(f"{stem}:locked") or 0.0) for stem in stems)
+    return max(0, math.ceil(until - time.time()))
+
+
+def _api_key_stem(request) -> str:
+    address = hashlib.sha256(_address_key(client_address(request)).encode()).hexdigest()[:32]
+    return f"apikey:address:{address}"
+
+
+def api_key_wait(request) -> int:
+    """Seconds until this address may present an API key again (0: now)."""
+    return _wait([_api_key_stem(request)])
+
+
+def api_key_failed(request) -> None:
+    """Count a key that matched none; the one that reaches ENGRAM_API_KEY_ADDRESS_FAILURES locks the address."""
+    _count_failure(_api_key_stem(request), settings.ENGRAM_API_KEY_ADDRESS_FAILURES)
 
 
 def _incr(key: str, timeout: int) -> int:

@@ -182,3 +182,20 @@ def test_staff_set_an_orgs_rate_in_the_admin(org_a, key_a):
     assert (org_a.api_rate, org_a.members_set_embedding) == ("2/min", True)
     _, client = key_a
     assert [client.get("/api/v1/projects").status_code for _ in range(3)] == [200, 200, 429]
+
+
+def test_an_address_guessing_api_keys_is_locked_out_even_for_a_real_key(limits, org_a):
+    limits.ENGRAM_API_KEY_ADDRESS_FAILURES = 4
+    _, secret = api_key_create(org=org_a, name="real")
+    guesser, neighbour = address(), address()
+
+    def call(addr, presented):
+        return Client(REMOTE_ADDR=addr).get("/api/v1/projects", HTTP_AUTHORIZATION=f"Bearer {presented}")
+
+    for _ in range(4):
+        assert call(guesser, "ek_not-a-key").status_code == 401
+    locked = call(guesser, secret)  # even the right key, from this address, while locked
+    assert locked.status_code == 429
+    assert 0 < int(locked["Retry-After"]) <= limits.ENGRAM_LOGIN_LOCKOUT_SECONDS
+    assert locked.json()["error"]["code"] == "throttled"
+    assert call(neighbour, secret).status_code == 200  # another address is not affected

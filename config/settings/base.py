@@ -209,6 +209,8 @@ ENGRAM_LOGIN_ACCOUNT_FAILURES = env_int("ENGRAM_LOGIN_ACCOUNT_FAILURES", 5, mini
 ENGRAM_LOGIN_ADDRESS_FAILURES = env_int("ENGRAM_LOGIN_ADDRESS_FAILURES", 20, minimum=1)
 ENGRAM_LOGIN_LOCKOUT_SECONDS = env_int("ENGRAM_LOGIN_LOCKOUT_SECONDS", 60, minimum=1)
 ENGRAM_LOGIN_LOCKOUT_MAX_SECONDS = env_int("ENGRAM_LOGIN_LOCKOUT_MAX_SECONDS", 900, minimum=1)
+# Wrong API keys from one address before it is locked out of key authentication (the same back-off).
+ENGRAM_API_KEY_ADDRESS_FAILURES = env_int("ENGRAM_API_KEY_ADDRESS_FAILURES", 50, minimum=1)
 ENGRAM_TRUSTED_PROXIES = env_int("ENGRAM_TRUSTED_PROXIES", 0, minimum=0, maximum=10)
 # API requests per API key, and per account on a session: "<n>/<s|min|hour|day>"; an org may set its own.
 ENGRAM_API_RATE = env_rate("ENGRAM_API_RATE", "1200/min")
