@@ -81,7 +81,9 @@ def _cosine_max(vectors: list, vector) -> tuple[int, float]:
 
 def _admit(actor: Actor, org, draft: MemoryDraft, *, infer: bool, auto_counts: dict[str, int]) -> None:
     """The checks of one draft, as a single add makes them; raises GateRejection, PermissionDenied, Http404."""
-    require_create_memory(actor, scope=draft.scope, user_id=draft.user_id, project=draft.project)
+    require_create_memory(
+        actor, scope=draft.scope, user_id=draft.user_id, project=draft.project, session_id=draft.session_id
+    )
     if infer:
         gate.check(draft.content, draft.confidence)
         if draft.source == Source.AUTO:

@@ -143,7 +143,9 @@ def memory_create(
     embedding: a vector the caller already has (with its model), so the provider is not asked again.
     """
     require_own_org(actor, org.pk)
-    require_create_memory(actor, scope=draft.scope, user_id=draft.user_id, project=draft.project)
+    require_create_memory(
+        actor, scope=draft.scope, user_id=draft.user_id, project=draft.project, session_id=draft.session_id
+    )
     gate.check(draft.content, draft.confidence)
     base = draft.subject(org)
     if dedup != "none":

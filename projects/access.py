@@ -26,10 +26,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from django.core.exceptions import PermissionDenied
+from django.db import connection
 from django.db.models import Q, QuerySet
 from django.db.models.expressions import RawSQL
 from django.db.models.signals import m2m_changed
 from django.http import Http404
+from django.utils.translation import gettext as _
 from guardian.core import ObjectPermissionChecker
 
 from .models import ApiKey, Organization, OrgMembership, Project, ProjectMembership, ProjectRole
@@ -421,6 +423,18 @@ _SESSIONS_OF_OTHER_PROJECTS = (
 )
 
 
+def _session_out_of_reach(actor: Actor, session_id: str) -> bool:
+    """A project-restricted key and a session of a project it does not reach (what it could not read)."""
+    ids = key_project_ids(actor.api_key) if actor.is_key else None
+    if ids is None:
+        return False
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'{_SESSIONS_OF_OTHER_PROJECTS} AND "session_id" = %s LIMIT 1', [actor.org.pk, ids, session_id]
+        )
+        return cursor.fetchone() is not None
+
+
 def key_session_memories_q(actor: Actor, prefix: str = "") -> Q:
     """A session-scope memory follows its session: a project-restricted key reads none of a session in a
     project it does not reach (session_read_q); Q() for every other actor."""
@@ -513,12 +527,18 @@ def embedding_config_read_q(actor: Actor, prefix: str = "") -> Q:
     return org_q(actor, prefix) & own
 
 
-def require_create_memory(actor: Actor, *, scope: str, user_id: str | None, project: Project | None) -> None:
+def require_create_memory(
+    actor: Actor, *, scope: str, user_id: str | None, project: Project | None, session_id: str = ""
+) -> None:
     if not actor.can_write:
         raise PermissionDenied("This API key is read-only.")
     if scope == "project":
         require_project(actor, project, "create_memories")
     else:
+        if scope == "session" and session_id and _session_out_of_reach(actor, session_id):
+            raise PermissionDenied(
+                _("This API key does not reach the project of session %(session)s.") % {"session": session_id}
+            )
         if actor.is_key or actor.is_system:
             return
         if user_id != actor.user_id:

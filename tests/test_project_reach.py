@@ -325,3 +325,34 @@ def test_a_p1_key_reads_no_session_memory_of_a_p2_session(world, org_a):
     body = client.delete("/api/v1/users/alice").json()
     assert MemoryItem.objects.filter(pk=in_p2).exists() and not MemoryItem.objects.filter(pk=in_p1).exists()
     assert body["left"]["MemoryItem"] == 3  # p2, bob's own note, the p2 session's memory
+
+
+def test_a_p1_key_writes_no_session_memory_into_a_p2_session(world, org_a):
+    def add(client, session_id):
+        body = {"content": f"Noted during {session_id}", "user_id": "alice", "scope": "session"}
+        return client.post("/api/v1/memories", {**body, "session_id": session_id}, format="json")
+
+    refused = add(world.p1_key, "s-p2")
+    assert refused.status_code == 403
+    assert "s-p2" in refused.json()["error"]["message"]
+    batch = world.p1_key.post(
+        "/api/v1/memories/batch",
+        {
+            "infer": False,
+            "memories": [
+                {
+                    "content": "Batch note in p2's session",
+                    "user_id": "alice",
+                    "scope": "session",
+                    "session_id": "s-p2",
+                }
+            ],
+        },
+        format="json",
+    )
+    assert batch.status_code == 200
+    assert not MemoryItem.objects.filter(org=org_a, scope="session", session_id="s-p2").exists()
+    # Its own project's session, a session of no project and a new one are fine; the org key reaches all.
+    for session_id in ("s-p1", "s-none", "s-new"):
+        assert add(world.p1_key, session_id).status_code == 201, session_id
+    assert add(world.org_key, "s-p2").status_code == 201
