@@ -60,6 +60,17 @@ def test_it_reports_tool_errors_as_results_and_protocol_errors_as_errors(key_a, 
     assert rpc(client, "resources/list").json()["error"]["code"] == -32601
     bad = client.post("/api/v1/mcp", "{not json", content_type="application/json")
     assert bad.json()["error"]["code"] == -32700
+    nul = client.post(
+        "/api/v1/mcp",
+        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "memory_add", '
+        '"arguments": {"content": "a\\u0000b"}}}',
+        content_type="application/json",
+        **CTX,
+    )
+    assert nul.status_code == 200  # a JSON-RPC error, in the protocol's shape, not the REST API's
+    assert nul.json()["error"]["code"] == -32602
+    assert "params.arguments.content" in nul.json()["error"]["message"]
+    assert not MemoryItem.objects.filter(org=org_a).exists()
 
 
 def test_it_keeps_other_orgs_out(key_a, key_b, org_a):

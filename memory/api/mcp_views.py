@@ -11,10 +11,11 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import APIException, ParseError
+from rest_framework.exceptions import APIException, ParseError, ValidationError
 from rest_framework.response import Response
 
 from projects.api.base import EngramAPIView
+from projects.api.errors import error_text
 
 from .tools_views import TOOL_NAMES, TOOLS, invoke_tool
 
@@ -39,6 +40,10 @@ class McpView(EngramAPIView):
             message = request.data
         except ParseError:
             return _error(None, -32700, "Parse error: the body is not valid JSON.")
+        except (
+            ValidationError
+        ) as exc:  # JSON, but holding what PostgreSQL cannot store (a NUL, a lone surrogate)
+            return _error(None, -32602, f"Invalid params: {error_text(exc.detail)}")
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or "method" not in message:
             return _error(
                 message.get("id") if isinstance(message, dict) else None, -32600, "Invalid Request."
