@@ -7,14 +7,19 @@ import base64
 import json
 import logging
 import zlib
+from io import StringIO
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 
 from checkpoints.models import Checkpoint, CheckpointArchive, Session
+from checkpoints.services import compress_payload
 from core.secrets import redact_json
 from memory.models import ExtractionJob, InjectionLog, MemoryItem, MemoryRevision
 from profiles.models import ProfileRevision, ProjectProfile, UserProfile
+
+from .factories import MemoryItemFactory
 
 OPENAI = "sk-proj-AbCdEfGhIjKlMnOpQrStUv123456"
 AWS = "AKIAIOSFODNN7EXAMPLE"
@@ -331,3 +336,49 @@ def test_no_log_record_holds_a_secret_of_a_write(key_a, org_a, caplog, settings,
         assert len(inserts) >= 5, "the SQL of the writes was not logged: the test would prove nothing"
     for record in caplog.records:
         assert_no_secret(record.getMessage(), str(record.args))
+
+
+def test_redact_stored_cleans_rows_written_before_redaction(org_a, org_b):
+    """Rows as an older version stored them (written straight, past the write path's redaction)."""
+    short = f"ci {OPENAI}"  # fits the 255-character columns
+    item = MemoryItemFactory(org=org_a, content="Alice likes tea", source_id=short)
+    session = Session.objects.create(org=org_a, session_id="old", user_id="alice", agent_id=short)
+    log = InjectionLog.objects.create(org=org_a, user_id="alice", kind="context", query=LEAKY)
+    profile = UserProfile.objects.create(org=org_a, user_id="alice", background=LEAKY)
+    state = {LEAKY: {"note": LEAKY}}
+    checkpoint = Checkpoint.objects.create(org=org_a, session=session, user_id="alice", agent_state=state)
+    archive = CheckpointArchive.objects.create(
+        org=org_a,
+        session=session,
+        user_id="alice",
+        original_id=1,
+        payload=compress_payload({"agent_state": state, "messages": [{"role": "user", "content": LEAKY}]}),
+        created_at=session.created_at,
+    )
+    job = ExtractionJob.objects.create(
+        org=org_a, user_id="alice", messages=[{"role": "user", "content": LEAKY}], error=LEAKY
+    )
+    other = InjectionLog.objects.create(org=org_b, user_id="carol", kind="context", query=LEAKY)
+
+    def run(*args):
+        out = StringIO()
+        call_command("redact_stored", *args, stdout=out)
+        return out.getvalue()
+
+    assert "done: 7 rows would change" in run("--org", org_a.slug, "--dry-run")
+    assert OPENAI in dump(InjectionLog, pk=log.pk)
+    output = run("--org", org_a.slug, "--chunk", "1")
+    assert "done: 7 rows changed" in output
+    for model, row in (
+        (MemoryItem, item),
+        (Session, session),
+        (InjectionLog, log),
+        (UserProfile, profile),
+        (Checkpoint, checkpoint),
+        (ExtractionJob, job),
+    ):
+        assert_no_secret(dump(model, pk=row.pk))
+    archive.refresh_from_db()
+    assert_no_secret(zlib.decompress(bytes(archive.payload)).decode())
+    assert OPENAI in dump(InjectionLog, pk=other.pk)  # another org: not asked for
+    assert "done: 0 rows changed" in run("--org", org_a.slug)
