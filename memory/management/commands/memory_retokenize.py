@@ -10,14 +10,13 @@ from __future__ import annotations
 import json
 
 from django.contrib.postgres.fields import ArrayField
-from django.core.management.base import BaseCommand, CommandError
 from django.db import connection, transaction
 from django.db.models import TextField
 from django.db.models.expressions import RawSQL
 
 from core.text import keyword_tokens
 from memory.models import MemoryItem
-from projects.models import Organization
+from projects.commands import RowRewriteCommand
 
 UPDATE = """
     UPDATE memory_memoryitem AS m
@@ -29,23 +28,13 @@ UPDATE = """
 STORED = RawSQL("tsvector_to_array(search_tokens)", [], output_field=ArrayField(TextField()))
 
 
-class Command(BaseCommand):
+class Command(RowRewriteCommand):
     help = "Recompute the keyword search tokens of stored memories (after a tokeniser change); idempotent."
 
-    def add_arguments(self, parser):
-        parser.add_argument("--org", default="", help="only this organization (slug)")
-        parser.add_argument("--chunk", type=int, default=500, help="rows per transaction (default 500)")
-        parser.add_argument("--dry-run", action="store_true", help="count the rows that would change")
-
-    def handle(self, *args, org: str, chunk: int, dry_run: bool, **options):
-        if chunk < 1:
-            raise CommandError("--chunk must be at least 1.")
+    def rewrite(self, *, org, chunk: int, dry_run: bool) -> None:
         rows = MemoryItem.objects.order_by("pk")
-        if org:
-            found = Organization.objects.filter(slug=org).first()
-            if found is None:
-                raise CommandError(f"No organization with the slug {org!r}.")
-            rows = rows.filter(org=found)
+        if org is not None:
+            rows = rows.filter(org=org)
         total = rows.count()
         seen = changed = 0
         last = 0

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from checkpoints.models import Checkpoint, CheckpointArchive, Session
@@ -20,7 +19,7 @@ from memory.models import ExtractionJob, InjectionLog, MemoryItem
 from profiles.models import ProfileRevision, ProjectProfile, UserProfile
 from profiles.selectors import PROJECT_FIELDS, USER_FIELDS
 from profiles.services import profile_values_redacted
-from projects.models import Organization
+from projects.commands import RowRewriteCommand
 
 
 def _text(model, name: str) -> Callable[[object, dict], dict]:
@@ -77,28 +76,16 @@ PASSES = [
 ]
 
 
-class Command(BaseCommand):
+class Command(RowRewriteCommand):
     help = "Redact secrets kept in rows stored before writes redacted them (idempotent)."
 
-    def add_arguments(self, parser):
-        parser.add_argument("--org", default="", help="only this organization (slug)")
-        parser.add_argument("--chunk", type=int, default=500, help="rows per transaction (default 500)")
-        parser.add_argument("--dry-run", action="store_true", help="count the rows that would change")
-
-    def handle(self, *args, org: str, chunk: int, dry_run: bool, **options):
-        if chunk < 1:
-            raise CommandError("--chunk must be at least 1.")
-        found = None
-        if org:
-            found = Organization.objects.filter(slug=org).first()
-            if found is None:
-                raise CommandError(f"No organization with the slug {org!r}.")
+    def rewrite(self, *, org, chunk: int, dry_run: bool) -> None:
         verb = "would change" if dry_run else "changed"
         total = 0
         for label, model, columns, redactor, org_field in PASSES:
             rows = model.objects.order_by("pk")
-            if found is not None:
-                rows = rows.filter(**{org_field: found})
+            if org is not None:
+                rows = rows.filter(**{org_field: org})
             seen = changed = 0
             last = 0
             while True:
