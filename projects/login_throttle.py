@@ -25,17 +25,9 @@ from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
+from .origin import client_address
+
 STRIKES_KEPT_SECONDS = 24 * 3600  # lockouts double for a day after the last one
-
-
-def client_address(request) -> str:
-    """The client's address: REMOTE_ADDR, or the one ENGRAM_TRUSTED_PROXIES proxies in front reported."""
-    hops = settings.ENGRAM_TRUSTED_PROXIES
-    if hops:
-        forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",") if a.strip()]
-        if len(forwarded) >= hops:
-            return forwarded[-hops]
-    return request.META.get("REMOTE_ADDR", "") or "unknown"
 
 
 def _address_key(address: str) -> str:

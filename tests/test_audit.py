@@ -323,7 +323,7 @@ def test_it_filters_by_action_actor_project_and_time(alice_c, key_c, org_a, proj
 def test_it_takes_x_forwarded_for_only_when_told(alice_c, org_a, settings):
     alice_c.post("/api/v1/projects", {"name": "One"}, format="json", HTTP_X_FORWARDED_FOR="198.51.100.9")
     assert last(org_a, Action.PROJECT_CREATE).ip == IP
-    settings.ENGRAM_TRUST_X_FORWARDED_FOR = True
+    settings.ENGRAM_TRUSTED_PROXIES = 1  # one proxy in front, which appends the client's address
     alice_c.post(
         "/api/v1/projects", {"name": "Two"}, format="json", HTTP_X_FORWARDED_FOR="10.1.1.1, 198.51.100.9"
     )

@@ -185,8 +185,6 @@ CELERY_BEAT_SCHEDULE: dict = {}
 
 # Secrets at rest (provider API keys) are encrypted with Fernet keys derived from this.
 ENGRAM_ENCRYPTION_KEY = env_str("ENGRAM_ENCRYPTION_KEY", "")
-# The audit log's "from where": trust X-Forwarded-For (its last entry) only behind a proxy that sets it.
-ENGRAM_TRUST_X_FORWARDED_FOR = env_bool("ENGRAM_TRUST_X_FORWARDED_FOR", False)
 
 # Embeddings: the server default; orgs and users may override it.
 ENGRAM_EMBEDDING_PROVIDER = env_str("ENGRAM_EMBEDDING_PROVIDER", "local")
@@ -204,7 +202,8 @@ ENGRAM_LLM_TIMEOUT = env_float("ENGRAM_LLM_TIMEOUT", 30.0, minimum=0.1)
 
 # Sign-in throttling (projects/login_throttle.py): this many failures lock an account name, or a client
 # address, for LOCKOUT seconds, doubling with each lockout up to LOCKOUT_MAX. Behind reverse proxies,
-# ENGRAM_TRUSTED_PROXIES says how many of them append to X-Forwarded-For (0: the client is REMOTE_ADDR).
+# ENGRAM_TRUSTED_PROXIES says how many of them append to X-Forwarded-For (0: the client is REMOTE_ADDR);
+# the audit log takes the same address (projects.origin.client_address).
 ENGRAM_LOGIN_ACCOUNT_FAILURES = env_int("ENGRAM_LOGIN_ACCOUNT_FAILURES", 5, minimum=1)
 ENGRAM_LOGIN_ADDRESS_FAILURES = env_int("ENGRAM_LOGIN_ADDRESS_FAILURES", 20, minimum=1)
 ENGRAM_LOGIN_LOCKOUT_SECONDS = env_int("ENGRAM_LOGIN_LOCKOUT_SECONDS", 60, minimum=1)
