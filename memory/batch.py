@@ -17,6 +17,7 @@ from audit import services as audit
 from config.celery import enqueue_on_commit
 from core.text import content_hash
 from projects.access import Actor, memory_read_q, require_create_memory, require_own_org
+from projects.api.errors import error_text
 
 from . import gate
 from .dedup import is_duplicate
@@ -234,8 +235,7 @@ def _rejection(index: int, exc: BaseException) -> BatchResult:
     if isinstance(exc, PermissionDenied):
         return BatchResult(index, "rejected", code="permission_denied", message=str(exc))
     if isinstance(exc, ValidationError):  # Django's: str() would be the repr of a list or dict
-        messages = exc.message_dict.items() if hasattr(exc, "error_dict") else [("", exc.messages)]
-        text = "; ".join(f"{name}: {' '.join(m)}" if name else " ".join(m) for name, m in messages)
-        return BatchResult(index, "rejected", code="invalid", message=text)
+        detail = exc.message_dict if hasattr(exc, "error_dict") else exc.messages
+        return BatchResult(index, "rejected", code="invalid", message=error_text(detail))
     code = getattr(exc, "code", "invalid")
     return BatchResult(index, "rejected", code=code if isinstance(code, str) else "invalid", message=str(exc))
