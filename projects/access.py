@@ -140,6 +140,11 @@ def key_project_ids(key: ApiKey) -> list[int] | None:
     return list(key.__dict__["_engram_project_ids"]) or None
 
 
+def restricted_project_ids(actor: Actor) -> list[int] | None:
+    """The projects an API key actor is restricted to; None for a key that reaches all and for everyone else."""
+    return key_project_ids(actor.api_key) if actor.is_key else None
+
+
 def _forget_key_projects(sender, instance, **kwargs) -> None:
     instance.__dict__.pop("_engram_project_ids", None)
 
@@ -316,7 +321,7 @@ def is_subject(actor: Actor, user_id: str) -> bool:
 def key_reach_q(actor: Actor, prefix: str = "") -> Q:
     """Rows that may belong to a project (a `project` column): a key restricted to some projects reaches
     only those of no project or of one of its projects; every other actor is not narrowed here (Q())."""
-    ids = key_project_ids(actor.api_key) if actor.is_key else None
+    ids = restricted_project_ids(actor)
     if ids is None:
         return Q()
     return Q(**{f"{prefix}project__isnull": True}) | Q(**{f"{prefix}project__in": ids})
@@ -324,7 +329,7 @@ def key_reach_q(actor: Actor, prefix: str = "") -> Q:
 
 def is_project_restricted(actor: Actor) -> bool:
     """The actor is an API key restricted to some of its org's projects."""
-    return actor.is_key and key_project_ids(actor.api_key) is not None
+    return restricted_project_ids(actor) is not None
 
 
 def session_read_q(actor: Actor, prefix: str = "") -> Q:
@@ -425,7 +430,7 @@ _SESSIONS_OF_OTHER_PROJECTS = (
 
 def _session_out_of_reach(actor: Actor, session_id: str) -> bool:
     """A project-restricted key and a session of a project it does not reach (what it could not read)."""
-    ids = key_project_ids(actor.api_key) if actor.is_key else None
+    ids = restricted_project_ids(actor)
     if ids is None:
         return False
     with connection.cursor() as cursor:
@@ -438,7 +443,7 @@ def _session_out_of_reach(actor: Actor, session_id: str) -> bool:
 def key_session_memories_q(actor: Actor, prefix: str = "") -> Q:
     """A session-scope memory follows its session: a project-restricted key reads none of a session in a
     project it does not reach (session_read_q); Q() for every other actor."""
-    ids = key_project_ids(actor.api_key) if actor.is_key else None
+    ids = restricted_project_ids(actor)
     if ids is None:
         return Q()
     other_sessions = RawSQL(_SESSIONS_OF_OTHER_PROJECTS, (actor.org.pk, ids))
