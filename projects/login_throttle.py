@@ -39,12 +39,16 @@ def _address_key(address: str) -> str:
     return str(ipaddress.ip_network(f"{ip}/64", strict=False)) if ip.version == 6 else str(ip)
 
 
+def _address_hash(request) -> str:
+    return hashlib.sha256(_address_key(client_address(request)).encode()).hexdigest()[:32]
+
+
 def _subjects(request, username: str) -> list[tuple[str, int]]:
     """(cache key stem, failures allowed) for the account name and the client address."""
     # NFKC as Django's UsernameField normalises: "ａｌｉｃｅ" must not be a fresh name to guess with.
     name = unicodedata.normalize("NFKC", username).strip().lower()
     name = hashlib.sha256(name.encode()).hexdigest()[:32]
-    address = hashlib.sha256(_address_key(client_address(request)).encode()).hexdigest()[:32]
+    address = _address_hash(request)
     return [
         (f"login:account:{name}", settings.ENGRAM_LOGIN_ACCOUNT_FAILURES),
         (f"login:address:{address}", settings.ENGRAM_LOGIN_ADDRESS_FAILURES),
@@ -79,8 +83,7 @@ def _wait(stems) -> int:
 
 
 def _api_key_stem(request) -> str:
-    address = hashlib.sha256(_address_key(client_address(request)).encode()).hexdigest()[:32]
-    return f"apikey:address:{address}"
+    return f"apikey:address:{_address_hash(request)}"
 
 
 def api_key_wait(request) -> int:
