@@ -46,6 +46,8 @@ from .serializers import (
     ReembedJobSerializer,
     RestoreSerializer,
     RevisionSerializer,
+    SplitResultSerializer,
+    SplitSerializer,
 )
 
 # ---- helpers -----------------------------------------------------------------------------------------
@@ -274,6 +276,30 @@ class MemoryViewSet(EngramViewSet):
         except GateRejection as exc:
             raise gate_error(exc) from None
         return Response(MemorySerializer(item).data)
+
+    @extend_schema(
+        request=SplitSerializer,
+        responses={201: SplitResultSerializer},
+        description="Turn what a merge revision recorded (its `incoming`) back into its own memory: "
+        "404 no such revision, 400 not a merge or nothing recorded, 409 already split, 422 refused by the gate.",
+    )
+    def split(self, request, pk=None):
+        item = readable_item(self.actor, pk)
+        data = _validated(SplitSerializer, request.data)
+        try:
+            new = services.memory_split(
+                actor=self.actor, item=item, revision_number=data["revision"], reason=data["reason"]
+            )
+        except MemoryRevision.DoesNotExist:
+            raise ApiError(
+                404, "not_found", f"Memory {item.pk} has no revision {data['revision']}."
+            ) from None
+        except services.SplitRefused as exc:
+            raise ApiError(exc.status, exc.code, exc.message) from None
+        except GateRejection as exc:
+            raise gate_error(exc) from None
+        body = {**MemorySerializer(new).data, "split_from": item.pk}
+        return Response(body, status=status.HTTP_201_CREATED, headers={"ETag": f'"{new.version}"'})
 
     @extend_schema(filters=True, responses=MemoryStatsSerializer)
     def stats(self, request):
