@@ -403,7 +403,7 @@ def memory_split(*, actor: Actor, item: MemoryItem, revision_number: int, reason
     The actor must be allowed to change the item and to add the memory. Raises
     MemoryRevision.DoesNotExist (404), SplitRefused (400/409) or GateRejection (422)."""
     require_actor(actor)
-    item = MemoryItem.objects.select_for_update().select_related("project").get(pk=item.pk)
+    item = MemoryItem.objects.select_for_update().get(pk=item.pk)
     require_change_memory(actor, item)
     revision = (
         MemoryRevision.objects.select_for_update()
