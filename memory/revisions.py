@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import datetime
 
 from django.db.models import Max
@@ -9,6 +10,7 @@ from django.db.models import Max
 from audit import services as audit
 from projects.access import Actor
 
+from .drafts import MemoryDraft
 from .models import MemoryItem, MemoryRevision
 from .signals import memories_changed
 
@@ -40,47 +42,28 @@ SNAPSHOT_FIELDS = [
 ]
 
 
+def _json(value):
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
 def snapshot(item: MemoryItem) -> dict:
-    out = {}
-    for name in SNAPSHOT_FIELDS:
-        value = getattr(item, name)
-        out[name] = value.isoformat() if isinstance(value, datetime) else value
-    return out
+    return {name: _json(getattr(item, name)) for name in SNAPSHOT_FIELDS}
 
 
 # What an add brings that a merge would otherwise drop: every field of the draft but its subject (scope,
 # user, project: the same as the item's, or it would not have been a duplicate).
-INCOMING_FIELDS = [
-    "content",
-    "memory_type",
-    "session_id",
-    "agent_id",
-    "skill",
-    "source",
-    "source_id",
-    "source_message_id",
-    "confidence",
-    "visibility",
-    "pinned",
-    "tags",
-    "metadata",
-    "occurred_at",
-    "valid_from",
-    "valid_until",
-    "expires_at",
-]
+INCOMING_FIELDS = [f.name for f in fields(MemoryDraft) if f.name not in ("scope", "user_id", "project")]
 
 
-def incoming_of(draft, *, actor: Actor, similarity: float | None, reason: str) -> dict:
+def incoming_of(draft: MemoryDraft, *, actor: Actor, similarity: float | None, reason: str) -> dict:
     """The record of an add merged into an existing item (MemoryRevision.incoming): the draft's fields,
     who sent it, how similar it was and why it merged; memory.services.memory_split turns it back."""
-    out = {}
-    for name in INCOMING_FIELDS:
-        value = getattr(draft, name)
-        out[name] = value.isoformat() if isinstance(value, datetime) else value
-    out["tags"] = list(out["tags"] or [])
+    out = {name: _json(getattr(draft, name)) for name in INCOMING_FIELDS}
     out.update(
-        actor=actor.label, similarity=None if similarity is None else round(similarity, 4), reason=reason
+        tags=list(draft.tags or []),
+        actor=actor.label,
+        similarity=None if similarity is None else round(similarity, 4),
+        reason=reason,
     )
     return out
 

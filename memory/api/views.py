@@ -160,6 +160,10 @@ def stats_of(qs) -> dict:
     }
 
 
+def no_revision(item: MemoryItem, number: int) -> ApiError:
+    return ApiError(404, "not_found", f"Memory {item.pk} has no revision {number}.")
+
+
 def readable_item(actor, pk, **extra) -> MemoryItem:
     item = readable_memories(actor).filter(pk=pk, **extra).select_related("project").first()
     if item is None:
@@ -270,9 +274,7 @@ class MemoryViewSet(EngramViewSet):
                 actor=self.actor, item=item, number=data["revision"], reason=data["reason"]
             )
         except MemoryRevision.DoesNotExist:
-            raise ApiError(
-                404, "not_found", f"Memory {item.pk} has no revision {data['revision']}."
-            ) from None
+            raise no_revision(item, data["revision"]) from None
         except GateRejection as exc:
             raise gate_error(exc) from None
         return Response(MemorySerializer(item).data)
@@ -291,9 +293,7 @@ class MemoryViewSet(EngramViewSet):
                 actor=self.actor, item=item, revision_number=data["revision"], reason=data["reason"]
             )
         except MemoryRevision.DoesNotExist:
-            raise ApiError(
-                404, "not_found", f"Memory {item.pk} has no revision {data['revision']}."
-            ) from None
+            raise no_revision(item, data["revision"]) from None
         except services.SplitRefused as exc:
             raise ApiError(exc.status, exc.code, exc.message) from None
         except GateRejection as exc:
