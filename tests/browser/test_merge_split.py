@@ -53,6 +53,8 @@ def test_it_splits_a_merge_from_the_memory_page(open_page, alice, bob, alice_act
     assert MemoryItem.objects.count() == 1
 
     page = open_page(alice)
+    page.goto(f"/projects/{project.slug}/")
+    expect(page.locator("[data-testid=project-memory]", has_text=TEXT)).to_contain_text("confirmed ×1")
     page.goto(f"/memories/{item.pk}/")
     expect(page.locator("[data-testid=confirmations]")).to_contain_text("1")
     incoming = page.locator("[data-testid=incoming]")
