@@ -72,6 +72,7 @@ from projects.access import (
     session_read_q,
     user_profile_read_q,
 )
+from projects.idempotency import idempotency_forget_subject
 from projects.models import Project
 
 log = logging.getLogger(__name__)
@@ -268,6 +269,9 @@ def subject_forget(*, actor: Actor, org, user_id: str) -> dict:
     if reach is None:
         for model in others:
             _count(counts, model.objects.filter(org=org, user_id=user_id).delete())
+    # Stored answers of idempotent writes that name the subject (24-hour replays of its content) go too,
+    # whatever the actor's reach: they are copies, and a retry with the key then simply writes again.
+    idempotency_forget_subject(org=org, user_id=user_id)
     left = {model.__name__: rows.count() for model, rows in _subject_rows(org, user_id)}
     left.update({model.__name__: model.objects.filter(org=org, user_id=user_id).count() for model in others})
     return {"deleted": counts, "left": {name: n for name, n in left.items() if n}}

@@ -13,6 +13,7 @@ from audit import services as audit
 from projects.access import project_by_ref, require_change_session, require_subject
 from projects.api.base import EngramAPIView
 from projects.api.errors import ApiError
+from projects.api.idempotency import idempotent
 from projects.api.pagination import CreatedCursorPagination
 
 from .. import selectors, services
@@ -94,6 +95,7 @@ class SessionDetailView(EngramAPIView):
 
 class SessionMessagesView(EngramAPIView):
     @extend_schema(request=MessagesAppendSerializer, responses={201: MessagesAppendedSerializer})
+    @idempotent
     def post(self, request, session_id):
         """Append one or more messages; with extract (default) an extraction job is queued."""
         data = MessagesAppendSerializer(data=request.data)
@@ -141,6 +143,7 @@ class SessionCheckpointsView(EngramAPIView):
         return _checkpoint_page(self, request, session_id)
 
     @extend_schema(request=CheckpointSaveSerializer, responses={201: CheckpointOutSerializer})
+    @idempotent
     def put(self, request, session_id):
         """Save a checkpoint (messages, agent_state, tool_states, pending_tool_calls, parent, metadata)."""
         data = CheckpointSaveSerializer(data=request.data)
@@ -197,6 +200,7 @@ class CheckpointDecisionView(EngramAPIView):
     decision = "approve"
 
     @extend_schema(request=ToolCallDecisionSerializer, responses={201: CheckpointOutSerializer})
+    @idempotent
     def post(self, request, pk):
         """Approve or reject pending tool calls (all of them when tool_call_ids is omitted)."""
         data = ToolCallDecisionSerializer(data=request.data)
@@ -218,6 +222,7 @@ class CheckpointDecisionView(EngramAPIView):
 
 class CheckpointRestoreView(EngramAPIView):
     @extend_schema(request=None, responses={201: CheckpointOutSerializer})
+    @idempotent
     def post(self, request, pk):
         """Resume from an archived checkpoint: it becomes the session's newest checkpoint."""
         row = selectors.checkpoint_get(self.actor, pk)

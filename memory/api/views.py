@@ -19,6 +19,7 @@ from audit import services as audit
 from projects.access import embedding_config_subject, project_by_ref
 from projects.api.base import EngramAPIView, EngramViewSet
 from projects.api.errors import ApiError, error_text
+from projects.api.idempotency import idempotent
 
 from .. import services
 from ..batch import memory_create_batch
@@ -185,11 +186,13 @@ class MemoryViewSet(EngramViewSet):
         return self.get_paginated_response(MemorySerializer(page, many=True).data)
 
     @extend_schema(request=MemoryInputSerializer, responses=MemorySerializer)
+    @idempotent
     def create(self, request):
         data = _validated(MemoryInputSerializer, request.data)
         return created_response(create_one(self.actor, self.org, draft_from(self.actor, data)))
 
     @extend_schema(request=BatchInputSerializer, responses=BatchOutputSerializer)
+    @idempotent
     def batch(self, request):
         data = _validated(BatchInputSerializer, request.data)
         drafts = []
@@ -303,6 +306,7 @@ class AgentMemoryViewSet(EngramViewSet):
         return self.get_paginated_response(MemorySerializer(page, many=True).data)
 
     @extend_schema(request=AgentMemoryInputSerializer, responses=MemorySerializer)
+    @idempotent
     def create(self, request, agent_id=None):
         data = _validated(AgentMemoryInputSerializer, _snake(request.data))
         data = {**data, "scope": Scope.USER, "agent_id": agent_id, "source": Source.ADMIN, "confidence": 1.0}
