@@ -12,6 +12,7 @@ from rest_framework.response import Response
 from audit import services as audit
 from projects.access import project_by_ref, require_change_session, require_subject
 from projects.api.base import EngramAPIView
+from projects.api.choices import invalid_choice_message
 from projects.api.errors import ApiError
 from projects.api.idempotency import idempotent
 from projects.api.pagination import CreatedCursorPagination
@@ -38,6 +39,9 @@ def conflicts():
         raise ApiError(409, "conflict", str(exc)) from exc
 
 
+SESSION_STATUSES = ["active", "expired"]
+
+
 def _subject(actor, user_id: str) -> str:
     """The subject written for: an API key names it, an account writes for itself."""
     if actor.is_key and not user_id:
@@ -61,9 +65,10 @@ class SessionListView(EngramAPIView):
         responses=SessionSerializer(many=True),
     )
     def get(self, request):
-        qs = selectors.sessions_for(
-            self.actor, user_id=request.query_params.get("user_id"), status=request.query_params.get("status")
-        )
+        status_ = request.query_params.get("status")
+        if status_ and status_ not in SESSION_STATUSES:
+            raise ApiError(400, "invalid", "status: " + invalid_choice_message(status_, SESSION_STATUSES))
+        qs = selectors.sessions_for(self.actor, user_id=request.query_params.get("user_id"), status=status_)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(SessionSerializer(page, many=True).data)
