@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 
 from config.celery import enqueue_on_commit
 from core.secrets import redact, redact_json
+from core.times import rfc3339
 
 from .models import Checkpoint, CheckpointArchive, Message, Session
 
@@ -322,7 +323,7 @@ def checkpoint_decide(
     unknown = [i for i in ids if i not in pending]
     if unknown:
         raise ValidationError(f"tool_call_ids: not pending here: {', '.join(unknown)}.")
-    now = timezone.now().isoformat()
+    now = rfc3339(timezone.now())
     verdict = "approved" if decision == "approve" else "rejected"
     decisions = [
         {

@@ -25,6 +25,11 @@ from projects.models import Project
 from .models import MemoryItem, Scope, Source
 
 
+def default_source(actor: Actor) -> str:
+    """Where a memory written without a `source` came from: an API key is an agent, a person is the user."""
+    return Source.AGENT if actor.is_key else Source.USER
+
+
 @dataclass
 class MemoryDraft:
     """The fields of one memory to be written, validated and resolved (project is a Project or None)."""

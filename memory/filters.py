@@ -18,6 +18,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from projects.access import project_by_ref
+from projects.api.choices import invalid_choice_message
 from projects.api.errors import unstorable_error
 
 from .models import MemoryItem, MemoryType, Scope, Source, Status
@@ -60,7 +61,8 @@ class ChoiceListField(TextField):
         bad = [v for v in values if v not in self.allowed]
         if bad:
             # Params, not formatting: the message is %-formatted again on its way to the API body.
-            raise ValidationError("unknown value %(value)s.", code="invalid", params={"value": repr(bad[0])})
+            message = invalid_choice_message(bad[0], self.allowed)
+            raise ValidationError("%(text)s", code="invalid_choice", params={"text": message})
         return values
 
 

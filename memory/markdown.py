@@ -21,12 +21,13 @@ from dataclasses import dataclass, field
 from django.db import connection, transaction
 from django.db.models import Max
 
+from core.times import rfc3339
 from projects.access import Actor
 from projects.models import Project
 
 from . import gate
-from .drafts import MemoryDraft, lock_subjects
-from .models import MemoryItem, MemoryRevision, MemoryType, Scope, Source, Status
+from .drafts import MemoryDraft, default_source, lock_subjects
+from .models import MemoryItem, MemoryRevision, MemoryType, Scope, Status
 from .selectors import readable_memories
 from .services import StaleVersion, memory_archive, memory_create, memory_update
 
@@ -270,7 +271,7 @@ def _changes_since(actor: Actor, subject: Subject, mark: int, extra_ids: set[int
             "revision": r.number,
             "action": r.action,
             "actor": r.actor,
-            "at": r.created_at.isoformat(),
+            "at": rfc3339(r.created_at),
             "content": (r.after or {}).get("content"),
         }
         for r in revisions[:200]
@@ -383,7 +384,7 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
                 user_id="" if subject.project else subject.user_id,
                 project=subject.project,
                 skill=subject.skill,
-                source=Source.USER,
+                source=default_source(actor),
             )
             result = memory_create(actor=actor, org=subject.org, draft=draft, reason=reason, dedup="hash")
         except gate.GateRejection as exc:

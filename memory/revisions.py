@@ -8,6 +8,7 @@ from datetime import datetime
 from django.db.models import Max
 
 from audit import services as audit
+from core.times import rfc3339, rfc3339_value
 from projects.access import Actor
 
 from .drafts import MemoryDraft
@@ -43,7 +44,7 @@ SNAPSHOT_FIELDS = [
 
 
 def _json(value):
-    return value.isoformat() if isinstance(value, datetime) else value
+    return rfc3339(value) if isinstance(value, datetime) else value
 
 
 def snapshot(item: MemoryItem) -> dict:
@@ -66,6 +67,18 @@ def incoming_of(draft: MemoryDraft, *, actor: Actor, similarity: float | None, r
         reason=reason,
     )
     return out
+
+
+# Snapshot keys named as the memory object (the API) names them.
+SNAPSHOT_NAMES = {"project_id": "project", "superseded_by_id": "superseded_by"}
+
+
+def snapshot_out(snapshot):
+    """A stored snapshot in the answers' shape: field names as on a memory, timestamps ending in Z (older
+    snapshots were written with +00:00). Stored snapshots keep their names: restore reads them."""
+    if not isinstance(snapshot, dict):
+        return snapshot
+    return {SNAPSHOT_NAMES.get(k, k): rfc3339_value(v) for k, v in snapshot.items()}
 
 
 def revision_new(

@@ -4,6 +4,7 @@ import hashlib
 import secrets
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
@@ -158,3 +159,26 @@ class ApiKey(models.Model):
         if self.revoked_at is None:
             self.revoked_at = timezone.now()
             self.save(update_fields=["revoked_at"])
+
+
+class IdempotencyKey(models.Model):
+    """A write's Idempotency-Key and the first answer to it, replayed for 24 hours (projects.idempotency)."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    principal = models.CharField(max_length=64)  # whose key: "key:<api key id>" or "account:<account id>"
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)  # SHA-256 of method, path and canonical body
+    status_code = models.PositiveSmallIntegerField(null=True, blank=True)  # null: the first is in flight
+    body = models.TextField(blank=True, default="")  # the answer as the API rendered it (JSON)
+    headers = models.JSONField(default=dict, blank=True)
+    # The subjects (user_id) the request and its answer name: forgetting one removes the stored answer.
+    subjects = ArrayField(models.CharField(max_length=255), default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["org", "principal", "key"], name="uniq_idempotency_key")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.principal} {self.key}"

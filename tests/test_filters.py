@@ -115,11 +115,24 @@ def test_the_api_list_takes_search_s_filters_too(alice_actor, alice_client):
 @pytest.mark.parametrize(
     ("params", "message"),
     [
-        ({"status": "gone"}, "status: unknown value 'gone'."),
-        ({"status": "active,"}, "status: unknown value ''."),
-        ({"memory_type": "%d %s"}, "memory_type: unknown value '%d %s'."),
-        ({"scope": "world"}, "scope: unknown value 'world'."),
-        ({"source": "rumour"}, "source: unknown value 'rumour'."),
+        (
+            {"status": "gone"},
+            'status: "gone" is not a valid choice. Valid values: active, archived, superseded.',
+        ),
+        (
+            {"status": "active,"},
+            'status: "" is not a valid choice. Valid values: active, archived, superseded.',
+        ),
+        (
+            {"memory_type": "%d %s"},
+            'memory_type: "%d %s" is not a valid choice. Valid values: preference, fact, skill, habit, event, context, constraint, decision, core, summary, note.',
+        ),
+        ({"scope": "world"}, 'scope: "world" is not a valid choice. Valid values: user, project, session.'),
+        (
+            {"source": "rumour"},
+            'source: "rumour" is not a valid choice. Valid values: auto, agent, user, admin, import, '
+            "knowledge_base, project_resource.",
+        ),
         ({"pinned": "maybe"}, "pinned: expected true or false."),
         ({"include_expired": "2"}, "include_expired: expected true or false."),
         ({"created_after": "yesterday"}, "created_after: expected an ISO 8601 date-time."),

@@ -317,14 +317,14 @@ def test_it_counts_stats(key_a):
     memories = [
         {"content": "User one likes tea a lot", "user_id": "u1", "memory_type": "preference"},
         {"content": "User two is a pilot by trade", "user_id": "u2"},
-        {"content": "User two flies on Mondays", "user_id": "u2", "source": "agent"},
+        {"content": "User two flies on Mondays", "user_id": "u2", "source": "user"},
     ]
     client.post(f"{URL}/batch", {"memories": memories, "infer": False}, format="json")
     stats = client.get(f"{URL}/stats").json()
     assert stats == {
         "total": 3,
         "by_type": {"preference": 1, "fact": 2},
-        "by_source": {"user": 2, "agent": 1},
+        "by_source": {"agent": 2, "user": 1},  # an API key's writes default to agent
         "by_status": {"active": 3},
         "user_count": 2,
     }

@@ -38,6 +38,7 @@ from checkpoints.services import (
     validate_payload,
 )
 from core.secrets import redact, redact_json
+from core.times import rfc3339
 from memory import gate
 from memory.drafts import MemoryDraft
 from memory.injections import injection_log_row
@@ -54,6 +55,7 @@ from memory.models import (
     Status,
     Visibility,
 )
+from memory.revisions import snapshot_out
 from memory.services import memory_archive, memory_create, memory_supersede
 from profiles.models import ProfileRevision, UserProfile
 from profiles.selectors import USER_FIELDS
@@ -72,6 +74,7 @@ from projects.access import (
     session_read_q,
     user_profile_read_q,
 )
+from projects.idempotency import idempotency_forget_subject
 from projects.models import Project
 
 log = logging.getLogger(__name__)
@@ -87,7 +90,9 @@ _SKIP_FIELDS = {"embedding", "search_tokens", "api_key_encrypted", "org"}
 
 
 def _value(value):
-    if isinstance(value, (datetime, date)):
+    if isinstance(value, datetime):
+        return rfc3339(value)
+    if isinstance(value, date):
         return value.isoformat()
     if isinstance(value, (bytes, memoryview)):
         return base64.b64encode(bytes(value)).decode()
@@ -95,12 +100,13 @@ def _value(value):
 
 
 def row(obj: models.Model, *, skip: set[str] = frozenset()) -> dict:
-    """Every concrete field of a row (foreign keys as ids), JSON-ready, without vectors or secrets."""
+    """Every concrete field of a row (foreign keys as ids), JSON-ready, without vectors or secrets. The
+    project is `project` (its id), as in every API answer; other foreign keys keep their column names."""
     out = {}
     for f in obj._meta.concrete_fields:
         if f.name in _SKIP_FIELDS or f.name in skip:
             continue
-        key = f.attname if f.is_relation else f.name
+        key = f.attname if f.is_relation and f.name != "project" else f.name
         out[key] = _value(getattr(obj, f.attname))
     return out
 
@@ -168,11 +174,14 @@ def subject_export(*, actor: Actor, org, user_id: str) -> dict:
     return {
         "format": EXPORT_FORMAT,
         "version": EXPORT_VERSION,
-        "exported_at": timezone.now().isoformat(),
+        "exported_at": rfc3339(timezone.now()),
         "org": org.slug,
         "user_id": user_id,
         "memories": memories,
-        "memory_revisions": [row(r) for r in _revisions(org, user_id, actor).order_by("id")],
+        "memory_revisions": [
+            {**row(r), "before": snapshot_out(r.before), "after": snapshot_out(r.after)}
+            for r in _revisions(org, user_id, actor).order_by("id")
+        ],
         "profile": row(profile) if profile else None,
         "profile_revisions": [
             row(r)
@@ -268,6 +277,9 @@ def subject_forget(*, actor: Actor, org, user_id: str) -> dict:
     if reach is None:
         for model in others:
             _count(counts, model.objects.filter(org=org, user_id=user_id).delete())
+    # Stored answers of idempotent writes that name the subject (24-hour replays of its content) go too,
+    # whatever the actor's reach: they are copies, and a retry with the key then simply writes again.
+    idempotency_forget_subject(org=org, user_id=user_id)
     left = {model.__name__: rows.count() for model, rows in _subject_rows(org, user_id)}
     left.update({model.__name__: model.objects.filter(org=org, user_id=user_id).count() for model in others})
     return {"deleted": counts, "left": {name: n for name, n in left.items() if n}}
@@ -301,11 +313,16 @@ def _project_resolver(actor: Actor, org):
     by_slug = {p.slug: p for p in by_id.values()}
 
     def resolve(data: dict) -> Project | None:
+        # Exports name the project's id `project` (older ones `project_id`); the slug wins when present.
         return by_slug.get(data.get("project_slug") or "") or (
-            by_id.get(data.get("project_id")) if not data.get("project_slug") else None
+            by_id.get(_project_ref(data)) if not data.get("project_slug") else None
         )
 
     return resolve
+
+
+def _project_ref(data: dict):
+    return data.get("project", data.get("project_id"))
 
 
 def _restore_times(model, objs: list, originals: list[dict], names: list[str]) -> None:
@@ -448,12 +465,10 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
             changes=redact_json(h.get("changes")) if isinstance(h.get("changes"), dict) else {},
         )
         for h in history
-        if not h.get("project_id")
+        if not _project_ref(h)
     ]
     ProfileRevision.objects.bulk_create(revisions)
-    _restore_times(
-        ProfileRevision, revisions, [h for h in history if not h.get("project_id")], ["created_at"]
-    )
+    _restore_times(ProfileRevision, revisions, [h for h in history if not _project_ref(h)], ["created_at"])
     if revisions:
         take("profile_revisions", len(revisions))
 

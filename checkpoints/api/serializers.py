@@ -75,8 +75,8 @@ class SessionSerializer(serializers.ModelSerializer):
             "last_activity_at",
         ]
 
-    def get_project(self, obj) -> str | None:
-        return obj.project.slug if obj.project_id else None
+    def get_project(self, obj) -> int | None:
+        return obj.project_id  # the project's id, as in every answer
 
     def get_message_count(self, obj) -> int:
         return obj.messages.count()

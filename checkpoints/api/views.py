@@ -12,7 +12,9 @@ from rest_framework.response import Response
 from audit import services as audit
 from projects.access import project_by_ref, require_change_session, require_subject
 from projects.api.base import EngramAPIView
+from projects.api.choices import invalid_choice_message
 from projects.api.errors import ApiError
+from projects.api.idempotency import idempotent
 from projects.api.pagination import CreatedCursorPagination
 
 from .. import selectors, services
@@ -35,6 +37,9 @@ def conflicts():
         yield
     except services.Conflict as exc:
         raise ApiError(409, "conflict", str(exc)) from exc
+
+
+SESSION_STATUSES = ["active", "expired"]
 
 
 def _subject(actor, user_id: str) -> str:
@@ -60,9 +65,10 @@ class SessionListView(EngramAPIView):
         responses=SessionSerializer(many=True),
     )
     def get(self, request):
-        qs = selectors.sessions_for(
-            self.actor, user_id=request.query_params.get("user_id"), status=request.query_params.get("status")
-        )
+        status_ = request.query_params.get("status")
+        if status_ and status_ not in SESSION_STATUSES:
+            raise ApiError(400, "invalid", "status: " + invalid_choice_message(status_, SESSION_STATUSES))
+        qs = selectors.sessions_for(self.actor, user_id=request.query_params.get("user_id"), status=status_)
         paginator = self.pagination_class()
         page = paginator.paginate_queryset(qs, request, view=self)
         return paginator.get_paginated_response(SessionSerializer(page, many=True).data)
@@ -94,6 +100,7 @@ class SessionDetailView(EngramAPIView):
 
 class SessionMessagesView(EngramAPIView):
     @extend_schema(request=MessagesAppendSerializer, responses={201: MessagesAppendedSerializer})
+    @idempotent
     def post(self, request, session_id):
         """Append one or more messages; with extract (default) an extraction job is queued."""
         data = MessagesAppendSerializer(data=request.data)
@@ -141,6 +148,7 @@ class SessionCheckpointsView(EngramAPIView):
         return _checkpoint_page(self, request, session_id)
 
     @extend_schema(request=CheckpointSaveSerializer, responses={201: CheckpointOutSerializer})
+    @idempotent
     def put(self, request, session_id):
         """Save a checkpoint (messages, agent_state, tool_states, pending_tool_calls, parent, metadata)."""
         data = CheckpointSaveSerializer(data=request.data)
@@ -197,6 +205,7 @@ class CheckpointDecisionView(EngramAPIView):
     decision = "approve"
 
     @extend_schema(request=ToolCallDecisionSerializer, responses={201: CheckpointOutSerializer})
+    @idempotent
     def post(self, request, pk):
         """Approve or reject pending tool calls (all of them when tool_call_ids is omitted)."""
         data = ToolCallDecisionSerializer(data=request.data)
@@ -218,6 +227,7 @@ class CheckpointDecisionView(EngramAPIView):
 
 class CheckpointRestoreView(EngramAPIView):
     @extend_schema(request=None, responses={201: CheckpointOutSerializer})
+    @idempotent
     def post(self, request, pk):
         """Resume from an archived checkpoint: it becomes the session's newest checkpoint."""
         row = selectors.checkpoint_get(self.actor, pk)

@@ -277,6 +277,7 @@ CELERY_BEAT_SCHEDULE.update(
         "reembed-sweep": {"task": "memory.tasks.reembed_sweep", "schedule": 60.0},
         "sessions-expire": {"task": "checkpoints.tasks.sessions_expire", "schedule": 3600.0},
         "checkpoints-archive": {"task": "checkpoints.tasks.checkpoints_archive", "schedule": 3600.0},
+        "idempotency-keys-purge": {"task": "projects.tasks.idempotency_keys_purge", "schedule": 3600.0},
     }
 )
 

@@ -17,6 +17,7 @@ from memory.models import ExtractionJob, JobStatus
 from memory.selectors import extraction_jobs_for
 from projects.access import require_change_extraction_job, require_org_admin
 from projects.api.base import EngramAPIView, OutboundURLField, StrictSerializer
+from projects.api.choices import invalid_choice_message
 from projects.api.errors import ApiError
 from projects.api.pagination import CreatedCursorPagination
 
@@ -44,8 +45,8 @@ class ExtractionJobSerializer(serializers.ModelSerializer):
         ]
         read_only_fields = fields
 
-    def get_project(self, obj) -> str | None:
-        return obj.project.slug if obj.project_id else None
+    def get_project(self, obj) -> int | None:
+        return obj.project_id  # the project's id, as in every answer
 
 
 class ExtractionJobListView(EngramAPIView):
@@ -64,7 +65,7 @@ class ExtractionJobListView(EngramAPIView):
         status = request.query_params.get("status")
         if status:
             if status not in JobStatus.values:
-                raise ApiError(400, "invalid", f"status: one of {', '.join(JobStatus.values)}.")
+                raise ApiError(400, "invalid", "status: " + invalid_choice_message(status, JobStatus.values))
             qs = qs.filter(status=status)
         for name in ("user_id", "session_id"):
             if request.query_params.get(name):

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from projects.api.base import EngramAPIView
 from projects.api.errors import error_text
+from projects.api.idempotency import idempotent
 
 from .tools_views import TOOL_NAMES, TOOLS, invoke_tool
 
@@ -32,8 +33,15 @@ def _error(msg_id, code: int, message: str) -> Response:
     return Response({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
 
+def _answered(response) -> bool:
+    """An MCP answer worth replaying: a result, not a protocol or tool error (both come with a 200)."""
+    data = response.data
+    return isinstance(data, dict) and "result" in data and not (data["result"] or {}).get("isError")
+
+
 class McpView(EngramAPIView):
     @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @idempotent(keep=_answered)
     def post(self, request):
         """One JSON-RPC message of the MCP protocol (tools: memory_add, memory_search)."""
         try:

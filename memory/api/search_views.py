@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from core.times import rfc3339
 from memory.models import InjectionLog, MemoryItem, MemoryType, Scope, Status
 from memory.search import COLUMNS, Hit, SearchError, memory_search
 from memory.selectors import MemoryFilters, injections_for_memory, injections_for_user, readable_memories
@@ -95,7 +96,7 @@ def filters_from(actor, data: dict) -> MemoryFilters:
 
 
 def iso(value):
-    return value.isoformat() if value else None
+    return rfc3339(value)
 
 
 def memory_dict(row: dict) -> dict:
@@ -105,7 +106,7 @@ def memory_dict(row: dict) -> dict:
         "memory_type": row["memory_type"],
         "scope": row["scope"],
         "user_id": row["user_id"],
-        "project_id": row["project_id"],
+        "project": row["project_id"],  # the project's id, named as in every answer
         "session_id": row["session_id"],
         "agent_id": row["agent_id"],
         "skill": row["skill"],
@@ -183,7 +184,7 @@ class SearchView(EngramAPIView):
 
 
 class InjectionSerializer(serializers.ModelSerializer):
-    project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    project = serializers.PrimaryKeyRelatedField(read_only=True)  # its id, as in every answer
 
     class Meta:
         model = InjectionLog

@@ -16,6 +16,7 @@ from ..models import (
     Status,
 )
 from ..models import Visibility as Vis
+from ..revisions import snapshot_out
 
 
 class TagsField(serializers.ListField):
@@ -35,7 +36,8 @@ class MemoryInputSerializer(StrictSerializer):
     session_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     agent_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     skill = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
-    source = serializers.ChoiceField(choices=Source.choices, default=Source.USER)
+    # Absent: agent for an API key, user for a signed-in person (memory.drafts.default_source).
+    source = serializers.ChoiceField(choices=Source.choices, required=False)
     source_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     source_message_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     confidence = serializers.FloatField(min_value=0.0, max_value=1.0, default=1.0)
@@ -180,6 +182,11 @@ class RevisionSerializer(serializers.ModelSerializer):
             },
             "split_into": {"help_text": "The memory this merge was split back out into; null until then."},
         }
+
+    def to_representation(self, instance):
+        data = super().to_representation(instance)
+        data["before"], data["after"] = snapshot_out(data["before"]), snapshot_out(data["after"])
+        return data
 
 
 class EmbeddingConfigInputSerializer(StrictSerializer):

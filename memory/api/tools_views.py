@@ -21,6 +21,7 @@ from memory.selectors import MemoryFilters
 from projects.access import project_by_ref, require_project, require_subject
 from projects.api.base import EngramAPIView, StrictSerializer
 from projects.api.errors import ApiError
+from projects.api.idempotency import idempotent
 
 TYPES = list(MemoryType.values)
 SCOPES = list(Scope.values)
@@ -146,6 +147,7 @@ def _arguments(raw, serializer_class) -> dict:
 
 class ToolInvokeView(EngramAPIView):
     @extend_schema(request=InvokeInput, responses=OpenApiTypes.OBJECT)
+    @idempotent
     def post(self, request, name):
         """Run a tool for the caller's context (user_id, project, session_id)."""
         if name not in TOOL_NAMES:

@@ -18,11 +18,13 @@ from rest_framework.response import Response
 from audit import services as audit
 from projects.access import embedding_config_subject, project_by_ref
 from projects.api.base import EngramAPIView, EngramViewSet
+from projects.api.choices import invalid_choice_message
 from projects.api.errors import ApiError, error_text
+from projects.api.idempotency import idempotent
 
 from .. import services
 from ..batch import memory_create_batch
-from ..drafts import MemoryDraft
+from ..drafts import MemoryDraft, default_source
 from ..embeddings import provider_for
 from ..embeddings.config import embedding_config_delete, embedding_config_get, embedding_config_set
 from ..filters import MemoryFilterSet
@@ -88,6 +90,7 @@ def draft_from(actor, data: dict) -> MemoryDraft:
     if scope == Scope.SESSION and not data.get("session_id"):
         raise ApiError(400, "invalid", "session_id: required for scope session.")
     fields = {k: v for k, v in data.items() if k not in ("scope", "user_id", "project")}
+    fields.setdefault("source", default_source(actor))
     return MemoryDraft(scope=scope, user_id=user_id, project=project, **fields)
 
 
@@ -191,11 +194,13 @@ class MemoryViewSet(EngramViewSet):
         return self.get_paginated_response(MemorySerializer(page, many=True).data)
 
     @extend_schema(request=MemoryInputSerializer, responses=MemorySerializer)
+    @idempotent
     def create(self, request):
         data = _validated(MemoryInputSerializer, request.data)
         return created_response(create_one(self.actor, self.org, draft_from(self.actor, data)))
 
     @extend_schema(request=BatchInputSerializer, responses=BatchOutputSerializer)
+    @idempotent
     def batch(self, request):
         data = _validated(BatchInputSerializer, request.data)
         drafts = []
@@ -329,6 +334,7 @@ class AgentMemoryViewSet(EngramViewSet):
         return self.get_paginated_response(MemorySerializer(page, many=True).data)
 
     @extend_schema(request=AgentMemoryInputSerializer, responses=MemorySerializer)
+    @idempotent
     def create(self, request, agent_id=None):
         data = _validated(AgentMemoryInputSerializer, _snake(request.data))
         data = {**data, "scope": Scope.USER, "agent_id": agent_id, "source": Source.ADMIN, "confidence": 1.0}
@@ -378,7 +384,7 @@ class EmbeddingConfigView(EngramAPIView):
     def _level(self, request, data=None, *, write: bool = False) -> tuple[str, str]:
         level = (data or {}).get("level") or request.query_params.get("level") or "org"
         if level not in ("org", "user"):
-            raise ApiError(400, "invalid", "level: org or user.")
+            raise ApiError(400, "invalid", "level: " + invalid_choice_message(level, ["org", "user"]))
         return level, embedding_config_subject(self.actor, level, write=write)
 
     def _body(self, level: str, user_id: str) -> dict:

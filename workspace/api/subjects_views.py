@@ -10,6 +10,7 @@ from audit import services as audit
 from projects.access import require_forget_subject, require_subject
 from projects.api.base import EngramAPIView
 from projects.api.errors import ApiError
+from projects.api.idempotency import idempotent
 
 from ..subjects import ImportFormatError, subject_export, subject_forget, subject_import
 
@@ -63,6 +64,7 @@ class SubjectImportView(EngramAPIView):
     """Load an export for this subject: ids remapped, memories through the gate, a report back."""
 
     @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    @idempotent
     def post(self, request, user_id: str):
         require_subject(self.actor, user_id, write=True)
         try:
