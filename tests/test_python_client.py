@@ -14,6 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from engram_client import (
     AsyncEngram,
+    AuthenticationError,
     Engram,
     NotFound,
     PermissionDenied,
@@ -172,6 +173,11 @@ def test_it_raises_typed_errors_with_the_api_code(live_server, client, org):
         client.memories.add("my password is hunter2-Secret!", user_id="sam")
     assert (refused.value.status, refused.value.code) == (422, "sensitive_content")
 
+    with Engram(live_server.url, "eng_nope.not-a-key", max_retries=0) as stranger:
+        with pytest.raises(AuthenticationError) as unauthenticated:
+            stranger.memories.get(1)
+    assert (unauthenticated.value.status, unauthenticated.value.code) == (401, "not_authenticated")
+
     read_only = api_key_create(org=org, name="reader", read_only=True)[1]
     with Engram(live_server.url, read_only) as reader:
         with pytest.raises(PermissionDenied) as denied:
@@ -206,6 +212,7 @@ class Flaky(ThreadingHTTPServer):
     def __init__(self, status: int, failures: int, retry_after: str | None):
         self.status, self.failures, self.retry_after = status, failures, retry_after
         self.seen: list[tuple[float, str, str | None]] = []
+        self.posted: list[tuple[str | None, bytes]] = []  # (Idempotency-Key, body) of each POST
         super().__init__(("127.0.0.1", 0), FlakyHandler)
 
     @property
@@ -230,6 +237,11 @@ class FlakyHandler(BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.posted.append((self.headers.get("Idempotency-Key"), body))
+        self.do_GET()
 
     def log_message(self, *args):
         pass
@@ -287,6 +299,17 @@ def test_it_does_not_wait_longer_than_its_bound(flaky):
     with Engram(server.url, "k", max_retries=0) as client:
         with pytest.raises(RateLimited):
             client.memories.get(7)
+
+
+def test_a_retried_create_sends_the_same_idempotency_key_and_body(flaky):
+    server = flaky(503, failures=1, retry_after="0")
+    with Engram(server.url, "k") as client:
+        client.memories.add("Sam likes tea", user_id="sam", idempotency_key="add-sam-tea-1")
+        client.memories.add("Sam likes tea", user_id="sam")
+    first, retried, plain = server.posted
+    assert first == retried and first[0] == "add-sam-tea-1"
+    assert json.loads(first[1]) == {"content": "Sam likes tea", "user_id": "sam"}  # None arguments not sent
+    assert plain[0] is None
 
 
 def test_the_async_client_retries_too(flaky):

@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import httpx
 
-from .errors import ConnectionError, error_for
+from .errors import ConnectionError, JobTimeout, error_for
 
 RETRY_STATUSES = frozenset({429, 503})
 USER_AGENT = "engram-client-python/0.1.0"
@@ -134,6 +134,28 @@ class BaseClient:
         from .resources import attach
 
         attach(self)
+
+    def _send_args(self, req: Request) -> dict[str, Any]:
+        headers = {**self.headers, **(req.headers or {})}
+        return {"params": req.params, "json": req.json, "headers": headers}
+
+    @staticmethod
+    def _page(
+        body: Any, params: dict[str, Any], parse: Callable[[Any], Any]
+    ) -> tuple[list[Any], dict | None]:
+        """The items of one page, and the parameters of the next one (None: it was the last)."""
+        items = [parse(row) for row in body.get("results", [])]
+        cursor = next_cursor(body)
+        return items, (None if cursor is None else {**params, "cursor": cursor})
+
+    @staticmethod
+    def _waited(value: Any, done: Callable[[Any], bool], deadline: float, timeout: float) -> bool:
+        """Whether the polled value is final; JobTimeout once the deadline has passed."""
+        if done(value):
+            return True
+        if time.monotonic() >= deadline:
+            raise JobTimeout(f"Still {getattr(value, 'status', value)} after {timeout} s.", code="timeout")
+        return False
 
     def _outcome(self, req: Request, response: httpx.Response | None, exc: Exception | None, attempt: int):
         """("retry", seconds) | ("done", value); raises the error when there is nothing more to do."""

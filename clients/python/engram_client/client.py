@@ -16,8 +16,7 @@ from typing import Any
 
 import httpx
 
-from ._base import BaseClient, Request, next_cursor
-from .errors import JobTimeout
+from ._base import BaseClient, Request
 
 
 class Engram(BaseClient):
@@ -34,13 +33,7 @@ class Engram(BaseClient):
         while True:
             response, exc = None, None
             try:
-                response = self._http.request(
-                    req.method,
-                    self.base_url + req.path,
-                    params=req.params,
-                    json=req.json,
-                    headers={**self.headers, **(req.headers or {})},
-                )
+                response = self._http.request(req.method, self.base_url + req.path, **self._send_args(req))
             except httpx.TransportError as error:
                 exc = error
             action, value = self._outcome(req, response, exc, attempt)
@@ -51,29 +44,20 @@ class Engram(BaseClient):
 
     def pages(self, path: str, params: dict[str, Any], parse: Callable[[Any], Any]) -> Iterator[Any]:
         """Every item of a cursor-paginated list, page after page."""
-        params = dict(params)
-        while True:
-            body = self.call(Request("GET", path, params=params))
-            for row in body.get("results", []):
-                yield parse(row)
-            cursor = next_cursor(body)
-            if cursor is None:
-                return
-            params["cursor"] = cursor
+        next_params: dict | None = params
+        while next_params is not None:
+            items, next_params = self._page(
+                self.call(Request("GET", path, params=next_params)), params, parse
+            )
+            yield from items
 
     def wait_until(
         self, get: Callable[[], Any], done: Callable[[Any], bool], timeout: float, interval: float
     ):
         deadline = time.monotonic() + timeout
-        while True:
-            value = get()
-            if done(value):
-                return value
-            if time.monotonic() >= deadline:
-                raise JobTimeout(
-                    f"Still {getattr(value, 'status', value)} after {timeout} s.", code="timeout"
-                )
+        while not self._waited(value := get(), done, deadline, timeout):
             time.sleep(interval)
+        return value
 
     def close(self) -> None:
         self._http.close()
@@ -100,11 +84,7 @@ class AsyncEngram(BaseClient):
             response, exc = None, None
             try:
                 response = await self._http.request(
-                    req.method,
-                    self.base_url + req.path,
-                    params=req.params,
-                    json=req.json,
-                    headers={**self.headers, **(req.headers or {})},
+                    req.method, self.base_url + req.path, **self._send_args(req)
                 )
             except httpx.TransportError as error:
                 exc = error
@@ -117,29 +97,20 @@ class AsyncEngram(BaseClient):
     async def pages(
         self, path: str, params: dict[str, Any], parse: Callable[[Any], Any]
     ) -> AsyncIterator[Any]:
-        params = dict(params)
-        while True:
-            body = await self.call(Request("GET", path, params=params))
-            for row in body.get("results", []):
-                yield parse(row)
-            cursor = next_cursor(body)
-            if cursor is None:
-                return
-            params["cursor"] = cursor
+        next_params: dict | None = params
+        while next_params is not None:
+            body = await self.call(Request("GET", path, params=next_params))
+            items, next_params = self._page(body, params, parse)
+            for item in items:
+                yield item
 
     async def wait_until(
         self, get: Callable[[], Awaitable[Any]], done: Callable[[Any], bool], timeout: float, interval: float
     ):
         deadline = time.monotonic() + timeout
-        while True:
-            value = await get()
-            if done(value):
-                return value
-            if time.monotonic() >= deadline:
-                raise JobTimeout(
-                    f"Still {getattr(value, 'status', value)} after {timeout} s.", code="timeout"
-                )
+        while not self._waited(value := await get(), done, deadline, timeout):
             await asyncio.sleep(interval)
+        return value
 
     async def aclose(self) -> None:
         await self._http.aclose()

@@ -172,12 +172,19 @@ class MessagesAppended(Model):
     extraction_job: JobRef | None = None
 
 
-class ExtractionJob(_ProjectField):
+class _Job(Model):
+    status: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "failed")
+
+
+class ExtractionJob(_Job, _ProjectField):
     id: int
     user_id: str = ""
     session_id: str = ""
     agent_id: str = ""
-    status: str = ""
     attempts: int = 0
     error: str = ""
     method: str = ""
@@ -186,24 +193,15 @@ class ExtractionJob(_ProjectField):
     started_at: datetime | None = None
     finished_at: datetime | None = None
 
-    @property
-    def finished(self) -> bool:
-        return self.status in ("done", "failed")
 
-
-class ReembedJob(Model):
+class ReembedJob(_Job):
     id: int
     model: str = ""
-    status: str = ""
     total: int = 0
     done: int = 0
     errors: int = 0
     created_at: datetime | None = None
     finished_at: datetime | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.status in ("done", "failed")
 
 
 class Checkpoint(Model):

@@ -335,15 +335,17 @@ class Checkpoints(Resource):
     def approve(
         self, checkpoint_id: int, *, tool_call_ids: list[str] | None = None, comment: str | None = None
     ):
-        body = clean({"tool_call_ids": tool_call_ids, "comment": comment})
-        path = f"/checkpoints/{checkpoint_id}/approve"
-        return self._call("POST", path, body=body, parse=Checkpoint.model_validate)
+        """Approve pending tool calls (all when tool_call_ids is None): a new checkpoint records it."""
+        return self._decide("approve", checkpoint_id, tool_call_ids, comment)
 
     def reject(
         self, checkpoint_id: int, *, tool_call_ids: list[str] | None = None, comment: str | None = None
     ):
+        return self._decide("reject", checkpoint_id, tool_call_ids, comment)
+
+    def _decide(self, decision: str, checkpoint_id: int, tool_call_ids, comment) -> Checkpoint:
         body = clean({"tool_call_ids": tool_call_ids, "comment": comment})
-        path = f"/checkpoints/{checkpoint_id}/reject"
+        path = f"/checkpoints/{checkpoint_id}/{decision}"
         return self._call("POST", path, body=body, parse=Checkpoint.model_validate)
 
     def restore(self, checkpoint_id: int) -> Checkpoint:
