@@ -9,6 +9,7 @@ import asyncio
 import json
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -31,6 +32,13 @@ from projects.services import api_key_create
 
 from .factories import OrgFactory
 from .test_worker import worker  # noqa: F401  (the real Celery worker fixture)
+
+
+def run_async(coro):
+    """asyncio.run in a thread of its own: a Playwright test earlier in this process leaves an event loop
+    running in the main thread."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 @pytest.fixture
@@ -197,7 +205,7 @@ def test_the_async_client_does_the_same(live_server, secret, org):
                 await client.sessions.get("no-such-session")
             return added, found, listed
 
-    added, found, listed = asyncio.run(main())
+    added, found, listed = run_async(main())
     assert [r.id for r in found.results] == [added.id]
     assert sorted(listed) == sorted(MemoryItem.objects.filter(org=org).values_list("id", flat=True))
     assert len(listed) == 2
@@ -319,5 +327,5 @@ def test_the_async_client_retries_too(flaky):
         async with AsyncEngram(server.url, "k") as client:
             return await client.memories.get(7)
 
-    assert asyncio.run(main()).id == 7
+    assert run_async(main()).id == 7
     assert len(server.seen) == 3
