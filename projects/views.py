@@ -222,6 +222,8 @@ def key_list(request):
     keys = readable_api_keys(actor).prefetch_related("projects").order_by("revoked_at", "-created_at")
     page, querystring = paginate(request, keys)
     context = {"page": page, "querystring": querystring, "form": form, "secret": secret}
+    if secret:  # the quickstart snippets, filled in with this server's address and the new key
+        context.update(org=actor.org, base_url=request.build_absolute_uri("/").rstrip("/"))
     response = render(request, "keys/list.html", context)
     if secret:
         response["Cache-Control"] = "no-store"

@@ -1,0 +1,308 @@
+"""Typed answers of the API. Every model keeps fields it does not know (`model_extra`) and tolerates
+missing optional ones, so a newer server does not break an older client."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, model_validator
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="allow", populate_by_name=True, protected_namespaces=())
+
+    def __getitem__(self, name: str) -> Any:
+        """`m["field"]` for fields the model does not declare (and those it does)."""
+        try:
+            return getattr(self, name)
+        except AttributeError:
+            raise KeyError(name) from None
+
+
+class _ProjectField(Model):
+    """Memories carried `project`, search and context results `project_id`: either fills `project`."""
+
+    project: int | str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _one_project_name(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "project" not in data and "project_id" in data:
+            data = {**data, "project": data["project_id"]}
+        return data
+
+
+class Memory(_ProjectField):
+    id: int
+    content: str = ""
+    memory_type: str = ""
+    scope: str = ""
+    user_id: str = ""
+    session_id: str = ""
+    agent_id: str = ""
+    skill: str = ""
+    source: str = ""
+    confidence: float | None = None
+    visibility: str | None = None
+    status: str = ""
+    pinned: bool = False
+    tags: list[str] = []
+    metadata: dict[str, Any] = {}
+    superseded_by: int | None = None
+    version: int | None = None
+    occurred_at: datetime | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    # POST memories answering with an existing memory (a duplicate): which one, and how close.
+    duplicate_of: int | None = None
+    similarity: float | None = None
+
+
+class SearchResult(Memory):
+    score: float = 0.0
+    explain: dict[str, Any] | None = None
+
+
+class SearchResponse(Model):
+    results: list[SearchResult] = []
+    took_ms: float | None = None
+    notes: list[Any] | None = None
+    explain: dict[str, Any] | None = None
+
+    def __iter__(self):  # type: ignore[override]
+        return iter(self.results)
+
+    def __len__(self) -> int:
+        return len(self.results)
+
+
+class BatchError(Model):
+    code: str = ""
+    message: str = ""
+
+
+class BatchItemResult(Model):
+    index: int
+    status: str
+    id: int | None = None
+    duplicate_of: int | None = None
+    similarity: float | None = None
+    error: BatchError | None = None
+
+
+class BatchResult(Model):
+    created: int = 0
+    duplicate: int = 0
+    rejected: int = 0
+    results: list[BatchItemResult] = []
+
+
+class Revision(Model):
+    number: int
+    action: str = ""
+    actor: str = ""
+    reason: str = ""
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+    created_at: datetime | None = None
+
+
+class MemoryStats(Model):
+    total: int = 0
+    by_type: dict[str, int] = {}
+    by_source: dict[str, int] = {}
+    by_status: dict[str, int] = {}
+    user_count: int = 0
+
+
+class Deleted(Model):
+    deleted: int = 0
+    ok: bool | None = None
+
+
+class ContextMessage(Model):
+    role: str
+    content: str = ""
+    created_at: datetime | None = None
+
+
+class Context(Model):
+    profile: dict[str, Any] | None = None
+    core: list[Memory] = []
+    relevant: list[SearchResult] = []
+    summary: str | None = ""
+    recent_messages: list[ContextMessage] = []
+    language: str | None = None
+    prompt: str = ""
+    injection_id: int | None = None
+    took_ms: float | None = None
+
+
+class Message(Model):
+    id: int | None = None
+    role: str
+    content: str = ""
+    message_id: str = ""
+    created_at: datetime | None = None
+
+
+class Session(_ProjectField):
+    session_id: str
+    user_id: str = ""
+    agent_id: str = ""
+    status: str = ""
+    summary: str = ""
+    summarized_count: int = 0
+    message_count: int = 0
+    messages: list[Message] = []
+    created_at: datetime | None = None
+    last_activity_at: datetime | None = None
+
+
+class JobRef(Model):
+    id: int
+    status: str = ""
+
+
+class MessagesAppended(Model):
+    session: Session
+    messages: list[Message] = []
+    duplicates: int = 0
+    extraction_job: JobRef | None = None
+
+
+class _Job(Model):
+    status: str = ""
+
+    @property
+    def finished(self) -> bool:
+        return self.status in ("done", "failed")
+
+
+class ExtractionJob(_Job, _ProjectField):
+    id: int
+    user_id: str = ""
+    session_id: str = ""
+    agent_id: str = ""
+    attempts: int = 0
+    error: str = ""
+    method: str = ""
+    result: dict[str, Any] | None = None
+    created_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class ReembedJob(_Job):
+    id: int
+    model: str = ""
+    total: int = 0
+    done: int = 0
+    errors: int = 0
+    created_at: datetime | None = None
+    finished_at: datetime | None = None
+
+
+class Checkpoint(Model):
+    id: int
+    session_id: str = ""
+    user_id: str = ""
+    parent: int | None = None
+    messages: list[Any] = []
+    agent_state: dict[str, Any] = {}
+    tool_states: dict[str, Any] = {}
+    pending_tool_calls: list[Any] = []
+    metadata: dict[str, Any] = {}
+    created_at: datetime | None = None
+    archived: bool = False
+    archived_at: datetime | None = None
+
+
+class UserProfile(Model):
+    user_id: str
+    history: list[dict[str, Any]] = []
+    edited_fields: list[str] = []
+
+
+class ProjectProfile(Model):
+    project: int
+    history: list[dict[str, Any]] = []
+    edited_fields: list[str] = []
+
+
+class Project(Model):
+    id: int
+    name: str = ""
+    slug: str = ""
+    description: str = ""
+    role: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+
+
+class Member(Model):
+    id: int
+    account: int | None = None
+    username: str = ""
+    role: str = ""
+    created_at: datetime | None = None
+
+
+class ApiKey(Model):
+    id: int
+    name: str = ""
+    prefix: str = ""
+    read_only: bool = False
+    projects: list[Any] = []
+    created_at: datetime | None = None
+    last_used_at: datetime | None = None
+    revoked_at: datetime | None = None
+    # Only in the answer to create: shown once.
+    secret: str | None = None
+
+
+class AuditEvent(Model):
+    id: int
+    created_at: datetime | None = None
+    action: str = ""
+    actor: Any = None
+    subject: str | None = None
+    details: dict[str, Any] = {}
+
+
+class Injection(Model):
+    id: int
+    user_id: str = ""
+    session_id: str = ""
+    kind: str = ""
+    query: str = ""
+    memory_ids: list[int] = []
+    created_at: datetime | None = None
+
+
+class MarkdownDocument(Model):
+    title: str = ""
+    document: str = ""
+    version: str = ""
+    count: int = 0
+    applied: dict[str, Any] | None = None
+
+
+class Forgotten(Model):
+    user_id: str
+    deleted: dict[str, int] = {}
+    left: dict[str, int] = {}
+    total: int = 0
+
+
+class ToolResult(Model):
+    result: Any = None
+    output: str = ""
+
+
+class Config(Model):
+    """GET/PUT/DELETE embedding-config and llm-config: the stored setting (None: none) and the one in effect."""
+
+    config: dict[str, Any] | None = None
+    effective: dict[str, Any] | None = None
