@@ -110,6 +110,23 @@ def test_it_reads_history_and_restores(client):
 
 
 @pytest.mark.worker
+def test_it_splits_a_merge_back_into_its_own_memory(client):
+    first = client.memories.add("Sam keeps two hens in the garden", user_id="sam", tags=["home"])
+    again = client.memories.add(
+        "Sam keeps two hens in the garden", user_id="sam", memory_type="fact", metadata={"seen": "call"}
+    )
+    assert again.duplicate_of == first.id
+    merge = next(r for r in client.memories.history(first.id) if r.action == "merge")
+    assert merge.incoming["metadata"] == {"seen": "call"} and merge.split_into is None
+    split = client.memories.split(first.id, merge.number)
+    assert (split.split_from, split.content, split.metadata) == (
+        first.id,
+        "Sam keeps two hens in the garden",
+        {"seen": "call"},
+    )
+    assert client.memories.get(first.id).confirmations == 0
+
+
 def test_it_appends_messages_and_waits_for_the_extraction(client, worker):  # noqa: F811
     appended = client.sessions.append(
         "chat-1",

@@ -62,6 +62,7 @@ OPERATIONS = {
     ("GET", "/api/v1/memories/{id}/history"): lambda c: c.memories.history(ID),
     ("GET", "/api/v1/memories/{id}/injections"): lambda c: list(c.memories.injections(ID)),
     ("POST", "/api/v1/memories/{id}/restore"): lambda c: c.memories.restore(ID, 1),
+    ("POST", "/api/v1/memories/{id}/split"): lambda c: c.memories.split(ID, 1),
     ("POST", "/api/v1/memories/batch"): lambda c: c.memories.batch([{"content": ""}], infer=False),
     ("GET", "/api/v1/memories/markdown"): lambda c: c.markdown.get(user_id="nobody"),
     ("PUT", "/api/v1/memories/markdown"): lambda c: c.markdown.put("", base_version="x", user_id="nobody"),

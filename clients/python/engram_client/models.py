@@ -50,6 +50,7 @@ class Memory(_ProjectField):
     tags: list[str] = []
     metadata: dict[str, Any] = {}
     superseded_by: int | None = None
+    confirmations: int = 0
     version: int | None = None
     occurred_at: datetime | None = None
     created_at: datetime | None = None
@@ -57,6 +58,8 @@ class Memory(_ProjectField):
     # POST memories answering with an existing memory (a duplicate): which one, and how close.
     duplicate_of: int | None = None
     similarity: float | None = None
+    # POST memories/{id}/split: the memory the merged-in text came back from.
+    split_from: int | None = None
 
 
 class SearchResult(Memory):
@@ -105,6 +108,10 @@ class Revision(Model):
     reason: str = ""
     before: dict[str, Any] | None = None
     after: dict[str, Any] | None = None
+    # A merge's record of what came in (text, type, metadata, times, source, who), and the memory a split
+    # turned it back into.
+    incoming: dict[str, Any] | None = None
+    split_into: int | None = None
     created_at: datetime | None = None
 
 

@@ -167,6 +167,11 @@ class Memories(Resource):
         body = clean({"revision": revision, "reason": reason})
         return self._call("POST", f"/memories/{memory_id}/restore", body=body, parse=Memory.model_validate)
 
+    def split(self, memory_id: int, revision: int, *, reason: str | None = None) -> Memory:
+        """Turn what one merge revision recorded as incoming back into its own memory (the new one)."""
+        body = clean({"revision": revision, "reason": reason})
+        return self._call("POST", f"/memories/{memory_id}/split", body=body, parse=Memory.model_validate)
+
     def stats(self, **filters: Any) -> MemoryStats:
         return self._call("GET", "/memories/stats", params=filters, parse=MemoryStats.model_validate)
 
