@@ -170,6 +170,7 @@ _POLICY_WORDS = re.compile(
 # A Chinese or Japanese value that is a clause about the secret ("密码：首次登录时设置", "密码已重置").
 _CJK_CLAUSE = re.compile(
     r"^(?:待|已|未|不|没|要|需|须|必|应|在|由|请|可|会|被|太|很|过|首次|初始|默认|空|忘|错|正确|相同|一样|统一|随机|自动|"
+    r"什么|多少|哪|几|怎|如何|啥|"
     r"和|与|或|都|也|还|就|是|的|了|吗|呢|を|が|の|に|で|と|も)"
 )
 _PLACEHOLDER = re.compile(
@@ -309,7 +310,12 @@ def _spans(text: str):
             yield match.start(1), match.end(1), "a password or secret"
     for match in _LOGIN_PAIR.finditer(text):
         secret = match.group(2)
-        if not _not_a_value(secret) and any(not c.isalpha() for c in secret) and "://" not in match.group(0):
+        if (
+            not _not_a_value(secret)
+            and any(not c.isalpha() for c in secret)
+            and not (secret.isdigit() and match.group(1).isdigit())  # 2023/2024, 3/4: numbers, not a login
+            and "://" not in match.group(0)
+        ):
             yield match.start(1), match.end(2), "a login and password"
     for pattern in (_OTP, _CODE_TO_VERIFY):
         for match in pattern.finditer(text):
