@@ -346,8 +346,10 @@ def _split_key_spans(text: str):
     """A provider key written in two parts (a space or line break inside): read rejoined."""
     for match in _SPLIT_KEY.finditer(text):
         joined = match.group(1) + match.group(2)
-        if not any(c.isdigit() for c in joined[4:]):
-            continue
+        if not any(c.isdigit() for c in joined[4:]) or any(
+            p.match(match.group(1)) for _l, p in _TOKEN_PATTERNS
+        ):
+            continue  # no key, or a whole key already (what follows it is the next word)
         for label, pattern in _TOKEN_PATTERNS:
             found = pattern.match(joined)
             if found and found.end() > len(match.group(1)) and _looks_random(found.group()):
@@ -380,13 +382,14 @@ def sensitive_reason(text: str) -> str | None:
 
 def redact(text: str) -> str:
     """The text with every secret replaced by [redacted], for conversation history kept as it was said."""
-    spans = sorted({(start, end) for start, end, _label in secret_spans(text)})
+    merged: list[list[int]] = []
+    for start, end in sorted({(start, end) for start, end, _label in secret_spans(text)}):
+        if merged and start <= merged[-1][1]:  # overlaps or touches one already cut: one cut
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
     out, last = [], 0
-    for start, end in spans:
-        if start < last:  # overlaps one already cut
-            start = last
-        if start >= end:
-            continue
+    for start, end in merged:
         out.append(text[last:start])
         out.append("[redacted]")
         last = end
