@@ -155,7 +155,7 @@ def test_it_keeps_short_real_statements(text):
     gate.check_length(text)
 
 
-@pytest.mark.parametrize("text", ["ok", "好的", "嗯嗯", "hi", "好的！", "ok!!!", "👍👍👍👍👍", "   ...   "])
+@pytest.mark.parametrize("text", ["ok", "好的", "嗯嗯", "hi", "好的！", "好的。", "ok!!!", "👍", "   ...   "])
 def test_it_refuses_acknowledgements(text):
     with pytest.raises(GateRejection) as refused:
         gate.check_length(text)
@@ -166,6 +166,7 @@ def test_weighted_length_counts_cjk_twice_and_punctuation_not_at_all():
     assert weighted_length("我叫王丹") == 8
     assert weighted_length("ok, fine!") == 6
     assert weighted_length("안녕하세요") == 10
+    assert weighted_length("☕🍰 🎉") == 3  # symbols alone: each counts 1
 
 
 def test_the_length_message_is_translated(alice_client):
@@ -340,3 +341,18 @@ def test_extraction_keeps_new_secret_classes_out_of_messages_and_memories(org_a)
     assert "lovecat2024" not in stored and _ZH_SEED not in stored and "[redacted]" in stored
     assert extraction_job_run(job_id=job.pk) == "done"
     assert not MemoryItem.objects.filter(org=org_a, user_id="u1").exists()
+
+
+def test_fields_beyond_the_size_the_gate_reads_are_refused_as_too_long(alice_client):
+    big = {"notes": ["a fairly ordinary line of notes " * 20] * 40}  # about 25,000 characters
+    response = alice_client.post(URL, {"content": "The user keeps notes", "metadata": big}, format="json")
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "too_long"
+    assert "metadata" in response.json()["error"]["message"]
+    assert not MemoryItem.objects.exists()
+
+
+def test_a_text_over_the_maximum_is_refused_as_too_long_before_it_is_read_for_secrets():
+    with pytest.raises(GateRejection) as refused:
+        gate.check_sensitive("my password is hunter22 " + "x" * 3000)
+    assert refused.value.code == "too_long"
