@@ -87,11 +87,12 @@ def _admit(actor: Actor, org, draft: MemoryDraft, *, infer: bool, auto_counts: d
     )
     if infer:
         gate.check(draft.content, draft.confidence)
-        if draft.source == Source.AUTO:
-            gate.check_rate_limit(org, draft.session_id, batch=auto_counts)
     else:
         gate.check_sensitive(draft.content)
         gate.check_length(draft.content)
+    gate.check_fields(tags=draft.tags, metadata=draft.metadata)
+    if infer and draft.source == Source.AUTO:
+        gate.check_rate_limit(org, draft.session_id, batch=auto_counts)
 
 
 @transaction.atomic

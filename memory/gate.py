@@ -1,4 +1,5 @@
-"""The memory gate (seed 000): confidence, sensitive content, length, rate limit.
+"""The memory gate (seed 000): confidence, sensitive content (in the text, the tags and the metadata),
+length, rate limit.
 
 Duplicates are decided by the services (they need the database and the embedding).
 Every rejection carries a code and a message; the content itself is never logged.
@@ -6,12 +7,15 @@ Every rejection carries a code and a message; the content itself is never logged
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import timedelta
 
 from django.conf import settings
+from django.utils.translation import gettext
 
 from core.secrets import sensitive_reason
+from core.text import CJK
 
 
 @dataclass
@@ -26,10 +30,32 @@ class GateRejection(Exception):
 # ---- the checks -------------------------------------------------------------------------------------
 
 
+# Han, kana and hangul: one character holds about what two Latin letters do (the weighting Twitter's
+# length count uses), so "我叫王丹" (4 characters, weight 8) is a memory and "好的" (weight 4) is not.
+_WIDE = re.compile(f"[{CJK}\u3040-\u30ff\u31f0-\u31ff\u1100-\u11ff\u3130-\u318f\uac00-\ud7af]")
+WIDE_WEIGHT = 2
+
+
+def weighted_length(text: str) -> int:
+    """The length MEMORY_MIN_LENGTH is measured in: letters and digits count 1, a Chinese, Japanese or Korean
+    character counts 2, and the punctuation and symbols around them 0 ("ok!!!" is 2, "好的！" is 4). A text
+    of symbols or emoji alone is measured by its characters (each counts 1: "☕🍰🎉☕🍩" is 5)."""
+    wordy = sum(WIDE_WEIGHT if _WIDE.match(c) else 1 for c in text if c.isalnum())
+    return wordy or sum(1 for c in text if not c.isspace())
+
+
 def check_length(content: str) -> None:
+    """At least MEMORY_MIN_LENGTH in weighted length (see weighted_length); at most MEMORY_MAX_LENGTH characters."""
     n = len(content.strip())
-    if n < settings.MEMORY_MIN_LENGTH:
-        raise GateRejection("too_short", f"A memory needs at least {settings.MEMORY_MIN_LENGTH} characters.")
+    if weighted_length(content) < settings.MEMORY_MIN_LENGTH:
+        raise GateRejection(
+            "too_short",
+            gettext(
+                "A memory needs at least %(minimum)d characters (letters and digits; a Chinese, Japanese or "
+                "Korean character counts as two)."
+            )
+            % {"minimum": settings.MEMORY_MIN_LENGTH},
+        )
     if n > settings.MEMORY_MAX_LENGTH:
         raise GateRejection(
             "too_long", f"A memory may have at most {settings.MEMORY_MAX_LENGTH} characters (got {n})."
@@ -45,9 +71,60 @@ def check_confidence(confidence: float) -> None:
 
 
 def check_sensitive(content: str) -> None:
+    if len(content.strip()) > settings.MEMORY_MAX_LENGTH:
+        check_length(content)  # refused anyway; reading 100,000 characters for secrets costs a second
     reason = sensitive_reason(content)
     if reason:
         raise GateRejection("sensitive_content", f"Refused: the text {reason}; secrets are never stored.")
+
+
+# The text of a memory's tags and metadata the gate reads at the most (a body of megabytes of metadata would
+# cost seconds of CPU to read for secrets).
+FIELDS_MAX_CHARS = 20_000
+
+
+def check_fields(*, tags=None, metadata=None) -> None:
+    """The tags and every string in the metadata (at any depth, object keys included) are refused like the
+    text when they hold a secret; the message names the field ("tags[2]", "metadata.env.token")."""
+    strings: list[tuple[str, str]] = []
+    for index, tag in enumerate(tags or ()):
+        _strings(tag, f"tags[{index}]", strings)
+    _strings(metadata, "metadata", strings)
+    total = sum(len(text) for _field, text in strings)
+    if total > FIELDS_MAX_CHARS:
+        raise GateRejection(
+            "too_long",
+            gettext("The tags and metadata may hold at most %(limit)d characters of text (got %(count)d).")
+            % {"limit": FIELDS_MAX_CHARS, "count": total},
+        )
+    for field, text in strings:
+        reason = sensitive_reason(text)
+        if reason:
+            raise GateRejection(
+                "sensitive_content",
+                gettext("Refused: %(field)s %(reason)s; secrets are never stored.")
+                % {"field": field, "reason": reason},
+            )
+
+
+def _strings(value, field: str, out: list[tuple[str, str]]) -> None:
+    """Every string of a JSON value with the name of its field; an object key is named by its position
+    (a key that is a secret must not appear in the message)."""
+    if isinstance(value, str):
+        out.append((field, value))
+    elif isinstance(value, dict):
+        for number, (key, item) in enumerate(value.items()):
+            if isinstance(key, str):
+                out.append(
+                    (
+                        gettext("the key #%(number)d of %(field)s") % {"number": number + 1, "field": field},
+                        key,
+                    )
+                )
+            _strings(item, f"{field}.{key}", out)
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _strings(item, f"{field}[{index}]", out)
 
 
 RATE_LIMIT_MESSAGE = "This session already gave its automatic extractions for the last 24 hours."

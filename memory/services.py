@@ -151,6 +151,7 @@ def memory_create(
         actor, scope=draft.scope, user_id=draft.user_id, project=draft.project, session_id=draft.session_id
     )
     gate.check(draft.content, draft.confidence)
+    gate.check_fields(tags=draft.tags, metadata=draft.metadata)
     base = draft.subject(org)
     if dedup != "none":
         lock_subjects(org.pk, [draft])  # a concurrent add of the same text waits, then finds this one
@@ -240,6 +241,8 @@ def memory_update(
         gate.check_length(fields["content"])
     if "confidence" in changed:
         gate.check_confidence(fields["confidence"])
+    if "tags" in changed or "metadata" in changed:
+        gate.check_fields(tags=fields.get("tags"), metadata=fields.get("metadata"))
     for name, value in fields.items():
         setattr(item, name, value)
     if "content" in changed:
