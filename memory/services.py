@@ -441,6 +441,7 @@ def memory_split(*, actor: Actor, item: MemoryItem, revision_number: int, reason
     )
     gate.check_sensitive(draft.content)
     gate.check_length(draft.content)
+    gate.check_fields(tags=draft.tags, metadata=draft.metadata)
     new = build_item(draft, org=item.org, actor=actor)
     _embed(new)
     new.save()
