@@ -373,11 +373,17 @@ def secret_spans(text: str):
             yield (*norm.original_span(start, end), label)
 
 
-def sensitive_reason(text: str) -> str | None:
-    """What kind of secret the text contains, or None. Talk *about* secrets is fine."""
+def secret_kind(text: str) -> str | None:
+    """The kind of the first secret in the text ("an API key"), or None. Talk *about* secrets is fine."""
     for _start, _end, label in secret_spans(text):
-        return f"looks like {label}"
+        return label
     return None
+
+
+def sensitive_reason(text: str) -> str | None:
+    """What kind of secret the text contains ("looks like an API key"), or None."""
+    kind = secret_kind(text)
+    return f"looks like {kind}" if kind else None
 
 
 def redact(text: str) -> str:

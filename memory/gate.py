@@ -14,7 +14,7 @@ from datetime import timedelta
 from django.conf import settings
 from django.utils.translation import gettext
 
-from core.secrets import sensitive_reason
+from core.secrets import secret_kind
 from core.text import CJK
 
 
@@ -73,9 +73,28 @@ def check_confidence(confidence: float) -> None:
 def check_sensitive(content: str) -> None:
     if len(content.strip()) > settings.MEMORY_MAX_LENGTH:
         check_length(content)  # refused anyway; reading 100,000 characters for secrets costs a second
-    reason = sensitive_reason(content)
-    if reason:
-        raise GateRejection("sensitive_content", f"Refused: the text {reason}; secrets are never stored.")
+    kind = secret_kind(content)
+    if kind:
+        raise GateRejection(
+            "sensitive_content",
+            gettext("Refused: the text %(reason)s; secrets are never stored.")
+            % {"reason": _looks_like(kind)},
+        )
+
+
+_ENCODED = " (base64-encoded)"
+_PROVIDER_CREDENTIAL = re.compile(r"a credential \((.+)\)")
+
+
+def _looks_like(kind: str) -> str:
+    """core.secrets' kind of secret in the active language ("looks like an API key" / "看起来像 API 密钥")."""
+    encoded = kind.endswith(_ENCODED)
+    kind = kind.removesuffix(_ENCODED)
+    provider = _PROVIDER_CREDENTIAL.fullmatch(kind)
+    text = gettext("a credential (%(name)s)") % {"name": provider.group(1)} if provider else gettext(kind)
+    if encoded:
+        text = gettext("%(kind)s (base64-encoded)") % {"kind": text}
+    return gettext("looks like %(kind)s") % {"kind": text}
 
 
 # The text of a memory's tags and metadata the gate reads at the most (a body of megabytes of metadata would
@@ -98,12 +117,12 @@ def check_fields(*, tags=None, metadata=None) -> None:
             % {"limit": FIELDS_MAX_CHARS, "count": total},
         )
     for field, text in strings:
-        reason = sensitive_reason(text)
-        if reason:
+        kind = secret_kind(text)
+        if kind:
             raise GateRejection(
                 "sensitive_content",
                 gettext("Refused: %(field)s %(reason)s; secrets are never stored.")
-                % {"field": field, "reason": reason},
+                % {"field": field, "reason": _looks_like(kind)},
             )
 
 

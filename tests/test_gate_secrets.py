@@ -356,3 +356,19 @@ def test_a_text_over_the_maximum_is_refused_as_too_long_before_it_is_read_for_se
     with pytest.raises(GateRejection) as refused:
         gate.check_sensitive("my password is hunter22 " + "x" * 3000)
     assert refused.value.code == "too_long"
+
+
+def test_the_refusal_names_the_kind_of_secret_in_the_callers_language():
+    from django.utils import translation
+
+    with translation.override("zh-hans"):
+        with pytest.raises(gate.GateRejection) as refused:
+            gate.check_sensitive("部署用的 key 是 sk-proj-abcdefghijklmnopqrstuv")
+        with pytest.raises(gate.GateRejection) as in_tags:
+            gate.check_fields(tags=["ok", "ghp_abcdefghijklmnopqrstuvwxyz0123456789"])
+    assert refused.value.message == "已拒绝：文本看起来像API 密钥；机密信息从不存储。"
+    assert in_tags.value.message.startswith("已拒绝：tags[1] 看起来像GitHub 令牌")
+    with translation.override("en"):
+        with pytest.raises(gate.GateRejection) as english:
+            gate.check_sensitive("deploy key sk-proj-abcdefghijklmnopqrstuv")
+    assert english.value.message == "Refused: the text looks like an API key; secrets are never stored."
