@@ -148,3 +148,12 @@ class MessagesAppendedSerializer(serializers.Serializer):
     messages = MessageSerializer(many=True)
     duplicates = serializers.IntegerField(help_text="Messages not stored again (same message_id).")
     extraction_job = JobRefSerializer(allow_null=True, help_text="The extraction job queued, if any.")
+
+
+class SessionDetailSerializer(SessionSerializer):
+    """GET sessions/{session_id}: the session with its most recent messages (oldest first)."""
+
+    messages = MessageSerializer(many=True, read_only=True)
+
+    class Meta(SessionSerializer.Meta):
+        fields = [*SessionSerializer.Meta.fields, "messages"]

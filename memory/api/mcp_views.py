@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.exceptions import APIException, ParseError, ValidationError
 from rest_framework.response import Response
 
 from projects.api.base import EngramAPIView
 from projects.api.errors import error_text
 
+from .schemas import JsonRpcRequestSerializer, JsonRpcResponseSerializer
 from .tools_views import TOOL_NAMES, TOOLS, invoke_tool
 
 PROTOCOL_VERSION = "2025-06-18"
@@ -33,7 +33,13 @@ def _error(msg_id, code: int, message: str) -> Response:
 
 
 class McpView(EngramAPIView):
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        request=JsonRpcRequestSerializer,
+        responses={
+            200: JsonRpcResponseSerializer,
+            202: OpenApiResponse(description="A notification (no id): accepted, no answer."),
+        },
+    )
     def post(self, request):
         """One JSON-RPC message of the MCP protocol (tools: memory_add, memory_search)."""
         try:

@@ -17,6 +17,9 @@ from projects.api.base import EngramAPIView, StrictSerializer
 from projects.api.errors import ApiError, unstorable_error
 from projects.api.pagination import CreatedCursorPagination
 
+from . import examples
+from .schemas import SearchResultsSerializer
+
 
 class _Names(serializers.ListField):
     child = serializers.CharField(max_length=255)
@@ -149,7 +152,7 @@ def validated(serializer_class, request) -> dict:
 class SearchView(EngramAPIView):
     """POST /memories/search: hybrid (vector + keyword) search over what the caller may read."""
 
-    @extend_schema(request=SearchInput, responses={200: dict})
+    @extend_schema(request=SearchInput, responses=SearchResultsSerializer, examples=examples.SEARCH)
     def post(self, request):
         started = time.perf_counter()
         data = validated(SearchInput, request)

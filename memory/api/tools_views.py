@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -21,6 +20,9 @@ from memory.selectors import MemoryFilters
 from projects.access import project_by_ref, require_project, require_subject
 from projects.api.base import EngramAPIView, StrictSerializer
 from projects.api.errors import ApiError
+from projects.api.schema import errors
+
+from .schemas import MemoryAddInvocationSerializer, MemorySearchInvocationSerializer, ToolListSerializer
 
 TYPES = list(MemoryType.values)
 SCOPES = list(Scope.values)
@@ -118,8 +120,18 @@ class InvokeInput(StrictSerializer):
     agent_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
 
 
+INVOCATION = PolymorphicProxySerializer(
+    component_name="ToolInvocation",
+    serializers={
+        "memory_add": MemoryAddInvocationSerializer,
+        "memory_search": MemorySearchInvocationSerializer,
+    },
+    resource_type_field_name="tool",
+)
+
+
 class ToolListView(EngramAPIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=ToolListSerializer)
     def get(self, request):
         """The tools as OpenAI function-calling schemas (pass them as `tools` to a chat completion)."""
         return Response({"tools": TOOLS})
@@ -145,7 +157,7 @@ def _arguments(raw, serializer_class) -> dict:
 
 
 class ToolInvokeView(EngramAPIView):
-    @extend_schema(request=InvokeInput, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=InvokeInput, responses={200: INVOCATION, **errors(422)})
     def post(self, request, name):
         """Run a tool for the caller's context (user_id, project, session_id)."""
         if name not in TOOL_NAMES:
