@@ -187,6 +187,7 @@ class SearchView(EngramAPIView):
 
 class InjectionSerializer(serializers.ModelSerializer):
     project = serializers.SlugRelatedField(slug_field="slug", read_only=True)
+    memory_ids = serializers.ListField(child=serializers.IntegerField(), read_only=True)
 
     class Meta:
         model = InjectionLog

@@ -103,6 +103,7 @@ class RestoreSerializer(StrictSerializer):
 
 class MemorySerializer(serializers.ModelSerializer):
     has_embedding = serializers.SerializerMethodField()
+    tags = serializers.ListField(child=serializers.CharField(), read_only=True)
 
     class Meta:
         model = MemoryItem
