@@ -6,6 +6,8 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import expect
 
+from .conftest import screenshot
+
 # Redoc's side menu always shows Redocly's logo from its CDN; the docs policy (img-src 'self' data:) refuses
 # it in the browser, so it never leaves the machine, and the link beside it keeps its text.
 REDOCLY_LOGO = "https://cdn.redoc.ly/redoc/logo-mini.svg"
@@ -45,6 +47,7 @@ def test_it_renders_swagger_ui_offline(open_page, live_server):
     ).click()  # expands: the request body's example and the typed responses are drawn
     expect(page.get_by_text("which language should I answer in?").first).to_be_visible()
     page.wait_for_load_state("networkidle")
+    screenshot(page, "api-docs-swagger", full_page=False)
     assert not left, left
     assert not violations, violations
 
@@ -58,5 +61,6 @@ def test_it_renders_redoc_offline(open_page, live_server):
     expect(page.get_by_role("heading", name=SUMMARY, level=2)).to_be_attached()
     expect(page.get_by_role("menuitem", name="search")).to_be_visible()
     page.wait_for_load_state("networkidle")
+    screenshot(page, "api-docs-redoc", full_page=False)
     assert not left, left
     assert not [v for v in violations if REDOCLY_LOGO not in v], violations
