@@ -40,7 +40,6 @@ FREE_FORM = {
     "ExtractionJob.messages",
     "ExtractionJob.result",
     "Function.parameters",
-    "JsonRpcResponse.id",
     "McpResult.capabilities",
     "McpResult.structuredContent",
     "McpTool.inputSchema",

@@ -2,6 +2,7 @@
 configuration): for the OpenAPI schema only, so a generated client gets real types. The views stay the
 source of the bodies; tests/test_openapi_contract.py checks that the two agree."""
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..models import MemoryType, Scope, Source, Status
@@ -143,11 +144,16 @@ class MemorySearchInvocationSerializer(serializers.Serializer):
     output = serializers.CharField(help_text="The result as text for the model.")
 
 
+@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "number"}]})
+class JsonRpcIdField(serializers.JSONField):
+    """A JSON-RPC id: a string or a number."""
+
+
 class JsonRpcRequestSerializer(serializers.Serializer):
     """One JSON-RPC 2.0 message; without `id` it is a notification (answered 202, no body)."""
 
     jsonrpc = serializers.ChoiceField(choices=["2.0"])
-    id = serializers.JSONField(required=False, help_text="A string or a number; echoed in the answer.")
+    id = JsonRpcIdField(required=False, help_text="Echoed in the answer.")
     method = serializers.CharField(help_text="initialize, ping, tools/list, tools/call or a notification.")
     params = serializers.DictField(
         required=False, help_text="tools/call: {name, arguments}; initialize: {protocolVersion, ...}."
@@ -191,9 +197,7 @@ class JsonRpcResponseSerializer(serializers.Serializer):
     """The answer to a JSON-RPC request: `result` on success, `error` otherwise (always HTTP 200)."""
 
     jsonrpc = serializers.ChoiceField(choices=["2.0"])
-    id = serializers.JSONField(
-        allow_null=True, help_text="The request's id (null when it could not be read)."
-    )
+    id = JsonRpcIdField(allow_null=True, help_text="The request's id (null when it could not be read).")
     result = McpResultSerializer(required=False)
     error = JsonRpcErrorSerializer(required=False)
 

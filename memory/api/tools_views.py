@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from django.http import Http404
-from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -111,9 +111,19 @@ class SearchArguments(StrictSerializer):
     scope = serializers.ChoiceField(choices=SCOPES, required=False)
 
 
+@extend_schema_field(
+    {
+        "oneOf": [{"type": "object", "additionalProperties": True}, {"type": "string"}],
+        "description": "The tool's arguments (see GET tools), as an object or as a JSON string.",
+    }
+)
+class ArgumentsField(serializers.JSONField):
+    pass
+
+
 class InvokeInput(StrictSerializer):
     # OpenAI hands tool arguments over as a JSON string; an object is accepted too.
-    arguments = serializers.JSONField(required=False, default=dict)
+    arguments = ArgumentsField(required=False, default=dict)
     user_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     project = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
     session_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
