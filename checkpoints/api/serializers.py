@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from memory.models import JobStatus
 from projects.api.base import StrictSerializer
 
 from ..models import Checkpoint, CheckpointArchive, Message, Session
@@ -138,7 +139,7 @@ class CheckpointOutSerializer(serializers.Serializer):
 
 class JobRefSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=JobStatus.choices)
 
 
 class MessagesAppendedSerializer(serializers.Serializer):

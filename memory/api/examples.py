@@ -3,6 +3,8 @@ contract test checks them against their schemas)."""
 
 from drf_spectacular.utils import OpenApiExample
 
+from .schemas import SearchMemorySerializer
+
 MEMORY = {
     "id": 42,
     "content": "Prefers answers in English, with code samples in Python",
@@ -89,28 +91,8 @@ BATCH = [
     ),
 ]
 
-SEARCH_HIT = {
-    key: MEMORY[key]
-    for key in (
-        "id",
-        "content",
-        "memory_type",
-        "scope",
-        "user_id",
-        "session_id",
-        "agent_id",
-        "skill",
-        "source",
-        "confidence",
-        "status",
-        "pinned",
-        "tags",
-        "metadata",
-        "occurred_at",
-        "created_at",
-        "version",
-    )
-} | {"project_id": None, "score": 0.8123}
+# A search result: the memory's fields that search hands out, and its score.
+SEARCH_HIT = {name: MEMORY.get(name) for name in SearchMemorySerializer().fields} | {"score": 0.8123}
 
 SEARCH = [
     OpenApiExample(

@@ -28,6 +28,14 @@ def _mcp_tool(tool: dict) -> dict:
     return {"name": fn["name"], "description": fn["description"], "inputSchema": fn["parameters"]}
 
 
+def _id(message) -> str | int | float | None:
+    """The request's id when JSON-RPC allows it (a string, a number or null); None for anything else."""
+    value = message.get("id") if isinstance(message, dict) else None
+    if isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    return None
+
+
 def _error(msg_id, code: int, message: str) -> Response:
     return Response({"jsonrpc": "2.0", "id": msg_id, "error": {"code": code, "message": message}})
 
@@ -51,10 +59,10 @@ class McpView(EngramAPIView):
         ) as exc:  # JSON, but holding what PostgreSQL cannot store (a NUL, a lone surrogate)
             return _error(None, -32602, f"Invalid params: {error_text(exc.detail)}")
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or "method" not in message:
-            return _error(
-                message.get("id") if isinstance(message, dict) else None, -32600, "Invalid Request."
-            )
-        msg_id, method, params = message.get("id"), message["method"], message.get("params") or {}
+            return _error(_id(message), -32600, "Invalid Request.")
+        if message.get("id") is not None and _id(message) is None:
+            return _error(None, -32600, "Invalid Request: id must be a string, a number or null.")
+        msg_id, method, params = _id(message), message["method"], message.get("params") or {}
         if "id" not in message:  # a notification (e.g. notifications/initialized): accepted, no answer
             return Response(status=202)
         if not isinstance(params, dict):

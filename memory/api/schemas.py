@@ -29,13 +29,18 @@ class RevisionHistorySerializer(serializers.Serializer):
 # ---- search ------------------------------------------------------------------------------------------
 
 
-class SearchMemorySerializer(serializers.Serializer):
-    """A memory as search and context hand it to an agent."""
+class BriefMemorySerializer(serializers.Serializer):
+    """A memory as the tools report it."""
 
     id = serializers.IntegerField()
     content = serializers.CharField()
     memory_type = serializers.ChoiceField(choices=MemoryType.choices)
     scope = serializers.ChoiceField(choices=Scope.choices)
+
+
+class SearchMemorySerializer(BriefMemorySerializer):
+    """A memory as search and context hand it to an agent."""
+
     user_id = serializers.CharField()
     project_id = serializers.IntegerField(allow_null=True)
     session_id = serializers.CharField()
@@ -111,20 +116,12 @@ class ToolListSerializer(serializers.Serializer):
     tools = ToolSerializer(many=True)
 
 
-class AddResultSerializer(serializers.Serializer):
+class AddResultSerializer(BriefMemorySerializer):
     status = serializers.ChoiceField(choices=["created", "merged"])
-    id = serializers.IntegerField()
-    content = serializers.CharField()
-    memory_type = serializers.ChoiceField(choices=MemoryType.choices)
-    scope = serializers.ChoiceField(choices=Scope.choices)
     duplicate_of = serializers.IntegerField(allow_null=True)
 
 
-class FoundMemorySerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    content = serializers.CharField()
-    memory_type = serializers.ChoiceField(choices=MemoryType.choices)
-    scope = serializers.ChoiceField(choices=Scope.choices)
+class FoundMemorySerializer(BriefMemorySerializer):
     score = serializers.FloatField()
 
 
