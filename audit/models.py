@@ -29,6 +29,7 @@ class Action(models.TextChoices):
     MEMORY_DELETE = "memory.delete", _("Memory deleted")
     MEMORY_MERGE = "memory.merge", _("Duplicate merged into a memory")
     MEMORY_SUPERSEDE = "memory.supersede", _("Memory superseded")
+    MEMORY_SPLIT = "memory.split", _("Merged memory split back out")
     MEMORY_BATCH = "memory.batch", _("Memories added in a batch")
     MEMORY_DELETE_ALL = "memory.delete_all", _("All of a subject's memories deleted")
     SUBJECT_EXPORT = "subject.export", _("Subject exported")

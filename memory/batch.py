@@ -138,12 +138,15 @@ def memory_create_batch(
             stored.setdefault((subject_key(row), row.content_hash), row)
     fresh: list[tuple[int, MemoryDraft]] = []
     first_in_batch: dict[tuple, int] = {}
-    merges: dict[int, tuple[MemoryItem, list, float]] = {}
+    merges: dict[int, tuple[MemoryItem, MemoryDraft, float]] = {}
+    # Duplicates of an earlier item of this batch: merged into it once it is stored (or merged itself).
+    in_batch: list[tuple[int, MemoryDraft, int, float]] = []
     for index, draft in accepted:
         key = (subject_key(draft), digests[index])
         if key in stored:
-            merges[index] = (stored[key], draft.tags, 1.0)
+            merges[index] = (stored[key], draft, 1.0)
         elif key in first_in_batch:
+            in_batch.append((index, draft, first_in_batch[key], 1.0))
             results[index] = BatchResult(
                 index, "duplicate", duplicate_of=-1 - first_in_batch[key], similarity=1.0
             )
@@ -166,12 +169,13 @@ def memory_create_batch(
                 actor=actor, base=draft.subject(org), content=draft.content, embedding=vector, model=model
             )
             if found:
-                merges[index] = (found[0], draft.tags, found[1])
+                merges[index] = (found[0], draft, found[1])
                 continue
             earlier = seen.get(key, [])
             if earlier:
                 best, sim = _cosine_max([v for _, _, v in earlier], vector)
                 if is_duplicate(earlier[best][1].content, draft.content, sim, model):
+                    in_batch.append((index, draft, earlier[best][0], sim))
                     results[index] = BatchResult(
                         index, "duplicate", duplicate_of=-1 - earlier[best][0], similarity=round(sim, 4)
                     )
@@ -180,10 +184,11 @@ def memory_create_batch(
             kept.append((index, draft))
         fresh = kept
 
-    for index, (existing, tags, similarity) in merges.items():
-        merged = merge_into(
+    merged_into: dict[int, MemoryItem] = {}
+    for index, (existing, draft, similarity) in merges.items():
+        merged_into[index] = merged = merge_into(
             existing=existing,
-            tags=tags,
+            draft=draft,
             actor=actor,
             reason="identical content" if similarity == 1.0 else "",
             similarity=similarity,
@@ -212,12 +217,19 @@ def memory_create_batch(
             )
         )
     MemoryRevision.objects.bulk_create(revisions, batch_size=1000)
+    # Duplicates of an earlier item of the same batch merge into the row it became (created or merged into;
+    # in index order, an earlier one is resolved first).
+    stored_at = {**merged_into, **{index: item for (index, _), item in zip(fresh, items, strict=True)}}
+    for index, draft, first, similarity in sorted(in_batch, key=lambda row: row[0]):
+        stored_at[index] = merge_into(
+            existing=stored_at[first],
+            draft=draft,
+            actor=actor,
+            reason=f"duplicate of item {first} of the same batch",
+            similarity=similarity,
+        )
+        results[index].duplicate_of = stored_at[index].pk
     memories_changed.send(sender=MemoryItem, org_id=org.pk, items=items)
-    # Duplicates of an earlier item of the same batch point at its new id.
-    for result in results.values():
-        if result.duplicate_of is not None and result.duplicate_of < 0:
-            target = results[-1 - result.duplicate_of]
-            result.duplicate_of = target.id or target.duplicate_of
     missing = [item.pk for item in items if item.embedding is None]
     if missing:
         from .tasks import memory_embed_many

@@ -84,6 +84,8 @@ class MemoryItem(models.Model):
     search_tokens = SearchVectorField(null=True, blank=True)
     content_hash = models.CharField(max_length=64, db_index=True)
     access_count = models.PositiveIntegerField(default=0)
+    # How many adds found this memory already stored and merged into it (each one a merge revision).
+    confirmations = models.PositiveIntegerField(default=0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -128,6 +130,7 @@ class RevisionAction(models.TextChoices):
     ARCHIVE = "archive"
     RESTORE = "restore"
     DELETE = "delete"
+    SPLIT = "split"
 
 
 class MemoryRevision(models.Model):
@@ -146,6 +149,11 @@ class MemoryRevision(models.Model):
     reason = models.TextField(blank=True, default="")
     before = models.JSONField(null=True, blank=True)
     after = models.JSONField(null=True, blank=True)
+    # A merge: the add that was merged into the item, every field of it (memory.revisions.incoming_of),
+    # so a false merge can be split back out (memory.services.memory_split) with nothing lost.
+    incoming = models.JSONField(null=True, blank=True)
+    # The id of the memory this merge was split back out into (null until it is).
+    split_into = models.BigIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import datetime
 
 from django.db.models import Max
@@ -9,6 +10,7 @@ from django.db.models import Max
 from audit import services as audit
 from projects.access import Actor
 
+from .drafts import MemoryDraft
 from .models import MemoryItem, MemoryRevision
 from .signals import memories_changed
 
@@ -35,20 +37,47 @@ SNAPSHOT_FIELDS = [
     "valid_from",
     "valid_until",
     "expires_at",
+    "confirmations",
     "version",
 ]
 
 
+def _json(value):
+    return value.isoformat() if isinstance(value, datetime) else value
+
+
 def snapshot(item: MemoryItem) -> dict:
-    out = {}
-    for name in SNAPSHOT_FIELDS:
-        value = getattr(item, name)
-        out[name] = value.isoformat() if isinstance(value, datetime) else value
+    return {name: _json(getattr(item, name)) for name in SNAPSHOT_FIELDS}
+
+
+# What an add brings that a merge would otherwise drop: every field of the draft but its subject (scope,
+# user, project: the same as the item's, or it would not have been a duplicate).
+INCOMING_FIELDS = [f.name for f in fields(MemoryDraft) if f.name not in ("scope", "user_id", "project")]
+
+
+def incoming_of(draft: MemoryDraft, *, actor: Actor, similarity: float | None, reason: str) -> dict:
+    """The record of an add merged into an existing item (MemoryRevision.incoming): the draft's fields,
+    who sent it, how similar it was and why it merged; memory.services.memory_split turns it back."""
+    out = {name: _json(getattr(draft, name)) for name in INCOMING_FIELDS}
+    out.update(
+        tags=list(draft.tags or []),
+        actor=actor.label,
+        similarity=None if similarity is None else round(similarity, 4),
+        reason=reason,
+    )
     return out
 
 
 def revision_new(
-    *, item: MemoryItem, action: str, actor: Actor, number: int, reason: str = "", before=None, after=None
+    *,
+    item: MemoryItem,
+    action: str,
+    actor: Actor,
+    number: int,
+    reason: str = "",
+    before=None,
+    after=None,
+    incoming: dict | None = None,
 ) -> MemoryRevision:
     """An unsaved revision of an item (for bulk inserts; revision_write saves one)."""
     return MemoryRevision(
@@ -62,6 +91,7 @@ def revision_new(
         reason=reason,
         before=before,
         after=after,
+        incoming=incoming,
     )
 
 
@@ -74,6 +104,7 @@ def revision_write(
     before=None,
     after=None,
     number: int | None = None,
+    incoming: dict | None = None,
 ) -> MemoryRevision:
     """Append the next numbered revision of an item (number=1 for a new item skips the lookup)."""
     if number is None:
@@ -81,7 +112,14 @@ def revision_write(
         number = (last["n"] or 0) + 1
     memories_changed.send(sender=MemoryItem, org_id=item.org_id, items=[item])
     revision = revision_new(
-        item=item, action=action, actor=actor, number=number, reason=reason, before=before, after=after
+        item=item,
+        action=action,
+        actor=actor,
+        number=number,
+        reason=reason,
+        before=before,
+        after=after,
+        incoming=incoming,
     )
     revision.save()
     audit_revision(item=item, action=action, actor=actor, before=before, after=after)
@@ -96,6 +134,7 @@ AUDIT_ACTIONS = {
     "archive": audit.Action.MEMORY_ARCHIVE,
     "restore": audit.Action.MEMORY_RESTORE,
     "delete": audit.Action.MEMORY_DELETE,
+    "split": audit.Action.MEMORY_SPLIT,
 }
 
 

@@ -10,8 +10,9 @@ import logging
 from dataclasses import dataclass, field
 
 from django.db import transaction
-from django.db.models import F
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
 
 from audit import services as audit
 from config.celery import enqueue_on_commit
@@ -32,7 +33,7 @@ from .dedup import is_duplicate
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, tokens_expression
 from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
-from .revisions import revision_write, snapshot
+from .revisions import INCOMING_FIELDS, incoming_of, revision_write, snapshot
 from .signals import memories_changed
 
 log = logging.getLogger(__name__)
@@ -103,26 +104,29 @@ def nearest_active(
 
 
 def merge_into(
-    *, existing: MemoryItem, tags: list, actor: Actor, reason: str, similarity: float | None
+    *, existing: MemoryItem, draft: MemoryDraft, actor: Actor, reason: str, similarity: float | None
 ) -> MemoryItem:
-    """A duplicate's tags join the existing item (the new text is dropped); a MERGE revision records it.
+    """A duplicate joins the existing item: its tags are added, the item counts one more confirmation,
+    and the MERGE revision records every field of what came in (`incoming`), so memory_split can
+    turn a false merge back into its own memory.
 
     Only into an item the actor may read (404 otherwise): the dedup lookups find no other."""
     require_read_memory(actor, existing)
+    existing = MemoryItem.objects.select_for_update().defer("embedding", "search_tokens").get(pk=existing.pk)
+    reason = reason or (f"duplicate (similarity {similarity:.3f})" if similarity is not None else "duplicate")
     before = snapshot(existing)
-    merged_tags = list(dict.fromkeys([*(existing.tags or []), *(tags or [])]))
-    existing.tags = merged_tags
-    existing.version = F("version") + 1
-    existing.save(update_fields=["tags", "version", "updated_at"])
-    existing.refresh_from_db()
+    existing.tags = list(dict.fromkeys([*(existing.tags or []), *(draft.tags or [])]))
+    existing.confirmations += 1
+    existing.version += 1
+    existing.save(update_fields=["tags", "confirmations", "version", "updated_at"])
     revision_write(
         item=existing,
         action=RevisionAction.MERGE,
         actor=actor,
-        reason=reason
-        or (f"duplicate (similarity {similarity:.3f})" if similarity is not None else "duplicate"),
+        reason=reason,
         before=before,
         after=snapshot(existing),
+        incoming=incoming_of(draft, actor=actor, similarity=similarity, reason=reason),
     )
     return existing
 
@@ -159,7 +163,7 @@ def memory_create(
         )
         if same:
             merged = merge_into(
-                existing=same, tags=draft.tags, actor=actor, reason="identical content", similarity=None
+                existing=same, draft=draft, actor=actor, reason="identical content", similarity=None
             )
             return CreateResult(item=merged, created=False, duplicate_of=merged.pk, similarity=1.0)
     item = build_item(draft, org=org, actor=actor, embedding=embedding, embedding_model=embedding_model)
@@ -175,9 +179,7 @@ def memory_create(
         )
         if found:
             existing, similarity = found
-            merged = merge_into(
-                existing=existing, tags=draft.tags, actor=actor, reason="", similarity=similarity
-            )
+            merged = merge_into(existing=existing, draft=draft, actor=actor, reason="", similarity=similarity)
             return CreateResult(item=merged, created=False, duplicate_of=merged.pk, similarity=similarity)
     if draft.source == Source.AUTO:
         gate.check_rate_limit(org, draft.session_id)
@@ -326,7 +328,7 @@ def memory_delete(*, actor: Actor, item: MemoryItem, reason: str = "") -> None:
     revision_write(item=item, action=RevisionAction.DELETE, actor=actor, reason=reason or "deleted")
     # Earlier revisions of a hard-deleted item lose their content too: that is the point of deleting.
     MemoryRevision.objects.filter(org=item.org_id, item_ref=item.pk).update(
-        before=None, after=None, item=None
+        before=None, after=None, incoming=None, item=None
     )
     item.delete()
 
@@ -346,7 +348,9 @@ def memory_delete_all(*, actor: Actor, org, user_id: str, agent_id: str | None =
     audit.record(actor, audit.Action.MEMORY_DELETE_ALL, subject=user_id, details={"deleted": len(ids)})
     if not ids:
         return 0
-    MemoryRevision.objects.filter(org=org, item_ref__in=ids).update(before=None, after=None, item=None)
+    MemoryRevision.objects.filter(org=org, item_ref__in=ids).update(
+        before=None, after=None, incoming=None, item=None
+    )
     now = timezone.now()
     MemoryRevision.objects.bulk_create(
         [
@@ -367,3 +371,99 @@ def memory_delete_all(*, actor: Actor, org, user_id: str, agent_id: str | None =
     MemoryItem.objects.filter(pk__in=ids).delete()
     memories_changed.send(sender=MemoryItem, org_id=org.pk, items=[], user_id=user_id)
     return len(ids)
+
+
+class SplitRefused(Exception):
+    """A revision that cannot be split back out: not a merge or nothing recorded (400), already split (409)."""
+
+    def __init__(self, status: int, code: str, message: str):
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+def draft_of_incoming(item: MemoryItem, incoming: dict) -> MemoryDraft:
+    """The draft a merge recorded (MemoryRevision.incoming), about the item's subject."""
+    values = {name: incoming[name] for name in INCOMING_FIELDS if name in incoming}
+    for name in ("occurred_at", "valid_from", "valid_until", "expires_at"):
+        values[name] = parse_datetime(values[name]) if values.get(name) else None
+    return MemoryDraft(
+        **{"session_id": item.session_id, "agent_id": item.agent_id, "skill": item.skill, **values},
+        scope=item.scope,
+        user_id=item.user_id,
+        project=item.project,
+    )
+
+
+@transaction.atomic
+def memory_split(*, actor: Actor, item: MemoryItem, revision_number: int, reason: str = "") -> MemoryItem:
+    """Turn what one merge revision recorded back into its own memory, in one step: a new item with
+    exactly the fields that came in (embedded like any add, the gate asked again, no dedup), an ADD
+    revision on it, a SPLIT revision on the item (one confirmation fewer), the merge marked as split.
+
+    The actor must be allowed to change the item and to add the memory. Raises
+    MemoryRevision.DoesNotExist (404), SplitRefused (400/409) or GateRejection (422)."""
+    require_actor(actor)
+    item = MemoryItem.objects.select_for_update().get(pk=item.pk)
+    require_change_memory(actor, item)
+    revision = (
+        MemoryRevision.objects.select_for_update()
+        .filter(org=item.org_id, item_ref=item.pk, number=revision_number)
+        .first()
+    )
+    if revision is None:
+        raise MemoryRevision.DoesNotExist(f"No revision {revision_number} of memory {item.pk}.")
+    if revision.action != RevisionAction.MERGE:
+        raise SplitRefused(
+            400,
+            "invalid",
+            _("revision: %(n)s is not a merge; only a merge revision can be split.") % {"n": revision_number},
+        )
+    if not revision.incoming or not revision.incoming.get("content"):
+        raise SplitRefused(
+            400,
+            "invalid",
+            _("revision: merge %(n)s recorded nothing of what came in (it is older than that record).")
+            % {"n": revision_number},
+        )
+    if revision.split_into is not None:
+        raise SplitRefused(
+            409,
+            "conflict",
+            _("revision: merge %(n)s was already split into memory #%(id)s.")
+            % {"n": revision_number, "id": revision.split_into},
+        )
+    draft = draft_of_incoming(item, revision.incoming)
+    require_create_memory(
+        actor, scope=draft.scope, user_id=draft.user_id, project=draft.project, session_id=draft.session_id
+    )
+    gate.check_sensitive(draft.content)
+    gate.check_length(draft.content)
+    new = build_item(draft, org=item.org, actor=actor)
+    _embed(new)
+    new.save()
+    defer_tokens(new)
+    revision_write(
+        item=new,
+        action=RevisionAction.ADD,
+        actor=actor,
+        reason=f"split from #{item.pk} revision {revision_number}",
+        after=snapshot(new),
+        number=1,
+    )
+    if new.embedding is None:
+        _enqueue_embedding_retry(new.pk)
+    before = snapshot(item)
+    item.confirmations = max(item.confirmations - 1, 0)
+    item.version += 1
+    item.save(update_fields=["confirmations", "version", "updated_at"])
+    revision_write(
+        item=item,
+        action=RevisionAction.SPLIT,
+        actor=actor,
+        reason=reason or f"revision {revision_number} split into #{new.pk}",
+        before=before,
+        after=snapshot(item),
+    )
+    revision.split_into = new.pk
+    revision.save(update_fields=["split_into"])
+    return new

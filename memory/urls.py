@@ -12,6 +12,7 @@ urlpatterns = [
     path("memories/<int:pk>/undo/", views.memory_undo, name="memory-undo"),
     path("memories/<int:pk>/purge/", views.memory_purge, name="memory-purge"),
     path("memories/<int:pk>/revisions/<int:number>/restore/", views.memory_restore, name="memory-restore"),
+    path("memories/<int:pk>/revisions/<int:number>/split/", views.memory_split, name="memory-revision-split"),
     path(
         "projects/<slug:slug>/memories/<int:pk>/visibility/",
         views.memory_visibility,

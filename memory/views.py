@@ -250,6 +250,24 @@ def memory_restore(request, pk, number):
 
 @org_page
 @require_POST
+def memory_split(request, pk, number):
+    """Split what a merge revision recorded back into its own memory; on to the new memory's page."""
+    item = _readable(request, pk)
+    get_object_or_404(memory_revisions(item=item), number=number)
+    try:
+        new = services.memory_split(actor=request.actor, item=item, revision_number=number)
+    except (services.SplitRefused, GateRejection) as exc:
+        messages.error(request, exc.message)
+        return redirect("memory-detail", pk=pk)
+    messages.success(
+        request,
+        _("Split revision %(n)s of memory #%(from)s into its own memory.") % {"n": number, "from": pk},
+    )
+    return redirect("memory-detail", pk=new.pk)
+
+
+@org_page
+@require_POST
 def memory_purge(request, pk):
     item = _readable(request, pk)
     services.memory_delete(actor=request.actor, item=item, reason="deleted for good on the web page")

@@ -107,6 +107,15 @@ class RestoreSerializer(StrictSerializer):
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
+class SplitSerializer(StrictSerializer):
+    """POST memories/{id}/split: which merge revision to turn back into its own memory."""
+
+    revision = serializers.IntegerField(
+        min_value=1, max_value=2_147_483_647, help_text="A merge revision's number."
+    )
+    reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+
 class MemorySerializer(serializers.ModelSerializer):
     has_embedding = serializers.SerializerMethodField()
     tags = serializers.ListField(child=serializers.CharField(), read_only=True)
@@ -136,6 +145,7 @@ class MemorySerializer(serializers.ModelSerializer):
             "embedding_model",
             "has_embedding",
             "access_count",
+            "confirmations",
             "last_accessed_at",
             "occurred_at",
             "valid_from",
@@ -158,8 +168,25 @@ class MemorySerializer(serializers.ModelSerializer):
 class RevisionSerializer(serializers.ModelSerializer):
     class Meta:
         model = MemoryRevision
-        fields = ["number", "action", "actor", "reason", "before", "after", "created_at"]
+        fields = [
+            "number",
+            "action",
+            "actor",
+            "reason",
+            "before",
+            "after",
+            "incoming",
+            "split_into",
+            "created_at",
+        ]
         read_only_fields = fields
+        extra_kwargs = {
+            "incoming": {
+                "help_text": "A merge: every field of the add that was merged in, who sent it (actor), "
+                "its similarity and the reason; null for other revisions and merges recorded before."
+            },
+            "split_into": {"help_text": "The memory this merge was split back out into; null until then."},
+        }
 
 
 class EmbeddingConfigInputSerializer(StrictSerializer):
@@ -241,6 +268,16 @@ class BatchOutputSerializer(serializers.Serializer):
     duplicate = serializers.IntegerField()
     rejected = serializers.IntegerField()
     results = BatchResultSerializer(many=True)
+
+
+class SplitResultSerializer(MemorySerializer):
+    """POST memories/{id}/split: the new memory, and the one it was split from."""
+
+    split_from = serializers.IntegerField(help_text="The memory the merge revision belongs to.")
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "split_from"]
+        read_only_fields = fields
 
 
 class DeletedCountSerializer(serializers.Serializer):

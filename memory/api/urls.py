@@ -16,6 +16,7 @@ urlpatterns = [
     path("memories/<int:pk>", memory, name="memory-detail"),
     path("memories/<int:pk>/history", MemoryViewSet.as_view({"get": "history"}), name="memory-history"),
     path("memories/<int:pk>/restore", MemoryViewSet.as_view({"post": "restore"}), name="memory-restore"),
+    path("memories/<int:pk>/split", MemoryViewSet.as_view({"post": "split"}), name="memory-split"),
     path("agents/<str:agent_id>/memories", agent_memories, name="agent-memory-list"),
     path(
         "agents/<str:agent_id>/memories/stats",

@@ -49,6 +49,8 @@ from .serializers import (
     ReembedJobSerializer,
     RestoreSerializer,
     RevisionSerializer,
+    SplitResultSerializer,
+    SplitSerializer,
 )
 
 # ---- helpers -----------------------------------------------------------------------------------------
@@ -159,6 +161,10 @@ def stats_of(qs) -> dict:
         "by_status": grouped("status"),
         "user_count": qs.exclude(user_id="").order_by().values("user_id").distinct().count(),
     }
+
+
+def no_revision(item: MemoryItem, number: int) -> ApiError:
+    return ApiError(404, "not_found", f"Memory {item.pk} has no revision {number}.")
 
 
 def readable_item(actor, pk, **extra) -> MemoryItem:
@@ -281,12 +287,32 @@ class MemoryViewSet(EngramViewSet):
                 actor=self.actor, item=item, number=data["revision"], reason=data["reason"]
             )
         except MemoryRevision.DoesNotExist:
-            raise ApiError(
-                404, "not_found", f"Memory {item.pk} has no revision {data['revision']}."
-            ) from None
+            raise no_revision(item, data["revision"]) from None
         except GateRejection as exc:
             raise gate_error(exc) from None
         return Response(MemorySerializer(item).data)
+
+    @extend_schema(
+        request=SplitSerializer,
+        responses={201: SplitResultSerializer},
+        description="Turn what a merge revision recorded (its `incoming`) back into its own memory: "
+        "404 no such revision, 400 not a merge or nothing recorded, 409 already split, 422 refused by the gate.",
+    )
+    def split(self, request, pk=None):
+        item = readable_item(self.actor, pk)
+        data = _validated(SplitSerializer, request.data)
+        try:
+            new = services.memory_split(
+                actor=self.actor, item=item, revision_number=data["revision"], reason=data["reason"]
+            )
+        except MemoryRevision.DoesNotExist:
+            raise no_revision(item, data["revision"]) from None
+        except services.SplitRefused as exc:
+            raise ApiError(exc.status, exc.code, exc.message) from None
+        except GateRejection as exc:
+            raise gate_error(exc) from None
+        body = {**MemorySerializer(new).data, "split_from": item.pk}
+        return Response(body, status=status.HTTP_201_CREATED, headers={"ETag": f'"{new.version}"'})
 
     @extend_schema(filters=True, responses=MemoryStatsSerializer)
     def stats(self, request):

@@ -177,6 +177,9 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
     embed = {"embedding": vector, "embedding_model": model} if vector is not None else {}
     try:
         if action == "NOOP":
+            # Already known: the candidate is recorded on the item it confirms (a split can undo it).
+            similarity = next((sim for row, sim in related if row.pk == item.pk), None)
+            services.merge_into(existing=item, draft=draft, actor=actor, reason=reason, similarity=similarity)
             return Outcome("merged", {"id": item.pk, "content": candidate.content, "reason": reason})
         if action == "UPDATE":
             updated = services.memory_update(actor=actor, item=item, content=content, reason=reason)

@@ -57,6 +57,7 @@ LABELS = {
     "archive": _("deleted (archived)"),
     "restore": _("restored"),
     "delete": _("deleted"),
+    "split": _("split"),
     # extraction results
     "rejected": _("rejected"),
     "skipped": _("skipped"),
