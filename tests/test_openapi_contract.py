@@ -49,8 +49,10 @@ FREE_FORM = {
     "RefusedRow.id",
     "Revision.after",
     "Revision.before",
+    "Revision.incoming",
     "SearchHit.metadata",
     "SearchMemory.metadata",
+    "SplitResult.metadata",
     "SubjectExport.embedding_config",
     "SubjectExport.extraction_jobs[]",
     "SubjectExport.injection_logs[]",
@@ -200,7 +202,10 @@ def test_it_answers_the_main_operations_as_documented(live_server, contract):
     api("GET", memories, params={"user_id": SUBJECT})
     api("PATCH", memory, {"tags": ["books"], "reason": "tagged"}, id=added["id"])
     assert api("PATCH", memory, {"tags": []}, headers={"If-Match": '"1"'}, id=added["id"]).status_code == 412
-    api("GET", memory + "/history", id=added["id"])
+    history = api("GET", memory + "/history", id=added["id"]).json()["results"]
+    merge = next(r["number"] for r in history if r["action"] == "merge")
+    api("POST", memory + "/split", {"revision": merge}, id=added["id"])
+    assert api("POST", memory + "/split", {"revision": merge}, id=added["id"]).status_code == 409
     api("POST", memory + "/restore", {"revision": 1}, id=added["id"])
     assert api("DELETE", memory, id=added["id"]).status_code == 204
     api("POST", memories, {"content": "Kim likes jazz", "user_id": "kim"})
@@ -318,7 +323,7 @@ def test_it_answers_the_main_operations_as_documented(live_server, contract):
     main = {
         "v1_memories_create", "v1_memories_retrieve", "v1_memories_list", "v1_memories_partial_update",
         "v1_memories_destroy_2", "v1_memories_destroy", "v1_memories_batch_create", "v1_memories_stats_retrieve",
-        "v1_memories_history_list", "v1_memories_restore_create", "v1_memories_search_create", "v1_context_create",
+        "v1_memories_history_list", "v1_memories_restore_create", "v1_memories_split_create", "v1_memories_search_create", "v1_context_create",
         "v1_sessions_messages_create", "v1_extraction_jobs_retrieve", "v1_sessions_checkpoints_update",
         "v1_sessions_checkpoints_latest_retrieve", "v1_profiles_users_retrieve", "v1_users_export_retrieve",
         "v1_users_import_create", "v1_tools_retrieve", "v1_tools_invoke_create", "v1_mcp_create",

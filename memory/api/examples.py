@@ -28,6 +28,7 @@ MEMORY = {
     "embedding_model": "multilingual-e5-small",
     "has_embedding": True,
     "access_count": 0,
+    "confirmations": 0,
     "last_accessed_at": None,
     "occurred_at": None,
     "valid_from": None,

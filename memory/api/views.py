@@ -294,7 +294,7 @@ class MemoryViewSet(EngramViewSet):
 
     @extend_schema(
         request=SplitSerializer,
-        responses={201: SplitResultSerializer},
+        responses={201: SplitResultSerializer, **errors(409, 422)},
         description="Turn what a merge revision recorded (its `incoming`) back into its own memory: "
         "404 no such revision, 400 not a merge or nothing recorded, 409 already split, 422 refused by the gate.",
     )

@@ -102,6 +102,7 @@ SUMMARIES = {
     "v1_memories_destroy_2": "Delete a memory",
     "v1_memories_history_list": "A memory's revisions",
     "v1_memories_restore_create": "Restore a memory's revision",
+    "v1_memories_split_create": "Split a merge back into its own memory",
     "v1_memories_batch_create": "Add many memories",
     "v1_memories_stats_retrieve": "Memory statistics",
     "v1_memories_search_create": "Search memories",
