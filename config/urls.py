@@ -1,6 +1,6 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerSplitView
 
 api_v1 = [
     path("", include("projects.api.urls")),
@@ -19,8 +19,18 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    # The split view serves its script from a URL: the Content-Security-Policy allows no inline script.
-    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
+    # Swagger UI and Redoc come from the app's static files (drf-spectacular-sidecar); the split view serves
+    # its script from a URL: the Content-Security-Policy allows no inline script.
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="schema", template_name="api/swagger_ui.html"),
+        name="api-docs",
+    ),
+    path(
+        "api/redoc/",
+        SpectacularRedocView.as_view(url_name="schema", template_name="api/redoc.html"),
+        name="api-redoc",
+    ),
     path("i18n/", include("django.conf.urls.i18n")),
     path("", include("projects.urls")),
     path("", include("memory.urls")),

@@ -81,3 +81,22 @@ def test_it_keeps_other_orgs_out(key_a, key_b, org_a):
     assert found.json()["result"]["structuredContent"]["memories"] == []
     anonymous = rpc(APIClient(), "tools/list")
     assert anonymous.status_code == 401
+
+
+def test_it_refuses_an_id_json_rpc_does_not_allow_and_echoes_only_valid_ones(key_a):
+    """JSON-RPC 2.0: an id is a string, a number or null; a request with another id is invalid, and the
+    answer's id is null (Schemathesis found `{"id": {}}` echoed back)."""
+    _, client = key_a
+    for bad in ({}, [1], True):
+        answer = rpc(client, "ping", msg_id=bad).json()
+        assert answer["id"] is None and answer["error"]["code"] == -32600, answer
+    bad_version = client.post(
+        "/api/v1/mcp", {"jsonrpc": "1.0", "id": {"a": 1}, "method": "ping"}, format="json"
+    )
+    assert bad_version.json() == {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Invalid Request."},
+    }
+    for good in ("a", 7, 1.5, None):
+        assert rpc(client, "ping", msg_id=good).json() == {"jsonrpc": "2.0", "id": good, "result": {}}

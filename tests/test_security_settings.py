@@ -64,9 +64,14 @@ def test_it_sends_a_content_security_policy_without_inline_script_or_style(clien
         directives = dict(part.strip().split(" ", 1) for part in policy.split(";"))
         assert directives["script-src"] == "'self'" and directives["style-src"] == "'self'", policy
         assert directives["frame-ancestors"] == "'none'" and directives["object-src"] == "'none'"
-    docs = client.get("/api/docs/")
-    assert docs.status_code == 200 and "cdn.jsdelivr.net" in docs["Content-Security-Policy"]
-    assert "<script>" not in docs.content.decode()  # Swagger UI's own script comes from a URL
+    for path in ("/api/docs/", "/api/redoc/"):  # Swagger UI and Redoc: from this site only, no CDN
+        docs = client.get(path)
+        policy = docs["Content-Security-Policy"]
+        sources = {word for part in policy.split(";") for word in part.split()[1:]}
+        assert docs.status_code == 200 and "http" not in policy, policy
+        assert sources <= {"'self'", "'none'", "'unsafe-inline'", "data:", "blob:"}, policy
+        assert "<script>" not in docs.content.decode()  # their scripts come from URLs
+        assert "/static/drf_spectacular_sidecar/" in docs.content.decode()
 
 
 INLINE = [

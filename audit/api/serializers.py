@@ -1,6 +1,6 @@
 from rest_framework import serializers
 
-from audit.models import AuditEvent
+from audit.models import AuditEvent, TargetType
 
 
 class AuditActorSerializer(serializers.Serializer):
@@ -14,6 +14,9 @@ class AuditEventSerializer(serializers.ModelSerializer):
     """One event: ids, names and counts; a forgotten subject's id is blank."""
 
     actor = AuditActorSerializer(source="*")
+    target_type = serializers.ChoiceField(
+        choices=TargetType.choices, allow_blank=True, help_text="Empty when the event is about no one row."
+    )
     project = serializers.IntegerField(source="project_id", allow_null=True)
     subject = serializers.CharField(source="subject_id")
     details = serializers.DictField()

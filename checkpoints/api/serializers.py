@@ -2,6 +2,7 @@
 
 from rest_framework import serializers
 
+from memory.models import JobStatus
 from projects.api.base import StrictSerializer
 
 from ..models import Checkpoint, CheckpointArchive, Message, Session
@@ -138,7 +139,7 @@ class CheckpointOutSerializer(serializers.Serializer):
 
 class JobRefSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    status = serializers.CharField()
+    status = serializers.ChoiceField(choices=JobStatus.choices)
 
 
 class MessagesAppendedSerializer(serializers.Serializer):
@@ -148,3 +149,12 @@ class MessagesAppendedSerializer(serializers.Serializer):
     messages = MessageSerializer(many=True)
     duplicates = serializers.IntegerField(help_text="Messages not stored again (same message_id).")
     extraction_job = JobRefSerializer(allow_null=True, help_text="The extraction job queued, if any.")
+
+
+class SessionDetailSerializer(SessionSerializer):
+    """GET sessions/{session_id}: the session with its most recent messages (oldest first)."""
+
+    messages = MessageSerializer(many=True, read_only=True)
+
+    class Meta(SessionSerializer.Meta):
+        fields = [*SessionSerializer.Meta.fields, "messages"]

@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 from django.db import transaction
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import status
 from rest_framework.response import Response
 
@@ -16,6 +16,7 @@ from projects.api.choices import invalid_choice_message
 from projects.api.errors import ApiError
 from projects.api.idempotency import idempotent
 from projects.api.pagination import CreatedCursorPagination
+from projects.api.schema import errors
 
 from .. import selectors, services
 from ..models import Checkpoint, CheckpointArchive, Message
@@ -25,6 +26,7 @@ from .serializers import (
     MessagesAppendedSerializer,
     MessagesAppendSerializer,
     MessageSerializer,
+    SessionDetailSerializer,
     SessionSerializer,
     ToolCallDecisionSerializer,
     checkpoint_data,
@@ -75,7 +77,7 @@ class SessionListView(EngramAPIView):
 
 
 class SessionDetailView(EngramAPIView):
-    @extend_schema(parameters=[OpenApiParameter("limit", int)], responses=SessionSerializer)
+    @extend_schema(parameters=[OpenApiParameter("limit", int)], responses=SessionDetailSerializer)
     def get(self, request, session_id):
         """The rolling summary and the most recent messages (oldest first)."""
         session = selectors.session_get(self.actor, session_id)
@@ -98,8 +100,69 @@ class SessionDetailView(EngramAPIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+MESSAGES_EXAMPLES = [
+    OpenApiExample(
+        "Two turns of a conversation",
+        value={
+            "user_id": "alice",
+            "agent_id": "support-bot",
+            "messages": [
+                {
+                    "role": "human",
+                    "content": "I moved to Berlin last year and I love hiking.",
+                    "message_id": "m-1",
+                },
+                {"role": "ai", "content": "Noted: Berlin, hiking.", "message_id": "m-2"},
+            ],
+        },
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Stored, extraction queued",
+        value={
+            "session": {
+                "session_id": "chat-7",
+                "user_id": "alice",
+                "project": None,
+                "agent_id": "support-bot",
+                "status": "active",
+                "summary": "",
+                "summarized_count": 0,
+                "message_count": 2,
+                "created_at": "2026-03-01T09:30:00Z",
+                "last_activity_at": "2026-03-01T09:30:00Z",
+            },
+            "messages": [
+                {
+                    "id": 101,
+                    "role": "human",
+                    "content": "I moved to Berlin last year and I love hiking.",
+                    "message_id": "m-1",
+                    "created_at": "2026-03-01T09:30:00Z",
+                },
+                {
+                    "id": 102,
+                    "role": "ai",
+                    "content": "Noted: Berlin, hiking.",
+                    "message_id": "m-2",
+                    "created_at": "2026-03-01T09:30:00Z",
+                },
+            ],
+            "duplicates": 0,
+            "extraction_job": {"id": 12, "status": "pending"},
+        },
+        response_only=True,
+        status_codes=["201"],
+    ),
+]
+
+
 class SessionMessagesView(EngramAPIView):
-    @extend_schema(request=MessagesAppendSerializer, responses={201: MessagesAppendedSerializer})
+    @extend_schema(
+        request=MessagesAppendSerializer,
+        responses={201: MessagesAppendedSerializer, **errors(409)},
+        examples=MESSAGES_EXAMPLES,
+    )
     @idempotent
     def post(self, request, session_id):
         """Append one or more messages; with extract (default) an extraction job is queued."""
@@ -147,7 +210,7 @@ class SessionCheckpointsView(EngramAPIView):
     def get(self, request, session_id):
         return _checkpoint_page(self, request, session_id)
 
-    @extend_schema(request=CheckpointSaveSerializer, responses={201: CheckpointOutSerializer})
+    @extend_schema(request=CheckpointSaveSerializer, responses={201: CheckpointOutSerializer, **errors(409)})
     @idempotent
     def put(self, request, session_id):
         """Save a checkpoint (messages, agent_state, tool_states, pending_tool_calls, parent, metadata)."""
@@ -204,7 +267,9 @@ class CheckpointDetailView(EngramAPIView):
 class CheckpointDecisionView(EngramAPIView):
     decision = "approve"
 
-    @extend_schema(request=ToolCallDecisionSerializer, responses={201: CheckpointOutSerializer})
+    @extend_schema(
+        request=ToolCallDecisionSerializer, responses={201: CheckpointOutSerializer, **errors(409)}
+    )
     @idempotent
     def post(self, request, pk):
         """Approve or reject pending tool calls (all of them when tool_call_ids is omitted)."""
@@ -226,7 +291,7 @@ class CheckpointDecisionView(EngramAPIView):
 
 
 class CheckpointRestoreView(EngramAPIView):
-    @extend_schema(request=None, responses={201: CheckpointOutSerializer})
+    @extend_schema(request=None, responses={201: CheckpointOutSerializer, **errors(409)})
     @idempotent
     def post(self, request, pk):
         """Resume from an archived checkpoint: it becomes the session's newest checkpoint."""

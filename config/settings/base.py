@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "guardian",
     "django_htmx",
     "template_partials",
@@ -56,17 +57,18 @@ MIDDLEWARE = [
 ]
 
 # Content-Security-Policy (core.middleware): only our own scripts, styles, images and requests; nothing
-# inline, no plugins, no framing, forms post to this site only. The API docs add Swagger UI's CDN.
+# inline, no plugins, no framing, forms post to this site only. The API docs (Swagger UI, Redoc, served from
+# the app's static files) add what their bundles need: styles they inject, and Redoc's search worker (blob:).
 ENGRAM_CSP = env_str(
     "ENGRAM_CSP",
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; "
     "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'",
 )
-ENGRAM_CSP_DOCS_PATH = "/api/docs/"
+ENGRAM_CSP_DOCS_PATHS = ("/api/docs/", "/api/redoc/")
 ENGRAM_CSP_DOCS = (
-    "default-src 'self'; script-src 'self' https://cdn.jsdelivr.net; "
-    "style-src 'self' 'unsafe-inline' https://cdn.jsdelivr.net; img-src 'self' data: https://cdn.jsdelivr.net; "
-    "connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "font-src 'self'; worker-src 'self' blob:; connect-src 'self'; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'"
 )
 
 ROOT_URLCONF = "config.urls"
@@ -154,7 +156,7 @@ REST_FRAMEWORK = {
     "DEFAULT_PARSER_CLASSES": ["projects.api.parsers.JSONParser"],  # enforces DATA_UPLOAD_MAX_MEMORY_SIZE
     "DEFAULT_PAGINATION_CLASS": "projects.api.pagination.CreatedCursorPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "projects.api.schema.AutoSchema",
     "EXCEPTION_HANDLER": "projects.api.errors.exception_handler",
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "UNAUTHENTICATED_ERROR_STATUS": 401,
@@ -170,6 +172,20 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "projects.api.schema.document_errors",
     ],
+    # One name per choice set, so generated clients get stable, meaningful enum types.
+    "ENUM_NAME_OVERRIDES": {
+        "MemoryTypeEnum": "memory.models.MemoryType",
+        "ScopeEnum": "memory.models.Scope",
+        "SourceEnum": "memory.models.Source",
+        "MemoryStatusEnum": "memory.models.Status",
+        "JobStatusEnum": "memory.models.JobStatus",
+        "ProjectRoleEnum": "projects.models.ProjectRole",
+        "MessageRoleEnum": "checkpoints.api.serializers.ROLES",
+    },
+    # Swagger UI and Redoc from the app's own static files (drf-spectacular-sidecar): no CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Celery: tasks take ids, JSON only, late acks so a crashed worker's task is redelivered.

@@ -5,7 +5,6 @@ Who sees which job is projects.access.extraction_job_read_q's rule (memory.selec
 
 from django.db import transaction
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -20,6 +19,9 @@ from projects.api.base import EngramAPIView, OutboundURLField, StrictSerializer
 from projects.api.choices import invalid_choice_message
 from projects.api.errors import ApiError
 from projects.api.pagination import CreatedCursorPagination
+from projects.api.schema import errors
+
+from .schemas import LLMConfigOutputSerializer
 
 
 class ExtractionJobSerializer(serializers.ModelSerializer):
@@ -89,7 +91,7 @@ class ExtractionJobDetailView(EngramAPIView):
 
 
 class ExtractionJobRetryView(EngramAPIView):
-    @extend_schema(request=None, responses={202: ExtractionJobSerializer})
+    @extend_schema(request=None, responses={202: ExtractionJobSerializer, **errors(409)})
     def post(self, request, pk):
         """A failed job goes back to the queue."""
         job = _job(self.actor, pk)
@@ -127,12 +129,12 @@ class LLMConfigView(EngramAPIView):
             else {"model": client.model, "source": "org" if config else "server"},
         }
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=LLMConfigOutputSerializer)
     def get(self, request):
         require_org_admin(self.actor)
         return Response(self._body())
 
-    @extend_schema(request=LLMConfigInput, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=LLMConfigInput, responses=LLMConfigOutputSerializer)
     @transaction.atomic  # the change and its audit event
     def put(self, request):
         require_org_admin(self.actor)

@@ -1,7 +1,6 @@
 """GET/PUT /api/v1/memories/markdown: a subject's memories as one editable Markdown document (seed 003)."""
 
 from django.db import transaction
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -9,8 +8,10 @@ from rest_framework.response import Response
 from projects.access import readable_projects, require_project, require_subject
 from projects.api.base import EngramAPIView, StrictSerializer
 from projects.api.errors import ApiError
+from projects.api.schema import errors
 
 from ..markdown import MarkdownError, Subject, document_apply, document_get
+from .schemas import MarkdownAppliedDocumentSerializer, MarkdownDocumentSerializer
 
 
 class SubjectQuerySerializer(serializers.Serializer):
@@ -48,11 +49,23 @@ class MarkdownDocumentView(EngramAPIView):
         require_subject(self.actor, user_id, write=write)
         return Subject(org=self.org, user_id=user_id, skill=data["skill"])
 
-    @extend_schema(parameters=_PARAMS, responses=OpenApiTypes.OBJECT)
+    @extend_schema(parameters=_PARAMS, responses=MarkdownDocumentSerializer)
     def get(self, request):
         return Response(document_get(actor=self.actor, subject=self._subject(request, write=False)))
 
-    @extend_schema(parameters=_PARAMS, request=DocumentInputSerializer, responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        parameters=_PARAMS,
+        request=DocumentInputSerializer,
+        responses={
+            200: MarkdownAppliedDocumentSerializer,
+            **errors(
+                409,
+                422,
+                e409="The memories changed since base_version; details: current_version and what changed.",
+                e422="A line is refused (gate, unknown memory...); details.errors: one per line.",
+            ),
+        },
+    )
     def put(self, request):
         subject = self._subject(request, write=True)
         data = DocumentInputSerializer(data=request.data)

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from django.core.exceptions import PermissionDenied
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.exceptions import APIException, ParseError, ValidationError
 from rest_framework.response import Response
 
@@ -18,6 +17,7 @@ from projects.api.base import EngramAPIView
 from projects.api.errors import error_text
 from projects.api.idempotency import idempotent
 
+from .schemas import JsonRpcRequestSerializer, JsonRpcResponseSerializer
 from .tools_views import TOOL_NAMES, TOOLS, invoke_tool
 
 PROTOCOL_VERSION = "2025-06-18"
@@ -27,6 +27,14 @@ SERVER_INFO = {"name": "engram", "version": "1.0.0"}
 def _mcp_tool(tool: dict) -> dict:
     fn = tool["function"]
     return {"name": fn["name"], "description": fn["description"], "inputSchema": fn["parameters"]}
+
+
+def _id(message) -> str | int | float | None:
+    """The request's id when JSON-RPC allows it (a string, a number or null); None for anything else."""
+    value = message.get("id") if isinstance(message, dict) else None
+    if isinstance(value, str) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        return value
+    return None
 
 
 def _error(msg_id, code: int, message: str) -> Response:
@@ -40,7 +48,13 @@ def _answered(response) -> bool:
 
 
 class McpView(EngramAPIView):
-    @extend_schema(request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT)
+    @extend_schema(
+        request=JsonRpcRequestSerializer,
+        responses={
+            200: JsonRpcResponseSerializer,
+            202: OpenApiResponse(description="A notification (no id): accepted, no answer."),
+        },
+    )
     @idempotent(keep=_answered)
     def post(self, request):
         """One JSON-RPC message of the MCP protocol (tools: memory_add, memory_search)."""
@@ -53,10 +67,10 @@ class McpView(EngramAPIView):
         ) as exc:  # JSON, but holding what PostgreSQL cannot store (a NUL, a lone surrogate)
             return _error(None, -32602, f"Invalid params: {error_text(exc.detail)}")
         if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or "method" not in message:
-            return _error(
-                message.get("id") if isinstance(message, dict) else None, -32600, "Invalid Request."
-            )
-        msg_id, method, params = message.get("id"), message["method"], message.get("params") or {}
+            return _error(_id(message), -32600, "Invalid Request.")
+        if message.get("id") is not None and _id(message) is None:
+            return _error(None, -32600, "Invalid Request: id must be a string, a number or null.")
+        msg_id, method, params = _id(message), message["method"], message.get("params") or {}
         if "id" not in message:  # a notification (e.g. notifications/initialized): accepted, no answer
             return Response(status=202)
         if not isinstance(params, dict):

@@ -18,6 +18,9 @@ from projects.api.base import EngramAPIView, StrictSerializer
 from projects.api.errors import ApiError, unstorable_error
 from projects.api.pagination import CreatedCursorPagination
 
+from . import examples
+from .schemas import SearchResultsSerializer
+
 
 class _Names(serializers.ListField):
     child = serializers.CharField(max_length=255)
@@ -150,7 +153,7 @@ def validated(serializer_class, request) -> dict:
 class SearchView(EngramAPIView):
     """POST /memories/search: hybrid (vector + keyword) search over what the caller may read."""
 
-    @extend_schema(request=SearchInput, responses={200: dict})
+    @extend_schema(request=SearchInput, responses=SearchResultsSerializer, examples=examples.SEARCH)
     def post(self, request):
         started = time.perf_counter()
         data = validated(SearchInput, request)
@@ -185,6 +188,7 @@ class SearchView(EngramAPIView):
 
 class InjectionSerializer(serializers.ModelSerializer):
     project = serializers.PrimaryKeyRelatedField(read_only=True)  # its id, as in every answer
+    memory_ids = serializers.ListField(child=serializers.IntegerField(), read_only=True)
 
     class Meta:
         model = InjectionLog

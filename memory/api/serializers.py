@@ -1,6 +1,7 @@
 """Input and output shapes of the memory API. No business logic: services decide."""
 
 from django.conf import settings
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from projects.api.base import OutboundURLField, StrictSerializer
@@ -51,8 +52,13 @@ class MemoryInputSerializer(StrictSerializer):
     expires_at = serializers.DateTimeField(required=False, allow_null=True, default=None)
 
 
+@extend_schema_field(MemoryInputSerializer)
+class BatchItemField(serializers.JSONField):
+    """One memory of a batch, checked by the view item by item: a bad item is rejected alone."""
+
+
 class BatchInputSerializer(StrictSerializer):
-    memories = serializers.ListField(child=serializers.JSONField(), min_length=1, max_length=1000)
+    memories = serializers.ListField(child=BatchItemField(), min_length=1, max_length=1000)
     infer = serializers.BooleanField(default=True)
     dedup = serializers.BooleanField(required=False, allow_null=True, default=None)
 
@@ -114,6 +120,7 @@ class SplitSerializer(StrictSerializer):
 
 class MemorySerializer(serializers.ModelSerializer):
     has_embedding = serializers.SerializerMethodField()
+    tags = serializers.ListField(child=serializers.CharField(), read_only=True)
 
     class Meta:
         model = MemoryItem

@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 
 from django.http import Http404
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.response import Response
 
@@ -22,6 +21,9 @@ from projects.access import project_by_ref, require_project, require_subject
 from projects.api.base import EngramAPIView, StrictSerializer
 from projects.api.errors import ApiError
 from projects.api.idempotency import idempotent
+from projects.api.schema import errors
+
+from .schemas import MemoryAddInvocationSerializer, MemorySearchInvocationSerializer, ToolListSerializer
 
 TYPES = list(MemoryType.values)
 SCOPES = list(Scope.values)
@@ -110,17 +112,37 @@ class SearchArguments(StrictSerializer):
     scope = serializers.ChoiceField(choices=SCOPES, required=False)
 
 
+@extend_schema_field(
+    {
+        "oneOf": [{"type": "object", "additionalProperties": True}, {"type": "string"}],
+        "description": "The tool's arguments (see GET tools), as an object or as a JSON string.",
+    }
+)
+class ArgumentsField(serializers.JSONField):
+    pass
+
+
 class InvokeInput(StrictSerializer):
     # OpenAI hands tool arguments over as a JSON string; an object is accepted too.
-    arguments = serializers.JSONField(required=False, default=dict)
+    arguments = ArgumentsField(required=False, default=dict)
     user_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     project = serializers.CharField(max_length=64, required=False, allow_blank=True, default="")
     session_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
     agent_id = serializers.CharField(max_length=255, required=False, allow_blank=True, default="")
 
 
+INVOCATION = PolymorphicProxySerializer(
+    component_name="ToolInvocation",
+    serializers={
+        "memory_add": MemoryAddInvocationSerializer,
+        "memory_search": MemorySearchInvocationSerializer,
+    },
+    resource_type_field_name="tool",
+)
+
+
 class ToolListView(EngramAPIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=ToolListSerializer)
     def get(self, request):
         """The tools as OpenAI function-calling schemas (pass them as `tools` to a chat completion)."""
         return Response({"tools": TOOLS})
@@ -146,7 +168,7 @@ def _arguments(raw, serializer_class) -> dict:
 
 
 class ToolInvokeView(EngramAPIView):
-    @extend_schema(request=InvokeInput, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=InvokeInput, responses={200: INVOCATION, **errors(422)})
     @idempotent
     def post(self, request, name):
         """Run a tool for the caller's context (user_id, project, session_id)."""

@@ -11,7 +11,7 @@ import re
 from django.db import transaction
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
@@ -21,6 +21,7 @@ from projects.api.base import EngramAPIView, EngramViewSet
 from projects.api.choices import invalid_choice_message
 from projects.api.errors import ApiError, error_text
 from projects.api.idempotency import idempotent
+from projects.api.schema import errors
 
 from .. import services
 from ..batch import memory_create_batch
@@ -31,6 +32,8 @@ from ..filters import MemoryFilterSet
 from ..gate import GateRejection
 from ..models import MemoryItem, MemoryRevision, ReembedJob, Scope, Source
 from ..selectors import memory_revisions, readable_memories, reembed_jobs_for
+from . import examples
+from .schemas import MemoryMergedSerializer, RevisionHistorySerializer
 from .serializers import (
     AgentDeletedSerializer,
     AgentMemoryInputSerializer,
@@ -174,6 +177,10 @@ def readable_item(actor, pk, **extra) -> MemoryItem:
     return item
 
 
+MERGED = OpenApiResponse(
+    MemoryMergedSerializer, description="The content was already stored: the add merged into that memory."
+)
+
 # ---- /memories ---------------------------------------------------------------------------------------
 
 
@@ -193,13 +200,17 @@ class MemoryViewSet(EngramViewSet):
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(MemorySerializer(page, many=True).data)
 
-    @extend_schema(request=MemoryInputSerializer, responses=MemorySerializer)
+    @extend_schema(
+        request=MemoryInputSerializer,
+        responses={201: MemorySerializer, 200: MERGED, **errors(422)},
+        examples=examples.MEMORY_ADD,
+    )
     @idempotent
     def create(self, request):
         data = _validated(MemoryInputSerializer, request.data)
         return created_response(create_one(self.actor, self.org, draft_from(self.actor, data)))
 
-    @extend_schema(request=BatchInputSerializer, responses=BatchOutputSerializer)
+    @extend_schema(request=BatchInputSerializer, responses=BatchOutputSerializer, examples=examples.BATCH)
     @idempotent
     def batch(self, request):
         data = _validated(BatchInputSerializer, request.data)
@@ -234,13 +245,14 @@ class MemoryViewSet(EngramViewSet):
         item = readable_item(self.actor, pk)
         return Response(MemorySerializer(item).data, headers={"ETag": f'"{item.version}"'})
 
-    @extend_schema(request=MemoryPatchSerializer, responses=MemorySerializer)
+    @extend_schema(request=MemoryPatchSerializer, responses={200: MemorySerializer, **errors(412, 422)})
     def partial_update(self, request, pk=None):
         item = readable_item(self.actor, pk)
         data = _validated(MemoryPatchSerializer, request.data)
         item = update_one(request, self.actor, item, data)
         return Response(MemorySerializer(item).data, headers={"ETag": f'"{item.version}"'})
 
+    @extend_schema(operation_id="v1_memories_destroy_2", responses={204: None, **errors(412)})
     def destroy(self, request, pk=None):
         item = readable_item(self.actor, pk)
         version = expected_version(request, {})
@@ -252,6 +264,7 @@ class MemoryViewSet(EngramViewSet):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(
+        operation_id="v1_memories_destroy",
         parameters=[OpenApiParameter("user_id", str, required=True), OpenApiParameter("agent_id", str)],
         responses={200: DeletedCountSerializer},
     )
@@ -264,13 +277,13 @@ class MemoryViewSet(EngramViewSet):
         )
         return Response({"deleted": deleted})
 
-    @extend_schema(responses=RevisionSerializer(many=True))
+    @extend_schema(operation_id="v1_memories_history_list", responses=RevisionHistorySerializer)
     def history(self, request, pk=None):
         item = readable_item(self.actor, pk)
         revisions = memory_revisions(item=item).order_by("number")
         return Response({"results": RevisionSerializer(revisions, many=True).data})
 
-    @extend_schema(request=RestoreSerializer, responses=MemorySerializer)
+    @extend_schema(request=RestoreSerializer, responses={200: MemorySerializer, **errors(422)})
     def restore(self, request, pk=None):
         item = readable_item(self.actor, pk)
         data = _validated(RestoreSerializer, request.data)
@@ -286,7 +299,7 @@ class MemoryViewSet(EngramViewSet):
 
     @extend_schema(
         request=SplitSerializer,
-        responses={201: SplitResultSerializer},
+        responses={201: SplitResultSerializer, **errors(409, 422)},
         description="Turn what a merge revision recorded (its `incoming`) back into its own memory: "
         "404 no such revision, 400 not a merge or nothing recorded, 409 already split, 422 refused by the gate.",
     )
@@ -333,28 +346,32 @@ class AgentMemoryViewSet(EngramViewSet):
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(MemorySerializer(page, many=True).data)
 
-    @extend_schema(request=AgentMemoryInputSerializer, responses=MemorySerializer)
+    @extend_schema(
+        request=AgentMemoryInputSerializer, responses={201: MemorySerializer, 200: MERGED, **errors(422)}
+    )
     @idempotent
     def create(self, request, agent_id=None):
         data = _validated(AgentMemoryInputSerializer, _snake(request.data))
         data = {**data, "scope": Scope.USER, "agent_id": agent_id, "source": Source.ADMIN, "confidence": 1.0}
         return created_response(create_one(self.actor, self.org, draft_from(self.actor, data)))
 
-    @extend_schema(request=AgentMemoryPatchSerializer, responses=MemorySerializer)
+    @extend_schema(request=AgentMemoryPatchSerializer, responses={200: MemorySerializer, **errors(412, 422)})
     def partial_update(self, request, agent_id=None, pk=None):
         item = readable_item(self.actor, pk, agent_id=agent_id)
         data = _validated(AgentMemoryPatchSerializer, _snake(request.data))
         item = update_one(request, self.actor, item, data)
         return Response(MemorySerializer(item).data)
 
-    @extend_schema(responses={200: AgentDeletedSerializer})
+    @extend_schema(operation_id="v1_agents_memories_destroy_2", responses={200: AgentDeletedSerializer})
     def destroy(self, request, agent_id=None, pk=None):
         item = readable_item(self.actor, pk, agent_id=agent_id)
         services.memory_delete(actor=self.actor, item=item)
         return Response({"ok": True})
 
     @extend_schema(
-        parameters=[OpenApiParameter("user_id", str, required=True)], responses={200: AgentDeletedSerializer}
+        operation_id="v1_agents_memories_destroy",
+        parameters=[OpenApiParameter("user_id", str, required=True)],
+        responses={200: AgentDeletedSerializer},
     )
     def destroy_all(self, request, agent_id=None):
         user_id = _snake(request.query_params.dict()).get("user_id")

@@ -72,3 +72,56 @@ class ProfileRevisionSerializer(serializers.Serializer):
     actor = serializers.CharField()
     changes = serializers.JSONField()
     created_at = serializers.DateTimeField()
+
+
+# ---- response shapes for the schema (the views build these bodies) -----------------------------------
+
+
+def _texts(help_text: str = ""):
+    return serializers.ListField(child=serializers.CharField(), help_text=help_text)
+
+
+class ProfileStateSerializer(serializers.Serializer):
+    """What both profiles carry besides their fields."""
+
+    edited_fields = serializers.ListField(
+        child=serializers.CharField(), help_text="Fields a person set; aggregation leaves them alone."
+    )
+    aggregated_at = serializers.DateTimeField(allow_null=True)
+    updated_at = serializers.DateTimeField(allow_null=True, help_text="null: no profile yet.")
+    history = ProfileRevisionSerializer(many=True, help_text="The 20 latest changes, newest first.")
+
+
+class UserProfileSerializer(ProfileStateSerializer):
+    """GET/PATCH profiles/users/{user_id}: every field (empty when unknown), state and recent history."""
+
+    user_id = serializers.CharField()
+    username = serializers.CharField()
+    background = serializers.CharField()
+    profession = serializers.CharField()
+    communication_style = serializers.CharField(help_text="concise, detailed, technical or empty.")
+    response_format = serializers.CharField(help_text="markdown, plain, code or empty.")
+    language_preference = serializers.CharField(help_text="A language tag such as zh-CN, or empty.")
+    characteristics = _texts()
+    content = serializers.CharField(help_text="Custom instructions.")
+    expertise_areas = _texts()
+    programming_languages = _texts()
+    frequently_used_tools = _texts()
+
+
+class DecisionOutSerializer(serializers.Serializer):
+    decision = serializers.CharField()
+    reason = serializers.CharField()
+    date = serializers.CharField(help_text="YYYY-MM-DD or empty.")
+
+
+class ProjectProfileSerializer(ProfileStateSerializer):
+    """GET/PATCH projects/{id}/profile: every field (empty when unknown), state and recent history."""
+
+    project = serializers.IntegerField(help_text="The project's id.")
+    project_goal = serializers.CharField()
+    tech_stack = _texts()
+    constraints = _texts()
+    key_decisions = DecisionOutSerializer(many=True)
+    team_conventions = _texts()
+    current_phase = serializers.CharField()

@@ -1,6 +1,5 @@
 """GET/PATCH of user and project profiles; the access rules are the memories' (projects.access)."""
 
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework.response import Response
 
@@ -16,7 +15,13 @@ from ..selectors import (
     user_profile_dict,
     user_profile_for,
 )
-from .serializers import ProfileRevisionSerializer, ProjectProfileInputSerializer, UserProfileInputSerializer
+from .serializers import (
+    ProfileRevisionSerializer,
+    ProjectProfileInputSerializer,
+    ProjectProfileSerializer,
+    UserProfileInputSerializer,
+    UserProfileSerializer,
+)
 
 
 def _body(profile, fields: dict, revisions) -> dict:
@@ -41,12 +46,12 @@ class UserProfileView(EngramAPIView):
         )
         return Response({"user_id": user_id, **body})
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=UserProfileSerializer)
     def get(self, request, user_id: str):
         require_subject(self.actor, user_id)
         return self._render(user_id)
 
-    @extend_schema(request=UserProfileInputSerializer, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=UserProfileInputSerializer, responses=UserProfileSerializer)
     def patch(self, request, user_id: str):
         require_subject(self.actor, user_id, write=True)
         data = UserProfileInputSerializer(data=request.data)
@@ -76,11 +81,11 @@ class ProjectProfileView(EngramAPIView):
         )
         return Response({"project": project.id, **body})
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=ProjectProfileSerializer)
     def get(self, request, pk: int):
         return self._render(self._project(pk))
 
-    @extend_schema(request=ProjectProfileInputSerializer, responses=OpenApiTypes.OBJECT)
+    @extend_schema(request=ProjectProfileInputSerializer, responses=ProjectProfileSerializer)
     def patch(self, request, pk: int):
         project = self._project(pk)
         require_edit_project_profile(self.actor, project)

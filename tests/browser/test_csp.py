@@ -8,8 +8,8 @@ from projects.services import api_key_create
 
 from ..factories import MemoryItemFactory
 
-# (/api/docs/ loads Swagger UI from its CDN, which the test machine may not reach; tests/test_security_settings.py
-# checks its policy.)
+# (/api/docs/ and /api/redoc/ have their own policy and test: tests/browser/test_api_docs.py and
+# tests/test_security_settings.py.)
 PAGES = ["/", "/memories/", "/projects/", "/projects/atlas/", "/queue/", "/usage/", "/keys/", "/profile/"]
 PAGES += ["/markdown/"]
 

@@ -4,24 +4,58 @@ from __future__ import annotations
 
 import time
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from memory.api.examples import SEARCH_HIT
 from memory.api.search_views import ReadInput, filters_from, hit_dict, iso, item_dict, validated
 from projects.api.base import EngramAPIView
 
 from ..context import context_build
+from .schemas import ContextSerializer
 
 
 class ContextInput(ReadInput):
     query = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
 
 
+EXAMPLES = [
+    OpenApiExample(
+        "Before answering Alice in a support chat",
+        value={"user_id": "alice", "session_id": "chat-7", "query": "How should I format my answer?"},
+        request_only=True,
+    ),
+    OpenApiExample(
+        "Profile, memories, conversation and a ready prompt",
+        value={
+            "profile": {"user": {"language_preference": "en"}, "project": {}},
+            "core": [],
+            "relevant": [SEARCH_HIT],
+            "summary": "",
+            "recent_messages": [
+                {
+                    "role": "human",
+                    "content": "Can you show me an example?",
+                    "created_at": "2026-03-01T09:31:00Z",
+                }
+            ],
+            "language": "en",
+            "prompt": "## User profile\n- Language preference: en\n\n## Relevant memories\n"
+            "- [preference] Prefers answers in English, with code samples in Python",
+            "injection_id": 310,
+            "took_ms": 41.2,
+        },
+        response_only=True,
+        status_codes=["200"],
+    ),
+]
+
+
 class ContextView(EngramAPIView):
     """POST /context: profile, core and relevant memories, session summary and recent messages, prompt."""
 
-    @extend_schema(request=ContextInput, responses={200: dict})
+    @extend_schema(request=ContextInput, responses=ContextSerializer, examples=EXAMPLES)
     def post(self, request):
         started = time.perf_counter()
         data = validated(ContextInput, request)

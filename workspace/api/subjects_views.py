@@ -1,7 +1,6 @@
 """A subject's data as a whole: export, import, forget (/api/v1/users/{user_id}...)."""
 
 from django.db import transaction
-from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.response import Response
@@ -13,6 +12,7 @@ from projects.api.errors import ApiError
 from projects.api.idempotency import idempotent
 
 from ..subjects import ImportFormatError, subject_export, subject_forget, subject_import
+from .schemas import ImportReportSerializer, SubjectExportSerializer
 
 
 class SubjectView(EngramAPIView):
@@ -49,7 +49,7 @@ class SubjectView(EngramAPIView):
 class SubjectExportView(EngramAPIView):
     """What the caller may read about the subject in the org, as JSON (the subject or an org API key)."""
 
-    @extend_schema(responses=OpenApiTypes.OBJECT)
+    @extend_schema(responses=SubjectExportSerializer)
     def get(self, request, user_id: str):
         require_subject(self.actor, user_id)
         with transaction.atomic():
@@ -63,7 +63,7 @@ class SubjectExportView(EngramAPIView):
 class SubjectImportView(EngramAPIView):
     """Load an export for this subject: ids remapped, memories through the gate, a report back."""
 
-    @extend_schema(request=OpenApiTypes.OBJECT, responses={201: OpenApiTypes.OBJECT})
+    @extend_schema(request=SubjectExportSerializer, responses={201: ImportReportSerializer})
     @idempotent
     def post(self, request, user_id: str):
         require_subject(self.actor, user_id, write=True)

@@ -1,0 +1,246 @@
+"""Response shapes of the memory API that views build as dicts (search, tools, MCP, Markdown, chat model
+configuration): for the OpenAPI schema only, so a generated client gets real types. The views stay the
+source of the bodies; tests/test_openapi_contract.py checks that the two agree."""
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from ..models import MemoryType, Scope, Source, Status
+from .serializers import MemorySerializer, RevisionSerializer
+
+
+class MemoryMergedSerializer(MemorySerializer):
+    """POST memories answered 200: the content was already stored, and the add merged into that memory."""
+
+    duplicate_of = serializers.IntegerField(help_text="The memory the add merged into (this one).")
+    similarity = serializers.FloatField(allow_null=True, help_text="How close the new content came to it.")
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "duplicate_of", "similarity"]
+        read_only_fields = fields
+
+
+class RevisionHistorySerializer(serializers.Serializer):
+    """GET memories/{id}/history: every revision, oldest first (not paginated)."""
+
+    results = RevisionSerializer(many=True)
+
+
+# ---- search ------------------------------------------------------------------------------------------
+
+
+class BriefMemorySerializer(serializers.Serializer):
+    """A memory as the tools report it."""
+
+    id = serializers.IntegerField()
+    content = serializers.CharField()
+    memory_type = serializers.ChoiceField(choices=MemoryType.choices)
+    scope = serializers.ChoiceField(choices=Scope.choices)
+
+
+class SearchMemorySerializer(BriefMemorySerializer):
+    """A memory as search and context hand it to an agent."""
+
+    user_id = serializers.CharField()
+    project_id = serializers.IntegerField(allow_null=True)
+    session_id = serializers.CharField()
+    agent_id = serializers.CharField()
+    skill = serializers.CharField()
+    source = serializers.ChoiceField(choices=Source.choices)
+    confidence = serializers.FloatField()
+    status = serializers.ChoiceField(choices=Status.choices)
+    pinned = serializers.BooleanField()
+    tags = serializers.ListField(child=serializers.CharField())
+    metadata = serializers.DictField(help_text="Free-form, as written.")
+    occurred_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+    version = serializers.IntegerField()
+
+
+class HitExplainSerializer(serializers.Serializer):
+    vector = serializers.FloatField()
+    vector_similarity = serializers.FloatField(allow_null=True)
+    keyword = serializers.FloatField()
+    keyword_bm25 = serializers.FloatField()
+    relevance = serializers.FloatField()
+    confidence = serializers.FloatField()
+    scope_priority = serializers.FloatField()
+    tokens = serializers.IntegerField()
+    near_duplicate_group = serializers.IntegerField(allow_null=True)
+    neighbour_of = serializers.IntegerField(allow_null=True)
+
+
+class SearchHitSerializer(SearchMemorySerializer):
+    score = serializers.FloatField()
+    explain = HitExplainSerializer(
+        required=False, help_text="With explain: true only: the parts of the score."
+    )
+
+
+class SearchExplainSerializer(serializers.Serializer):
+    embedding_model = serializers.CharField(allow_null=True)
+    embed_ms = serializers.FloatField()
+    search_ms = serializers.FloatField()
+    candidates = serializers.IntegerField()
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class SearchResultsSerializer(serializers.Serializer):
+    """POST memories/search: the best memories first."""
+
+    results = SearchHitSerializer(many=True)
+    took_ms = serializers.FloatField()
+    explain = SearchExplainSerializer(required=False, help_text="With explain: true only.")
+    notes = serializers.ListField(
+        child=serializers.CharField(), required=False, help_text="What degraded the search, if anything."
+    )
+
+
+# ---- tools and MCP -----------------------------------------------------------------------------------
+
+
+class FunctionSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    parameters = serializers.DictField(help_text="The arguments as a JSON Schema object.")
+
+
+class ToolSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["function"])
+    function = FunctionSerializer()
+
+
+class ToolListSerializer(serializers.Serializer):
+    """GET tools: OpenAI function-calling schemas (pass them as `tools` to a chat completion)."""
+
+    tools = ToolSerializer(many=True)
+
+
+class AddResultSerializer(BriefMemorySerializer):
+    status = serializers.ChoiceField(choices=["created", "merged"])
+    duplicate_of = serializers.IntegerField(allow_null=True)
+
+
+class FoundMemorySerializer(BriefMemorySerializer):
+    score = serializers.FloatField()
+
+
+class FoundMemoriesSerializer(serializers.Serializer):
+    memories = FoundMemorySerializer(many=True)
+
+
+class MemoryAddInvocationSerializer(serializers.Serializer):
+    tool = serializers.ChoiceField(choices=["memory_add"])
+    result = AddResultSerializer()
+    output = serializers.CharField(help_text="The result as text for the model.")
+
+
+class MemorySearchInvocationSerializer(serializers.Serializer):
+    tool = serializers.ChoiceField(choices=["memory_search"])
+    result = FoundMemoriesSerializer()
+    output = serializers.CharField(help_text="The result as text for the model.")
+
+
+@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "number"}]})
+class JsonRpcIdField(serializers.JSONField):
+    """A JSON-RPC id: a string or a number."""
+
+
+class JsonRpcRequestSerializer(serializers.Serializer):
+    """One JSON-RPC 2.0 message; without `id` it is a notification (answered 202, no body)."""
+
+    jsonrpc = serializers.ChoiceField(choices=["2.0"])
+    id = JsonRpcIdField(required=False, help_text="Echoed in the answer.")
+    method = serializers.CharField(help_text="initialize, ping, tools/list, tools/call or a notification.")
+    params = serializers.DictField(
+        required=False, help_text="tools/call: {name, arguments}; initialize: {protocolVersion, ...}."
+    )
+
+
+class McpToolSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    description = serializers.CharField()
+    inputSchema = serializers.DictField(help_text="The arguments as a JSON Schema object.")  # noqa: N815
+
+
+class McpContentSerializer(serializers.Serializer):
+    type = serializers.ChoiceField(choices=["text"])
+    text = serializers.CharField()
+
+
+class McpResultSerializer(serializers.Serializer):
+    """The `result` of a JSON-RPC answer; which fields it has depends on the method called: initialize
+    (protocolVersion, capabilities, serverInfo, instructions), tools/list (tools), tools/call (isError,
+    content, structuredContent), ping (none)."""
+
+    protocolVersion = serializers.CharField(required=False)  # noqa: N815
+    capabilities = serializers.DictField(required=False)
+    serverInfo = serializers.DictField(child=serializers.CharField(), required=False)  # noqa: N815
+    instructions = serializers.CharField(required=False)
+    tools = McpToolSerializer(many=True, required=False)
+    isError = serializers.BooleanField(required=False, help_text="tools/call: the tool failed.")  # noqa: N815
+    content = McpContentSerializer(many=True, required=False)
+    structuredContent = serializers.DictField(  # noqa: N815
+        required=False, help_text="tools/call: the tool's result, as the REST tools/{name}/invoke returns it."
+    )
+
+
+class JsonRpcErrorSerializer(serializers.Serializer):
+    code = serializers.IntegerField(help_text="-32700 parse error, -32600 invalid request, -32601, -32602.")
+    message = serializers.CharField()
+
+
+class JsonRpcResponseSerializer(serializers.Serializer):
+    """The answer to a JSON-RPC request: `result` on success, `error` otherwise (always HTTP 200)."""
+
+    jsonrpc = serializers.ChoiceField(choices=["2.0"])
+    id = JsonRpcIdField(allow_null=True, help_text="The request's id (null when it could not be read).")
+    result = McpResultSerializer(required=False)
+    error = JsonRpcErrorSerializer(required=False)
+
+
+# ---- Markdown ----------------------------------------------------------------------------------------
+
+
+class MarkdownDocumentSerializer(serializers.Serializer):
+    """A subject's memories as one Markdown document."""
+
+    title = serializers.CharField()
+    document = serializers.CharField(help_text="The Markdown text (text/markdown).")
+    version = serializers.CharField(help_text="Send it back as base_version when you PUT an edited copy.")
+    count = serializers.IntegerField(help_text="Memories in the document.")
+
+
+class MarkdownAppliedSerializer(serializers.Serializer):
+    added = serializers.ListField(child=serializers.IntegerField())
+    merged = serializers.ListField(child=serializers.IntegerField())
+    updated = serializers.ListField(child=serializers.IntegerField())
+    archived = serializers.ListField(child=serializers.IntegerField())
+
+
+class MarkdownAppliedDocumentSerializer(MarkdownDocumentSerializer):
+    """PUT memories/markdown: the document as it is now, and the memory ids each kind of change touched."""
+
+    applied = MarkdownAppliedSerializer()
+
+
+# ---- chat model configuration --------------------------------------------------------------------------
+
+
+class LLMConfigStoredSerializer(serializers.Serializer):
+    base_url = serializers.URLField()
+    model = serializers.CharField()
+    has_api_key = serializers.BooleanField()
+    updated_at = serializers.DateTimeField()
+
+
+class LLMEffectiveSerializer(serializers.Serializer):
+    model = serializers.CharField()
+    source = serializers.ChoiceField(choices=["org", "server"])
+
+
+class LLMConfigOutputSerializer(serializers.Serializer):
+    """GET/PUT llm-config: the org's stored model (null: none) and the model in effect (null: none)."""
+
+    config = LLMConfigStoredSerializer(allow_null=True)
+    effective = LLMEffectiveSerializer(allow_null=True)
