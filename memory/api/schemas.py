@@ -42,7 +42,7 @@ class SearchMemorySerializer(BriefMemorySerializer):
     """A memory as search and context hand it to an agent."""
 
     user_id = serializers.CharField()
-    project_id = serializers.IntegerField(allow_null=True)
+    project = serializers.IntegerField(allow_null=True, help_text="The project's id.")
     session_id = serializers.CharField()
     agent_id = serializers.CharField()
     skill = serializers.CharField()
