@@ -10,7 +10,7 @@ from audit import services as audit
 from projects.access import Actor
 
 from .models import MemoryItem, MemoryRevision
-from .signals import memories_changed
+from .signals import memories_changed, revisions_written
 
 SNAPSHOT_FIELDS = [
     "content",
@@ -84,6 +84,7 @@ def revision_write(
         item=item, action=action, actor=actor, number=number, reason=reason, before=before, after=after
     )
     revision.save()
+    revisions_written.send(sender=MemoryRevision, org_id=item.org_id, revisions=[revision])
     audit_revision(item=item, action=action, actor=actor, before=before, after=after)
     return revision
 
