@@ -1,6 +1,7 @@
 """The create form of the webhooks page (parsing only; webhooks.services decides)."""
 
 from django import forms
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 
 from .models import SUBSCRIBABLE, Event
@@ -16,7 +17,7 @@ class EndpointForm(forms.Form):
         label=_("Events"),
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        choices=[(e, f"{e} · {Event(e).label}") for e in SUBSCRIBABLE],
+        choices=[(e, format_lazy("{} · {}", e, Event(e).label)) for e in SUBSCRIBABLE],
         help_text=_("none ticked = every event"),
     )
     include_content = forms.BooleanField(

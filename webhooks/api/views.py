@@ -2,6 +2,7 @@
 admins; a project's Admins for the project's endpoints; never API keys)."""
 
 from django.shortcuts import get_object_or_404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_view
 from rest_framework import mixins, status
 from rest_framework.decorators import action
@@ -140,7 +141,8 @@ class WebhookDeliveryViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, E
                 raise ApiError(
                     400,
                     "invalid",
-                    f"status: '{wanted}' is not one of {', '.join(DeliveryStatus.values)}.",
+                    _("status: '%(value)s' is not one of %(valid)s.")
+                    % {"value": wanted, "valid": ", ".join(DeliveryStatus.values)},
                 )
             qs = qs.filter(status=wanted)
         if self.request.query_params.get("event"):
