@@ -273,7 +273,7 @@ def subject_forget(*, actor: Actor, org, user_id: str) -> dict:
     left = {model.__name__: rows.count() for model, rows in _subject_rows(org, user_id)}
     left.update({model.__name__: model.objects.filter(org=org, user_id=user_id).count() for model in others})
     subject_forgotten.send(
-        sender=Actor, org_id=org.pk, user_id=user_id, complete=reach is None, deleted=counts
+        sender=None, org_id=org.pk, user_id=user_id, complete=reach is None, deleted=counts
     )
     return {"deleted": counts, "left": {name: n for name, n in left.items() if n}}
 

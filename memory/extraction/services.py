@@ -147,7 +147,8 @@ def extraction_job_run(*, job_id: int) -> str:
         return "skipped"
     with heartbeat(ExtractionJob, job.pk):
         status = _run(job)
-    extraction_finished.send(sender=ExtractionJob, job=job, status=status)
+    # The job's row says it is done: a receiver's error is logged (send_robust), never the task's.
+    extraction_finished.send_robust(sender=ExtractionJob, job=job, status=status)
     return status
 
 

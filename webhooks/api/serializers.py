@@ -29,6 +29,8 @@ class EventsSchemaField(EventsField):
 
 
 class WebhookEndpointSerializer(serializers.ModelSerializer):
+    """An endpoint; its secret is never part of it (only of the create and rotate-secret answers)."""
+
     active = serializers.BooleanField(source="is_active", read_only=True)
     consecutive_failures = serializers.IntegerField(source="failure_count", read_only=True)
     events = serializers.ListField(
@@ -67,6 +69,8 @@ class WebhookEndpointCreatedSerializer(WebhookEndpointSerializer):
 
 
 class WebhookEndpointCreateSerializer(StrictSerializer):
+    """A new endpoint: where to POST, which events, for the org or one project, with content or not."""
+
     url = OutboundURLField(max_length=500)
     description = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     project = serializers.CharField(
@@ -83,6 +87,8 @@ class WebhookEndpointCreateSerializer(StrictSerializer):
 
 
 class WebhookEndpointUpdateSerializer(StrictSerializer):
+    """The fields to change; active: true enables a disabled endpoint again."""
+
     url = OutboundURLField(max_length=500, required=False)
     description = serializers.CharField(max_length=200, required=False, allow_blank=True)
     events = EventsSchemaField(required=False)
@@ -97,6 +103,8 @@ class WebhookSecretSerializer(serializers.Serializer):
 
 
 class WebhookDeliverySerializer(serializers.ModelSerializer):
+    """One event for one endpoint: how its attempts went (the last error never holds a secret)."""
+
     status = serializers.ChoiceField(choices=DeliveryStatus.choices, read_only=True)
     response_code = serializers.IntegerField(source="last_status_code", read_only=True, allow_null=True)
 
