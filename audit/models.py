@@ -48,6 +48,11 @@ class Action(models.TextChoices):
     PROFILE_UPDATE = "profile.update", _("Profile edited")
     SESSION_DELETE = "session.delete", _("Session deleted")
     ORG_SETTINGS = "org.settings", _("Organization settings changed")
+    WEBHOOK_CREATE = "webhook.create", _("Webhook endpoint created")
+    WEBHOOK_UPDATE = "webhook.update", _("Webhook endpoint changed")
+    WEBHOOK_ROTATE = "webhook.rotate", _("Webhook secret rotated")
+    WEBHOOK_DELETE = "webhook.delete", _("Webhook endpoint deleted")
+    WEBHOOK_DISABLE = "webhook.disable", _("Webhook endpoint disabled after failures")
 
 
 class TargetType(models.TextChoices):
@@ -60,6 +65,7 @@ class TargetType(models.TextChoices):
     USER_PROFILE = "user_profile", _("user profile")
     PROJECT_PROFILE = "project_profile", _("project profile")
     SESSION = "session", _("session")
+    WEBHOOK = "webhook", _("webhook endpoint")
 
 
 class ActorKind(models.TextChoices):

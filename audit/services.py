@@ -93,6 +93,7 @@ TARGET_TYPES = {
     "profiles.userprofile": TargetType.USER_PROFILE,
     "profiles.projectprofile": TargetType.PROJECT_PROFILE,
     "checkpoints.session": TargetType.SESSION,
+    "webhooks.webhookendpoint": TargetType.WEBHOOK,
 }
 
 

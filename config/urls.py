@@ -13,6 +13,7 @@ api_v1 = [
     path("", include("profiles.api.urls")),
     path("", include("workspace.api.urls")),
     path("", include("audit.api.urls")),
+    path("", include("webhooks.api.urls")),
 ]
 
 urlpatterns = [
@@ -37,6 +38,7 @@ urlpatterns = [
     path("", include("profiles.urls")),
     path("", include("workspace.urls")),
     path("", include("audit.urls")),
+    path("", include("webhooks.urls")),
 ]
 
 handler403 = "projects.views.forbidden"

@@ -26,7 +26,7 @@ from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Source, Status
 from .revisions import revision_new, snapshot
 from .services import find_duplicate, merge_into
-from .signals import memories_changed
+from .signals import memories_changed, revisions_written
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +218,7 @@ def memory_create_batch(
             )
         )
     MemoryRevision.objects.bulk_create(revisions, batch_size=1000)
+    revisions_written.send(sender=MemoryRevision, org_id=org.pk, revisions=revisions)
     # Duplicates of an earlier item of the same batch merge into the row it became (created or merged into;
     # in index order, an earlier one is resolved first).
     stored_at = {**merged_into, **{index: item for (index, _), item in zip(fresh, items, strict=True)}}

@@ -13,7 +13,7 @@ from projects.access import Actor
 
 from .drafts import MemoryDraft
 from .models import MemoryItem, MemoryRevision
-from .signals import memories_changed
+from .signals import memories_changed, revisions_written
 
 SNAPSHOT_FIELDS = [
     "content",
@@ -135,6 +135,7 @@ def revision_write(
         incoming=incoming,
     )
     revision.save()
+    revisions_written.send(sender=MemoryRevision, org_id=item.org_id, revisions=[revision])
     audit_revision(item=item, action=action, actor=actor, before=before, after=after)
     return revision
 

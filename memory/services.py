@@ -34,7 +34,7 @@ from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, tokens
 from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
 from .revisions import INCOMING_FIELDS, incoming_of, revision_write, snapshot
-from .signals import memories_changed
+from .signals import memories_changed, revisions_written
 
 log = logging.getLogger(__name__)
 
@@ -355,7 +355,7 @@ def memory_delete_all(*, actor: Actor, org, user_id: str, agent_id: str | None =
         before=None, after=None, incoming=None, item=None
     )
     now = timezone.now()
-    MemoryRevision.objects.bulk_create(
+    deleted = MemoryRevision.objects.bulk_create(
         [
             MemoryRevision(
                 org=org,
@@ -371,6 +371,7 @@ def memory_delete_all(*, actor: Actor, org, user_id: str, agent_id: str | None =
         ],
         batch_size=1000,
     )
+    revisions_written.send(sender=MemoryRevision, org_id=org.pk, revisions=deleted)
     MemoryItem.objects.filter(pk__in=ids).delete()
     memories_changed.send(sender=MemoryItem, org_id=org.pk, items=[], user_id=user_id)
     return len(ids)

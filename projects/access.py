@@ -302,6 +302,68 @@ def require_audit_reader(actor: Actor) -> None:
     require_org_admin(actor)
 
 
+# ---- webhooks -----------------------------------------------------------------------------------
+# An endpoint sends events to a URL of its manager's choosing: org owners and admins manage the org's
+# (org-wide and per project), a project's Admins and Owners those of their project. API keys never (as
+# with embedding settings, a key could otherwise send the org's events anywhere).
+
+WEBHOOK_ROLES = (ProjectRole.ADMIN, ProjectRole.OWNER)
+
+
+def webhook_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Webhook endpoints the actor may see and manage (require_manage_webhooks still says 403 or 404)."""
+    if actor.is_key:
+        return Q(pk__in=[])
+    if actor.is_org_admin:
+        return org_q(actor, prefix)
+    administered = ProjectMembership.objects.filter(
+        org=actor.org, account=actor.account, role__in=WEBHOOK_ROLES
+    ).values("project_id")
+    return org_q(actor, prefix) & Q(**{f"{prefix}project__in": administered})
+
+
+def can_manage_webhooks(actor: Actor, project: Project | None = None) -> bool:
+    """The org's endpoints (project None) for org owners and admins; a project's also for its Admins."""
+    if actor.is_key:
+        return False
+    if project is None:
+        return actor.is_org_admin
+    return project_role(actor, project) in WEBHOOK_ROLES
+
+
+def can_use_webhooks(actor: Actor) -> bool:
+    """Whether the webhooks page and list are the actor's at all: an org admin or some project's Admin."""
+    if actor.is_key:
+        return False
+    return (
+        actor.is_org_admin
+        or ProjectMembership.objects.filter(
+            org=actor.org, account=actor.account, role__in=WEBHOOK_ROLES
+        ).exists()
+    )
+
+
+def require_manage_webhooks(actor: Actor, project: Project | None = None) -> None:
+    """403 unless the actor may manage endpoints of the org (project None) or of this project."""
+    if actor.is_key:
+        raise PermissionDenied(_("API keys cannot manage webhooks."))
+    if not can_manage_webhooks(actor, project):
+        if project is None:
+            raise PermissionDenied(
+                _("Only organization owners and admins may manage the organization's webhooks.")
+            )
+        raise PermissionDenied(_("Only the project's admins may manage its webhooks."))
+
+
+def webhook_receives(endpoint_project_id: int | None, *, project_id: int | None, shared: bool) -> bool:
+    """Whether an endpoint gets an event: an org-wide one every event of its org; a project's endpoint
+    only events of its project that its managers could read there (shared: a project-scope memory not
+    private to its creator, or a job of the project), never a subject's private ones."""
+    if endpoint_project_id is None:
+        return True
+    return shared and project_id == endpoint_project_id
+
+
 # ---- subjects: sessions, messages, checkpoints, jobs, injection logs, profiles --------------------
 
 

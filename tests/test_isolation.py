@@ -398,6 +398,7 @@ KWARG_VALUES: dict[str, object] = {
     "skill": "skill-a",
     "slug": "atlas-a",
     "project_slug": "atlas-a",
+    "webhook_pk": "webhooks.WebhookEndpoint",
 }
 
 # Kwargs that name something global, not a tenant's row (a tool's name): the same value for both calls.

@@ -77,6 +77,8 @@ from projects.access import (
 from projects.idempotency import idempotency_forget_subject
 from projects.models import Project
 
+from .signals import subject_forgotten
+
 log = logging.getLogger(__name__)
 
 EXPORT_FORMAT = "engram-subject-export"
@@ -282,6 +284,9 @@ def subject_forget(*, actor: Actor, org, user_id: str) -> dict:
     idempotency_forget_subject(org=org, user_id=user_id)
     left = {model.__name__: rows.count() for model, rows in _subject_rows(org, user_id)}
     left.update({model.__name__: model.objects.filter(org=org, user_id=user_id).count() for model in others})
+    subject_forgotten.send(
+        sender=None, org_id=org.pk, user_id=user_id, complete=reach is None, deleted=counts
+    )
     return {"deleted": counts, "left": {name: n for name, n in left.items() if n}}
 
 

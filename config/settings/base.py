@@ -37,6 +37,7 @@ INSTALLED_APPS = [
     "profiles",
     "checkpoints",
     "workspace",
+    "webhooks",
 ]
 
 MIDDLEWARE = [
@@ -286,6 +287,25 @@ if JOB_HEARTBEAT_STALE < 2 * JOB_HEARTBEAT_SECONDS:
         "ENGRAM_JOB_HEARTBEAT_STALE must be at least twice ENGRAM_JOB_HEARTBEAT_SECONDS, or live jobs look dead."
     )
 
+
+# Webhooks (webhooks/delivery.py): seconds before each attempt of a delivery (Standard Webhooks' schedule:
+# at once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), the timeout of one attempt, and how many deliveries in
+# a row may be abandoned before the endpoint is disabled.
+def _seconds_list(name: str, default: str) -> list[float]:
+    raw = env_list(name, default.split(","))
+    try:
+        values = [float(v) for v in raw]
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a comma-separated list of seconds, not {','.join(raw)!r}")
+    if not values or any(v < 0 for v in values):
+        raise ImproperlyConfigured(f"{name} needs at least one attempt and no negative wait")
+    return values
+
+
+WEBHOOK_RETRY_SCHEDULE = _seconds_list("ENGRAM_WEBHOOK_RETRY_SCHEDULE", "0,5,300,1800,7200,18000,36000,36000")
+WEBHOOK_TIMEOUT = env_float("ENGRAM_WEBHOOK_TIMEOUT", 5.0, minimum=0.5, maximum=60.0)
+WEBHOOK_DISABLE_AFTER = env_int("ENGRAM_WEBHOOK_DISABLE_AFTER", 5, minimum=1)
+
 CELERY_BEAT_SCHEDULE.update(
     {
         "extraction-sweep": {"task": "memory.extraction.tasks.extraction_sweep", "schedule": 60.0},
@@ -294,6 +314,7 @@ CELERY_BEAT_SCHEDULE.update(
         "sessions-expire": {"task": "checkpoints.tasks.sessions_expire", "schedule": 3600.0},
         "checkpoints-archive": {"task": "checkpoints.tasks.checkpoints_archive", "schedule": 3600.0},
         "idempotency-keys-purge": {"task": "projects.tasks.idempotency_keys_purge", "schedule": 3600.0},
+        "webhooks-sweep": {"task": "webhooks.tasks.webhooks_sweep", "schedule": 60.0},
     }
 )
 

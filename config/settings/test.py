@@ -2,12 +2,18 @@ from .base import *  # noqa: F401,F403
 
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+import os  # noqa: E402
+
 from config.env import env_str  # noqa: E402
 
 # Parallel runs on one server (several developers, or CI beside a dev server) use their own test database.
 DATABASES["default"]["TEST"] = {"NAME": env_str("ENGRAM_TEST_DB", "test_engram")}  # noqa: F405
 # A worker started by one test run must not take another run's tasks on a shared Redis.
-CELERY_TASK_DEFAULT_QUEUE = f"engram-{DATABASES['default']['TEST']['NAME']}"  # noqa: F405
+# pytest-xdist gives each of its workers a database of its own (test_engram_gw0, ...): a queue of its own too,
+# or one process's Celery worker takes the other's tasks and finds none of their rows.
+CELERY_TASK_DEFAULT_QUEUE = "-".join(
+    filter(None, ["engram", DATABASES["default"]["TEST"]["NAME"], os.environ.get("PYTEST_XDIST_WORKER")])  # noqa: F405
+)
 # Recall counts are written in the request thread, inside the test transaction, so tests can see them.
 SEARCH_ACCESS_FLUSH_SECONDS = 0
 # The OpenAI-compatible stub (tests/openai_server.py) listens on loopback; the SSRF tests set this back to

@@ -29,6 +29,7 @@ from memory.embeddings import provider_for
 from memory.heartbeat import heartbeat, stale_q
 from memory.llm import llm_for
 from memory.models import ExtractionJob, JobStatus
+from memory.signals import extraction_finished
 from projects.access import system_actor_for_job
 
 from .llm import LLMInvalidOutput, extract_llm
@@ -145,7 +146,10 @@ def extraction_job_run(*, job_id: int) -> str:
     if job is None:
         return "skipped"
     with heartbeat(ExtractionJob, job.pk):
-        return _run(job)
+        status = _run(job)
+    # The job's row says it is done: a receiver's error is logged (send_robust), never the task's.
+    extraction_finished.send_robust(sender=ExtractionJob, job=job, status=status)
+    return status
 
 
 def _run(job: ExtractionJob) -> str:
