@@ -43,6 +43,7 @@ FREE_FORM = {
     "McpResult.capabilities",
     "McpResult.structuredContent",
     "McpTool.inputSchema",
+    "WebhookDelivery.payload",
     "Memory.metadata",
     "MemoryMerged.metadata",
     "ProfileRevision.changes",

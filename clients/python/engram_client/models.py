@@ -256,6 +256,38 @@ class Member(Model):
     created_at: datetime | None = None
 
 
+class Webhook(Model):
+    id: int
+    url: str = ""
+    description: str = ""
+    project: int | None = None
+    events: list[str] = []
+    include_content: bool = False
+    active: bool = True
+    disabled_at: datetime | None = None
+    disabled_reason: str = ""
+    consecutive_failures: int = 0
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    # Only in the answers to create and rotate-secret: whsec_..., shown once.
+    secret: str | None = None
+
+
+class WebhookDelivery(Model):
+    id: int
+    event: str = ""
+    message_id: str = ""
+    status: str = ""
+    attempts: int = 0
+    response_code: int | None = None
+    last_error: str = ""
+    next_attempt_at: datetime | None = None
+    delivered_at: datetime | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    payload: dict[str, Any] = {}
+
+
 class ApiKey(Model):
     id: int
     name: str = ""

@@ -35,6 +35,8 @@ from .models import (
     Session,
     ToolResult,
     UserProfile,
+    Webhook,
+    WebhookDelivery,
 )
 
 
@@ -480,6 +482,65 @@ class ApiKeys(Resource):
         return self._call("POST", f"/api-keys/{key_id}/revoke", parse=ApiKey.model_validate)
 
 
+class Webhooks(Resource):
+    """Signed webhook endpoints and their delivery log (org owners and admins, and a project's admins for
+    its own; an API key is answered PermissionDenied: a key may not send the org's events elsewhere)."""
+
+    def list(self) -> Iterator[Webhook]:
+        return self._list("/webhooks", {}, Webhook)
+
+    def create(
+        self,
+        url: str,
+        *,
+        events: list[str] | None = None,
+        project: str | int | None = None,
+        description: str | None = None,
+        include_content: bool | None = None,
+    ) -> Webhook:
+        """The answer's `secret` (whsec_...) is shown once."""
+        body = clean(
+            {
+                "url": url,
+                "events": events,
+                "project": project,
+                "description": description,
+                "include_content": include_content,
+            }
+        )
+        return self._call("POST", "/webhooks", body=body, parse=Webhook.model_validate)
+
+    def get(self, webhook_id: int) -> Webhook:
+        return self._call("GET", f"/webhooks/{webhook_id}", parse=Webhook.model_validate)
+
+    def update(self, webhook_id: int, **fields: Any) -> Webhook:
+        """url, description, events, include_content, active (true enables a disabled endpoint again)."""
+        return self._call("PATCH", f"/webhooks/{webhook_id}", body=fields, parse=Webhook.model_validate)
+
+    def delete(self, webhook_id: int) -> None:
+        self._call("DELETE", f"/webhooks/{webhook_id}")
+
+    def rotate_secret(self, webhook_id: int) -> str:
+        """The new secret (the old one stops working at once)."""
+        return self._call("POST", f"/webhooks/{webhook_id}/rotate-secret", parse=lambda body: body["secret"])
+
+    def test(self, webhook_id: int) -> WebhookDelivery:
+        """Send a webhook.test event now."""
+        return self._call("POST", f"/webhooks/{webhook_id}/test", parse=WebhookDelivery.model_validate)
+
+    def deliveries(self, webhook_id: int, **filters: Any) -> Iterator[WebhookDelivery]:
+        """Filters: status, event."""
+        return self._list(f"/webhooks/{webhook_id}/deliveries", filters, WebhookDelivery)
+
+    def delivery(self, webhook_id: int, delivery_id: int) -> WebhookDelivery:
+        path = f"/webhooks/{webhook_id}/deliveries/{delivery_id}"
+        return self._call("GET", path, parse=WebhookDelivery.model_validate)
+
+    def retry(self, webhook_id: int, delivery_id: int) -> WebhookDelivery:
+        path = f"/webhooks/{webhook_id}/deliveries/{delivery_id}/retry"
+        return self._call("POST", path, parse=WebhookDelivery.model_validate)
+
+
 class Audit(Resource):
     def list(self, **filters: Any) -> Iterator[AuditEvent]:
         """Filters: action, actor, actor_kind, project, subject, since, until (org owners and admins)."""
@@ -571,6 +632,7 @@ RESOURCES = {
     "projects": Projects,
     "api_keys": ApiKeys,
     "audit": Audit,
+    "webhooks": Webhooks,
     "injections": Injections,
     "tools": Tools,
     "mcp": Mcp,
