@@ -43,6 +43,7 @@ from .serializers import (
     MemoryPatchSerializer,
     MemorySerializer,
     MemoryStatsSerializer,
+    MemoryWriteSerializer,
     ReembedJobSerializer,
     RestoreSerializer,
     RevisionSerializer,
@@ -98,7 +99,12 @@ def create_one(actor, org, draft: MemoryDraft, *, reason: str = ""):
 
 def created_response(result) -> Response:
     body = MemorySerializer(result.item).data
+    if result.decision is not None:
+        body["decision"] = {"kind": result.decision.kind, "reason": result.decision.reason}
     if result.created:
+        if result.supersedes is not None:
+            body["supersedes"] = result.supersedes
+            body["similarity"] = result.similarity
         return Response(body, status=status.HTTP_201_CREATED, headers={"ETag": f'"{result.item.version}"'})
     body["duplicate_of"] = result.duplicate_of
     body["similarity"] = result.similarity
@@ -184,7 +190,9 @@ class MemoryViewSet(EngramViewSet):
         page = self.paginate_queryset(qs)
         return self.get_paginated_response(MemorySerializer(page, many=True).data)
 
-    @extend_schema(request=MemoryInputSerializer, responses=MemorySerializer)
+    @extend_schema(
+        request=MemoryInputSerializer, responses={201: MemoryWriteSerializer, 200: MemoryWriteSerializer}
+    )
     def create(self, request):
         data = _validated(MemoryInputSerializer, request.data)
         return created_response(create_one(self.actor, self.org, draft_from(self.actor, data)))
@@ -213,10 +221,15 @@ class MemoryViewSet(EngramViewSet):
                 row["id"] = r.id
             if r.duplicate_of is not None:
                 row.update(duplicate_of=r.duplicate_of, similarity=r.similarity)
+            if r.supersedes is not None:
+                row.update(supersedes=r.supersedes, similarity=r.similarity)
+            if r.decision is not None:
+                row["decision"] = {"kind": r.decision.kind, "reason": r.decision.reason}
             if r.code:
                 row["error"] = {"code": r.code, "message": r.message}
             body.append(row)
-        counts = {s: sum(1 for r in results if r.status == s) for s in ("created", "duplicate", "rejected")}
+        statuses = ("created", "duplicate", "superseded", "rejected")
+        counts = {s: sum(1 for r in results if r.status == s) for s in statuses}
         return Response({**counts, "results": body})
 
     def retrieve(self, request, pk=None):
