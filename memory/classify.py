@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from django.utils.translation import gettext as _
+
 from core.text import CJK_CHAR, has_cjk
 
 from .dedup import changed, is_cross_lingual, names, numbers, polarity, weekdays
@@ -308,13 +310,10 @@ def _sense_clash(a: str, b: str) -> bool:
     def forms(text):
         out = {}
         for i, word in enumerate(re.findall(r"[A-Za-z]+", text)):
-            if i == 0 and not re.match(r"[A-Za-z]", text.strip()):
-                pass
             key = _stem(word.lower())
             if len(key) > 2 and key not in _EN_FRAME:
-                out.setdefault(key, set()).add(
-                    word[0].isupper() and i > 0 or word[0].isupper() and has_cjk(text)
-                )
+                # The first word of an English sentence is capitalised anyway.
+                out.setdefault(key, set()).add(word[0].isupper() and (i > 0 or has_cjk(text)))
         return out
 
     fa, fb = forms(a), forms(b)
@@ -351,23 +350,24 @@ def _two_things_differ(a: str, b: str, cross: bool) -> str:
     """Why two texts are two slots rather than one slot with a new value, or ""."""
     ya, yb = set(_YEARS.findall(a)), set(_YEARS.findall(b))
     if ya and yb and {y.lower() for y in ya} != {y.lower() for y in yb}:
-        return "another year or period"
+        return _("another year or period")
     da, db = _dates(a, models=False), _dates(b, models=False)
     dates_differ = bool(da) and bool(db) and da != db
     if not dates_differ:
         return ""
     if not (_changed(a) or _changed(b)) and (_EVENT.search(a) or _EVENT.search(b)):
-        return "another event on another date"
+        return _("another event on another date")
     na, nb = _names(a, cross), _names(b, cross)
     if na - nb and nb - na:
-        return "another name and another number"
+        return _("another name and another number")
     if not cross and substitution(a, b):
-        return "another thing and another number"
+        return _("another thing and another number")
     return ""
 
 
 def _value_differs(a: str, b: str, cross: bool) -> bool:
-    if _dates(a) != _dates(b) or _names(a, cross) != _names(b, cross):
+    na, nb = _names(a, cross), _names(b, cross)
+    if _dates(a) != _dates(b) or (na != nb and (not cross or (na and nb))):
         return True
     if polarity(a) != polarity(b) or _changed(a) or _changed(b) or _state_words(a) != _state_words(b):
         return True
@@ -378,7 +378,7 @@ def _same_fact(a: str, b: str, cross: bool) -> bool:
     """No difference a merge would lose: numbers, weekdays, polarity, names, years, a swapped value."""
     from .dedup import differs_materially
 
-    if differs_materially(a, b) or _names(a, cross) != _names(b, cross):
+    if differs_materially(a, b) or (not cross and _names(a, cross) != _names(b, cross)):
         return False
     if _state_words(a) != _state_words(b):
         return False
@@ -393,37 +393,34 @@ def _same_fact(a: str, b: str, cross: bool) -> bool:
 def classify(existing: str, new: str, similarity: float, model: str) -> Decision:
     """What `new` is to `existing` (one memory of the same subject), given their cosine similarity."""
     cross = is_cross_lingual(existing, new)
+    sim = {"similarity": similarity}
     if similarity < related_threshold(model, cross_lingual=cross):
-        return Decision("distinct", f"not similar enough (similarity {similarity:.3f})")
+        return Decision("distinct", _("not similar enough (similarity %(similarity).3f)") % sim)
     if subjects(existing) != subjects(new):
-        return Decision("distinct", "about different people")
+        return Decision("distinct", _("about different people"))
     if plan_vs_done(existing, new):
-        return Decision("distinct", "a plan on one side, something done on the other")
+        return Decision("distinct", _("a plan on one side, something done on the other"))
     if _sense_clash(existing, new):
-        return Decision("distinct", "a word in another sense")
+        return Decision("distinct", _("a word in another sense"))
     change = _changed(existing) or _changed(new)
     duplicate = duplicate_threshold(model, cross_lingual=cross)
     if similarity >= duplicate and not change and _same_fact(existing, new, cross):
-        return Decision("duplicate", f"same fact (similarity {similarity:.3f})")
+        return Decision("duplicate", _("same fact (similarity %(similarity).3f)") % sim)
     why = _two_things_differ(existing, new, cross)
     if why:
         return Decision("distinct", why)
     if not _value_differs(existing, new, cross):
-        return Decision("distinct", f"similar, not the same fact (similarity {similarity:.3f})")
+        return Decision("distinct", _("similar, not the same fact (similarity %(similarity).3f)") % sim)
     shared = slots(existing) & slots(new)
     if not change and (cross or frame_overlap(existing, new) < FRAME_OVERLAP):
         shared -= _FRAME_SLOTS
     if not shared and change and not cross and frame_overlap(existing, new) >= FRAME_OVERLAP:
-        return Decision("update", "same attribute, changed value")
+        shared = {"value"}
     if not shared:
-        return Decision("distinct", "not the same attribute")
+        return Decision("distinct", _("not the same attribute"))
     slot = sorted(shared)[0]
-    return Decision("update", f"same attribute ({slot}), new value")
+    return Decision("update", _("same subject, new value (%(slot)s)") % {"slot": slot})
 
 
 # The share of content two texts about one slot have in common besides the value (same language).
 FRAME_OVERLAP = 0.5
-
-
-def language_pair(a: str, b: str) -> str:
-    return "cross" if is_cross_lingual(a, b) else ("zh" if has_cjk(a) else "en")
