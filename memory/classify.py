@@ -412,7 +412,7 @@ def classify(existing: str, new: str, similarity: float, model: str) -> Decision
     if not _value_differs(existing, new, cross):
         return Decision("distinct", _("similar, not the same fact (similarity %(similarity).3f)") % sim)
     shared = slots(existing) & slots(new)
-    if not change and (cross or frame_overlap(existing, new) < FRAME_OVERLAP):
+    if (cross and not change) or (not cross and frame_overlap(existing, new) < FRAME_OVERLAP):
         shared -= _FRAME_SLOTS
     if not shared and change and not cross and frame_overlap(existing, new) >= FRAME_OVERLAP:
         shared = {"value"}
