@@ -21,6 +21,7 @@ disagrees (precision first: a missed merge costs a duplicate row, a false merge 
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -70,6 +71,7 @@ _EN_REL = re.compile(
 _EN_NAMED_IS = re.compile(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)? is (?:the user's|my|their)\b")
 
 
+@functools.lru_cache(maxsize=2048)
 def subjects(text: str) -> frozenset[str]:
     """The relatives / colleagues a statement is about (empty: the user themselves)."""
     found = set()
@@ -156,6 +158,7 @@ _EVENT = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=2048)
 def slots(text: str) -> frozenset[str]:
     return frozenset(key for key, pattern in _SLOT_RE.items() if pattern.search(text))
 
@@ -210,13 +213,14 @@ def _stem(word: str) -> str:
     return word
 
 
-def tokens(text: str) -> set[str]:
+@functools.lru_cache(maxsize=2048)
+def tokens(text: str) -> frozenset[str]:
     """Content words (English, stemmed) and Chinese characters, without the frame, numbers and dates."""
     text = _mark_slots(_TIME_OF_DAY.sub(" ", text)).lower()
     words = {w for w in _WORD.findall(text) if w not in _NUMBER_WORDS and w not in _CALENDAR}
     words = {_stem(w) for w in words} - _EN_FRAME
     chars = set(CJK_CHAR.findall(text)) - _CJK_FRAME
-    return words | chars | set(_MARKER_CHARS.findall(text))
+    return frozenset(words | chars | set(_MARKER_CHARS.findall(text)))
 
 
 def content_swap(a: str, b: str) -> bool:
@@ -225,7 +229,8 @@ def content_swap(a: str, b: str) -> bool:
     return bool(ta - tb) and bool(tb - ta)
 
 
-def _sequence(text: str) -> list[str]:
+@functools.lru_cache(maxsize=2048)
+def _sequence(text: str) -> tuple[str, ...]:
     """Content tokens in order (English words stemmed, Chinese characters), frame left out."""
     out = []
     text = _mark_slots(_TIME_OF_DAY.sub(" ", text))
@@ -240,7 +245,7 @@ def _sequence(text: str) -> list[str]:
             stem = _stem(token)
             if stem not in _EN_FRAME:
                 out.append(stem)
-    return out
+    return tuple(out)
 
 
 def substitution(a: str, b: str) -> bool:
@@ -261,6 +266,23 @@ def substitution(a: str, b: str) -> bool:
         return False
     other = sum(max(x2 - x1, y2 - y1) for tag, x1, x2, y1, y2 in ops if tag != "replace")
     return (equal >= 1 or bool(slots(a) & slots(b)) or bool(tokens(a) & tokens(b))) and other <= 2
+
+
+def _frame_besides_values(a: str, b: str) -> float:
+    """frame_overlap without slot words and names: what is said about the value must be the same
+    ("Atlas launch is moved to March" and "Atlas launch checklist lives in the wiki" share only words
+    of slots and a name)."""
+
+    def rest(text):
+        drop = set()
+        for name in names(text):
+            drop |= {name, *name}
+        return {t for t in tokens(text) if not _MARKER_CHARS.match(t) and t not in drop}
+
+    ra, rb = rest(a), rest(b)
+    if not ra or not rb:
+        return 1.0
+    return len(ra & rb) / min(len(ra), len(rb))
 
 
 def frame_overlap(a: str, b: str) -> float:
@@ -412,6 +434,8 @@ def classify(existing: str, new: str, similarity: float, model: str) -> Decision
     if not _value_differs(existing, new, cross):
         return Decision("distinct", _("similar, not the same fact (similarity %(similarity).3f)") % sim)
     shared = slots(existing) & slots(new)
+    if not cross and _frame_besides_values(existing, new) < FRAME_OVERLAP:
+        return Decision("distinct", _("not the same attribute"))
     if (cross and not change) or (not cross and frame_overlap(existing, new) < FRAME_OVERLAP):
         shared -= _FRAME_SLOTS
     if not shared and change and not cross and frame_overlap(existing, new) >= FRAME_OVERLAP:

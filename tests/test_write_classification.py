@@ -7,11 +7,10 @@ import json
 
 import pytest
 
-from checkpoints.services import messages_append
-from memory.extraction.services import extraction_job_run
 from memory.models import MemoryItem, MemoryRevision
 
 from .openai_server import Fail, OpenAIStub
+from .test_reconcile import say
 
 URL = "/api/v1/memories"
 
@@ -158,15 +157,6 @@ def test_a_batch_merges_supersedes_and_adds_as_a_single_add_would(key_a):
         "The user uses Asana for project tracking": "active",
         "The user has a shrimp allergy": "active",
     }
-
-
-def say(org, session_id, text, user_id="u1"):
-    _, _, job = messages_append(
-        org=org, session_id=session_id, user_id=user_id, messages=[{"role": "human", "content": text}]
-    )
-    assert extraction_job_run(job_id=job.pk) == "done"
-    job.refresh_from_db()
-    return job.result
 
 
 def test_extraction_keeps_another_persons_fact_apart_and_supersedes_a_new_value(org_a):
