@@ -1,11 +1,24 @@
-"""Calibrate the duplicate threshold of the local embedding model on labelled pairs.
+"""Duplicate / update / distinct on labelled pairs: the old write-time decision next to the classifier.
 
-Embeds every pair of bench/data/dedup_pairs.jsonl with multilingual-e5-small (passage side, as stored
-memories are), sweeps cosine thresholds and prints precision / recall / F1 of "duplicate" per language
-group (zh, en, cross) for cosine alone and for cosine + memory.dedup.differs_materially (the veto).
-Also the "related" threshold (duplicate or same subject with a new value vs distinct).
+Embeds every pair (existing text a, incoming text b) with multilingual-e5-small, passage side as stored
+memories are, and prints for each pair file, per label, hard-negative class / update slot and language
+group:
+- false merges: pairs merged that are not duplicates, as % of the distinct + update pairs;
+- duplicate recall: duplicates merged;
+- updates recognised: update pairs classified "update" (superseded: not merged, not left side by side);
+- distinct kept: distinct pairs classified "distinct";
+- the confusion matrix (label x decision).
+Three decisions side by side: "add" (the single add and batch before the classifier: cosine at the old
+thresholds 0.955 / 0.88 + memory.dedup.differs_materially, merge or add), "reconcile" (extraction's
+threshold decision before the classifier, frozen in this file: merge / supersede / add) and "classify" (memory.classify.classify, now used by all three).
 
-    .venv/bin/python bench/dedup_calibration.py [--pairs FILE] [--threshold 0.93] [--step 0.005]
+The files: bench/data/dedup_tune.jsonl (tuned on), bench/data/dedup_heldout.jsonl (never tuned on: the
+evidence), bench/data/dedup_pairs.jsonl (the older set). Both halves come from dedup_cases.jsonl
+(bench/dedup_split.py, seed 14).
+
+    .venv/bin/python bench/dedup_calibration.py [--pairs FILE ...] [--show-errors] [--sweep]
+        [--same 0.955 --cross 0.88]   cosine + veto at these thresholds, as the old report did
+        [--veto-from OLD_DEDUP.py]    the old decision with another module's differs_materially
 
 Needs no database and no network.
 """
@@ -14,93 +27,175 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
-from memory.dedup import differs_materially  # noqa: E402
+import django  # noqa: E402
+
+django.setup()
+
+from core.text import CJK_CHAR  # noqa: E402
+from memory import dedup  # noqa: E402
+from memory.classify import classify  # noqa: E402
 from memory.embeddings.local import LocalE5Provider  # noqa: E402
 
-GROUPS = ("zh", "en", "cross", "all")
+DATA = ROOT / "bench/data"
+DEFAULT_FILES = ("dedup_tune.jsonl", "dedup_heldout.jsonl", "dedup_pairs.jsonl")
+LABELS = ("duplicate", "update", "distinct")
+METHODS = ("add", "reconcile", "classify")
 
 
-def prf(rows, predicate) -> tuple[float, float, float, int, int, int]:
-    tp = sum(1 for r in rows if predicate(r) and r["label"] == "duplicate")
-    fp = sum(1 for r in rows if predicate(r) and r["label"] != "duplicate")
-    fn = sum(1 for r in rows if not predicate(r) and r["label"] == "duplicate")
-    p = tp / (tp + fp) if tp + fp else 1.0
-    r = tp / (tp + fn) if tp + fn else 1.0
-    f = 2 * p * r / (p + r) if p + r else 0.0
-    return p, r, f, tp, fp, fn
+# The duplicate thresholds of e5-small before memory.classify (main at 9beb8db), for the old decision.
+OLD_THRESHOLDS = {"duplicate": 0.955, "duplicate_cross": 0.88}
 
 
-def related_prf(rows, t):
-    pos = {"duplicate", "update"}
-    tp = sum(1 for r in rows if r["cos"] >= t and r["label"] in pos)
-    fp = sum(1 for r in rows if r["cos"] >= t and r["label"] not in pos)
-    fn = sum(1 for r in rows if r["cos"] < t and r["label"] in pos)
-    p = tp / (tp + fp) if tp + fp else 1.0
-    r = tp / (tp + fn) if tp + fn else 1.0
-    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+def decide_add(row, model, veto) -> str:
+    cross = dedup.is_cross_lingual(row["a"], row["b"])
+    threshold = OLD_THRESHOLDS["duplicate_cross" if cross else "duplicate"]
+    merge = row["cos"] >= threshold and not veto(row["a"], row["b"])
+    return "duplicate" if merge else "distinct"
 
 
-def subset(rows, group):
-    return rows if group == "all" else [r for r in rows if r["group"] == group]
+# Extraction's threshold decision before the classifier (main at 9beb8db, without its correction
+# handling, which is unchanged), frozen here as the baseline.
+_CHANGE_WORDS = {
+    "actually",
+    "now",
+    "no",
+    "longer",
+    "anymore",
+    "instead",
+    "currently",
+    "still",
+    "really",
+    "also",
+}
+_CJK_FUNCTION = set("的了是在我你他她它很也都和与就还吧呢啊呀把被给着过现已经再其实又")
 
 
-def sweep(rows, use_veto: bool, step: float):
-    """The threshold with the best F1 of "duplicate" on these rows (ties: the higher threshold)."""
-    best = (0.0, -1.0)
-    steps = int(round((0.995 - 0.80) / step))
-    for i in range(steps + 1):
-        t = round(0.80 + i * step, 3)
-        f = prf(rows, lambda r, t=t: r["cos"] >= t and not (use_veto and r["veto"]))[2]
-        if f >= best[1] - 1e-9:
-            best = (t, f)
-    return best
+def _swaps_value(old: str, new: str) -> bool:
+    def value_tokens(text):
+        text = text.lower()
+        words = {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in re.findall(r"[a-z0-9]+", text)}
+        return (words - _CHANGE_WORDS) | (set(CJK_CHAR.findall(text)) - _CJK_FUNCTION)
+
+    a, b = value_tokens(old), value_tokens(new)
+    return bool(a - b) and bool(b - a)
 
 
-def merged(row, same: float, cross: float, use_veto: bool) -> bool:
-    t = cross if row["group"] == "cross" else same
-    return row["cos"] >= t and not (use_veto and row["veto"])
+def decide_reconcile(row, veto) -> str:
+    a, b, cos = row["a"], row["b"], row["cos"]
+    cross = dedup.is_cross_lingual(a, b)
+    if cos >= OLD_THRESHOLDS["duplicate_cross" if cross else "duplicate"]:
+        return "update" if veto(a, b) or (not cross and _swaps_value(a, b)) else "duplicate"
+    if cos >= OLD_THRESHOLDS["duplicate"] - 0.055 and veto(a, b):
+        return "update"
+    return "distinct"
 
 
-def report(rows, same, cross, use_veto, title):
-    print(f"\n{title}: same-language threshold {same:.3f}, cross-lingual {cross:.3f}")
-    print(f"  {'group':6} {'pairs':>5} {'P':>6} {'R':>6} {'F1':>6}   tp  fp  fn")
-    for group in GROUPS:
-        sub = subset(rows, group)
-        p, r, f, tp, fp, fn = prf(sub, lambda x: merged(x, same, cross, use_veto))
-        print(f"  {group:6} {len(sub):5d} {p:6.3f} {r:6.3f} {f:6.3f}  {tp:3d} {fp:3d} {fn:3d}")
-    wrong = [x for x in rows if merged(x, same, cross, use_veto) and x["label"] != "duplicate"]
-    by_kind: dict[str, int] = {}
-    for x in wrong:
-        kind = f"{x['label']}/{x['hard']}" if x["hard"] else x["label"]
-        by_kind[kind] = by_kind.get(kind, 0) + 1
-    print(f"  false merges by kind: {by_kind or '-'}")
+def kind(row) -> str:
+    """The hard-negative class or update slot of a row (older files: their "hard" field)."""
+    return row.get("class") or row.get("slot") or row.get("hard") or "-"
+
+
+def metrics(rows, method) -> dict:
+    dups = [r for r in rows if r["label"] == "duplicate"]
+    upds = [r for r in rows if r["label"] == "update"]
+    dist = [r for r in rows if r["label"] == "distinct"]
+    nondup = upds + dist
+    merged = [r for r in nondup if r[method] == "duplicate"]
+
+    def pct(part, whole):
+        return f"{100 * len(part) / len(whole):5.1f}%" if whole else "    -"
+
+    return {
+        "n": len(rows),
+        "false_merge": pct(merged, nondup),
+        "false_merge_n": f"{len(merged)}/{len(nondup)}",
+        "dup_recall": pct([r for r in dups if r[method] == "duplicate"], dups),
+        "upd_recognised": pct([r for r in upds if r[method] == "update"], upds),
+        "distinct_kept": pct([r for r in dist if r[method] == "distinct"], dist),
+    }
+
+
+def line(title, rows, methods) -> str:
+    cells = []
+    for method in methods:
+        m = metrics(rows, method)
+        cells.append(
+            f"{m['false_merge']} ({m['false_merge_n']:>7}) {m['dup_recall']} {m['upd_recognised']} {m['distinct_kept']}"
+        )
+    return f"  {title:28} {len(rows):4d}  " + "  |  ".join(cells)
+
+
+def report(name, rows, methods, show_errors: bool) -> None:
+    print(f"\n=== {name}: {len(rows)} pairs ===")
+    head = "false merges       dup rec  upd rec  kept  "
+    print(f"  {'':28} {'n':>4}  " + "  |  ".join(f"{m:>9}: {head}" for m in methods))
+    print(line("all", rows, methods))
+    print(" by group")
+    for group in sorted({r["group"] for r in rows}):
+        print(line(group, [r for r in rows if r["group"] == group], methods))
+    for label in LABELS:
+        sub = [r for r in rows if r["label"] == label]
+        if not sub:
+            continue
+        print(f" {label} by {'class' if label == 'distinct' else 'slot' if label == 'update' else 'kind'}")
+        for key in sorted({kind(r) for r in sub}):
+            print(line(key, [r for r in sub if kind(r) == key], methods))
+        if label != "duplicate":
+            for group in sorted({r["group"] for r in sub}):
+                print(line(f"{label}/{group}", [r for r in sub if r["group"] == group], methods))
+    for method in methods:
+        print(f" confusion ({method}): rows = label, columns = decision")
+        print(f"  {'':10} " + " ".join(f"{d:>9}" for d in LABELS))
+        for label in LABELS:
+            counts = [sum(1 for r in rows if r["label"] == label and r[method] == d) for d in LABELS]
+            print(f"  {label:10} " + " ".join(f"{c:9d}" for c in counts))
+    if show_errors:
+        print(" misjudged by classify:")
+        for r in rows:
+            if r["classify"] != r["label"]:
+                print(
+                    f"  {r.get('id', '-'):14} {r['group']:5} {r['label']:9}->{r['classify']:9} cos {r['cos']:.3f}"
+                    f" [{r['reason']}] {r['a']} | {r['b']}"
+                )
+
+
+def sweep(rows) -> None:
+    """Cosine alone, per language pair: where each label lies (for choosing the thresholds)."""
+    print("\ncosine by label and language pair (min / 10th pct / median / max)")
+    for cross in (False, True):
+        for label in LABELS:
+            cos = sorted(r["cos"] for r in rows if r["label"] == label and (r["group"] == "cross") == cross)
+            if cos:
+                print(
+                    f"  {'cross' if cross else 'same ':5} {label:9} {cos[0]:.3f} {cos[len(cos) // 10]:.3f}"
+                    f" {cos[len(cos) // 2]:.3f} {cos[-1]:.3f}"
+                )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--pairs", default=str(ROOT / "bench/data/dedup_pairs.jsonl"))
-    parser.add_argument("--threshold", type=float, help="also report at this threshold")
-    parser.add_argument("--step", type=float, default=0.005)
-    parser.add_argument("--same", type=float, help="report at this same-language threshold (with --cross)")
-    parser.add_argument("--cross", type=float, help="report at this cross-lingual threshold (with --same)")
-    parser.add_argument(
-        "--veto-from", help="take differs_materially from this .py file (e.g. an older dedup.py)"
-    )
-    parser.add_argument(
-        "--show-errors", action="store_true", help="print misjudged pairs at the chosen threshold"
-    )
+    parser.add_argument("--pairs", nargs="+", help="pair files (default: tune, held-out, old set)")
+    parser.add_argument("--show-errors", action="store_true", help="print the pairs classify misjudges")
+    parser.add_argument("--sweep", action="store_true", help="print the cosine distribution per label")
+    parser.add_argument("--same", type=float, help="old decision at this same-language threshold")
+    parser.add_argument("--cross", type=float, help="old decision at this cross-lingual threshold")
+    parser.add_argument("--threshold", type=float, help="old decision at this threshold for both")
+    parser.add_argument("--veto-from", help="take differs_materially from this .py file (an older dedup.py)")
     args = parser.parse_args()
 
-    veto = differs_materially
+    veto = dedup.differs_materially
     if args.veto_from:
         import importlib.util
 
@@ -108,58 +203,39 @@ def main() -> None:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         veto = module.differs_materially
-    rows = [json.loads(line) for line in Path(args.pairs).read_text().splitlines() if line.strip()]
+    same = args.same or args.threshold
+    cross = args.cross or args.threshold
+    if same or cross:
+        from django.conf import settings
+
+        settings.MEMORY_DUPLICATE_THRESHOLD = None
+        from memory import thresholds
+
+        values = dict(thresholds.DEFAULTS.get("multilingual-e5-small", thresholds.FALLBACK))
+        values.update({k: v for k, v in (("duplicate", same), ("duplicate_cross", cross)) if v})
+        thresholds.DEFAULTS["multilingual-e5-small"] = values
+        OLD_THRESHOLDS.update({k: v for k, v in (("duplicate", same), ("duplicate_cross", cross)) if v})
+
     provider = LocalE5Provider()
-    started = time.perf_counter()
-    va = provider.embed_passages([r["a"] for r in rows])
-    vb = provider.embed_passages([r["b"] for r in rows])
-    for r, a, b in zip(rows, va, vb, strict=True):
-        r["cos"] = sum(x * y for x, y in zip(a, b, strict=True))
-        r["veto"] = veto(r["a"], r["b"])
-    print(f"{len(rows)} pairs embedded with {provider.model_name} in {time.perf_counter() - started:.1f}s")
-    counts: dict[tuple, int] = {}
-    for r in rows:
-        counts[(r["group"], r["label"])] = counts.get((r["group"], r["label"]), 0) + 1
-    print("pairs:", ", ".join(f"{g}/{lbl}={n}" for (g, lbl), n in sorted(counts.items())))
-    for label in ("duplicate", "update", "distinct"):
-        cos = sorted(r["cos"] for r in rows if r["label"] == label)
-        print(f"cosine of {label:9}: min {cos[0]:.3f}  median {cos[len(cos) // 2]:.3f}  max {cos[-1]:.3f}")
-    vetoed = {
-        label: sum(1 for r in rows if r["veto"] and r["label"] == label)
-        for label in ("duplicate", "update", "distinct")
-    }
-    print(f"veto fires on: {vetoed}")
-
-    same_rows = [r for r in rows if r["group"] != "cross"]
-    cross_rows = subset(rows, "cross")
-    chosen = {}
-    for use_veto, title in ((False, "cosine alone"), (True, "cosine + veto")):
-        same, _ = sweep(same_rows, use_veto, args.step)
-        cross, _ = sweep(cross_rows, use_veto, args.step)
-        chosen[use_veto] = (same, cross)
-        report(rows, same, cross, use_veto, f"{title} (best F1 per language pair)")
-    if args.threshold:
-        report(rows, args.threshold, args.threshold, False, f"cosine alone at {args.threshold}")
-        report(rows, args.threshold, args.threshold, True, f"cosine + veto at {args.threshold}")
-    if args.same and args.cross:
-        report(rows, args.same, args.cross, False, "cosine alone at the configured defaults")
-        report(rows, args.same, args.cross, True, "cosine + veto at the configured defaults")
-
-    best_rel = max(
-        ((round(0.80 + i * args.step, 3),) + related_prf(rows, 0.80 + i * args.step) for i in range(40)),
-        key=lambda x: x[3],
-    )
-    print(
-        f"\nrelated (duplicate or update vs distinct), cosine alone: best F1 {best_rel[3]:.3f} at {best_rel[0]:.3f}"
-        f" (P {best_rel[1]:.3f} R {best_rel[2]:.3f})"
-    )
-    if args.show_errors:
-        print("\nmisjudged by cosine + veto at its chosen thresholds:")
-        for r in rows:
-            if merged(r, *chosen[True], True) != (r["label"] == "duplicate"):
-                print(
-                    f"  {r['group']:5} {r['label']:9} cos {r['cos']:.3f} veto {r['veto']!s:5} {r['a']} | {r['b']}"
-                )
+    model = provider.model_name
+    files = [Path(p) for p in args.pairs] if args.pairs else [DATA / name for name in DEFAULT_FILES]
+    for path in files:
+        rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+        started = time.perf_counter()
+        va = provider.embed_passages([r["a"] for r in rows])
+        vb = provider.embed_passages([r["b"] for r in rows])
+        for r, a, b in zip(rows, va, vb, strict=True):
+            r["cos"] = sum(x * y for x, y in zip(a, b, strict=True))
+            r["add"] = decide_add(r, model, veto)
+            r["reconcile"] = decide_reconcile(r, veto)
+            decision = classify(r["a"], r["b"], r["cos"], model)
+            r["classify"], r["reason"] = decision.kind, decision.reason
+        print(
+            f"\n{path.name}: {len(rows)} pairs embedded with {model} in {time.perf_counter() - started:.1f}s"
+        )
+        if args.sweep:
+            sweep(rows)
+        report(path.name, rows, METHODS, args.show_errors)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,9 @@ server of $DATABASE_URL (created, migrated and dropped; its name is bench_ingest
 request path runs: authentication, validation, the gate, one embedding call per batch, the bulk insert
 of items, keyword tokens and revisions. With --url and --key it posts to a running server instead.
 
+--infer posts with infer: true, so each item also runs the gate and the write-time classification
+(duplicate / update / distinct against the subject's nearest memories and earlier items of the batch).
+
 Prints items/s of the raw embedder (multilingual-e5-small, embed_passages over the same texts and
 batches) and of the API, and their ratio (goal >= 0.7). Each measurement is repeated (--repeat) and
 the best run is reported, so a single hiccup of the shared machine does not decide the figure.
@@ -111,17 +114,17 @@ def api_client():
     return org, client
 
 
-def post_batches(post, texts: list[str], batch: int, user_id: str) -> int:
+def post_batches(post, texts: list[str], batch: int, user_id: str, infer: bool = False) -> int:
     created = 0
     for start in range(0, len(texts), batch):
         memories = [
             {"content": t, "user_id": user_id, "memory_type": "fact", "metadata": {"i": start + i}}
             for i, t in enumerate(texts[start : start + batch])
         ]
-        status, body = post({"memories": memories, "infer": False})
+        status, body = post({"memories": memories, "infer": infer})
         if status != 200:
             raise SystemExit(f"batch failed: HTTP {status} {str(body)[:300]}")
-        created += body["created"]
+        created += body["created"] + body.get("superseded", 0) + (body["duplicate"] if infer else 0)
     return created
 
 
@@ -134,6 +137,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="runs of each side; the best is reported")
     parser.add_argument("--url", help="base URL of a running server, e.g. http://localhost:8000")
     parser.add_argument("--key", help="API key for --url")
+    parser.add_argument(
+        "--infer",
+        action="store_true",
+        help="infer: true (the whole gate and duplicate / update / distinct per item) instead of verbatim",
+    )
     args = parser.parse_args()
 
     texts = make_texts(args.n)
@@ -190,7 +198,7 @@ def run_all(args, texts, run_raw_batch, post, cleanup) -> None:
             chunk = texts[start : start + args.batch]
             raw_s += run_raw_batch(chunk)
             t0 = time.perf_counter()
-            created += post_batches(post, chunk, args.batch, user_id)
+            created += post_batches(post, chunk, args.batch, user_id, infer=args.infer)
             api_s += time.perf_counter() - t0
         if created != len(texts):
             raise SystemExit(f"expected {len(texts)} created, got {created}")

@@ -20,12 +20,12 @@ from projects.access import Actor, memory_read_q, require_create_memory, require
 from projects.api.errors import error_text
 
 from . import gate
-from .dedup import is_duplicate
+from .classify import classify
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, subject_key
 from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Source, Status
 from .revisions import revision_new, snapshot
-from .services import find_duplicate, merge_into
+from .services import classify_write, memory_supersede, merge_into
 from .signals import memories_changed, revisions_written
 
 log = logging.getLogger(__name__)
@@ -34,12 +34,14 @@ log = logging.getLogger(__name__)
 @dataclass
 class BatchResult:
     index: int
-    status: str  # created | duplicate | rejected
+    status: str  # created | duplicate | superseded (created, replacing `supersedes`) | rejected
     id: int | None = None
     duplicate_of: int | None = None
     similarity: float | None = None
     code: str = ""
     message: str = ""
+    supersedes: int | None = None
+    decision: object | None = None  # memory.classify.Decision
 
 
 def _batch_embed(org, drafts: list[tuple[int, MemoryDraft]]) -> dict[int, tuple[list[float], str]]:
@@ -139,13 +141,13 @@ def memory_create_batch(
             stored.setdefault((subject_key(row), row.content_hash), row)
     fresh: list[tuple[int, MemoryDraft]] = []
     first_in_batch: dict[tuple, int] = {}
-    merges: dict[int, tuple[MemoryItem, MemoryDraft, float]] = {}
+    merges: dict[int, tuple[MemoryItem, MemoryDraft, float, object]] = {}
     # Duplicates of an earlier item of this batch: merged into it once it is stored (or merged itself).
     in_batch: list[tuple[int, MemoryDraft, int, float]] = []
     for index, draft in accepted:
         key = (subject_key(draft), digests[index])
         if key in stored:
-            merges[index] = (stored[key], draft, 1.0)
+            merges[index] = (stored[key], draft, 1.0, None)
         elif key in first_in_batch:
             in_batch.append((index, draft, first_in_batch[key], 1.0))
             results[index] = BatchResult(
@@ -157,45 +159,22 @@ def memory_create_batch(
 
     vectors = _batch_embed(org, fresh)
 
+    # index -> (the stored item, or -1 - the index of an earlier item of this batch; similarity; decision)
+    updates: dict[int, tuple[object, float, object]] = {}
     if similarity_dedup:
-        kept: list[tuple[int, MemoryDraft]] = []
-        seen: dict[tuple, list[tuple[int, MemoryDraft, list[float]]]] = {}
-        for index, draft in fresh:
-            if index not in vectors:
-                kept.append((index, draft))
-                continue
-            vector, model = vectors[index]
-            key = subject_key(draft)
-            found = find_duplicate(
-                actor=actor, base=draft.subject(org), content=draft.content, embedding=vector, model=model
-            )
-            if found:
-                merges[index] = (found[0], draft, found[1])
-                continue
-            earlier = seen.get(key, [])
-            if earlier:
-                best, sim = _cosine_max([v for _, _, v in earlier], vector)
-                if is_duplicate(earlier[best][1].content, draft.content, sim, model):
-                    in_batch.append((index, draft, earlier[best][0], sim))
-                    results[index] = BatchResult(
-                        index, "duplicate", duplicate_of=-1 - earlier[best][0], similarity=round(sim, 4)
-                    )
-                    continue
-            seen.setdefault(key, []).append((index, draft, vector))
-            kept.append((index, draft))
-        fresh = kept
+        fresh = _classify_fresh(actor, org, fresh, vectors, results, merges, updates, in_batch)
 
     merged_into: dict[int, MemoryItem] = {}
-    for index, (existing, draft, similarity) in merges.items():
+    for index, (existing, draft, similarity, decision) in merges.items():
         merged_into[index] = merged = merge_into(
             existing=existing,
             draft=draft,
             actor=actor,
-            reason="identical content" if similarity == 1.0 else "",
+            reason=decision.reason if decision else "identical content",
             similarity=similarity,
         )
         results[index] = BatchResult(
-            index, "duplicate", duplicate_of=merged.pk, similarity=round(similarity, 4)
+            index, "duplicate", duplicate_of=merged.pk, similarity=round(similarity, 4), decision=decision
         )
 
     items = []
@@ -207,6 +186,14 @@ def memory_create_batch(
     for (index, _), item in zip(fresh, items, strict=True):
         defer_tokens(item)
         results[index] = BatchResult(index, "created", id=item.pk)
+        if index in updates:
+            results[index] = BatchResult(
+                index,
+                "superseded",
+                id=item.pk,
+                similarity=round(updates[index][1], 4),
+                decision=updates[index][2],
+            )
         revisions.append(
             revision_new(
                 item=item,
@@ -219,9 +206,15 @@ def memory_create_batch(
         )
     MemoryRevision.objects.bulk_create(revisions, batch_size=1000)
     revisions_written.send(sender=MemoryRevision, org_id=org.pk, revisions=revisions)
+    # Updates: the new item supersedes the stored one, or an earlier item of this batch.
+    created = {index: item for (index, _), item in zip(fresh, items, strict=True)}
+    for index, (old, _sim, decision) in updates.items():
+        old_item = created[-1 - old] if isinstance(old, int) else old
+        memory_supersede(actor=actor, old=old_item, new=created[index], reason=decision.reason)
+        results[index].supersedes = old_item.pk
     # Duplicates of an earlier item of the same batch merge into the row it became (created or merged into;
     # in index order, an earlier one is resolved first).
-    stored_at = {**merged_into, **{index: item for (index, _), item in zip(fresh, items, strict=True)}}
+    stored_at = {**merged_into, **created}
     for index, draft, first, similarity in sorted(in_batch, key=lambda row: row[0]):
         stored_at[index] = merge_into(
             existing=stored_at[first],
@@ -239,6 +232,49 @@ def memory_create_batch(
         enqueue_on_commit(memory_embed_many, missing)
     audit.record(actor, audit.Action.MEMORY_BATCH, details=audit.count_by(results.values(), "status"))
     return [results[i] for i in range(len(drafts))]
+
+
+def _classify_fresh(actor, org, fresh, vectors, results, merges, updates, in_batch):
+    """Duplicate, update or distinct for each new item: against stored rows (services.classify_write, as a
+    single add) and, when those leave it distinct, against the nearest earlier item of the same batch
+    (memory.classify). Fills merges / updates / results; returns the items still to insert."""
+    kept: list[tuple[int, MemoryDraft]] = []
+    seen: dict[tuple, list[tuple[int, MemoryDraft, list[float]]]] = {}
+    for index, draft in fresh:
+        if index not in vectors:
+            kept.append((index, draft))
+            continue
+        vector, model = vectors[index]
+        key = subject_key(draft)
+        decided = classify_write(
+            actor=actor,
+            org=org,
+            base=draft.subject(org),
+            content=draft.content,
+            embedding=vector,
+            model=model,
+        )
+        if decided.kind == "duplicate":
+            merges[index] = (decided.target, draft, decided.similarity, decided.decision)
+            continue
+        if decided.kind == "update":
+            updates[index] = (decided.target, decided.similarity, decided.decision)
+        earlier = seen.get(key, [])
+        if earlier and decided.kind != "update":
+            best, sim = _cosine_max([v for _, _, v in earlier], vector)
+            first, first_draft = earlier[best][0], earlier[best][1]
+            decision = classify(first_draft.content, draft.content, sim, model)
+            if decision.kind == "duplicate":
+                in_batch.append((index, draft, first, sim))
+                results[index] = BatchResult(
+                    index, "duplicate", duplicate_of=-1 - first, similarity=round(sim, 4), decision=decision
+                )
+                continue
+            if decision.kind == "update":
+                updates[index] = (-1 - first, sim, decision)
+        seen.setdefault(key, []).append((index, draft, vector))
+        kept.append((index, draft))
+    return kept
 
 
 def _rejection(index: int, exc: BaseException) -> BatchResult:

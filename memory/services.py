@@ -19,6 +19,7 @@ from config.celery import enqueue_on_commit
 from core.text import content_hash
 from projects.access import (
     Actor,
+    can_change_memory,
     memory_read_q,
     require_actor,
     require_change_memory,
@@ -29,7 +30,7 @@ from projects.access import (
 )
 
 from . import gate
-from .dedup import is_duplicate
+from .classify import Decision
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, tokens_expression
 from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
@@ -82,6 +83,8 @@ class CreateResult:
     duplicate_of: int | None = None
     similarity: float | None = None
     details: dict = field(default_factory=dict)
+    supersedes: int | None = None  # the memory this one replaced (an update: same slot, new value)
+    decision: object | None = None  # memory.classify.Decision: duplicate / update / distinct and why
 
 
 def nearest_active(
@@ -142,7 +145,9 @@ def memory_create(
     embedding: list[float] | None = None,
     embedding_model: str = "",
 ) -> CreateResult:
-    """Add one memory through the gate; a duplicate merges into the existing item instead.
+    """Add one memory through the gate. dedup="similarity" (infer): classified against the subject's
+    nearest active memories (classify_write): a duplicate merges into the existing item instead, an
+    update is added and supersedes the old one (kept, restorable), anything else is added.
 
     embedding: a vector the caller already has (with its model), so the provider is not asked again.
     """
@@ -166,22 +171,42 @@ def memory_create(
             merged = merge_into(
                 existing=same, draft=draft, actor=actor, reason="identical content", similarity=None
             )
-            return CreateResult(item=merged, created=False, duplicate_of=merged.pk, similarity=1.0)
+            return CreateResult(
+                item=merged,
+                created=False,
+                duplicate_of=merged.pk,
+                similarity=1.0,
+                decision=Decision("duplicate", _("identical content")),
+            )
     item = build_item(draft, org=org, actor=actor, embedding=embedding, embedding_model=embedding_model)
     if embedding is None:
         _embed(item)
+    decided = None
     if dedup == "similarity" and item.embedding is not None:
-        found = find_duplicate(
+        decided = classify_write(
             actor=actor,
+            org=org,
             base=base,
             content=draft.content,
             embedding=item.embedding,
             model=item.embedding_model,
         )
-        if found:
-            existing, similarity = found
-            merged = merge_into(existing=existing, draft=draft, actor=actor, reason="", similarity=similarity)
-            return CreateResult(item=merged, created=False, duplicate_of=merged.pk, similarity=similarity)
+        if decided.kind == "duplicate":
+            existing, similarity = decided.target, decided.similarity
+            merged = merge_into(
+                existing=existing,
+                draft=draft,
+                actor=actor,
+                reason=decided.decision.reason,
+                similarity=similarity,
+            )
+            return CreateResult(
+                item=merged,
+                created=False,
+                duplicate_of=merged.pk,
+                similarity=similarity,
+                decision=decided.decision,
+            )
     if draft.source == Source.AUTO:
         gate.check_rate_limit(org, draft.session_id)
     item.save()
@@ -191,24 +216,37 @@ def memory_create(
     )
     if item.embedding is None:
         _enqueue_embedding_retry(item.pk)
-    return CreateResult(item=item, created=True)
+    if decided is not None and decided.kind == "update":
+        memory_supersede(actor=actor, old=decided.target, new=item, reason=decided.decision.reason)
+        return CreateResult(
+            item=item,
+            created=True,
+            similarity=decided.similarity,
+            supersedes=decided.target.pk,
+            decision=decided.decision,
+        )
+    return CreateResult(item=item, created=True, decision=decided.decision if decided else None)
 
 
-def find_duplicate(
-    *, actor: Actor, base: dict, content: str, embedding, model: str, exclude_id: int | None = None
+def classify_write(
+    *, actor: Actor, org, base: dict, content: str, embedding, model: str, use_llm: bool = True
 ):
-    """The subject's active memory the actor may read that is the same fact as `content`, with its
-    similarity, or None.
+    """Duplicate, update or distinct against the subject's nearest active memories the actor may read
+    (memory.write_decision; the org's chat model decides when one is configured).
 
-    Looks at the few nearest (a translation can score below a same-language neighbour) and lets
-    dedup.is_duplicate decide: the model's threshold for the language pair, then the veto.
-    """
-    for existing, similarity in nearest_active(
-        actor=actor, base=base, embedding=embedding, model=model, limit=3, exclude_id=exclude_id
-    ):
-        if is_duplicate(existing.content, content, similarity, model):
-            return existing, similarity
-    return None
+    An update only of a memory the actor may change: otherwise the new one is added beside it."""
+    from .llm import llm_for
+    from .write_decision import decide
+
+    nearest = nearest_active(actor=actor, base=base, embedding=embedding, model=model, limit=NEAREST_K)
+    decided = decide(content, nearest, model, client=llm_for(org) if nearest and use_llm else None)
+    if decided.kind == "update" and not can_change_memory(actor, decided.target):
+        changeable = [(row, sim) for row, sim in nearest if can_change_memory(actor, row)]
+        decided = decide(content, changeable, model)
+    return decided
+
+
+NEAREST_K = 5
 
 
 class StaleVersion(Exception):

@@ -15,8 +15,16 @@ from django.conf import settings
 # 0.822 (a Chinese skill note into an English habit). A false merge drops the new memory, a missed one
 # only keeps two rows, so the cross-lingual threshold is set at 0.88: precision over recall.
 # "related" (duplicate or new value vs distinct) has its best F1 at 0.81.
+# Since memory.classify reads structure (who, plan or done, slot, value) before merging, the
+# cross-lingual duplicate threshold is 0.835 and "related_cross" 0.77: translations of one fact score
+# 0.80-0.88 with e5-small (bench/data/dedup_tune.jsonl), and below 0.77 nothing was the same slot.
 DEFAULTS = {
-    "multilingual-e5-small": {"duplicate": 0.955, "duplicate_cross": 0.88, "related": 0.81},
+    "multilingual-e5-small": {
+        "duplicate": 0.955,
+        "duplicate_cross": 0.835,
+        "related": 0.81,
+        "related_cross": 0.77,
+    },
 }
 FALLBACK = {"duplicate": 0.92, "related": 0.85}
 
@@ -29,5 +37,7 @@ def duplicate_threshold(model: str, *, cross_lingual: bool = False) -> float:
     return values.get("duplicate_cross", values["duplicate"]) if cross_lingual else values["duplicate"]
 
 
-def related_threshold(model: str) -> float:
-    return DEFAULTS.get(model, FALLBACK)["related"]
+def related_threshold(model: str, *, cross_lingual: bool = False) -> float:
+    """Cosine below which two texts are not about the same thing (no duplicate, no update)."""
+    values = DEFAULTS.get(model, FALLBACK)
+    return values.get("related_cross", values["related"]) if cross_lingual else values["related"]

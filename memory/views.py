@@ -123,7 +123,13 @@ def memory_add(request):
         except GateRejection as exc:
             form.add_error("content", exc.message)
         else:
-            if result.created:
+            if result.supersedes is not None:
+                messages.success(
+                    request,
+                    _("Memory added; it replaces #%(id)s (kept as superseded, restorable).")
+                    % {"id": result.supersedes},
+                )
+            elif result.created:
                 messages.success(request, _("Memory added."))
             else:
                 messages.info(

@@ -30,7 +30,13 @@ def test_it_records_every_change_as_a_revision(alice_actor, org_a):
     item = services.memory_update(
         actor=alice_actor, item=item, content="The user lives in Lisbon", reason="moved"
     )
-    new = create(alice_actor, org_a, "The user lives in Porto").item
+    # Added without inference (an inferred add would already supersede it: test_write_classification.py).
+    new = services.memory_create(
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="The user lives in Porto", user_id="alice"),
+        dedup="hash",
+    ).item
     services.memory_supersede(actor=alice_actor, old=item, new=new, reason="moved again")
     old = MemoryItem.objects.get(pk=item.pk)
     assert (old.status, old.superseded_by_id, old.content) == (

@@ -100,7 +100,13 @@ def test_a_viewer_cannot_supersede_and_nobody_supersedes_with_another_orgs_item(
 ):
     fields = {"scope": "project", "project": project}
     old = add(alice_actor, org_a, "Atlas stand-up is at nine", **fields)
-    new = add(alice_actor, org_a, "Atlas stand-up moved to ten", **fields)
+    # Added without inference: an inferred add would supersede at once (tests/test_write_classification.py).
+    new = services.memory_create(
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Atlas stand-up moved to ten", **fields),
+        dedup="hash",
+    ).item
     with pytest.raises(PermissionDenied):
         services.memory_supersede(actor=actor_for_account(bob, org_a), old=old, new=new)
     with pytest.raises(Http404):

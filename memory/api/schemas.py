@@ -6,18 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..models import MemoryType, Scope, Source, Status
-from .serializers import MemorySerializer, RevisionSerializer
-
-
-class MemoryMergedSerializer(MemorySerializer):
-    """POST memories answered 200: the content was already stored, and the add merged into that memory."""
-
-    duplicate_of = serializers.IntegerField(help_text="The memory the add merged into (this one).")
-    similarity = serializers.FloatField(allow_null=True, help_text="How close the new content came to it.")
-
-    class Meta(MemorySerializer.Meta):
-        fields = [*MemorySerializer.Meta.fields, "duplicate_of", "similarity"]
-        read_only_fields = fields
+from .serializers import RevisionSerializer
 
 
 class RevisionHistorySerializer(serializers.Serializer):

@@ -254,6 +254,34 @@ class MemoryStatsSerializer(serializers.Serializer):
     user_count = serializers.IntegerField(help_text="Distinct subjects (user_id) among them.")
 
 
+class WriteDecisionSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(
+        choices=["duplicate", "update", "distinct"],
+        help_text="duplicate: merged into duplicate_of; update: added and supersedes the old memory (kept, "
+        "restorable); distinct: added.",
+    )
+    reason = serializers.CharField(
+        help_text="Why, in words (the memory it was compared with and the difference)."
+    )
+
+
+class MemoryWriteSerializer(MemorySerializer):
+    """POST memories: the memory stored (201) or merged into (200), and how the write was decided."""
+
+    decision = WriteDecisionSerializer(
+        required=False, help_text="With similarity dedup (infer): duplicate, update or distinct, and why."
+    )
+    duplicate_of = serializers.IntegerField(required=False, help_text="200: the memory it was merged into.")
+    supersedes = serializers.IntegerField(
+        required=False, help_text="201, an update: the memory this one replaced (now superseded)."
+    )
+    similarity = serializers.FloatField(required=False, allow_null=True)
+
+    class Meta(MemorySerializer.Meta):
+        fields = [*MemorySerializer.Meta.fields, "decision", "duplicate_of", "supersedes", "similarity"]
+        read_only_fields = fields
+
+
 class BatchErrorSerializer(serializers.Serializer):
     code = serializers.CharField()
     message = serializers.CharField()
@@ -261,9 +289,16 @@ class BatchErrorSerializer(serializers.Serializer):
 
 class BatchResultSerializer(serializers.Serializer):
     index = serializers.IntegerField(help_text="Position of the item in the request.")
-    status = serializers.ChoiceField(choices=["created", "duplicate", "rejected"])
+    status = serializers.ChoiceField(
+        choices=["created", "duplicate", "superseded", "rejected"],
+        help_text="superseded: stored as an update of an older memory (supersedes), which is kept as superseded.",
+    )
     id = serializers.IntegerField(required=False, help_text="The memory stored or merged into.")
     duplicate_of = serializers.IntegerField(required=False)
+    supersedes = serializers.IntegerField(
+        required=False, help_text="superseded: the memory this one replaced."
+    )
+    decision = WriteDecisionSerializer(required=False)
     similarity = serializers.FloatField(required=False, allow_null=True)
     error = BatchErrorSerializer(required=False, help_text="Why the item was rejected.")
 
@@ -273,6 +308,7 @@ class BatchOutputSerializer(serializers.Serializer):
 
     created = serializers.IntegerField()
     duplicate = serializers.IntegerField()
+    superseded = serializers.IntegerField(help_text="Items stored as updates of an older memory.")
     rejected = serializers.IntegerField()
     results = BatchResultSerializer(many=True)
 

@@ -224,8 +224,13 @@ def _add(actor, args: dict, context: dict, project) -> dict:
     except GateRejection as exc:
         raise ApiError(422, exc.code, exc.message) from exc
     item = result.item
-    status = "created" if result.created else "merged"
-    verb = "Remembered" if result.created else "Already remembered (merged)"
+    if result.supersedes is not None:
+        status, verb = "superseded", f"Remembered, replacing #{result.supersedes}"
+    elif result.created:
+        status, verb = "created", "Remembered"
+    else:
+        status, verb = "merged", "Already remembered (merged)"
+    decision = result.decision
     return {
         "tool": "memory_add",
         "result": {
@@ -235,6 +240,8 @@ def _add(actor, args: dict, context: dict, project) -> dict:
             "memory_type": item.memory_type,
             "scope": item.scope,
             "duplicate_of": result.duplicate_of,
+            "supersedes": result.supersedes,
+            "decision": {"kind": decision.kind, "reason": decision.reason} if decision else None,
         },
         "output": f"{verb}: {item.content} (#{item.pk})",
     }

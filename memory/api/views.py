@@ -33,7 +33,7 @@ from ..gate import GateRejection
 from ..models import MemoryItem, MemoryRevision, ReembedJob, Scope, Source
 from ..selectors import memory_revisions, readable_memories, reembed_jobs_for
 from . import examples
-from .schemas import MemoryMergedSerializer, RevisionHistorySerializer
+from .schemas import RevisionHistorySerializer
 from .serializers import (
     AgentDeletedSerializer,
     AgentMemoryInputSerializer,
@@ -48,6 +48,7 @@ from .serializers import (
     MemoryPatchSerializer,
     MemorySerializer,
     MemoryStatsSerializer,
+    MemoryWriteSerializer,
     ReembedJobSerializer,
     RestoreSerializer,
     RevisionSerializer,
@@ -106,7 +107,12 @@ def create_one(actor, org, draft: MemoryDraft, *, reason: str = ""):
 
 def created_response(result) -> Response:
     body = MemorySerializer(result.item).data
+    if result.decision is not None:
+        body["decision"] = {"kind": result.decision.kind, "reason": result.decision.reason}
     if result.created:
+        if result.supersedes is not None:
+            body["supersedes"] = result.supersedes
+            body["similarity"] = result.similarity
         return Response(body, status=status.HTTP_201_CREATED, headers={"ETag": f'"{result.item.version}"'})
     body["duplicate_of"] = result.duplicate_of
     body["similarity"] = result.similarity
@@ -178,7 +184,7 @@ def readable_item(actor, pk, **extra) -> MemoryItem:
 
 
 MERGED = OpenApiResponse(
-    MemoryMergedSerializer, description="The content was already stored: the add merged into that memory."
+    MemoryWriteSerializer, description="A duplicate: the add merged into that memory (what came in is kept)."
 )
 
 # ---- /memories ---------------------------------------------------------------------------------------
@@ -202,7 +208,7 @@ class MemoryViewSet(EngramViewSet):
 
     @extend_schema(
         request=MemoryInputSerializer,
-        responses={201: MemorySerializer, 200: MERGED, **errors(422)},
+        responses={201: MemoryWriteSerializer, 200: MERGED, **errors(422)},
         examples=examples.MEMORY_ADD,
     )
     @idempotent
@@ -235,10 +241,15 @@ class MemoryViewSet(EngramViewSet):
                 row["id"] = r.id
             if r.duplicate_of is not None:
                 row.update(duplicate_of=r.duplicate_of, similarity=r.similarity)
+            if r.supersedes is not None:
+                row.update(supersedes=r.supersedes, similarity=r.similarity)
+            if r.decision is not None:
+                row["decision"] = {"kind": r.decision.kind, "reason": r.decision.reason}
             if r.code:
                 row["error"] = {"code": r.code, "message": r.message}
             body.append(row)
-        counts = {s: sum(1 for r in results if r.status == s) for s in ("created", "duplicate", "rejected")}
+        statuses = ("created", "duplicate", "superseded", "rejected")
+        counts = {s: sum(1 for r in results if r.status == s) for s in statuses}
         return Response({**counts, "results": body})
 
     def retrieve(self, request, pk=None):
@@ -347,7 +358,7 @@ class AgentMemoryViewSet(EngramViewSet):
         return self.get_paginated_response(MemorySerializer(page, many=True).data)
 
     @extend_schema(
-        request=AgentMemoryInputSerializer, responses={201: MemorySerializer, 200: MERGED, **errors(422)}
+        request=AgentMemoryInputSerializer, responses={201: MemoryWriteSerializer, 200: MERGED, **errors(422)}
     )
     @idempotent
     def create(self, request, agent_id=None):

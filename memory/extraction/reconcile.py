@@ -1,26 +1,21 @@
 """Reconcile one candidate with the subject's nearest active memories: merge, supersede, update or add.
 
 With a chat model, the model chooses ADD / UPDATE / SUPERSEDE / NOOP among the nearest items (it
-cannot invent ids; an invalid answer falls back to the thresholds). Without one:
+cannot invent ids; an invalid answer falls back to the offline decision). Without one:
 - a correction ("不对…", "actually, I…", "我现在…") supersedes the nearest item of the same type
   within CORRECTION_MARGIN below the duplicate threshold, else the nearest within SAME_SUBJECT_MARGIN;
-- at or above the duplicate threshold (of the language pair) the candidate merges, unless the texts
-  differ materially (memory.dedup) or swap one value for another ("我住在北京" → "我住在上海"
-  scores 0.97 with e5-small): then it supersedes;
-- within SAME_SUBJECT_MARGIN below it, the same type and a material difference → supersede;
-- otherwise add.
+- otherwise the same decision as a single add with infer (memory.write_decision.offline, i.e.
+  memory.classify per candidate): duplicate → merge, update (same slot, new value) → supersede,
+  distinct → add.
 Nothing is lost: merges and supersedes write revisions, and a superseded item can be restored.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from core.llm import LLMClient, LLMError
-from core.text import CJK_CHAR
-from memory import gate, services
-from memory.dedup import differs_materially, is_cross_lingual
+from memory import gate, services, write_decision
 from memory.drafts import MemoryDraft
 from memory.embeddings import EmbeddingError
 from memory.models import Source
@@ -33,41 +28,12 @@ from .rules import Candidate
 CORRECTION_MARGIN = 0.105
 SAME_SUBJECT_MARGIN = 0.055
 NEAREST_K = 5
-# Words that mark the change itself rather than the value, and Chinese function characters: they do
-# not make two texts differ.
-_CHANGE_WORDS = {
-    "actually",
-    "now",
-    "no",
-    "longer",
-    "anymore",
-    "instead",
-    "currently",
-    "still",
-    "really",
-    "also",
-}
-_CJK_FUNCTION = set("的了是在我你他她它很也都和与就还吧呢啊呀把被给着过现已经再其实又")
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def _value_tokens(text: str) -> set[str]:
-    text = text.lower()
-    words = {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(text)}
-    chars = set(CJK_CHAR.findall(text)) - _CJK_FUNCTION
-    return (words - _CHANGE_WORDS) | chars
 
 
 @dataclass
 class Outcome:
     kind: str  # added | merged | superseded | rejected
     entry: dict = field(default_factory=dict)
-
-
-def swaps_value(old: str, new: str) -> bool:
-    """Each text has words the other lacks: one value replaced by another, not a rewording that adds detail."""
-    a, b = _value_tokens(old), _value_tokens(new)
-    return bool(a - b) and bool(b - a)
 
 
 @dataclass
@@ -109,21 +75,12 @@ def _threshold_decision(candidate: Candidate, nearest: list, model: str) -> tupl
         if pick is not None:
             item, sim = pick
             return "SUPERSEDE", item, f"correction of #{item.pk} (similarity {sim:.3f})"
-    item, sim = nearest[0]
-    cross = is_cross_lingual(item.content, candidate.content)
-    if sim >= duplicate_threshold(model, cross_lingual=cross):
-        if differs_materially(item.content, candidate.content) or (
-            not cross and swaps_value(item.content, candidate.content)
-        ):
-            return "SUPERSEDE", item, f"same subject, new value (similarity {sim:.3f})"
-        return "MERGE", item, f"duplicate of #{item.pk} (similarity {sim:.3f})"
-    if (
-        sim >= same_subject
-        and item.memory_type == candidate.memory_type
-        and differs_materially(item.content, candidate.content)
-    ):
-        return "SUPERSEDE", item, f"same subject, new value (similarity {sim:.3f})"
-    return "ADD", None, f"nearest memory #{item.pk} is different (similarity {sim:.3f})"
+    decided = write_decision.offline(candidate.content, nearest, model)
+    if decided.kind == "duplicate":
+        return "MERGE", decided.target, decided.decision.reason
+    if decided.kind == "update":
+        return "SUPERSEDE", decided.target, decided.decision.reason
+    return "ADD", None, decided.decision.reason
 
 
 def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None, provider) -> Outcome:
@@ -176,11 +133,16 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
             reason = f"model: {decision.action}" + (f" ({decision.reason})" if decision.reason else "")
     embed = {"embedding": vector, "embedding_model": model} if vector is not None else {}
     try:
-        if action == "NOOP":
+        if action in ("MERGE", "NOOP"):
             # Already known: the candidate is recorded on the item it confirms (a split can undo it).
-            similarity = next((sim for row, sim in related if row.pk == item.pk), None)
-            services.merge_into(existing=item, draft=draft, actor=actor, reason=reason, similarity=similarity)
-            return Outcome("merged", {"id": item.pk, "content": candidate.content, "reason": reason})
+            similarity = next((sim for row, sim in nearest if row.pk == item.pk), None)
+            merged = services.merge_into(
+                existing=item, draft=draft, actor=actor, reason=reason, similarity=similarity
+            )
+            return Outcome(
+                "merged",
+                {"id": merged.pk, "content": candidate.content, "similarity": similarity, "reason": reason},
+            )
         if action == "UPDATE":
             updated = services.memory_update(actor=actor, item=item, content=content, reason=reason)
             return Outcome("merged", {"id": updated.pk, "content": updated.content, "reason": reason})
@@ -188,7 +150,7 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
             actor=actor,
             org=target.org,
             draft=draft,
-            dedup="similarity" if action == "MERGE" else "hash",
+            dedup="hash",
             reason=reason,
             **embed,
         )
@@ -201,7 +163,7 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
                 "id": result.item.pk,
                 "content": candidate.content,
                 "similarity": result.similarity,
-                "reason": reason if action == "MERGE" else "identical content",
+                "reason": "identical content",
             },
         )
     if action == "SUPERSEDE" and item is not None:
