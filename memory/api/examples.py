@@ -77,6 +77,7 @@ BATCH = [
         value={
             "created": 1,
             "duplicate": 0,
+            "superseded": 0,
             "rejected": 1,
             "results": [
                 {"index": 0, "status": "created", "id": 43},

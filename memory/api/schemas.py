@@ -6,7 +6,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from ..models import MemoryType, Scope, Source, Status
-from .serializers import RevisionSerializer
+from .serializers import RevisionSerializer, WriteDecisionSerializer
 
 
 class RevisionHistorySerializer(serializers.Serializer):
@@ -106,8 +106,10 @@ class ToolListSerializer(serializers.Serializer):
 
 
 class AddResultSerializer(BriefMemorySerializer):
-    status = serializers.ChoiceField(choices=["created", "merged"])
+    status = serializers.ChoiceField(choices=["created", "merged", "superseded"])
     duplicate_of = serializers.IntegerField(allow_null=True)
+    supersedes = serializers.IntegerField(allow_null=True, help_text="superseded: the memory it replaced.")
+    decision = WriteDecisionSerializer(allow_null=True, help_text="Duplicate, update or distinct, and why.")
 
 
 class FoundMemorySerializer(BriefMemorySerializer):
