@@ -135,7 +135,9 @@ def test_it_serves_with_gunicorn_on_loopback_restarts_a_dead_worker_and_stops_on
             60,
             "the worker to be started again",
         )
-        assert replacement and "started again" in run.output()
+        # The supervisor prints its line just after the new process exists: wait for both, not one then the other.
+        _wait(lambda: "started again" in run.output(), 30, "the supervisor to say the worker started again")
+        assert replacement
         assert _get(run.url("/login/"))[0] == 200  # the site stayed up meanwhile
 
         everything = run.descendants()
