@@ -23,6 +23,7 @@ from . import gate
 from .classify import classify
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, subject_key
 from .embeddings import EmbeddingError, provider_for
+from .llm import llm_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Source, Status
 from .revisions import revision_new, snapshot
 from .services import classify_write, memory_supersede, merge_into
@@ -240,6 +241,7 @@ def _classify_fresh(actor, org, fresh, vectors, results, merges, updates, in_bat
     (memory.classify). Fills merges / updates / results; returns the items still to insert."""
     kept: list[tuple[int, MemoryDraft]] = []
     seen: dict[tuple, list[tuple[int, MemoryDraft, list[float]]]] = {}
+    llm = _once(lambda: llm_for(org))  # looked up at most once per batch, only if a candidate is related
     for index, draft in fresh:
         if index not in vectors:
             kept.append((index, draft))
@@ -253,6 +255,7 @@ def _classify_fresh(actor, org, fresh, vectors, results, merges, updates, in_bat
             content=draft.content,
             embedding=vector,
             model=model,
+            llm=llm,
         )
         if decided.kind == "duplicate":
             merges[index] = (decided.target, draft, decided.similarity, decided.decision)
@@ -275,6 +278,18 @@ def _classify_fresh(actor, org, fresh, vectors, results, merges, updates, in_bat
         seen.setdefault(key, []).append((index, draft, vector))
         kept.append((index, draft))
     return kept
+
+
+def _once(make):
+    """make(), called at most once, on first use."""
+    box = []
+
+    def get():
+        if not box:
+            box.append(make())
+        return box[0]
+
+    return get
 
 
 def _rejection(index: int, exc: BaseException) -> BatchResult:

@@ -229,17 +229,20 @@ def memory_create(
 
 
 def classify_write(
-    *, actor: Actor, org, base: dict, content: str, embedding, model: str, use_llm: bool = True
+    *, actor: Actor, org, base: dict, content: str, embedding, model: str, use_llm: bool = True, llm=None
 ):
     """Duplicate, update or distinct against the subject's nearest active memories the actor may read
     (memory.write_decision; the org's chat model decides when one is configured).
 
-    An update only of a memory the actor may change: otherwise the new one is added beside it."""
+    llm: the org's chat model as a callable (the batch looks it up once); by default it is looked up only
+    when a candidate is related. An update only of a memory the actor may change: otherwise the new one
+    is added beside it."""
     from .llm import llm_for
     from .write_decision import decide
 
     nearest = nearest_active(actor=actor, base=base, embedding=embedding, model=model, limit=NEAREST_K)
-    decided = decide(content, nearest, model, client=llm_for(org) if nearest and use_llm else None)
+    client = (llm or (lambda: llm_for(org))) if use_llm else None
+    decided = decide(content, nearest, model, client=client)
     if decided.kind == "update" and not can_change_memory(actor, decided.target):
         changeable = [(row, sim) for row, sim in nearest if can_change_memory(actor, row)]
         decided = decide(content, changeable, model)
