@@ -26,7 +26,7 @@ from .embeddings import EmbeddingError, provider_for
 from .llm import llm_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Source, Status
 from .revisions import revision_new, snapshot
-from .services import memory_supersede, merge_into
+from .services import merge_into
 from .signals import memories_changed, revisions_written
 
 log = logging.getLogger(__name__)
@@ -232,10 +232,12 @@ def memory_create_batch(
     revisions_written.send(sender=MemoryRevision, org_id=org.pk, revisions=revisions)
     # Updates: the new item supersedes the stored one, or an earlier item of this batch.
     created = {index: item for (index, _), item in zip(fresh, items, strict=True)}
+    superseded = []
     for index, (old, _sim, decision) in updates.items():
         old_item = created[-1 - old] if isinstance(old, int) else old
-        memory_supersede(actor=actor, old=old_item, new=created[index], reason=decision.reason)
+        superseded.append((old_item, created[index], decision.reason))
         results[index].supersedes = old_item.pk
+    services.memory_supersede_many(actor=actor, pairs=superseded)
     # Duplicates of an earlier item of the same batch merge into the row it became (created or merged into;
     # in index order, an earlier one is resolved first).
     stored_at = {**merged_into, **created}

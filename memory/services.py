@@ -9,7 +9,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Max
+from django.http import Http404
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
@@ -358,6 +361,70 @@ def memory_supersede(*, actor: Actor, old: MemoryItem, new: MemoryItem, reason: 
         after=snapshot(old),
     )
     return old
+
+
+@transaction.atomic
+def memory_supersede_many(
+    *, actor: Actor, pairs: list[tuple[MemoryItem, MemoryItem, str]]
+) -> list[MemoryItem]:
+    """memory_supersede for many (old, new, reason) at once, in order (a batch's updates): the same checks,
+    rows, revisions and audit events, with the lookups and writes made once for all of them."""
+    from .revisions import audit_revision, revision_new
+
+    require_actor(actor)
+    if not pairs:
+        return []
+    for _old, new, _reason in pairs:
+        require_own_org(actor, new.org_id)
+    ids = {old.pk for old, _new, _reason in pairs}
+    olds = (
+        MemoryItem.objects.select_for_update()
+        .filter(memory_read_q(actor), pk__in=ids)
+        .defer("embedding", "search_tokens")
+        .in_bulk()
+    )
+    if ids - olds.keys():
+        raise Http404("No such memory.")
+    for old in olds.values():
+        if not can_change_memory(actor, old):
+            raise PermissionDenied("Your role may not change this memory.")
+    numbers = dict(
+        MemoryRevision.objects.filter(org=actor.org, item_ref__in=ids)
+        .values("item_ref")
+        .annotate(n=Max("number"))
+        .values_list("item_ref", "n")
+    )
+    now = timezone.now()
+    revisions, audits = [], []
+    for old_ref, new, reason in pairs:
+        old = olds[old_ref.pk]
+        before = snapshot(old)
+        old.status = Status.SUPERSEDED
+        old.superseded_by = new
+        old.version += 1
+        old.updated_at = now
+        numbers[old.pk] = (numbers.get(old.pk) or 0) + 1
+        after = snapshot(old)
+        revisions.append(
+            revision_new(
+                item=old,
+                action=RevisionAction.SUPERSEDE,
+                actor=actor,
+                number=numbers[old.pk],
+                reason=reason or f"superseded by #{new.pk}",
+                before=before,
+                after=after,
+            )
+        )
+        audits.append((old, before, after))
+    changed = list(olds.values())
+    MemoryItem.objects.bulk_update(changed, ["status", "superseded_by", "version", "updated_at"])
+    MemoryRevision.objects.bulk_create(revisions)
+    memories_changed.send(sender=MemoryItem, org_id=actor.org.pk, items=changed)
+    revisions_written.send(sender=MemoryRevision, org_id=actor.org.pk, revisions=revisions)
+    for old, before, after in audits:
+        audit_revision(item=old, action=RevisionAction.SUPERSEDE, actor=actor, before=before, after=after)
+    return changed
 
 
 @transaction.atomic
