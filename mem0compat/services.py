@@ -229,3 +229,7 @@ def mem0_batch(*, actor: Actor, changes: list[dict], delete: bool) -> int:
         except Refused as exc:
             raise Refused(exc.status, exc.code, f"memories[{index}]: {exc.message}") from None
     return len(items)
+
+
+def mem0_feedback(*, actor: Actor, item: MemoryItem, value: str, reason: str):
+    return services.memory_feedback_create(actor=actor, item=item, value=value, reason=reason)

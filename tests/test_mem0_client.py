@@ -17,7 +17,7 @@ import pytest  # noqa: E402
 from mem0 import AsyncMemoryClient, MemoryClient  # noqa: E402
 from mem0.exceptions import MemoryNotFoundError, ValidationError  # noqa: E402
 
-from memory.models import ExtractionJob, MemoryItem, MemoryRevision, Source  # noqa: E402
+from memory.models import ExtractionJob, MemoryFeedback, MemoryItem, MemoryRevision, Source  # noqa: E402
 from projects.services import api_key_create  # noqa: E402
 
 from .factories import OrgFactory  # noqa: E402
@@ -293,3 +293,24 @@ def test_the_routes_answer_json_and_stay_out_of_the_openapi_schema(live_server, 
         assert bearer.status_code == 200
         schema = http.get("/api/schema/?format=json").json()
         assert not [p for p in schema["paths"] if p.startswith(("/v1/", "/v2/", "/v3/"))]
+
+
+def test_feedback_is_stored_and_keeps_the_memory(client, org):
+    memory_id = stored(client, "Alex lives in Berlin")
+    answer = client.feedback(memory_id, feedback="VERY_NEGATIVE", feedback_reason="moved to Munich")
+    assert answer["feedback"] == "VERY_NEGATIVE"
+    client.feedback(memory_id, feedback="positive")
+    rows = list(
+        MemoryFeedback.objects.filter(org=org)
+        .order_by("id")
+        .values_list("memory_id", "user_id", "value", "reason")
+    )
+    assert rows == [
+        (int(memory_id), "alex", "wrong", "moved to Munich"),
+        (int(memory_id), "alex", "useful", ""),
+    ]
+    assert MemoryItem.objects.get(pk=int(memory_id)).content == "Alex lives in Berlin"
+    with pytest.raises(MemoryNotFoundError):
+        client.feedback("999999999", feedback="NEGATIVE")
+    with pytest.raises(ValueError, match="feedback must be one of"):
+        client.feedback(memory_id, feedback="MEH")  # the client checks the value itself

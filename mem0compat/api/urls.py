@@ -15,4 +15,5 @@ urlpatterns = [
     path("v1/entities/", views.EntitiesView.as_view(), name="mem0-entities"),
     path("v2/entities/<str:entity_type>/<str:entity_id>/", views.EntityView.as_view(), name="mem0-entity"),
     path("v1/batch/", views.BatchView.as_view(), name="mem0-batch"),
+    path("v1/feedback/", views.FeedbackView.as_view(), name="mem0-feedback"),
 ]

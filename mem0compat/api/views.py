@@ -35,6 +35,7 @@ from ..services import (
     mem0_delete,
     mem0_delete_entity,
     mem0_delete_matching,
+    mem0_feedback,
     mem0_update,
 )
 
@@ -253,7 +254,15 @@ def memory_out(item) -> dict:
 
 
 def only(fields, body: dict) -> dict:
+    """The answer's `fields` (id always), when the caller asked for some."""
     return {k: v for k, v in body.items() if k == "id" or k in fields} if fields else body
+
+
+def fields_of(data: dict) -> list[str] | None:
+    fields = data.get("fields")
+    if fields is not None and (not isinstance(fields, list) or not all(isinstance(f, str) for f in fields)):
+        raise bad(_("fields: a list of field names."))
+    return fields
 
 
 def warnings_for(data: dict) -> list[str]:
@@ -392,6 +401,7 @@ class ListView(Mem0View):
     def post(self, request):
         data = body_of(request, LIST_FIELDS)
         query = query_of(request, ("page", "page_size"))
+        fields = fields_of(data)
         page = number(query.get("page", data.get("page")), "page", 1, 1, 10**9)
         size = number(query.get("page_size", data.get("page_size")), "page_size", 100, 1, 1000)
         qs = mem0_memories(
@@ -411,7 +421,7 @@ class ListView(Mem0View):
                 "count": count,
                 "next": link(page + 1) if page * size < count else None,
                 "previous": link(page - 1) if page > 1 else None,
-                "results": [only(data.get("fields"), memory_out(row)) for row in rows],
+                "results": [only(fields, memory_out(row)) for row in rows],
             }
         )
 
@@ -440,6 +450,7 @@ class SearchView(Mem0View):
         if not isinstance(query, str) or not query.strip() or len(query) > 4000:
             raise bad(_("query: a non-empty string of at most 4000 characters."))
         top_k = number(data.get("top_k"), "top_k", 10, 1, 100)
+        fields = fields_of(data)
         threshold = data.get("threshold")
         if threshold is not None and (
             isinstance(threshold, bool) or not isinstance(threshold, int | float) or not 0 <= threshold <= 1
@@ -483,7 +494,7 @@ class SearchView(Mem0View):
             score = round(min(1.0, max(0.0, hit.score)), 4)
             if hit.id not in rows or (threshold is not None and score < threshold):
                 continue
-            results.append(only(data.get("fields"), {**memory_out(rows[hit.id]), "score": score}))
+            results.append(only(fields, {**memory_out(rows[hit.id]), "score": score}))
             if len(results) == top_k:
                 break
         return Response({"results": results})
@@ -600,7 +611,7 @@ class EntityView(Mem0View):
 class BatchView(Mem0View):
     """PUT /v1/batch/ (text and metadata) and DELETE /v1/batch/ (JSON body): all or nothing."""
 
-    def changes(self, request, allowed: set) -> list[dict]:
+    def changes(self, request, allowed: set, *, changing: bool) -> list[dict]:
         data = body_of(request, {"memories"})
         memories = data.get("memories")
         if not isinstance(memories, list) or not memories or len(memories) > MAX_BATCH:
@@ -614,17 +625,46 @@ class BatchView(Mem0View):
             if unknown:
                 raise bad(_("%(where)s.%(field)s: unknown field.") % {"where": where, "field": unknown[0]})
             fields = memory_fields(entry)
-            if "memory_id" in allowed and allowed != {"memory_id"} and not fields:
+            if changing and not fields:
                 raise bad(_("%(where)s: give text or metadata to change.") % {"where": where})
             out.append({"memory_id": text_of(entry["memory_id"], f"{where}.memory_id"), "fields": fields})
         return out
 
     def put(self, request):
-        changes = self.changes(request, {"memory_id", "text", "metadata"})
+        changes = self.changes(request, {"memory_id", "text", "metadata"}, changing=True)
         updated = mem0_batch(actor=self.actor, changes=changes, delete=False)
         return Response({"message": _("Successfully updated %(count)d memories.") % {"count": updated}})
 
     def delete(self, request):
-        changes = self.changes(request, {"memory_id"})
+        changes = self.changes(request, {"memory_id"}, changing=False)
         deleted = mem0_batch(actor=self.actor, changes=changes, delete=True)
         return Response({"message": _("Successfully deleted %(count)d memories.") % {"count": deleted}})
+
+
+FEEDBACK = {"POSITIVE": "useful", "NEGATIVE": "outdated", "VERY_NEGATIVE": "wrong"}
+
+
+class FeedbackView(Mem0View):
+    """POST /v1/feedback/: POSITIVE, NEGATIVE or VERY_NEGATIVE on a memory, stored as useful, outdated or
+    wrong (memory.MemoryFeedback)."""
+
+    def post(self, request):
+        data = body_of(request, {"memory_id", "feedback", "feedback_reason"})
+        value = str(data.get("feedback") or "").upper()
+        if value not in FEEDBACK:
+            raise bad(f"feedback: {invalid_choice_message(data.get('feedback'), FEEDBACK)}")
+        reason = data.get("feedback_reason") or ""
+        if not isinstance(reason, str) or len(reason) > 2000:
+            raise bad(_("feedback_reason: text of at most 2000 characters."))
+        item = mem0_memory(actor=self.actor, memory_id=text_of(data.get("memory_id"), "memory_id"))
+        if item is None:
+            raise Http404(_("No such memory."))
+        row = mem0_feedback(actor=self.actor, item=item, value=FEEDBACK[value], reason=reason)
+        return Response(
+            {
+                "id": str(row.pk),
+                "memory_id": str(item.pk),
+                "feedback": value,
+                "feedback_reason": reason or None,
+            }
+        )
