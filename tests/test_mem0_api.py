@@ -122,13 +122,14 @@ def test_expiration_and_timestamp_round_trip(mem0, org_a):
     assert cleared.status_code == 200 and cleared.json()["expiration_date"] is None
 
 
-def test_delete_linked_removes_the_versions_it_replaced(mem0, org_a, alice_actor):
+def test_delete_linked_removes_the_versions_it_replaced(mem0, org_a):
     from memory.services import memory_supersede
+    from projects.access import system_actor
 
     old = int(add(mem0, "Alex lives in Berlin", user_id="alex").json()["results"][0]["id"])
     new = int(add(mem0, "Alex lives in Munich now", user_id="alex").json()["results"][0]["id"])
     memory_supersede(
-        actor=alice_actor, old=MemoryItem.objects.get(pk=old), new=MemoryItem.objects.get(pk=new)
+        actor=system_actor(org_a), old=MemoryItem.objects.get(pk=old), new=MemoryItem.objects.get(pk=new)
     )
     assert MemoryItem.objects.get(pk=old).status == Status.SUPERSEDED
     versions = mem0.post(
