@@ -183,3 +183,10 @@ def test_feedback_values_and_rights(org_a):
     assert not MemoryFeedback.objects.exists()
     ok = writer.post("/v1/feedback/", {"memory_id": memory_id, "feedback": "NEGATIVE"}, format="json")
     assert ok.status_code == 200 and MemoryFeedback.objects.get().value == "outdated"
+
+
+def test_unknown_mem0_paths_and_bad_input_answer_json(mem0):
+    missing = mem0.get("/v1/exports/nothing/")
+    assert missing.status_code == 404 and missing["content-type"].startswith("application/json")
+    nul = mem0.get("/v1/ping/?x=%00")
+    assert nul.status_code == 400 and nul["content-type"].startswith("application/json")
