@@ -7,7 +7,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from mem0compat.filters import FilterError, filters_q, named_entities
-from memory.models import MemoryFeedback, MemoryItem, Status
+from memory.models import ExtractionJob, MemoryFeedback, MemoryItem, Status
 from projects.services import api_key_create
 
 
@@ -190,3 +190,57 @@ def test_unknown_mem0_paths_and_bad_input_answer_json(mem0):
     assert missing.status_code == 404 and missing["content-type"].startswith("application/json")
     nul = mem0.get("/v1/ping/?x=%00")
     assert nul.status_code == 400 and nul["content-type"].startswith("application/json")
+
+
+@pytest.fixture
+def chat_model(org_a, alice_client):
+    from .openai_server import OpenAIStub
+
+    with OpenAIStub() as server:
+        response = alice_client.put(
+            "/api/v1/llm-config", {"base_url": server.base_url, "model": "stub-chat"}, format="json"
+        )
+        assert response.status_code == 200, response.content
+        yield server
+
+
+def test_infer_uses_the_orgs_chat_model_synchronously(mem0, org_a, chat_model):
+    import json
+
+    chat_model.chat_replies.append(
+        json.dumps(
+            {"memories": [{"content": "Alex is vegetarian", "memory_type": "preference", "confidence": 0.9}]}
+        )
+    )
+    response = mem0.post(
+        "/v3/memories/add/",
+        {"messages": [{"role": "user", "content": "I stopped eating meat last year"}], "user_id": "alex"},
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    assert [(r["event"], r["data"]["memory"]) for r in response.json()["results"]] == [
+        ("ADD", "Alex is vegetarian")
+    ]
+    job = ExtractionJob.objects.get(pk=response.json()["extraction_job"])
+    assert (job.status, job.method) == ("done", "llm")
+
+
+def test_infer_falls_back_to_the_rules_at_once_when_the_model_is_down(mem0, org_a, chat_model):
+    from .openai_server import Fail
+
+    chat_model.chat_replies.append(Fail(503))
+    response = mem0.post(
+        "/v3/memories/add/",
+        {
+            "messages": "Remember that I am allergic to peanuts",
+            "user_id": "alex",
+            "metadata": {"via": "mem0"},
+        },
+        format="json",
+    )
+    assert response.status_code == 200, response.content
+    job = ExtractionJob.objects.get(pk=response.json()["extraction_job"])
+    assert (job.status, job.method, job.attempts) == ("done", "rules", 1)
+    assert "503" in job.error and "used the rule path" in job.error
+    [result] = response.json()["results"]
+    assert MemoryItem.objects.get(pk=int(result["id"])).metadata == {"via": "mem0"}
