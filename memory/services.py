@@ -90,15 +90,28 @@ class CreateResult:
 
 
 def nearest_active(
-    *, actor: Actor, base: dict, embedding, model: str, limit: int = 5, exclude_id: int | None = None
+    *,
+    actor: Actor,
+    base: dict,
+    embedding,
+    model: str,
+    limit: int = 5,
+    exclude_id: int | None = None,
+    read_q=None,
 ):
     """The subject's active memories the actor may read nearest to a vector, with cosine similarity.
 
-    Only readable ones: a memory the actor may not read is neither shown, merged into nor superseded."""
+    Only readable ones: a memory the actor may not read is neither shown, merged into nor superseded.
+    read_q: memory_read_q(actor), when the caller already built it (a batch builds it once)."""
     from pgvector.django import CosineDistance
 
     qs = (
-        MemoryItem.objects.filter(memory_read_q(actor), **base, status=Status.ACTIVE, embedding_model=model)
+        MemoryItem.objects.filter(
+            read_q if read_q is not None else memory_read_q(actor),
+            **base,
+            status=Status.ACTIVE,
+            embedding_model=model,
+        )
         .exclude(embedding=None)
         .defer("embedding", "search_tokens")
     )
@@ -231,17 +244,41 @@ def memory_create(
 
 
 def classify_write(
-    *, actor: Actor, org, base: dict, content: str, embedding, model: str, use_llm: bool = True
+    *,
+    actor: Actor,
+    org,
+    base: dict,
+    content: str,
+    embedding,
+    model: str,
+    use_llm: bool = True,
+    llm=None,
+    read_q=None,
 ):
     """Duplicate, update or distinct against the subject's nearest active memories the actor may read
     (memory.write_decision; the org's chat model decides when one is configured).
 
-    An update only of a memory the actor may change: otherwise the new one is added beside it."""
+    llm: the org's chat model as a callable (the batch looks it up once); by default it is looked up only
+    when a candidate is related. An update only of a memory the actor may change: otherwise the new one
+    is added beside it."""
+    nearest = nearest_active(
+        actor=actor, base=base, embedding=embedding, model=model, limit=NEAREST_K, read_q=read_q
+    )
+    return decide_write(
+        actor=actor, org=org, content=content, nearest=nearest, model=model, use_llm=use_llm, llm=llm
+    )
+
+
+def decide_write(
+    *, actor: Actor, org, content: str, nearest: list, model: str, use_llm: bool = True, llm=None
+):
+    """classify_write's decision over nearest [(item, similarity)], nearest first (the batch finds them
+    for all its items at once)."""
     from .llm import llm_for
     from .write_decision import decide
 
-    nearest = nearest_active(actor=actor, base=base, embedding=embedding, model=model, limit=NEAREST_K)
-    decided = decide(content, nearest, model, client=llm_for(org) if nearest and use_llm else None)
+    client = (llm or (lambda: llm_for(org))) if use_llm else None
+    decided = decide(content, nearest, model, client=client)
     if decided.kind == "update" and not can_change_memory(actor, decided.target):
         changeable = [(row, sim) for row, sim in nearest if can_change_memory(actor, row)]
         decided = decide(content, changeable, model)
