@@ -19,6 +19,7 @@ from django.utils.translation import gettext as _
 
 from audit import services as audit
 from config.celery import enqueue_on_commit
+from core.secrets import redact
 from core.text import content_hash
 from projects.access import (
     Actor,
@@ -36,7 +37,7 @@ from . import gate
 from .classify import Decision
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, tokens_expression
 from .embeddings import EmbeddingError, provider_for
-from .models import MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
+from .models import MemoryFeedback, MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
 from .revisions import INCOMING_FIELDS, incoming_of, revision_write, snapshot
 from .signals import memories_changed, revisions_written
 
@@ -517,6 +518,23 @@ def memory_delete_all(*, actor: Actor, org, user_id: str, agent_id: str | None =
     MemoryItem.objects.filter(pk__in=ids).delete()
     memories_changed.send(sender=MemoryItem, org_id=org.pk, items=[], user_id=user_id)
     return len(ids)
+
+
+@transaction.atomic
+def memory_feedback_create(*, actor: Actor, item: MemoryItem, value: str, reason: str = "") -> MemoryFeedback:
+    """Record what a reader said about a memory it may read (useful, wrong, outdated) and why; a
+    read-only key may not (it writes nothing). The memory itself is not changed."""
+    require_read_memory(actor, item)
+    if not actor.can_write:
+        raise PermissionDenied("This API key is read-only.")
+    return MemoryFeedback.objects.create(
+        org_id=item.org_id,
+        memory=item,
+        user_id=item.user_id,
+        value=value,
+        reason=redact(reason or ""),
+        actor=actor.label,
+    )
 
 
 class SplitRefused(Exception):

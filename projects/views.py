@@ -25,6 +25,7 @@ from .access import (
     require_org_admin,
     require_project,
 )
+from .api.errors import is_api_path
 from .forms import ApiKeyForm, MemberAddForm, ProjectForm, RoleForm
 from .models import ProjectRole
 from .web import org_page, paginate, render_page
@@ -53,7 +54,7 @@ def switch_org(request):
 
 
 def _wants_json(request) -> bool:
-    return request.path.startswith("/api/")
+    return is_api_path(request.path)
 
 
 def not_found(request, exception=None):
