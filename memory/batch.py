@@ -19,7 +19,7 @@ from core.text import content_hash
 from projects.access import Actor, memory_read_q, require_create_memory, require_own_org
 from projects.api.errors import error_text
 
-from . import gate
+from . import gate, pause
 from .classify import classify
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, subject_key
 from .embeddings import EmbeddingError, provider_for
@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class BatchResult:
     index: int
-    status: str  # created | duplicate | superseded (created, replacing `supersedes`) | rejected
+    status: str  # created | duplicate | superseded (created, replacing `supersedes`) | rejected | paused
     id: int | None = None
     duplicate_of: int | None = None
     similarity: float | None = None
@@ -82,11 +82,23 @@ def _cosine_max(vectors: list, vector) -> tuple[int, float]:
     return best, float(sims[best])
 
 
-def _admit(actor: Actor, org, draft: MemoryDraft, *, infer: bool, auto_counts: dict[str, int]) -> None:
-    """The checks of one draft, as a single add makes them; raises GateRejection, PermissionDenied, Http404."""
+def _admit(
+    actor: Actor,
+    org,
+    draft: MemoryDraft,
+    *,
+    infer: bool,
+    auto_counts: dict[str, int],
+    pauses: dict[tuple[str, str], str],
+) -> None:
+    """The checks of one draft, as a single add makes them; raises GateRejection, PermissionDenied, Http404,
+    MemoryPaused (memory paused for its subject or session: memory.pause)."""
     require_create_memory(
         actor, scope=draft.scope, user_id=draft.user_id, project=draft.project, session_id=draft.session_id
     )
+    level = pauses.get((draft.user_id, draft.session_id))
+    if level:
+        raise pause.MemoryPaused(draft.user_id, draft.session_id if level == "session" else "", level)
     if infer:
         gate.check(draft.content, draft.confidence)
     else:
@@ -118,13 +130,16 @@ def memory_create_batch(
     results: dict[int, BatchResult] = {}
     accepted: list[tuple[int, MemoryDraft]] = []
     auto_counts: dict[str, int] = {}
+    pauses = pause.paused_keys(
+        org, {(d.user_id, d.session_id) for d in drafts if isinstance(d, MemoryDraft)}
+    )  # one query for the whole batch
     for index, draft in enumerate(drafts):
         if isinstance(draft, BaseException):
             results[index] = _rejection(index, draft)
             continue
         try:
-            _admit(actor, org, draft, infer=infer, auto_counts=auto_counts)
-        except Exception as exc:  # GateRejection, PermissionDenied, Http404
+            _admit(actor, org, draft, infer=infer, auto_counts=auto_counts, pauses=pauses)
+        except Exception as exc:  # GateRejection, PermissionDenied, Http404, MemoryPaused
             results[index] = _rejection(index, exc)
             continue
         accepted.append((index, draft))
@@ -278,6 +293,8 @@ def _classify_fresh(actor, org, fresh, vectors, results, merges, updates, in_bat
 
 
 def _rejection(index: int, exc: BaseException) -> BatchResult:
+    if isinstance(exc, pause.MemoryPaused):
+        return BatchResult(index, "paused", message=exc.message)
     if isinstance(exc, gate.GateRejection):
         return BatchResult(index, "rejected", code=exc.code, message=exc.message)
     if isinstance(exc, Http404):

@@ -29,7 +29,7 @@ from projects.access import (
     require_subject,
 )
 
-from . import gate
+from . import gate, pause
 from .classify import Decision
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, tokens_expression
 from .embeddings import EmbeddingError, provider_for
@@ -144,17 +144,22 @@ def memory_create(
     dedup: str = "similarity",  # "similarity" | "hash" | "none"
     embedding: list[float] | None = None,
     embedding_model: str = "",
+    honour_pause: bool = True,
 ) -> CreateResult:
     """Add one memory through the gate. dedup="similarity" (infer): classified against the subject's
     nearest active memories (classify_write): a duplicate merges into the existing item instead, an
     update is added and supersedes the old one (kept, restorable), anything else is added.
 
     embedding: a vector the caller already has (with its model), so the provider is not asked again.
+    Memory paused for the subject or its session (memory.pause): raises MemoryPaused, nothing stored;
+    honour_pause=False only for an import (the subject's own data coming back).
     """
     require_own_org(actor, org.pk)
     require_create_memory(
         actor, scope=draft.scope, user_id=draft.user_id, project=draft.project, session_id=draft.session_id
     )
+    if honour_pause:
+        pause.check(org, draft.user_id, draft.session_id)
     gate.check(draft.content, draft.confidence)
     gate.check_fields(tags=draft.tags, metadata=draft.metadata)
     base = draft.subject(org)

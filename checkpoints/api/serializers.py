@@ -149,6 +149,12 @@ class MessagesAppendedSerializer(serializers.Serializer):
     messages = MessageSerializer(many=True)
     duplicates = serializers.IntegerField(help_text="Messages not stored again (same message_id).")
     extraction_job = JobRefSerializer(allow_null=True, help_text="The extraction job queued, if any.")
+    memory_paused = serializers.ChoiceField(
+        choices=["subject", "session"],
+        allow_null=True,
+        help_text="Memory is paused for the subject or for this session: the messages are kept, nothing is "
+        "extracted from them (no job).",
+    )
 
 
 class SessionDetailSerializer(SessionSerializer):

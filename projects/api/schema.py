@@ -46,7 +46,11 @@ TAGS = [
     },
     {"name": "jobs", "description": "Extraction and re-embed jobs: status, progress, retry."},
     {"name": "profiles", "description": "User and project profiles, aggregated from memories and editable."},
-    {"name": "users", "description": "A subject's data as a whole: export, import, forget."},
+    {"name": "users", "description": "A subject's data as a whole: export, import, forget, pause memory."},
+    {
+        "name": "feedback",
+        "description": "Useful / wrong / outdated from the people a memory is about; a small ranking signal.",
+    },
     {"name": "injections", "description": "What was handed to agents (context, search, tools), and when."},
     {
         "name": "tools",
@@ -65,6 +69,7 @@ TAG_RULES = [
     (r"memories/search", "search"),
     (r"injections|memories/\{id\}/injections", "injections"),
     (r"memories/markdown", "markdown"),
+    (r"memories/\{id\}/feedback", "feedback"),
     (r"memories", "memories"),
     (r"agents/", "agents"),
     (r"sessions/\{session_id\}/checkpoints|checkpoints", "checkpoints"),
