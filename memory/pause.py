@@ -21,6 +21,9 @@ from projects.api.errors import Answered
 
 from .models import MemoryPause
 
+PAUSE_LEVELS = ["subject", "session"]  # paused for the whole subject, or for one conversation
+PAUSED_STATUS = ["paused"]  # the "status" of an answer that stored nothing because memory is paused
+
 
 class MemoryPaused(Answered):
     """Memory is paused for this subject or session: nothing was stored (HTTP 200, status "paused")."""

@@ -3,6 +3,7 @@
 from rest_framework import serializers
 
 from memory.models import JobStatus
+from memory.pause import PAUSE_LEVELS
 from projects.api.base import StrictSerializer
 
 from ..models import Checkpoint, CheckpointArchive, Message, Session
@@ -150,7 +151,7 @@ class MessagesAppendedSerializer(serializers.Serializer):
     duplicates = serializers.IntegerField(help_text="Messages not stored again (same message_id).")
     extraction_job = JobRefSerializer(allow_null=True, help_text="The extraction job queued, if any.")
     memory_paused = serializers.ChoiceField(
-        choices=["subject", "session"],
+        choices=PAUSE_LEVELS,
         allow_null=True,
         help_text="Memory is paused for the subject or for this session: the messages are kept, nothing is "
         "extracted from them (no job).",

@@ -182,6 +182,8 @@ SPECTACULAR_SETTINGS = {
         "JobStatusEnum": "memory.models.JobStatus",
         "ProjectRoleEnum": "projects.models.ProjectRole",
         "MessageRoleEnum": "checkpoints.api.serializers.ROLES",
+        "PauseLevelEnum": "memory.pause.PAUSE_LEVELS",
+        "PausedStatusEnum": "memory.pause.PAUSED_STATUS",
     },
     # Swagger UI and Redoc from the app's own static files (drf-spectacular-sidecar): no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -17,6 +17,7 @@ from ..models import (
     Status,
 )
 from ..models import Visibility as Vis
+from ..pause import PAUSE_LEVELS, PAUSED_STATUS
 from ..revisions import snapshot_out
 
 
@@ -315,7 +316,7 @@ class BatchOutputSerializer(serializers.Serializer):
         help_text="Items not stored: memory is paused for their subject or session."
     )
     status = serializers.ChoiceField(
-        choices=["paused"],
+        choices=PAUSED_STATUS,
         required=False,
         help_text="paused: every item's subject or session has memory paused; nothing was stored.",
     )
@@ -325,9 +326,9 @@ class BatchOutputSerializer(serializers.Serializer):
 class PausedSerializer(serializers.Serializer):
     """A write while memory is paused for the subject or the session (memory.pause): nothing was stored."""
 
-    status = serializers.ChoiceField(choices=["paused"])
+    status = serializers.ChoiceField(choices=PAUSED_STATUS)
     paused = serializers.ChoiceField(
-        choices=["subject", "session"], help_text="Paused for the whole subject, or only for this session."
+        choices=PAUSE_LEVELS, help_text="Paused for the whole subject, or only for this session."
     )
     user_id = serializers.CharField()
     session_id = serializers.CharField(allow_null=True)
