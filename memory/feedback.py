@@ -126,17 +126,19 @@ def feedback_for_memory(*, actor: Actor, item: MemoryItem):
     return qs.order_by("-created_at", "-id")
 
 
-def latest_by_memory(*, actor: Actor, memory_ids, injection_id: int | None = None) -> dict[int, str]:
-    """The actor's own latest feedback value per memory (for the pages' buttons), optionally on one
-    injection."""
+def latest_given(*, actor: Actor, memory_ids, injection_ids=None) -> dict[tuple[int, int | None], str]:
+    """The actor's own latest feedback value per (memory, injection) pair, and per (memory, None) over all
+    of its feedback on the memory: what the pages' buttons show as chosen."""
     if not actor.user_id:
         return {}
     qs = MemoryFeedback.objects.filter(org=actor.org, subject=actor.user_id, memory_id__in=list(memory_ids))
-    if injection_id is not None:
-        qs = qs.filter(injection_id=injection_id)
-    out: dict[int, str] = {}
-    for memory_id, value in qs.order_by("memory_id", "-created_at", "-id").values_list("memory_id", "value"):
-        out.setdefault(memory_id, value)
+    if injection_ids is not None:
+        qs = qs.filter(Q(injection_id__in=list(injection_ids)) | Q(injection__isnull=True))
+    out: dict[tuple[int, int | None], str] = {}
+    rows = qs.order_by("-created_at", "-id").values_list("memory_id", "injection_id", "value")
+    for memory_id, injection_id, value in rows:
+        out.setdefault((memory_id, injection_id), value)
+        out.setdefault((memory_id, None), value)
     return out
 
 

@@ -261,3 +261,26 @@ def test_forget_takes_the_feedback_and_leaves_the_pause(alice_client, org_a, pro
     shared.refresh_from_db()
     assert shared.feedback == 0  # the project memory stays, without her word
     assert alice_client.get("/api/v1/users/alice/memory-pause").json()["paused"] is True
+
+
+def test_the_staff_statistics_count_feedback_and_pauses_without_content(alice_client, org_a):
+    from django.test import Client
+
+    from .factories import AccountFactory
+
+    a = MemoryItemFactory(org=org_a, user_id="alice", content="Alice's very private health note")
+    for value in ("useful", "wrong", "wrong"):
+        assert (
+            alice_client.post(
+                f"/api/v1/memories/{a.pk}/feedback", {"value": value}, format="json"
+            ).status_code
+            == 201
+        )
+    MemoryPause.objects.create(org=org_a, user_id="alice", session_id="s-1")
+    staff = Client()
+    staff.force_login(AccountFactory(username="staff", is_staff=True, is_superuser=True))
+    response = staff.get("/admin/projects/organization/statistics/")
+    stats = response.context["stats"]
+    assert dict(stats["feedback"]) == {"useful": 1, "wrong": 2, "outdated": 0}
+    assert stats["pauses"] == {"subjects paused": 0, "conversations not remembered": 1}
+    assert "private health note" not in response.content.decode()
