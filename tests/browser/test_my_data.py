@@ -35,6 +35,18 @@ def shots(open_page, account, path: str, name: str, ready=None) -> None:
             page.context.close()
 
 
+def shots_here(page, name: str, ready: str) -> None:
+    """The same page (same session) at 1280 and 375 px, in English and then Chinese (the top bar's switch)."""
+    for lang in ("en", "zh-hans"):
+        page.select_option("#language", lang)
+        expect(page.locator("html")).to_have_attribute("lang", lang)
+        expect(page.locator(ready).first).to_be_visible()
+        for viewport in (DESKTOP, PHONE):
+            page.set_viewport_size(viewport)
+            screenshot(page, f"{name}-{lang[:2]}-{viewport['width']}")
+    page.select_option("#language", "en")
+
+
 def api(page, method: str, path: str, body=None):
     """The JSON API as the signed-in person (session cookie and CSRF token)."""
     response = page.request.fetch(
@@ -93,7 +105,9 @@ def test_it_forgets_everything_after_a_typed_confirmation_and_shows_a_receipt(op
     assert not MemoryFeedback.objects.filter(org=org_a).exists()
     page.goto("/memories/")
     expect(page.locator("[data-testid=memory]")).to_have_count(0)
-    shots(open_page, alice, "/my-data/forgotten/", "forgotten", ready="[data-testid=receipt]")
+    page.go_back()
+    page.goto("/my-data/forgotten/")
+    shots_here(page, "forgotten", "[data-testid=receipt]")
 
 
 @pytest.fixture
@@ -136,7 +150,7 @@ def test_pausing_memory_stops_adds_and_extraction_while_search_works(open_page, 
     assert status == 201 and body["memory_paused"] == "subject" and body["extraction_job"] is None
     status, body = api(page, "POST", "/api/v1/memories", {"content": LISBON})
     assert status == 200 and body["status"] == "paused"
-    status, body = api(page, "POST", "/api/v1/memories/search", {"query": "green tea"})
+    status, body = api(page, "POST", "/api/v1/memories/search", {"query": "green tea", "user_id": "alice"})
     assert status == 200 and body["results"][0]["content"] == TEA
     page.goto("/memories/")
     page.locator("#add-form textarea[name=content]").fill(EDITOR)
@@ -171,7 +185,12 @@ def test_feedback_buttons_record_and_offer_edit_delete_or_supersede(open_page, a
     items = seed(org_a)
     page = open_page(alice)
     page.goto("/my-data/")
-    status, context = api(page, "POST", "/api/v1/context", {"query": "tea, home and editor"})
+    status, context = api(
+        page,
+        "POST",
+        "/api/v1/context",
+        {"query": "green tea, lives in Lisbon, dark mode editor", "user_id": "alice", "top_k": 10},
+    )
     assert status == 200
     injection = InjectionLog.objects.get(pk=context["injection_id"])
     given = set(injection.memory_ids)
@@ -218,16 +237,14 @@ def test_feedback_buttons_record_and_offer_edit_delete_or_supersede(open_page, a
     assert items[EDITOR].status == "archived"
 
     # The memory's own page: its hand-overs, each with the same buttons.
-    page.goto(f"/memories/{items[PEANUTS].pk}/")
+    page.goto(f"/memories/{items[TEA].pk}/")
     hand_over = page.get_by_test_id("injection").first
-    hand_over.get_by_role("button", name="Useful").click()
     expect(hand_over.get_by_role("button", name="Useful")).to_have_attribute("aria-pressed", "true")
-    assert MemoryFeedback.objects.filter(memory=items[PEANUTS], value="useful", injection=injection).exists()
+    hand_over.get_by_role("button", name="Wrong").click()
+    expect(hand_over.get_by_role("button", name="Wrong")).to_have_attribute("aria-pressed", "true")
+    expect(hand_over.get_by_test_id("offer-wrong")).to_be_visible()
+    assert MemoryFeedback.objects.filter(memory=items[TEA], value="wrong", injection=injection).exists()
+    items[TEA].refresh_from_db()
+    assert items[TEA].feedback == -0.5  # her latest word counts, once
     shots(open_page, alice, "/my-data/given/", "given", ready="[data-testid=handover]")
-    shots(
-        open_page,
-        alice,
-        f"/memories/{items[PEANUTS].pk}/",
-        "memory-feedback",
-        ready="[data-testid=injection]",
-    )
+    shots(open_page, alice, f"/memories/{items[TEA].pk}/", "memory-feedback", ready="[data-testid=injection]")

@@ -149,7 +149,7 @@ class MemoryPauseView(EngramAPIView):
         parameters=[
             OpenApiParameter("session_id", str, description="Turn memory back on for this conversation only.")
         ],
-        responses=PauseStateSerializer,
+        responses={200: PauseStateSerializer},
     )
     def delete(self, request, user_id: str):
         """Turn memory back on for the subject, or (`?session_id=`) for one conversation."""
