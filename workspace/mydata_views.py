@@ -11,6 +11,7 @@ from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -164,6 +165,7 @@ def my_data_forgotten(request):
     )
     context = {
         "receipt": receipt,
+        "forgotten_at": parse_datetime(receipt["at"]),
         "rows": rows,
         "total": sum(n for _, n in rows),
         "left": [(str(KIND_LABELS.get(kind, kind)), n) for kind, n in receipt.get("left", {}).items() if n],
