@@ -284,3 +284,15 @@ def test_the_staff_statistics_count_feedback_and_pauses_without_content(alice_cl
     assert dict(stats["feedback"]) == {"useful": 1, "wrong": 2, "outdated": 0}
     assert stats["pauses"] == {"subjects paused": 0, "conversations not remembered": 1}
     assert "private health note" not in response.content.decode()
+
+
+def test_a_new_markdown_bullet_is_refused_while_paused_and_nothing_is_applied(alice_client, org_a):
+    doc = alice_client.get("/api/v1/memories/markdown").json()
+    MemoryPause.objects.create(org=org_a, user_id="alice")
+    document = doc["document"].rstrip() + "\n\n## Preferences\n\n- Alice likes quiet trains\n"
+    answer = alice_client.put(
+        "/api/v1/memories/markdown", {"document": document, "base_version": doc["version"]}, format="json"
+    )
+    assert answer.status_code == 422 and answer.json()["error"]["code"] == "paused"
+    assert "Line" in answer.json()["error"]["message"]
+    assert not MemoryItem.objects.filter(org=org_a).exists()
