@@ -24,6 +24,7 @@ from .filters import MemoryFilterSet
 from .models import (
     ExtractionJob,
     InjectionLog,
+    MemoryFeedback,
     MemoryItem,
     MemoryRevision,
     MemoryType,
@@ -133,6 +134,13 @@ def injections_for_user(*, actor: Actor, user_id: str) -> QuerySet[InjectionLog]
 def injections_for_memory(*, actor: Actor, item: MemoryItem) -> QuerySet[InjectionLog]:
     """Logs that handed this (readable) memory to an agent; an account sees only logs about itself."""
     return InjectionLog.objects.filter(injection_read_q(actor), memory_ids__contains=[item.pk])
+
+
+def feedback_given(*, actor: Actor) -> QuerySet[MemoryFeedback]:
+    """The feedback the actor (an account: its own subject) gave on memories it may read."""
+    return MemoryFeedback.objects.filter(
+        org=actor.org, subject=actor.user_id or "", memory__in=readable_memories(actor).values("id")
+    )
 
 
 def extraction_jobs_for(actor: Actor) -> QuerySet[ExtractionJob]:
