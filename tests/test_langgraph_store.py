@@ -7,10 +7,17 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from typing import Annotated
 
 import httpx
 import pytest
 from django.utils import timezone
+from engram_client.langgraph import EngramStore
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.tools import tool
+from langgraph.prebuilt import InjectedStore, create_react_agent
+from langgraph.store.base import BaseStore, Item, SearchItem
 from langgraph_sdk import get_client, get_sync_client
 
 from memory.models import StoreItem
@@ -222,3 +229,94 @@ def test_the_async_client_works_too(live_server, secret):
         item, found = pool.submit(asyncio.run, run()).result()
     assert item["value"] == {"text": "async works"}
     assert [i["key"] for i in found["items"]] == ["k"]
+
+
+# ---- the BaseStore adapter of the Python client (engram_client.langgraph.EngramStore) ----------------
+
+
+@pytest.fixture
+def engram_store(live_server, secret):
+    adapter = EngramStore(live_server.url, secret, max_retries=0)
+    yield adapter
+    adapter.close()
+
+
+def test_the_basestore_adapter_puts_gets_searches_lists_and_deletes(engram_store, org):
+    engram_store.put(("memories", "u1"), "m1", {"text": "用户对花生过敏", "kind": "health"})
+    engram_store.put(
+        ("memories", "u1"), "m2", {"text": "Prefers short answers", "kind": "style"}, index=["text"]
+    )
+    engram_store.put(("memories", "u2"), "m3", {"text": "Lives in Lyon", "kind": "fact"}, ttl=60)
+
+    item = engram_store.get(("memories", "u1"), "m1")
+    assert isinstance(item, Item) and item.namespace == ("memories", "u1")
+    assert item.value == {"text": "用户对花生过敏", "kind": "health"}
+    assert item.created_at.tzinfo is not None
+    assert engram_store.get(("memories", "u1"), "nope") is None
+
+    found = engram_store.search(("memories",), query="does the user have an allergy", limit=2)
+    assert isinstance(found[0], SearchItem) and found[0].key == "m1" and found[0].score > 0
+    assert [i.key for i in engram_store.search(("memories",), filter={"kind": "style"})] == ["m2"]
+    assert {i.key for i in engram_store.search(("memories", "u1"))} == {"m1", "m2"}
+
+    assert engram_store.list_namespaces() == [("memories", "u1"), ("memories", "u2")]
+    assert engram_store.list_namespaces(prefix=("memories",), max_depth=1) == [("memories",)]
+    assert engram_store.list_namespaces(suffix=("u2",)) == [("memories", "u2")]
+
+    engram_store.delete(("memories", "u1"), "m1")
+    assert engram_store.get(("memories", "u1"), "m1") is None
+    assert StoreItem.objects.filter(org=org).count() == 2
+    assert StoreItem.objects.get(key="m3").expires_at is not None
+
+
+def test_the_adapter_works_async(engram_store):
+    async def run():
+        await engram_store.aput(("async",), "k", {"text": "green tea after lunch"})
+        item = await engram_store.aget(("async",), "k")
+        found = await engram_store.asearch(("async",), query="tea")
+        namespaces = await engram_store.alist_namespaces()
+        await engram_store.adelete(("async",), "k")
+        gone = await engram_store.aget(("async",), "k")
+        await engram_store.aclose()
+        return item, found, namespaces, gone
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        item, found, namespaces, gone = pool.submit(asyncio.run, run()).result()
+    assert item.value == {"text": "green tea after lunch"}
+    assert [i.key for i in found] == ["k"]
+    assert namespaces == [("async",)]
+    assert gone is None
+
+
+def test_a_react_agent_keeps_its_memories_in_engram(engram_store, org):
+    """create_react_agent(model, tools, store=EngramStore(...)): the tools get the store injected and write
+    through it. The model is scripted (no LLM): it calls `remember`, then `recall`, then answers."""
+
+    class ScriptedModel(GenericFakeChatModel):
+        def bind_tools(self, tools, **kwargs):
+            return self
+
+    @tool
+    def remember(fact: str, store: Annotated[BaseStore, InjectedStore()]) -> str:
+        """Remember a fact about the user."""
+        store.put(("agent", "facts"), "f1", {"text": fact})
+        return "saved"
+
+    @tool
+    def recall(query: str, store: Annotated[BaseStore, InjectedStore()]) -> str:
+        """Recall facts about the user."""
+        return "; ".join(i.value["text"] for i in store.search(("agent",), query=query, limit=1))
+
+    script = iter(
+        [
+            AIMessage("", tool_calls=[{"name": "remember", "args": {"fact": "用户住在杭州"}, "id": "c1"}]),
+            AIMessage("", tool_calls=[{"name": "recall", "args": {"query": "用户住在哪里"}, "id": "c2"}]),
+            AIMessage("你住在杭州。"),
+        ]
+    )
+    agent = create_react_agent(ScriptedModel(messages=script), [remember, recall], store=engram_store)
+    answer = agent.invoke({"messages": [{"role": "user", "content": "记住我住在杭州，然后告诉我我住在哪"}]})
+    tool_outputs = [m.content for m in answer["messages"] if m.type == "tool"]
+    assert tool_outputs == ["saved", "用户住在杭州"]
+    assert answer["messages"][-1].content == "你住在杭州。"
+    assert StoreItem.objects.get(org=org, key="f1").value == {"text": "用户住在杭州"}

@@ -54,6 +54,8 @@ FREE_FORM = {
     "SearchHit.metadata",
     "SearchMemory.metadata",
     "SplitResult.metadata",
+    "StoreItem.value",
+    "StoreSearchItem.value",
     "SubjectExport.embedding_config",
     "SubjectExport.extraction_jobs[]",
     "SubjectExport.injection_logs[]",

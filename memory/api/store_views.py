@@ -69,7 +69,7 @@ class StoreNamespacesSerializer(serializers.Serializer):
     namespaces = serializers.ListField(child=_Labels())
 
 
-class PutInput(StrictSerializer):
+class StorePutInput(StrictSerializer):
     namespace = serializers.JSONField(help_text="A list of labels (no label holds a period).")
     key = serializers.JSONField(help_text="The item's key, chosen by the caller.")
     value = ObjectField()
@@ -86,12 +86,12 @@ class PutInput(StrictSerializer):
         return value
 
 
-class DeleteInput(StrictSerializer):
+class StoreDeleteInput(StrictSerializer):
     namespace = serializers.JSONField(help_text="A list of labels.")
     key = serializers.JSONField()
 
 
-class SearchInput(StrictSerializer):
+class StoreSearchInput(StrictSerializer):
     namespace_prefix = serializers.JSONField(required=False, default=list, help_text="A list of labels.")
     filter = serializers.JSONField(
         required=False,
@@ -107,7 +107,7 @@ class SearchInput(StrictSerializer):
     refresh_ttl = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 
-class NamespacesInput(StrictSerializer):
+class StoreNamespacesInput(StrictSerializer):
     prefix = serializers.JSONField(required=False, allow_null=True, default=None)
     suffix = serializers.JSONField(required=False, allow_null=True, default=None)
     max_depth = serializers.IntegerField(
@@ -117,7 +117,7 @@ class NamespacesInput(StrictSerializer):
     offset = serializers.IntegerField(required=False, default=0, min_value=0, max_value=1_000_000)
 
 
-class GetInput(StrictSerializer):
+class StoreGetInput(StrictSerializer):
     namespace = serializers.CharField(
         max_length=store.MAX_LABELS * (store.MAX_LABEL + 1), trim_whitespace=False
     )
@@ -157,12 +157,12 @@ class _Store(EngramAPIView):
 
 class StoreItemsView(_Store):
     @extend_schema(
-        request=PutInput,
+        request=StorePutInput,
         responses={204: OpenApiResponse(description="Stored (created or replaced)."), **errors(422)},
     )
     def put(self, request):
         """Store an item (create or replace the one with this namespace and key)."""
-        data = _valid(PutInput, request.data)
+        data = _valid(StorePutInput, request.data)
         store.store_put(
             actor=self.actor,
             namespace=data["namespace"],
@@ -185,7 +185,7 @@ class StoreItemsView(_Store):
     )
     def get(self, request):
         """Get an item by namespace and key."""
-        params = _valid(GetInput, request.query_params)
+        params = _valid(StoreGetInput, request.query_params)
         item = store.store_get(
             actor=self.actor,
             namespace=store.parse_namespace(params["namespace"]),
@@ -197,20 +197,20 @@ class StoreItemsView(_Store):
         return Response(item_out(item))
 
     @extend_schema(
-        request=DeleteInput, responses={204: OpenApiResponse(description="Deleted (or was not there).")}
+        request=StoreDeleteInput, responses={204: OpenApiResponse(description="Deleted (or was not there).")}
     )
     def delete(self, request):
         """Delete an item."""
-        data = _valid(DeleteInput, request.data)
+        data = _valid(StoreDeleteInput, request.data)
         store.store_delete(actor=self.actor, namespace=data["namespace"], key=data["key"])
         return Response(status=204)
 
 
 class StoreSearchView(_Store):
-    @extend_schema(request=SearchInput, responses={200: StoreSearchResultsSerializer})
+    @extend_schema(request=StoreSearchInput, responses={200: StoreSearchResultsSerializer})
     def post(self, request):
         """Search items by namespace prefix, filter and (with `query`) meaning."""
-        data = _valid(SearchInput, request.data)
+        data = _valid(StoreSearchInput, request.data)
         found = store.store_search(
             actor=self.actor,
             namespace_prefix=data["namespace_prefix"],
@@ -224,10 +224,10 @@ class StoreSearchView(_Store):
 
 
 class StoreNamespacesView(_Store):
-    @extend_schema(request=NamespacesInput, responses={200: StoreNamespacesSerializer})
+    @extend_schema(request=StoreNamespacesInput, responses={200: StoreNamespacesSerializer})
     def post(self, request):
         """List the namespaces (by prefix, suffix, depth)."""
-        data = _valid(NamespacesInput, request.data)
+        data = _valid(StoreNamespacesInput, request.data)
         namespaces = store.store_namespaces(
             actor=self.actor,
             prefix=data["prefix"],

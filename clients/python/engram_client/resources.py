@@ -33,6 +33,7 @@ from .models import (
     Revision,
     SearchResponse,
     Session,
+    StoreItem,
     ToolResult,
     UserProfile,
     Webhook,
@@ -65,9 +66,9 @@ class Resource:
     def __init__(self, client):
         self._c = client
 
-    def _call(self, method, path, *, params=None, body=None, headers=None, parse=None):
+    def _call(self, method, path, *, params=None, body=None, headers=None, parse=None, none_if_missing=False):
         params = query(params) if params else None
-        return self._c.call(Request(method, path, params, _encode(body), headers, parse))
+        return self._c.call(Request(method, path, params, _encode(body), headers, parse, none_if_missing))
 
     def _list(self, path: str, params: dict[str, Any], model) -> Iterator[Any]:
         return self._c.pages(path, query(params), model.model_validate)
@@ -593,6 +594,89 @@ class Mcp(Resource):
         return self._call("POST", "/mcp", body=body, headers=headers)
 
 
+class Store(Resource):
+    """The LangGraph store: JSON objects under namespaces (tuples of labels) with keys you choose.
+    `engram_client.langgraph.EngramStore` is LangGraph's `BaseStore` built on it."""
+
+    def put(
+        self,
+        namespace,
+        key: str,
+        value: dict[str, Any],
+        *,
+        index: list[str] | bool | None = None,
+        ttl: float | None = None,
+    ) -> None:
+        """Create or replace an item. `index`: the fields semantic search embeds (None: the whole value,
+        False: none); `ttl`: minutes until it expires."""
+        body: dict[str, Any] = {"namespace": list(namespace), "key": key, "value": value}
+        if index is not None:
+            body["index"] = index
+        if ttl is not None:
+            body["ttl"] = ttl
+        return self._call("PUT", "/store/items", body=body)
+
+    def get(self, namespace, key: str, *, refresh_ttl: bool | None = None) -> StoreItem | None:
+        """The item, or None when there is none (or it expired)."""
+        params = {"namespace": ".".join(namespace), "key": key, "refresh_ttl": refresh_ttl}
+        return self._call(
+            "GET", "/store/items", params=params, parse=StoreItem.model_validate, none_if_missing=True
+        )
+
+    def delete(self, namespace, key: str) -> None:
+        return self._call("DELETE", "/store/items", body={"namespace": list(namespace), "key": key})
+
+    def search(
+        self,
+        namespace_prefix=(),
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        refresh_ttl: bool | None = None,
+    ) -> list[StoreItem]:
+        """Items under the prefix, filtered ({"field": value} or {"field": {"$gt": 3}}), best match first
+        with a `query`, else the most recently updated first."""
+        body = clean(
+            {
+                "namespace_prefix": list(namespace_prefix),
+                "query": query,
+                "filter": filter,
+                "limit": limit,
+                "offset": offset,
+                "refresh_ttl": refresh_ttl,
+            }
+        )
+        return self._call(
+            "POST",
+            "/store/items/search",
+            body=body,
+            parse=lambda answer: [StoreItem.model_validate(row) for row in answer["items"]],
+        )
+
+    def namespaces(
+        self,
+        *,
+        prefix=None,
+        suffix=None,
+        max_depth: int | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> list[list[str]]:
+        """The namespaces in use; "*" in prefix or suffix stands for any one label."""
+        body = clean(
+            {
+                "prefix": list(prefix) if prefix else None,
+                "suffix": list(suffix) if suffix else None,
+                "max_depth": max_depth,
+                "limit": limit,
+                "offset": offset,
+            }
+        )
+        return self._call("POST", "/store/namespaces", body=body, parse=lambda answer: answer["namespaces"])
+
+
 class _Settings(Resource):
     path = ""
 
@@ -636,6 +720,7 @@ RESOURCES = {
     "injections": Injections,
     "tools": Tools,
     "mcp": Mcp,
+    "store": Store,
     "embedding_config": EmbeddingConfig,
     "llm_config": LlmConfig,
 }
