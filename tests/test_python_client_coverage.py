@@ -62,7 +62,6 @@ OPERATIONS = {
     ("GET", "/api/v1/llm-config"): lambda c: c.llm_config.get(),
     ("PUT", "/api/v1/llm-config"): lambda c: c.llm_config.set(model=""),
     ("DELETE", "/api/v1/llm-config"): lambda c: c.llm_config.delete(),
-    ("POST", "/api/v1/mcp"): lambda c: c.mcp.request("ping"),
     ("PUT", "/api/v1/store/items"): lambda c: c.store.put(["ns"], "k", {"v": 1}),
     ("GET", "/api/v1/store/items"): lambda c: c.store.get(["ns"], "k"),
     ("DELETE", "/api/v1/store/items"): lambda c: c.store.delete(["ns"], "k"),

@@ -200,6 +200,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("ENGRAM_CELERY_EAGER", False)
 CELERY_BEAT_SCHEDULE: dict = {}
 
+# The MCP process (config/mcp.py) the web server forwards /api/v1/mcp to; `./engram run` sets it.
+ENGRAM_MCP_URL = env_str("ENGRAM_MCP_URL", "")
+
 # Secrets at rest (provider API keys) are encrypted with Fernet keys derived from this.
 ENGRAM_ENCRYPTION_KEY = env_str("ENGRAM_ENCRYPTION_KEY", "")
 
