@@ -351,6 +351,7 @@ def test_without_the_mcp_process_the_endpoint_says_so(live_server, secret, setti
         headers={"Authorization": f"Bearer {secret}", "Accept-Language": "zh-hans"},
     )
     assert answer.status_code == 503 and answer.json()["error"]["code"] == "mcp_unavailable"
+    assert answer.json()["error"]["message"] == "MCP 服务器没有运行。"
 
 
 async def _leaky_search(url, secret):
@@ -376,3 +377,19 @@ def test_a_session_memory_stays_in_its_session(url, secret, org):
     added = run_async(run())["results"][0]
     assert added["run_id"] == "r1" and added["scope"] == "session"
     assert MemoryItem.objects.get(pk=added["id"]).session_id == "r1"
+
+
+def test_the_python_clients_mcp_request_speaks_the_2026_revision(url, live_server, secret, org):
+    from engram_client import Engram
+
+    with Engram(live_server.url, secret) as engram:
+        listed = engram.mcp.request("tools/list")
+        called = engram.mcp.request(
+            "tools/call",
+            {"name": "add_memory", "arguments": {"text": "The user reads on trains"}},
+            id=2,
+            user_id="u9",
+        )
+    assert {t["name"] for t in listed["result"]["tools"]} == ALL_TOOLS
+    assert called["result"]["isError"] is False
+    assert MemoryItem.objects.get(org=org).user_id == "u9"

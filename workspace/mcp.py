@@ -30,6 +30,7 @@ from django.http import Http404, HttpRequest
 from django.http.request import split_domain_port, validate_host
 from django.utils import translation
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -73,7 +74,7 @@ INSTRUCTIONS = (
     "user; call add_memory when the user asks you to remember something (记住 / remember) or states a "
     "lasting preference, fact or constraint. Never store passwords, keys or ID numbers."
 )
-# A forwarder on this machine (the web server's /api/v1/mcp view) tells the client's address here.
+# The web server's /api/v1/mcp view, forwarding, tells the client's address here.
 FORWARDED_FOR = "x-engram-forwarded-for"
 MAX_DELETE = 10_000  # memories one delete_entities / delete_all_memories call removes at the most
 
@@ -88,7 +89,7 @@ def _django_request(headers: dict[str, str], client_host: str) -> HttpRequest:
     request = HttpRequest()
     address = client_host
     forwarded = headers.get(FORWARDED_FOR, "")
-    if forwarded and _loopback(client_host):
+    if forwarded and _inside(client_host):
         address = forwarded
     request.META = {
         "REMOTE_ADDR": address,
@@ -98,9 +99,11 @@ def _django_request(headers: dict[str, str], client_host: str) -> HttpRequest:
     return request
 
 
-def _loopback(host: str) -> bool:
+def _inside(host: str) -> bool:
+    """A peer on this machine or the private network (the web server forwarding), whose word on the
+    client's address is taken."""
     try:
-        return ipaddress.ip_address(host).is_loopback
+        return ipaddress.ip_address(host).is_private
     except ValueError:
         return False
 
@@ -440,24 +443,28 @@ def delete_all_memories(
     asks to forget everything."""
 
     def work(actor: Actor, headers: dict) -> dict[str, Any]:
-        subject = _subject(headers, user_id=user_id, agent_id=agent_id, run_id=run_id, app_id=app_id)
+        # Only the user comes from the headers: an agent, a conversation or a project narrows when named.
+        subject = _subject(headers, user_id=user_id)
         if not subject["user_id"]:
             raise ValueError(_("user_id: required to delete all of a user's memories."))
-        if subject["run_id"] or (app_id or ""):
+        if run_id or app_id:
             require_subject(actor, subject["user_id"], write=True)
             rows = readable_memories(actor).filter(user_id=subject["user_id"])
-            if subject["run_id"]:
-                rows = rows.filter(session_id=subject["run_id"])
-            if subject["agent_id"]:
-                rows = rows.filter(agent_id=subject["agent_id"])
+            if run_id:
+                rows = rows.filter(session_id=run_id)
+            if agent_id:
+                rows = rows.filter(agent_id=agent_id)
             if app_id:
                 rows = rows.filter(project=_project(actor, app_id))
             deleted = _delete_each(actor, rows, "delete_all_memories tool")
         else:
             deleted = services.memory_delete_all(
-                actor=actor, org=actor.org, user_id=subject["user_id"], agent_id=subject["agent_id"] or None
+                actor=actor, org=actor.org, user_id=subject["user_id"], agent_id=agent_id or None
             )
-        return {"deleted": deleted, "message": _("%(n)d memories deleted.") % {"n": deleted}}
+        return {
+            "deleted": deleted,
+            "message": ngettext("%(n)d memory deleted.", "%(n)d memories deleted.", deleted) % {"n": deleted},
+        }
 
     return _run(ctx, work)
 

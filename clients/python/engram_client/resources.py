@@ -566,8 +566,13 @@ class Tools(Resource):
         return self._call("POST", f"/tools/{_seg(name)}/invoke", body=body, parse=ToolResult.model_validate)
 
 
+MCP_REVISION = "2026-07-28"
+
+
 class Mcp(Resource):
-    """One JSON-RPC message to the MCP endpoint (what an MCP client sends); answers the JSON-RPC body."""
+    """One self-contained MCP request (protocol revision 2026-07-28: no handshake, no session), e.g.
+    `mcp.request("tools/call", {"name": "search_memories", "arguments": {...}})`; answers the JSON-RPC body.
+    For a full session use the `mcp` package's client (README, "MCP")."""
 
     def request(
         self,
@@ -580,9 +585,19 @@ class Mcp(Resource):
         session_id: str | None = None,
         agent_id: str | None = None,
     ) -> dict[str, Any]:
+        params = dict(params or {})
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": MCP_REVISION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            **(params.get("_meta") or {}),
+        }
         headers = {
             name: value
             for name, value in {
+                "Accept": "application/json, text/event-stream",
+                "Mcp-Protocol-Version": MCP_REVISION,
+                "Mcp-Method": method,
+                "Mcp-Name": params.get("name") if method in ("tools/call", "prompts/get") else None,
                 "X-Engram-User-Id": user_id,
                 "X-Engram-Project": project,
                 "X-Engram-Session-Id": session_id,
@@ -590,7 +605,7 @@ class Mcp(Resource):
             }.items()
             if value
         }
-        body = {"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}
+        body = {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
         return self._call("POST", "/mcp", body=body, headers=headers)
 
 
