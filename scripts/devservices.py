@@ -469,6 +469,9 @@ def run(argv: list[str]) -> int:
         if not _wait_for_port(port, [c.proc for c in children[:1]]):
             print("The web server did not start; see the messages above.", flush=True)
             return 1
+        if not _wait_for_port(mcp_port, [children[2].proc], timeout=90.0):
+            print("The MCP server did not start; see the messages above.", flush=True)
+            return 1
         server = "Django's development server (autoreload)" if args.dev else "gunicorn"
         print(
             f"\nEngram is up ({server}): http://{'localhost' if not exposed else host}:{port}/"

@@ -187,6 +187,19 @@ def test_bad_input_is_a_400_naming_the_field(live_server, secret):
         answer = httpx.put(f"{url}/items", json=body, headers=headers)
         assert answer.status_code == 400, (body, answer.text)
         assert field in answer.json()["error"]["message"], (body, answer.text)
+    lone = '{"namespace": ["a\\ud800"], "key": "k", "value": {}}'
+    surrogate = httpx.put(
+        f"{url}/items", content=lone, headers={**headers, "Content-Type": "application/json"}
+    )
+    assert surrogate.status_code == 400 and "namespace" in surrogate.json()["error"]["message"], (
+        surrogate.text
+    )
+    zh = httpx.put(
+        f"{url}/items",
+        json={"namespace": ["a.b"], "key": "k", "value": {}},
+        headers={**headers, "Accept-Language": "zh-hans"},
+    )
+    assert "标签" in zh.json()["error"]["message"], zh.text
     bad_filter = httpx.post(f"{url}/items/search", json={"filter": {"a": {"$regex": "x"}}}, headers=headers)
     assert bad_filter.status_code == 400 and "$regex" in bad_filter.json()["error"]["message"]
     assert httpx.get(f"{url}/items", params={"namespace": "a"}, headers=headers).status_code == 400

@@ -69,7 +69,19 @@ class StoreNamespacesSerializer(serializers.Serializer):
     namespaces = serializers.ListField(child=_Labels())
 
 
-class StorePutInput(StrictSerializer):
+class StoreInput(StrictSerializer):
+    """Text PostgreSQL cannot store (a NUL, a lone surrogate), anywhere in the body, is a 400 naming where."""
+
+    def validate(self, attrs):
+        for name, value in attrs.items():
+            error = unstorable_error(value, name)
+            if error is not None:
+                where, message = error
+                raise serializers.ValidationError({where: [message]})
+        return attrs
+
+
+class StorePutInput(StoreInput):
     namespace = serializers.JSONField(help_text="A list of labels (no label holds a period).")
     key = serializers.JSONField(help_text="The item's key, chosen by the caller.")
     value = ObjectField()
@@ -78,20 +90,13 @@ class StorePutInput(StrictSerializer):
         required=False, allow_null=True, default=None, help_text="Minutes until the item expires."
     )
 
-    def validate_value(self, value):
-        error = unstorable_error(value)
-        if error is not None:
-            where, message = error
-            raise serializers.ValidationError(f"{where}: {message}")
-        return value
 
-
-class StoreDeleteInput(StrictSerializer):
+class StoreDeleteInput(StoreInput):
     namespace = serializers.JSONField(help_text="A list of labels.")
     key = serializers.JSONField()
 
 
-class StoreSearchInput(StrictSerializer):
+class StoreSearchInput(StoreInput):
     namespace_prefix = serializers.JSONField(required=False, default=list, help_text="A list of labels.")
     filter = serializers.JSONField(
         required=False,
@@ -107,7 +112,7 @@ class StoreSearchInput(StrictSerializer):
     refresh_ttl = serializers.BooleanField(required=False, allow_null=True, default=None)
 
 
-class StoreNamespacesInput(StrictSerializer):
+class StoreNamespacesInput(StoreInput):
     prefix = serializers.JSONField(required=False, allow_null=True, default=None)
     suffix = serializers.JSONField(required=False, allow_null=True, default=None)
     max_depth = serializers.IntegerField(
@@ -117,7 +122,7 @@ class StoreNamespacesInput(StrictSerializer):
     offset = serializers.IntegerField(required=False, default=0, min_value=0, max_value=1_000_000)
 
 
-class StoreGetInput(StrictSerializer):
+class StoreGetInput(StoreInput):
     namespace = serializers.CharField(
         max_length=store.MAX_LABELS * (store.MAX_LABEL + 1), trim_whitespace=False
     )
