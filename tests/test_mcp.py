@@ -393,3 +393,20 @@ def test_the_python_clients_mcp_request_speaks_the_2026_revision(url, live_serve
     assert {t["name"] for t in listed["result"]["tools"]} == ALL_TOOLS
     assert called["result"]["isError"] is False
     assert MemoryItem.objects.get(org=org).user_id == "u9"
+
+
+async def _unstorable(url, secret):
+    async with client(url, secret, "2026-07-28") as c:
+        return [
+            await c.call_tool("add_memory", {"text": "a\u0000b is what the user likes", "user_id": "u1"}),
+            await c.call_tool("search_memories", {"query": "x\u0000y", "user_id": "u1"}),
+            await c.call_tool("memory_add", {"content": "nul \u0000 inside"}),
+        ]
+
+
+def test_text_postgresql_cannot_store_is_a_readable_refusal(url, secret, org):
+    answers = run_async(_unstorable(url, secret))
+    assert all(a.is_error for a in answers), answers
+    assert "text" in answers[0].content[0].text and "NUL" in answers[0].content[0].text
+    assert "query" in answers[1].content[0].text
+    assert not MemoryItem.objects.filter(org=org).exists()

@@ -31,6 +31,7 @@ from django.http.request import split_domain_port, validate_host
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
+from django.utils.translation.trans_real import get_supported_language_variant, parse_accept_lang_header
 from mcp.server import MCPServer
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
@@ -59,6 +60,7 @@ from projects.access import (
     require_project,
     require_subject,
 )
+from projects.api.errors import unstorable_error
 from projects.authentication import ApiKeyAuthentication
 from projects.models import ApiKey
 from projects.origin import with_origin
@@ -140,8 +142,7 @@ def _headers(ctx: Context) -> dict[str, str]:
 
 
 def _language(headers: dict[str, str]) -> str:
-    from django.utils.translation.trans_real import get_supported_language_variant, parse_accept_lang_header
-
+    """The caller's Accept-Language, as Django's LocaleMiddleware would pick it."""
     for code, _quality in parse_accept_lang_header(headers.get("accept-language", "")):
         if code == "*":
             break
@@ -162,14 +163,12 @@ def _error_text(exc: Exception) -> str:
             detail = json.dumps(detail, ensure_ascii=False)
         return f"{code}: {detail}"
     if isinstance(exc, Http404):
-        return f"not_found: {exc or _('Not found.')}"
+        return f"not_found: {str(exc) or _('Not found.')}"
     if isinstance(exc, PermissionDenied):
-        return f"permission_denied: {exc or _('Not allowed.')}"
+        return f"permission_denied: {str(exc) or _('Not allowed.')}"
     if isinstance(exc, DjangoValidationError):
         return "invalid: " + "; ".join(exc.messages)
-    if isinstance(exc, search.SearchError):
-        return f"invalid: {exc}"
-    return f"invalid: {exc}"
+    return f"invalid: {exc}"  # SearchError, ValueError: bad arguments, said in words
 
 
 REFUSALS = (
@@ -199,8 +198,18 @@ def _run(ctx: Context, work: Callable[[Actor, dict[str, str]], Any]) -> Any:
         connections.close_all()
 
 
+def _storable(**values) -> None:
+    """Text PostgreSQL cannot store (a NUL, a lone surrogate) in an argument is refused, naming it."""
+    for name, value in values.items():
+        error = unstorable_error(value, name)
+        if error is not None:
+            where, message = error
+            raise ValueError(f"{where}: {message}")
+
+
 def _subject(headers: dict[str, str], **given) -> dict[str, Any]:
     """The call's subject: the arguments, else the X-Engram-* headers."""
+    _storable(**given)
     return {
         "user_id": given.get("user_id") or headers.get("x-engram-user-id", ""),
         "agent_id": given.get("agent_id") or headers.get("x-engram-agent-id", ""),
@@ -273,6 +282,7 @@ def add_memory(
     and ID numbers are refused."""
 
     def work(actor: Actor, headers: dict) -> dict[str, Any]:
+        _storable(text=text, metadata=metadata)
         subject = _subject(headers, user_id=user_id, agent_id=agent_id, run_id=run_id, app_id=app_id)
         project = _project(actor, subject["app_id"])
         if subject["user_id"]:
@@ -325,6 +335,7 @@ def search_memories(
     refer to from before ('like last time', '我上次说的'). Best match first, with a score in 0..1."""
 
     def work(actor: Actor, headers: dict) -> dict[str, Any]:
+        _storable(query=query)
         subject = _subject(headers, user_id=user_id, agent_id=agent_id, run_id=run_id, app_id=app_id)
         project = _project(actor, subject["app_id"])
         if not subject["user_id"] and project is None:
@@ -371,6 +382,7 @@ def get_memories(
         subject = _subject(headers, user_id=user_id, app_id=app_id)
         subject.update(agent_id=agent_id or "", run_id=run_id or "")
         project = _project(actor, subject["app_id"])
+        _storable(agent_id=agent_id, run_id=run_id)
         rows = readable_memories(actor).filter(status="active")
         if subject["user_id"]:
             require_subject(actor, subject["user_id"])
@@ -408,6 +420,7 @@ def update_memory(
     """Replace a memory's text (when the user corrects something you remembered). The gate applies."""
 
     def work(actor: Actor, headers: dict) -> dict[str, Any]:
+        _storable(text=text)
         item = services.memory_update(
             actor=actor, item=_readable(actor, memory_id), reason="update_memory tool", content=text
         )
@@ -444,6 +457,7 @@ def delete_all_memories(
 
     def work(actor: Actor, headers: dict) -> dict[str, Any]:
         # Only the user comes from the headers: an agent, a conversation or a project narrows when named.
+        _storable(agent_id=agent_id, run_id=run_id, app_id=app_id)
         subject = _subject(headers, user_id=user_id)
         if not subject["user_id"]:
             raise ValueError(_("user_id: required to delete all of a user's memories."))
@@ -504,6 +518,7 @@ def delete_entities(
     the X-Engram-* headers do not apply here: name the entity."""
 
     def work(actor: Actor, headers: dict) -> dict[str, Any]:
+        _storable(user_id=user_id, agent_id=agent_id, run_id=run_id, app_id=app_id)
         if not (user_id or agent_id or run_id or app_id):
             raise ValueError(_("Name the entity to delete: user_id, agent_id, run_id or app_id."))
         out: dict[str, Any] = {}
@@ -538,6 +553,7 @@ def get_context(
     the conversation's summary and recent messages, and a ready prompt block."""
 
     def work(actor: Actor, headers: dict) -> dict[str, Any]:
+        _storable(query=query)
         subject = _subject(headers, user_id=user_id, run_id=run_id, app_id=app_id)
         if not subject["user_id"]:
             raise ValueError(_("user_id: required."))
