@@ -410,3 +410,30 @@ def test_text_postgresql_cannot_store_is_a_readable_refusal(url, secret, org):
     assert "text" in answers[0].content[0].text and "NUL" in answers[0].content[0].text
     assert "query" in answers[1].content[0].text
     assert not MemoryItem.objects.filter(org=org).exists()
+
+
+def test_hostile_bodies_are_protocol_errors_never_500(url, secret, org):
+    """What tests/test_bad_input.py sends every other write route, sent to the SDK's server."""
+    headers = {
+        "Authorization": f"Bearer {secret}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    }
+    hostile = [
+        b'{"content": ',
+        b"[1, 2, 3]",
+        json.dumps({"jsonrpc": "2.0", "id": {}, "method": 5, "params": []}).encode(),
+        b'{"a": ' * 50_000 + b"1" + b"}" * 50_000,
+    ]
+    for revision in ("2025-11-25", "2026-07-28"):
+        for body in hostile:
+            answer = httpx.post(
+                url, content=body, headers={**headers, "Mcp-Protocol-Version": revision}, timeout=60
+            )
+            assert 400 <= answer.status_code < 500, (
+                revision,
+                body[:40],
+                answer.status_code,
+                answer.text[:300],
+            )
+    assert not MemoryItem.objects.filter(org=org).exists()
