@@ -286,6 +286,8 @@ def _filter_q(filters) -> list:
                     _("filter: unknown operator %(op)s. Valid operators: %(valid)s")
                     % {"op": operator, "valid": ", ".join(FILTER_OPERATORS)}
                 )
+            if operand is None and operator not in ("$eq", "$ne"):
+                raise StoreError(_("filter: %(op)s compares with a value, not null.") % {"op": operator})
             conditions.append((f"f{number}", expression, operator, operand))
     return conditions
 

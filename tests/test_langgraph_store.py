@@ -202,6 +202,8 @@ def test_bad_input_is_a_400_naming_the_field(live_server, secret):
     assert "标签" in zh.json()["error"]["message"], zh.text
     bad_filter = httpx.post(f"{url}/items/search", json={"filter": {"a": {"$regex": "x"}}}, headers=headers)
     assert bad_filter.status_code == 400 and "$regex" in bad_filter.json()["error"]["message"]
+    null = httpx.post(f"{url}/items/search", json={"filter": {"a": {"$gt": None}}}, headers=headers)
+    assert null.status_code == 400 and "$gt" in null.json()["error"]["message"], null.text
     assert httpx.get(f"{url}/items", params={"namespace": "a"}, headers=headers).status_code == 400
 
 
