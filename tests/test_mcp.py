@@ -437,3 +437,23 @@ def test_hostile_bodies_are_protocol_errors_never_500(url, secret, org):
                 answer.text[:300],
             )
     assert not MemoryItem.objects.filter(org=org).exists()
+
+
+def test_older_handshake_revisions_are_negotiated(url, secret, org):
+    accept = {"Accept": "application/json, text/event-stream", "Authorization": f"Bearer {secret}"}
+    for revision in ("2025-06-18", "2025-03-26", "2024-11-05"):
+        init = {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": revision,
+                "capabilities": {},
+                "clientInfo": {"name": "t", "version": "1"},
+            },
+        }
+        opened = httpx.post(url, json=init, headers=accept, timeout=30)
+        assert opened.status_code == 200 and opened.json()["result"]["protocolVersion"] == revision, (
+            opened.text
+        )
+        assert opened.headers["Mcp-Session-Id"]
