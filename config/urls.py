@@ -10,6 +10,7 @@ api_v1 = [
     path("", include("checkpoints.api.urls")),
     path("", include("memory.api.jobs_urls")),
     path("", include("memory.api.tools_urls")),
+    path("", include("memory.api.store_urls")),
     path("", include("profiles.api.urls")),
     path("", include("workspace.api.urls")),
     path("", include("audit.api.urls")),

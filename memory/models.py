@@ -1,6 +1,7 @@
 """Long-term memory: items, their revisions, the extraction queue and injection logs."""
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -326,3 +327,29 @@ class MemoryFeedback(models.Model):
 
     def __str__(self) -> str:
         return f"feedback {self.pk} on #{self.memory_id}: {self.value}"
+
+
+class StoreItem(models.Model):
+    """One item of the LangGraph store API (memory.store): a JSON value under a namespace and a key the
+    caller chooses. Kept apart from memories: no gate on length, no dedup, no history; the content gate
+    still reads its strings."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    namespace = ArrayField(models.CharField(max_length=255))
+    path = models.TextField()  # the namespace joined with ".", for prefix matching
+    key = models.CharField(max_length=1024)
+    value = models.JSONField(default=dict)
+    # What semantic search embeds: null the whole value, [] nothing (index: false), else field paths.
+    index_fields = models.JSONField(null=True, blank=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True, default="")
+    ttl_minutes = models.FloatField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["org", "path", "key"], name="uniq_store_item")]
+
+    def __str__(self) -> str:
+        return f"{self.path}/{self.key}"

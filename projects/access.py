@@ -670,6 +670,38 @@ def system_actor_for_job(job) -> Actor:
     return Actor(org=org, is_system=True, shared_only=True)
 
 
+# ---- the LangGraph store ------------------------------------------------------------------------
+
+
+def store_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Items of the LangGraph store (the org's agents' own data): the org's, for whoever may use the store
+    (require_store); nothing for anyone else."""
+    if not can_use_store(actor):
+        return Q(**{f"{prefix}pk__in": []})
+    return org_q(actor, prefix)
+
+
+def can_use_store(actor: Actor) -> bool:
+    """The store is the org's, not a project's nor a subject's: an org-wide API key, the system, and org
+    owners and admins use it; a key restricted to some projects and other members do not."""
+    if actor.is_key:
+        return not is_project_restricted(actor)
+    return actor.is_org_admin
+
+
+def require_store(actor: Actor, *, write: bool = False) -> None:
+    if not can_use_store(actor):
+        if actor.is_key:
+            raise PermissionDenied(
+                _("The store belongs to the whole organization: a key restricted to projects may not use it.")
+            )
+        raise PermissionDenied(
+            _("Only organization owners and admins, and the org's API keys, may use the store.")
+        )
+    if write and not actor.can_write:
+        raise PermissionDenied(_("This API key is read-only."))
+
+
 def require_actor(actor) -> Actor:
     """Writes always have someone acting; there is no "no actor, no checks"."""
     if not isinstance(actor, Actor):

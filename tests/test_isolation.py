@@ -228,6 +228,7 @@ class World:
             LLMConfig,
             MemoryItem,
             ReembedJob,
+            StoreItem,
         )
         from memory.services import memory_create
         from profiles.models import ProfileRevision, ProjectProfile, UserProfile
@@ -304,6 +305,9 @@ class World:
             org=org_a, base_url="http://127.0.0.1:9/v1", model=f"{MARK}-chat"
         )
         reembed = ReembedJob.objects.create(org=org_a, model=f"{MARK}-model")
+        store_item = StoreItem.objects.create(
+            org=org_a, namespace=["ns-a"], path="ns-a", key="key-a", value={"note": MARK}, **_embedding(org_a)
+        )
         from memory.models import MemoryRevision
 
         for obj in (
@@ -324,6 +328,7 @@ class World:
             embedding_config,
             llm_config,
             reembed,
+            store_item,
         ):
             self.objects[type(obj)] = obj
         self.objects[MemoryItem] = user_item
@@ -594,3 +599,27 @@ def test_it_lists_nothing_of_org_a_for_org_b(world, org_b):
     for client in world.b_clients.values():
         projects = client.get("/api/v1/projects").json()["results"]
         assert [p["slug"] for p in projects] == ["bravo"]
+
+
+def test_the_store_shows_org_b_nothing_of_org_a(world, org_a):
+    """The LangGraph store's routes take the namespace and key in the body or the query string, which the
+    resolver-built checks above do not name: org B asks for org A's item by its namespace and key, by prefix
+    and by meaning, and writes and deletes under the same namespace and key."""
+    before = fingerprint(org_a)
+    for who, client in world.b_clients.items():
+        got = client.get("/api/v1/store/items", {"namespace": "ns-a", "key": "key-a"})
+        missing = client.get("/api/v1/store/items", {"namespace": "ns-zz", "key": "key-zz"})
+        assert (got.status_code, _error_code(got)) == (missing.status_code, _error_code(missing)), who
+        for body in ({}, {"namespace_prefix": ["ns-a"]}, {"query": MARK}, {"filter": {"note": MARK}}):
+            found = client.post("/api/v1/store/items/search", body, format="json")
+            assert found.status_code == 200 and found.json() == {"items": []}, (who, body, found.content)
+        listed = client.post("/api/v1/store/namespaces", {}, format="json")
+        assert listed.json() == {"namespaces": []}, who
+        put = client.put(
+            "/api/v1/store/items", {"namespace": ["ns-a"], "key": "key-a", "value": {"b": 1}}, format="json"
+        )
+        assert put.status_code == 204, (who, put.content)
+        deleted = client.delete("/api/v1/store/items", {"namespace": ["ns-a"], "key": "key-a"}, format="json")
+        assert deleted.status_code == 204, who
+        _no_mark(got, who)
+    assert fingerprint(org_a) == before

@@ -203,6 +203,9 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("ENGRAM_CELERY_EAGER", False)
 CELERY_BEAT_SCHEDULE: dict = {}
 
+# The MCP process (config/mcp.py) the web server forwards /api/v1/mcp to; `./engram run` sets it.
+ENGRAM_MCP_URL = env_str("ENGRAM_MCP_URL", "")
+
 # Secrets at rest (provider API keys) are encrypted with Fernet keys derived from this.
 ENGRAM_ENCRYPTION_KEY = env_str("ENGRAM_ENCRYPTION_KEY", "")
 
@@ -319,6 +322,7 @@ CELERY_BEAT_SCHEDULE.update(
         "sessions-expire": {"task": "checkpoints.tasks.sessions_expire", "schedule": 3600.0},
         "checkpoints-archive": {"task": "checkpoints.tasks.checkpoints_archive", "schedule": 3600.0},
         "idempotency-keys-purge": {"task": "projects.tasks.idempotency_keys_purge", "schedule": 3600.0},
+        "store-items-purge": {"task": "memory.tasks.store_items_purge", "schedule": 600.0},
         "webhooks-sweep": {"task": "webhooks.tasks.webhooks_sweep", "schedule": 60.0},
     }
 )

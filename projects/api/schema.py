@@ -20,6 +20,19 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
         }
 
 
+class ApiKeyHeaderAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "projects.authentication.ApiKeyHeaderAuthentication"
+    name = "ApiKeyHeader"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "X-Api-Key",
+            "description": "The same org API key in `X-Api-Key` (as LangGraph's client sends it; the store API).",
+        }
+
+
 # ---- tags ----------------------------------------------------------------------------------------------
 
 TAGS = [
@@ -56,7 +69,10 @@ TAGS = [
         "name": "tools",
         "description": "The memory tools as OpenAI function-calling schemas, and running them.",
     },
-    {"name": "mcp", "description": "The memory tools over the Model Context Protocol (JSON-RPC 2.0)."},
+    {
+        "name": "store",
+        "description": "The LangGraph store: JSON items under namespaces, for LangGraph agents.",
+    },
     {"name": "config", "description": "The org's chat model and embedding provider (org owners and admins)."},
     {"name": "projects", "description": "Projects and their members."},
     {"name": "keys", "description": "The org's API keys (org owners and admins); a secret is shown once."},
@@ -80,7 +96,7 @@ TAG_RULES = [
     (r"users/", "users"),
     (r"context", "context"),
     (r"tools", "tools"),
-    (r"mcp", "mcp"),
+    (r"store/", "store"),
     (r"llm-config|embedding-config", "config"),
     (r"api-keys", "keys"),
     (r"audit-log", "audit"),
@@ -153,7 +169,11 @@ SUMMARIES = {
     "v1_memories_feedback_create": "Give feedback on a memory (useful, wrong, outdated)",
     "v1_tools_retrieve": "List the memory tools",
     "v1_tools_invoke_create": "Run a memory tool",
-    "v1_mcp_create": "MCP message (JSON-RPC)",
+    "v1_store_items_retrieve": "Get a store item",
+    "v1_store_items_update": "Put a store item",
+    "v1_store_items_destroy": "Delete a store item",
+    "v1_store_items_search_create": "Search store items",
+    "v1_store_namespaces_create": "List store namespaces",
     "v1_llm_config_retrieve": "Get the chat model",
     "v1_llm_config_update": "Set the chat model",
     "v1_llm_config_destroy": "Remove the chat model",

@@ -381,6 +381,17 @@ class Forgotten(Model):
     total: int = 0
 
 
+class StoreItem(Model):
+    """An item of the LangGraph store; `score` is the similarity to a search's query (None without one)."""
+
+    namespace: list[str]
+    key: str
+    value: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    score: float | None = None
+
+
 class ToolResult(Model):
     result: Any = None
     output: str = ""

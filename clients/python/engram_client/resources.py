@@ -36,6 +36,7 @@ from .models import (
     Revision,
     SearchResponse,
     Session,
+    StoreItem,
     ToolResult,
     UserProfile,
     Webhook,
@@ -75,9 +76,9 @@ class Resource:
     def __init__(self, client):
         self._c = client
 
-    def _call(self, method, path, *, params=None, body=None, headers=None, parse=None):
+    def _call(self, method, path, *, params=None, body=None, headers=None, parse=None, none_if_missing=False):
         params = query(params) if params else None
-        return self._c.call(Request(method, path, params, _encode(body), headers, parse))
+        return self._c.call(Request(method, path, params, _encode(body), headers, parse, none_if_missing))
 
     def _list(self, path: str, params: dict[str, Any], model) -> Iterator[Any]:
         return self._c.pages(path, query(params), model.model_validate)
@@ -617,8 +618,13 @@ class Tools(Resource):
         return self._call("POST", f"/tools/{_seg(name)}/invoke", body=body, parse=ToolResult.model_validate)
 
 
+MCP_REVISION = "2026-07-28"
+
+
 class Mcp(Resource):
-    """One JSON-RPC message to the MCP endpoint (what an MCP client sends); answers the JSON-RPC body."""
+    """One self-contained MCP request (protocol revision 2026-07-28: no handshake, no session), e.g.
+    `mcp.request("tools/call", {"name": "search_memories", "arguments": {...}})`; answers the JSON-RPC body.
+    For a full session use the `mcp` package's client (README, "MCP")."""
 
     def request(
         self,
@@ -631,9 +637,19 @@ class Mcp(Resource):
         session_id: str | None = None,
         agent_id: str | None = None,
     ) -> dict[str, Any]:
+        params = dict(params or {})
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": MCP_REVISION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            **(params.get("_meta") or {}),
+        }
         headers = {
             name: value
             for name, value in {
+                "Accept": "application/json, text/event-stream",
+                "Mcp-Protocol-Version": MCP_REVISION,
+                "Mcp-Method": method,
+                "Mcp-Name": params.get("name") if method in ("tools/call", "prompts/get") else None,
                 "X-Engram-User-Id": user_id,
                 "X-Engram-Project": project,
                 "X-Engram-Session-Id": session_id,
@@ -641,8 +657,91 @@ class Mcp(Resource):
             }.items()
             if value
         }
-        body = {"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}
+        body = {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
         return self._call("POST", "/mcp", body=body, headers=headers)
+
+
+class Store(Resource):
+    """The LangGraph store: JSON objects under namespaces (tuples of labels) with keys you choose.
+    `engram_client.langgraph.EngramStore` is LangGraph's `BaseStore` built on it."""
+
+    def put(
+        self,
+        namespace,
+        key: str,
+        value: dict[str, Any],
+        *,
+        index: list[str] | bool | None = None,
+        ttl: float | None = None,
+    ) -> None:
+        """Create or replace an item. `index`: the fields semantic search embeds (None: the whole value,
+        False: none); `ttl`: minutes until it expires."""
+        body: dict[str, Any] = {"namespace": list(namespace), "key": key, "value": value}
+        if index is not None:
+            body["index"] = index
+        if ttl is not None:
+            body["ttl"] = ttl
+        return self._call("PUT", "/store/items", body=body)
+
+    def get(self, namespace, key: str, *, refresh_ttl: bool | None = None) -> StoreItem | None:
+        """The item, or None when there is none (or it expired)."""
+        params = {"namespace": ".".join(namespace), "key": key, "refresh_ttl": refresh_ttl}
+        return self._call(
+            "GET", "/store/items", params=params, parse=StoreItem.model_validate, none_if_missing=True
+        )
+
+    def delete(self, namespace, key: str) -> None:
+        return self._call("DELETE", "/store/items", body={"namespace": list(namespace), "key": key})
+
+    def search(
+        self,
+        namespace_prefix=(),
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        refresh_ttl: bool | None = None,
+    ) -> list[StoreItem]:
+        """Items under the prefix, filtered ({"field": value} or {"field": {"$gt": 3}}), best match first
+        with a `query`, else the most recently updated first."""
+        body = clean(
+            {
+                "namespace_prefix": list(namespace_prefix),
+                "query": query,
+                "filter": filter,
+                "limit": limit,
+                "offset": offset,
+                "refresh_ttl": refresh_ttl,
+            }
+        )
+        return self._call(
+            "POST",
+            "/store/items/search",
+            body=body,
+            parse=lambda answer: [StoreItem.model_validate(row) for row in answer["items"]],
+        )
+
+    def namespaces(
+        self,
+        *,
+        prefix=None,
+        suffix=None,
+        max_depth: int | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> list[list[str]]:
+        """The namespaces in use; "*" in prefix or suffix stands for any one label."""
+        body = clean(
+            {
+                "prefix": list(prefix) if prefix else None,
+                "suffix": list(suffix) if suffix else None,
+                "max_depth": max_depth,
+                "limit": limit,
+                "offset": offset,
+            }
+        )
+        return self._call("POST", "/store/namespaces", body=body, parse=lambda answer: answer["namespaces"])
 
 
 class _Settings(Resource):
@@ -688,6 +787,7 @@ RESOURCES = {
     "injections": Injections,
     "tools": Tools,
     "mcp": Mcp,
+    "store": Store,
     "embedding_config": EmbeddingConfig,
     "llm_config": LlmConfig,
 }
