@@ -8,11 +8,23 @@ from projects.templatetags.engram import LABELS
 from .models import MemoryType, Scope, Status, Visibility
 
 TYPE_CHOICES = [(t.value, LABELS[t.value]) for t in MemoryType]
-VISIBILITY_CHOICES = [
-    (Visibility.PUBLIC.value, _("public — everyone in the organization")),
-    (Visibility.MEMBERS.value, _("members — the project's members")),
-    (Visibility.OWNER_ONLY.value, _("owner only — just me")),
-]
+
+
+def visibility_choices(org=None, author: str | None = None) -> list[tuple[str, str]]:
+    """The visibility choices named for who can see the memory: "owner_only" means its author (not the
+    project's Owner); author is the author's name when that is not the person choosing."""
+    everyone = (
+        _("everyone in %(org)s") % {"org": org.name} if org is not None else _("everyone in the organization")
+    )
+    only_author = _("only its author (%(name)s)") % {"name": author} if author else _("only me (the author)")
+    return [
+        (Visibility.OWNER_ONLY.value, only_author),
+        (Visibility.MEMBERS.value, _("project members")),
+        (Visibility.PUBLIC.value, everyone),
+    ]
+
+
+VISIBILITY_CHOICES = visibility_choices()
 
 
 def parse_tags(text: str) -> list[str]:
@@ -79,8 +91,9 @@ class MemoryAddForm(forms.Form):
     tags = forms.CharField(label=_("Tags"), required=False, help_text=_("comma separated"))
     skill = forms.CharField(label=_("Skill"), required=False, max_length=100)
 
-    def __init__(self, *args, projects=(), **kwargs):
+    def __init__(self, *args, projects=(), org=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["visibility"].choices = visibility_choices(org)
         self.projects = {str(p.pk): p for p in projects}
         self.fields["project"].choices = [("", _("about me (user scope)"))] + [
             (str(p.pk), _("project %(name)s") % {"name": p.name}) for p in projects
@@ -103,7 +116,7 @@ class MemoryEditForm(forms.Form):
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
 
     @classmethod
-    def for_item(cls, item, data=None):
+    def for_item(cls, item, data=None, actor=None):
         initial = {
             "content": item.content,
             "memory_type": item.memory_type,
@@ -115,6 +128,8 @@ class MemoryEditForm(forms.Form):
         form = cls(data=data, initial=initial)
         if item.scope != Scope.PROJECT:
             del form.fields["visibility"]
+        elif actor is not None:
+            form.fields["visibility"].choices = item_visibility_choices(actor, item)
         return form
 
     def clean_tags(self):
@@ -128,5 +143,21 @@ class MemoryEditForm(forms.Form):
         return data
 
 
+def author_name(actor, item) -> str | None:
+    """None when the actor wrote the item, else how to name its author."""
+    if item.created_by_id is not None:
+        mine = actor.account is not None and item.created_by_id == actor.account.pk
+        return None if mine else item.created_by.username
+    if item.created_by_key_id is not None:
+        mine = actor.api_key is not None and item.created_by_key_id == actor.api_key.pk
+        return None if mine else _("key %(prefix)s") % {"prefix": item.created_by_key.prefix}
+    return "—"
+
+
+def item_visibility_choices(actor, item) -> list[tuple[str, str]]:
+    return visibility_choices(actor.org, author_name(actor, item))
+
+
 class VisibilityForm(forms.Form):
     visibility = forms.ChoiceField(choices=VISIBILITY_CHOICES)
+    confirm = forms.BooleanField(required=False)  # yes, hide it from me

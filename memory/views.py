@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.db.models import Max
-from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.http import HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from projects.access import can_change_memory, projects_to_add_to, require_change_memory
+from projects.access import can_change_memory, projects_to_add_to, require_change_memory, visibility_hides
 from projects.models import Project
 from projects.views import project_for_page
 from projects.web import org_page, paginate, render_page
@@ -18,10 +17,10 @@ from projects.web import org_page, paginate, render_page
 from . import services
 from .drafts import MemoryDraft
 from .filters import MemoryFilterSet
-from .forms import MemoryAddForm, MemoryEditForm, MemoryFilterForm, VisibilityForm
+from .forms import MemoryAddForm, MemoryEditForm, MemoryFilterForm, VisibilityForm, item_visibility_choices
 from .gate import GateRejection
 from .models import Scope, Status
-from .selectors import memory_revisions, readable_memories
+from .selectors import memory_revisions, project_memories, readable_memories
 
 SEARCH_PROJECTS = 10  # a search on the page covers the subject and at most this many projects
 
@@ -281,25 +280,51 @@ def memory_purge(request, pk):
     return redirect("memory-list")
 
 
+def project_memory_context(request, project) -> dict:
+    """The project page's memory table: a page of the project's memories, each with whether the actor may
+    change it and its visibility choices named for who would see it."""
+    actor = request.actor
+    page, querystring = paginate(request, project_memories(actor=actor, project=project))
+    rows = [(m, can_change_memory(actor, m), item_visibility_choices(actor, m)) for m in page.object_list]
+    return {"project": project, "page": page, "rows": rows, "querystring": querystring}
+
+
 @org_page
 @require_POST
 def memory_visibility(request, slug, pk):
-    """Change a project memory's visibility from the project page."""
+    """Change a project memory's visibility from the project page. A change that would hide the memory from
+    the person making it (owner_only on someone else's memory) is asked again and done only when confirmed.
+    Afterwards the whole table is sent back, so the row moves to its new group (or leaves the page)."""
+    actor = request.actor
     project = project_for_page(request, slug)
     item = get_object_or_404(
-        readable_memories(request.actor).select_related("project", "created_by"), project=project, pk=pk
+        readable_memories(actor).select_related("project", "created_by", "created_by_key"),
+        project=project,
+        pk=pk,
     )
     form = VisibilityForm(request.POST)
     if not form.is_valid():
-        raise PermissionDenied(_("Unknown visibility."))
-    item = services.memory_update(
-        actor=request.actor,
-        item=item,
-        visibility=form.cleaned_data["visibility"],
-        reason="visibility changed",
-    )
+        return HttpResponseBadRequest(_("Unknown visibility."))
+    visibility = form.cleaned_data["visibility"]
+    require_change_memory(actor, item)
+    if (
+        visibility != item.visibility
+        and visibility_hides(actor, item, visibility)
+        and not form.cleaned_data["confirm"]
+    ):
+        choices = dict(item_visibility_choices(actor, item))
+        context = {"m": item, "project": project, "visibility": visibility, "new_label": choices[visibility]}
+        if request.htmx:
+            response = render_page(request, "projects/detail.html", context, partial="confirm-visibility")
+            response["HX-Retarget"] = f"#pm-{item.pk}"
+            response["HX-Reswap"] = "outerHTML"
+            return response
+        return render(request, "projects/confirm_visibility.html", context)
+    if visibility != item.visibility:
+        services.memory_update(actor=actor, item=item, visibility=visibility, reason="visibility changed")
     if request.htmx:
-        context = {"m": item, "can_change": True, "project": project}
-        return render_page(request, "projects/detail.html", context, partial="memory-row")
+        return render_page(
+            request, "projects/detail.html", project_memory_context(request, project), partial="memories"
+        )
     messages.success(request, _("Visibility changed."))
     return redirect("project-detail", slug=slug)

@@ -627,6 +627,41 @@ def can_change_memory(actor: Actor, item) -> bool:
     return has_project_perm(actor, item.project, "create_memories") and item.created_by_id == actor.account.pk
 
 
+def visibility_hides(actor: Actor, item, visibility: str) -> bool:
+    """Whether giving a project memory this visibility takes it out of the actor's reach (memory_read_q's
+    rule for project memories): owner_only hides it from everyone but its author, members from anyone
+    who does not reach the project."""
+    if actor.is_system or item.scope != "project":
+        return False
+    if visibility == "owner_only":
+        if actor.is_key:
+            return item.created_by_key_id != actor.api_key.pk
+        return item.created_by_id != actor.account.pk
+    if visibility == "members":
+        return not readable_projects(actor).filter(pk=item.project_id).exists()
+    return False
+
+
+def role_table() -> list[tuple[str, dict[str, bool]]]:
+    """What each project role may do, highest role first, read off ROLE_PERMS and the rules above
+    (can_change_memory: a role that creates edits and deletes its own; can_act_as_owner)."""
+    roles = sorted(ROLE_PERMS, key=lambda role: ROLE_RANK[role], reverse=True)
+    return [
+        (
+            role,
+            {
+                "read": "read_memories" in ROLE_PERMS[role],
+                "create": "create_memories" in ROLE_PERMS[role],
+                "change_own": "create_memories" in ROLE_PERMS[role],
+                "change_any": "change_any_memory" in ROLE_PERMS[role],
+                "manage_members": "manage_members" in ROLE_PERMS[role],
+                "owner_acts": role == ProjectRole.OWNER,
+            },
+        )
+        for role in roles
+    ]
+
+
 def require_read_memory(actor: Actor, item) -> None:
     """404 when the actor may not read the item."""
     readable = type(item)._default_manager.filter(memory_read_q(actor), pk=item.pk)

@@ -24,10 +24,14 @@ from .access import (
     readable_projects,
     require_org_admin,
     require_project,
+    role_table,
 )
 from .forms import ApiKeyForm, MemberAddForm, ProjectForm, RoleForm
 from .models import ProjectRole
 from .web import org_page, paginate, render_page
+
+# The columns of the roles panel, in order (the keys of access.role_table's rows).
+ROLE_ABILITIES = ["read", "create", "change_own", "change_any", "manage_members", "owner_acts"]
 
 
 @login_required
@@ -123,6 +127,8 @@ def members_context(request, project, form=None, errors=None):
         "member_form": form or MemberAddForm(),
         "role_form": RoleForm(),
         "member_errors": errors or {},
+        "role_table": role_table(),
+        "role_abilities": ROLE_ABILITIES,
         # The sole Owner gets no Remove button (the service refuses it anyway).
         "sole_owner_id": owners[0] if len(owners) == 1 else None,
     }

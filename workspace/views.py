@@ -4,7 +4,8 @@ revisions, where it came from: extraction job and message, and the agent calls t
 from django.shortcuts import get_object_or_404
 
 from memory.models import Status
-from memory.selectors import injections_for_memory, memory_revisions, project_memories, readable_memories
+from memory.selectors import injections_for_memory, memory_revisions, readable_memories
+from memory.views import project_memory_context
 from profiles.views import project_profile_context
 from projects.access import can_change_memory, project_role
 from projects.views import members_context, project_for_page
@@ -17,13 +18,10 @@ from .selectors import memory_origin
 def project_detail(request, slug):
     actor = request.actor
     project = project_for_page(request, slug)
-    page, querystring = paginate(request, project_memories(actor=actor, project=project))
     context = {
         **members_context(request, project),
         "role": project_role(actor, project),
-        "page": page,
-        "rows": [(m, can_change_memory(actor, m)) for m in page.object_list],
-        "querystring": querystring,
+        **project_memory_context(request, project),
         **project_profile_context(actor, project),
     }
     return render_page(request, "projects/detail.html", context, partial="memories")
