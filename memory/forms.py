@@ -5,6 +5,7 @@ from django.utils.translation import gettext_lazy as _
 
 from projects.templatetags.engram import LABELS
 
+from .extraction.rules import memory_type_of
 from .models import MemoryType, Scope, Status, Visibility
 
 TYPE_CHOICES = [(t.value, LABELS[t.value]) for t in MemoryType]
@@ -82,11 +83,17 @@ class MemoryFilterForm(forms.Form):
 
 
 class MemoryAddForm(forms.Form):
+    """Content, type, tags and skill for every memory; where (about me or a project) and, for a project
+    memory only, who may see it. Left to "suggest", the type is read from the text by the extraction
+    rules' typing (memory.extraction.rules.memory_type_of)."""
+
     content = forms.CharField(label=_("Content"), widget=forms.Textarea(attrs={"rows": 3}), max_length=20000)
-    memory_type = forms.ChoiceField(label=_("Type"), choices=TYPE_CHOICES, initial=MemoryType.FACT)
+    memory_type = forms.ChoiceField(
+        label=_("Type"), choices=[("", _("suggest from the text"))] + TYPE_CHOICES, required=False
+    )
     project = forms.ChoiceField(label=_("Where"), required=False)
     visibility = forms.ChoiceField(
-        label=_("Visibility"), choices=VISIBILITY_CHOICES, initial=Visibility.MEMBERS
+        label=_("Who can see it"), choices=VISIBILITY_CHOICES, initial=Visibility.MEMBERS, required=False
     )
     tags = forms.CharField(label=_("Tags"), required=False, help_text=_("comma separated"))
     skill = forms.CharField(label=_("Skill"), required=False, max_length=100)
@@ -105,6 +112,21 @@ class MemoryAddForm(forms.Form):
     def clean_project(self):
         value = self.cleaned_data["project"]
         return self.projects.get(value) if value else None
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("memory_type") and data.get("content"):
+            data["memory_type"] = suggested_type(data["content"])
+        if not data.get("project"):
+            data["visibility"] = Visibility.MEMBERS  # about me: visibility does not apply
+        elif not data.get("visibility"):
+            data["visibility"] = Visibility.MEMBERS
+        return data
+
+
+def suggested_type(content: str) -> str:
+    """The type the extraction rules would give this text."""
+    return memory_type_of(content.strip())
 
 
 class MemoryEditForm(forms.Form):

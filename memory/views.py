@@ -17,7 +17,14 @@ from projects.web import org_page, paginate, render_page
 from . import services
 from .drafts import MemoryDraft
 from .filters import MemoryFilterSet
-from .forms import MemoryAddForm, MemoryEditForm, MemoryFilterForm, VisibilityForm, item_visibility_choices
+from .forms import (
+    MemoryAddForm,
+    MemoryEditForm,
+    MemoryFilterForm,
+    VisibilityForm,
+    item_visibility_choices,
+    suggested_type,
+)
 from .gate import GateRejection
 from .models import Scope, Status
 from .selectors import memory_revisions, project_memories, readable_memories
@@ -27,12 +34,21 @@ SEARCH_PROJECTS = 10  # a search on the page covers the subject and at most this
 TEMPLATE = "memory/list.html"
 
 
-def _filtered(actor, form: MemoryFilterForm):
+TABS = ("mine", "projects")  # the subject's own memories (user and session scope); project memories
+
+
+def _tab(request) -> str:
+    tab = request.GET.get("tab", "")
+    return tab if tab in TABS else "mine"
+
+
+def _filtered(actor, form: MemoryFilterForm, tab: str):
     qs = readable_memories(actor).select_related("project", "created_by")
+    qs = qs.filter(scope=Scope.PROJECT) if tab == "projects" else qs.exclude(scope=Scope.PROJECT)
     return MemoryFilterSet.apply_values(qs, form.filter_values())
 
 
-def _search(actor, form: MemoryFilterForm, qs):
+def _search(actor, form: MemoryFilterForm, qs, tab: str):
     """The real hybrid search (memory.search): the subject's own memories and each readable project's,
     merged best first and limited to the rows the filters allow."""
     from .search import memory_search
@@ -53,9 +69,9 @@ def _search(actor, form: MemoryFilterForm, qs):
         "include_expired": True,
     }
     subjects = []
-    if data.get("scope") in ("", "user", "session"):
+    if tab == "mine":
         subjects.append(MemoryFilters(user_id=actor.user_id, **common))
-    if data.get("scope") in ("", "project"):
+    else:
         project_ids = qs.filter(scope=Scope.PROJECT).values_list("project_id", flat=True).distinct()
         for project in Project.objects.filter(pk__in=project_ids[:SEARCH_PROJECTS]):
             subjects.append(MemoryFilters(project=project, **common))
@@ -77,30 +93,47 @@ def _rows(actor, items):
 @org_page
 def memory_list(request):
     actor = request.actor
+    tab = _tab(request)
     form = MemoryFilterForm(request.GET or None)
+    if tab == "mine":  # the scopes of one's own memories
+        form.fields["scope"].choices = [c for c in form.fields["scope"].choices if c[0] != Scope.PROJECT]
     form.is_valid()
     if not form.is_bound:
         form.cleaned_data = {"status": ""}
-    qs = _filtered(actor, form)
+    qs = _filtered(actor, form, tab)
     query = form.cleaned_data.get("q", "")
-    items = _search(actor, form, qs) if query else qs.order_by("-pinned", "-updated_at")
+    items = _search(actor, form, qs, tab) if query else qs.order_by("-pinned", "-updated_at")
     page, querystring = paginate(request, items)
+    readable = readable_memories(actor).filter(status=Status.ACTIVE)
     context = {
+        "tab": tab,
+        "tab_counts": {
+            "mine": readable.exclude(scope=Scope.PROJECT).count(),
+            "projects": readable.filter(scope=Scope.PROJECT).count(),
+        },
         "form": form,
         "page": page,
         "rows": _rows(actor, page.object_list),
         "querystring": querystring,
         "query": query,
-        "add_form": MemoryAddForm(projects=projects_to_add_to(actor)),
+        "add_form": MemoryAddForm(projects=projects_to_add_to(actor), org=actor.org),
     }
     return render_page(request, TEMPLATE, context, partial="results")
+
+
+@org_page
+def memory_suggest_type(request):
+    """The add form's hint: the type the extraction rules read from the text typed so far."""
+    content = request.GET.get("content", "")[:20000]
+    context = {"suggested": suggested_type(content) if content.strip() else None}
+    return render(request, "memory/add.html#type-hint", context)
 
 
 @org_page
 @require_POST
 def memory_add(request):
     actor = request.actor
-    form = MemoryAddForm(request.POST, projects=projects_to_add_to(actor))
+    form = MemoryAddForm(request.POST, projects=projects_to_add_to(actor), org=actor.org)
     if form.is_valid():
         data = form.cleaned_data
         project = data["project"]
@@ -135,11 +168,12 @@ def memory_add(request):
                     request,
                     _("This was already remembered (#%(id)s); merged into it.") % {"id": result.item.pk},
                 )
+            landing = "/memories/?tab=projects" if project else "/memories/"
             if request.htmx:
                 response = HttpResponse(status=204)
-                response["HX-Redirect"] = request.POST.get("next") or "/memories/"
+                response["HX-Redirect"] = landing
                 return response
-            return redirect("memory-list")
+            return redirect(landing)
     return render_page(
         request,
         "memory/add.html",
@@ -176,9 +210,9 @@ def memory_edit(request, pk):
     item = _readable(request, pk)
     require_change_memory(request.actor, item)
     if request.method != "POST":
-        form = MemoryEditForm.for_item(item)
+        form = MemoryEditForm.for_item(item, actor=request.actor)
         return render_page(request, "memory/edit.html", {"item": item, "form": form}, partial="edit")
-    form = MemoryEditForm.for_item(item, data=request.POST)
+    form = MemoryEditForm.for_item(item, data=request.POST, actor=request.actor)
     stale = None
     if form.is_valid():
         try:
@@ -192,7 +226,7 @@ def memory_edit(request, pk):
         except services.StaleVersion as exc:
             # Show both versions; the next save is against the current version.
             stale = exc.current
-            form = MemoryEditForm.for_item(stale, data=request.POST.copy())
+            form = MemoryEditForm.for_item(stale, data=request.POST.copy(), actor=request.actor)
             form.data["version"] = stale.version
             form.is_valid()
         except GateRejection as exc:
