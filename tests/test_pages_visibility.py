@@ -86,3 +86,52 @@ def test_the_roles_panel_is_read_off_the_access_modules_table(alice_web, project
     panel = body[body.index('data-testid="roles-panel"') :]
     viewer = panel[panel.index('data-role="viewer"') :].split("</tr>")[0]
     assert viewer.count('class="yes"') == 3
+
+
+def test_my_memories_holds_the_subjects_own_and_project_memories_in_their_own_tab(alice_web, alice, project):
+    MemoryItemFactory(org=project.org, content="Alice drinks green tea.")  # alice's user memory
+    MemoryItemFactory(project=project, content="Atlas deploys on Tuesdays.", created_by=alice)
+    mine = alice_web.get("/memories/").content.decode()
+    assert "green tea" in mine and "Tuesdays" not in mine
+    assert 'data-tab="mine"' in mine and 'aria-current="page" data-tab="mine"' in mine
+    projects = alice_web.get("/memories/?tab=projects").content.decode()
+    assert "Tuesdays" in projects and "green tea" not in projects
+    searched = alice_web.get("/memories/?tab=projects&q=Tuesdays").content.decode()
+    assert "Tuesdays" in searched
+
+
+def test_the_add_form_shows_visibility_for_project_memories_only(alice_web, alice, project):
+    body = alice_web.get("/memories/").content.decode()
+    box = body[body.index('data-shown-by="id_project"') :][:80]
+    assert "hidden" in box  # "about me" is chosen: who-can-see-it does not apply
+    response = alice_web.post(
+        "/memories/add/", {"content": "I am allergic to peanuts.", "project": "", "visibility": "owner_only"}
+    )
+    assert response.status_code == 302
+    item = MemoryItem.objects.get(content="I am allergic to peanuts.")
+    assert item.scope == "user" and item.visibility == "members"
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("我喜欢用 Python 写脚本。", "preference"),
+        ("Never deploy on Fridays.", "constraint"),
+        ("I usually run in the morning.", "habit"),
+    ],
+)
+def test_the_add_form_suggests_a_type_from_the_text(alice_web, content, expected):
+    hint = alice_web.get("/memories/suggest-type/", {"content": content}, **HX).content.decode()
+    assert f'data-type="{expected}"' in hint
+    alice_web.post("/memories/add/", {"content": content, "memory_type": "", "project": ""})
+    assert MemoryItem.objects.get(content=content).memory_type == expected
+
+
+def test_a_chosen_type_wins_over_the_suggestion(alice_web):
+    alice_web.post("/memories/add/", {"content": "Never deploy on Fridays.", "memory_type": "fact"})
+    assert MemoryItem.objects.get(content="Never deploy on Fridays.").memory_type == "fact"
+
+
+def test_every_page_has_a_skip_link_to_the_content(alice_web):
+    body = alice_web.get("/memories/").content.decode()
+    assert 'class="skip-link" href="#main"' in body and 'id="main"' in body
