@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 from django.db.models import Max
+from django.utils.translation import get_language, gettext, gettext_noop
 
 from core.times import rfc3339
 from projects.access import Actor
@@ -53,7 +54,15 @@ for _type, (_en, _zh) in HEADINGS.items():
 _MARKER = re.compile(r"\s*<!--\s*m:(\d+)\s*-->\s*")
 _COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
 _BULLET = re.compile(r"^[-*+]\s+(.*)$")
-_HELP = "<!-- One bullet per memory under a type heading (## Preferences, ## Facts, ...). Keep the m:<id> marks. -->"
+_HELP = gettext_noop(
+    "One bullet per memory under a type heading (## Preferences, ## Facts, ...). Keep the m:<id> marks."
+)
+
+
+def _chinese() -> bool:
+    """Whether the document is written for a Chinese reader (the request's language): headings and the
+    help comment in Chinese; either language's headings are read back."""
+    return (get_language() or "").lower().startswith("zh")
 
 
 class MarkdownError(Exception):
@@ -124,11 +133,12 @@ def render(items, subject: Subject) -> str:
     by_type: dict[str, list[MemoryItem]] = {}
     for item in items:
         by_type.setdefault(item.memory_type, []).append(item)
-    lines = [f"# {subject.title}", "", _HELP]
+    zh = _chinese()
+    lines = [f"# {subject.title}", "", f"<!-- {gettext(_HELP)} -->"]
     for memory_type in TYPE_ORDER:
         if memory_type not in by_type:
             continue
-        lines += ["", f"## {HEADINGS[memory_type][0]}", ""]
+        lines += ["", f"## {HEADINGS[memory_type][1 if zh else 0]}", ""]
         for item in by_type[memory_type]:
             lines += _bullet(item)
     return "\n".join(lines) + "\n"

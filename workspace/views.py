@@ -4,7 +4,13 @@ revisions, where it came from: extraction job and message, and the agent calls t
 from django.shortcuts import get_object_or_404
 
 from memory.models import Status
-from memory.selectors import injections_for_memory, memory_revisions, readable_memories
+from memory.revisions import changed_fields, content_diff, restore_changes_anything
+from memory.selectors import (
+    injection_count_for_memory,
+    injections_for_memory,
+    memory_revisions,
+    readable_memories,
+)
 from memory.views import project_memory_context
 from profiles.views import project_profile_context
 from projects.access import can_change_memory, project_role
@@ -30,15 +36,27 @@ def project_detail(request, slug):
 @org_page
 def memory_detail(request, pk):
     item = get_object_or_404(readable_memories(request.actor).select_related("project", "created_by"), pk=pk)
-    revisions = memory_revisions(item=item).order_by("-number")
+    can_change = can_change_memory(request.actor, item)
+    revisions = [
+        {
+            "rev": rev,
+            "diff": content_diff(rev.before["content"], rev.after["content"])
+            if rev.before and rev.after and rev.before.get("content") != rev.after.get("content")
+            else None,
+            "fields": changed_fields(rev),
+            "restorable": can_change and restore_changes_anything(item, rev),
+        }
+        for rev in memory_revisions(item=item).order_by("-number")
+    ]
     # Only the reader's own agent calls: another person's queries are theirs.
     injections = injections_for_memory(actor=request.actor, item=item).order_by("-created_at")
     job, message = memory_origin(actor=request.actor, item=item)
     inj_page, inj_qs = paginate(request, injections)
     context = {
         "item": item,
-        "can_change": can_change_memory(request.actor, item),
+        "can_change": can_change,
         "revisions": revisions,
+        "injected_total": injection_count_for_memory(actor=request.actor, item=item),
         "job": job,
         "message": message,
         "injections": inj_page,
