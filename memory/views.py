@@ -39,7 +39,9 @@ TABS = ("mine", "projects")  # the subject's own memories (user and session scop
 
 def _tab(request) -> str:
     tab = request.GET.get("tab", "")
-    return tab if tab in TABS else "mine"
+    if tab not in TABS:  # a link filtering on project scope opens the project tab
+        tab = "projects" if request.GET.get("scope") == Scope.PROJECT else "mine"
+    return tab
 
 
 def _filtered(actor, form: MemoryFilterForm, tab: str):
