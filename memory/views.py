@@ -190,7 +190,16 @@ def _readable(request, pk):
 
 
 def _row_response(request, item, **extra):
-    context = {"item": item, "can_change": can_change_memory(request.actor, item), **extra}
+    # On the memory's own page the row carries no link to that page.
+    on_detail = (
+        request.headers.get("HX-Current-URL", "").split("?")[0].rstrip("/").endswith(f"/memories/{item.pk}")
+    )
+    context = {
+        "item": item,
+        "can_change": can_change_memory(request.actor, item),
+        "on_detail": on_detail,
+        **extra,
+    }
     if request.htmx:
         return render_page(request, TEMPLATE, context, partial="row")
     return redirect("memory-detail", pk=item.pk)
