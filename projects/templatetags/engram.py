@@ -100,7 +100,7 @@ REASONS = {
 REASON_PATTERNS = [
     (re.compile(r"restored revision (\d+)"), _("restored revision %(a)s")),
     (re.compile(r"superseded by #(\d+)"), _("superseded by #%(a)s")),
-    (re.compile(r"split from #(\d+) revision (\d+)"), _("split from #%(a)s, revision %(b)s")),
+    (re.compile(r"split from #(\d+) revision (\d+)"), _("split from #%(a)s revision %(b)s")),
     (re.compile(r"revision (\d+) split into #(\d+)"), _("revision %(a)s split into #%(b)s")),
 ]
 
