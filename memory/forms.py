@@ -134,7 +134,8 @@ class MemoryEditForm(forms.Form):
     memory_type = forms.ChoiceField(label=_("Type"), choices=TYPE_CHOICES)
     tags = forms.CharField(label=_("Tags"), required=False)
     skill = forms.CharField(label=_("Skill"), required=False, max_length=100)
-    visibility = forms.ChoiceField(label=_("Visibility"), choices=VISIBILITY_CHOICES, required=False)
+    visibility = forms.ChoiceField(label=_("Who can see it"), choices=VISIBILITY_CHOICES, required=False)
+    confirm_hide = forms.BooleanField(label=_("Yes, hide it from me"), required=False)
     version = forms.IntegerField(widget=forms.HiddenInput, min_value=1)
 
     @classmethod
@@ -160,6 +161,7 @@ class MemoryEditForm(forms.Form):
     def changes(self) -> dict:
         data = dict(self.cleaned_data)
         data.pop("version")
+        data.pop("confirm_hide", None)
         if not data.get("visibility"):
             data.pop("visibility", None)
         return data

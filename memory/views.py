@@ -225,6 +225,20 @@ def memory_edit(request, pk):
         return render_page(request, "memory/edit.html", {"item": item, "form": form}, partial="edit")
     form = MemoryEditForm.for_item(item, data=request.POST, actor=request.actor)
     stale = None
+    ask_hide = False
+    if form.is_valid():
+        visibility = form.cleaned_data.get("visibility")
+        if (
+            visibility
+            and visibility != item.visibility
+            and visibility_hides(request.actor, item, visibility)
+            and not form.cleaned_data["confirm_hide"]
+        ):
+            ask_hide = True
+            form.add_error(
+                "visibility",
+                _("This hides the memory from you: only its author will see it. Tick the box to confirm."),
+            )
     if form.is_valid():
         try:
             item = services.memory_update(
@@ -247,7 +261,13 @@ def memory_edit(request, pk):
                 messages.success(request, _("Saved."))
             return _row_response(request, item)
     status = 200 if request.htmx else 409 if stale else 400
-    context = {"item": stale or item, "form": form, "stale": stale, "mine": request.POST.get("content", "")}
+    context = {
+        "item": stale or item,
+        "form": form,
+        "stale": stale,
+        "mine": request.POST.get("content", ""),
+        "ask_hide": ask_hide,
+    }
     return render_page(request, "memory/edit.html", context, partial="edit", status=status)
 
 

@@ -135,3 +135,23 @@ def test_a_chosen_type_wins_over_the_suggestion(alice_web):
 def test_every_page_has_a_skip_link_to_the_content(alice_web):
     body = alice_web.get("/memories/").content.decode()
     assert 'class="skip-link" href="#main"' in body and 'id="main"' in body
+
+
+def test_the_edit_form_asks_before_hiding_a_memory_from_the_editor(alice_web, bob, project):
+    item = MemoryItemFactory(project=project, content="Atlas uses Postgres 16.", created_by=bob)
+    url = f"/memories/{item.pk}/edit/"
+    data = {
+        "content": item.content,
+        "memory_type": "fact",
+        "tags": "",
+        "skill": "",
+        "visibility": "owner_only",
+    }
+    response = alice_web.post(url, {**data, "version": item.version}, **HX)
+    assert "This hides the memory from you" in response.content.decode()
+    assert 'name="confirm_hide"' in response.content.decode()
+    item.refresh_from_db()
+    assert item.visibility == "members"
+    alice_web.post(url, {**data, "version": item.version, "confirm_hide": "on"}, **HX)
+    item.refresh_from_db()
+    assert item.visibility == "owner_only"
