@@ -198,9 +198,14 @@ def parse(document: str) -> list[Bullet]:
                     {
                         "line": number,
                         "code": "unknown_heading",
-                        "message": f"Line {number}: unknown heading {line[3:].strip()!r}; use one of "
-                        + ", ".join(en for en, _ in HEADINGS.values())
-                        + ".",
+                        "message": gettext(
+                            "Line %(line)d: unknown heading %(heading)s; use one of %(headings)s."
+                        )
+                        % {
+                            "line": number,
+                            "heading": repr(line[3:].strip()),
+                            "headings": ", ".join(pair[1 if _chinese() else 0] for pair in HEADINGS.values()),
+                        },
                     }
                 )
             continue
@@ -214,7 +219,10 @@ def parse(document: str) -> list[Bullet]:
                         {
                             "line": number,
                             "code": "no_heading",
-                            "message": f"Line {number}: a bullet needs a type heading above it (## Facts, ...).",
+                            "message": gettext(
+                                "Line %(line)d: a bullet needs a type heading above it (## Facts, ...)."
+                            )
+                            % {"line": number},
                         }
                     )
                 continue
@@ -228,7 +236,8 @@ def parse(document: str) -> list[Bullet]:
             {
                 "line": number,
                 "code": "not_a_bullet",
-                "message": f"Line {number}: only bullets ('- ...') under a heading are memories.",
+                "message": gettext("Line %(line)d: only bullets ('- ...') under a heading are memories.")
+                % {"line": number},
             }
         )
     seen: dict[int, int] = {}
@@ -239,7 +248,8 @@ def parse(document: str) -> list[Bullet]:
                 {
                     "line": bullet.line,
                     "code": "two_marks",
-                    "message": f"Line {bullet.line}: one bullet carries two memory marks.",
+                    "message": gettext("Line %(line)d: one bullet carries two memory marks.")
+                    % {"line": bullet.line},
                 }
             )
             continue
@@ -252,7 +262,10 @@ def parse(document: str) -> list[Bullet]:
                     {
                         "line": bullet.line,
                         "code": "duplicate_mark",
-                        "message": f"Line {bullet.line}: memory #{ids[0]} appears twice (also line {seen[ids[0]]}).",
+                        "message": gettext(
+                            "Line %(line)d: memory #%(id)d appears twice (also line %(other)d)."
+                        )
+                        % {"line": bullet.line, "id": ids[0], "other": seen[ids[0]]},
                     }
                 )
             seen[ids[0]] = bullet.line
@@ -302,7 +315,12 @@ def _gate_errors(bullets: list[Bullet], current: dict[int, MemoryItem]) -> list[
                 gate.check_length(bullet.content)
         except gate.GateRejection as exc:
             errors.append(
-                {"line": bullet.line, "code": exc.code, "message": f"Line {bullet.line}: {exc.message}"}
+                {
+                    "line": bullet.line,
+                    "code": exc.code,
+                    "message": gettext("Line %(line)d: %(message)s")
+                    % {"line": bullet.line, "message": exc.message},
+                }
             )
     return errors
 
@@ -333,7 +351,9 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
         raise MarkdownError(
             409,
             "conflict",
-            "The memories changed since this document was rendered; reload it and apply your edit again.",
+            gettext(
+                "The memories changed since this document was rendered; reload it and apply your edit again."
+            ),
             {
                 "current_version": document_version(actor, subject, items),
                 "changed": _changes_since(actor, subject, int(base_mark), marked),
@@ -346,7 +366,10 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
                 {
                     "line": b.line,
                     "code": "unknown_memory",
-                    "message": f"Line {b.line}: memory #{b.item_id} is not an active memory of this document.",
+                    "message": gettext(
+                        "Line %(line)d: memory #%(id)d is not an active memory of this document."
+                    )
+                    % {"line": b.line, "id": b.item_id},
                 }
                 for b in foreign
             ]
@@ -376,11 +399,20 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
                 memory_update(actor=actor, item=item, expected_version=item.version, reason=reason, **fields)
             except gate.GateRejection as exc:
                 raise _refuse(
-                    [{"line": bullet.line, "code": exc.code, "message": f"Line {bullet.line}: {exc.message}"}]
+                    [
+                        {
+                            "line": bullet.line,
+                            "code": exc.code,
+                            "message": gettext("Line %(line)d: %(message)s")
+                            % {"line": bullet.line, "message": exc.message},
+                        }
+                    ]
                 )
             except StaleVersion:
                 raise MarkdownError(
-                    409, "conflict", f"Memory #{item.pk} changed while the document was applied."
+                    409,
+                    "conflict",
+                    gettext("Memory #%(id)d changed while the document was applied.") % {"id": item.pk},
                 )
             report["updated"].append(item.pk)
     for bullet in bullets:
@@ -399,7 +431,14 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
             result = memory_create(actor=actor, org=subject.org, draft=draft, reason=reason, dedup="hash")
         except gate.GateRejection as exc:
             raise _refuse(
-                [{"line": bullet.line, "code": exc.code, "message": f"Line {bullet.line}: {exc.message}"}]
+                [
+                    {
+                        "line": bullet.line,
+                        "code": exc.code,
+                        "message": gettext("Line %(line)d: %(message)s")
+                        % {"line": bullet.line, "message": exc.message},
+                    }
+                ]
             )
         report["added" if result.created else "merged"].append(result.item.pk)
     return {**document_get(actor=actor, subject=subject), "applied": report}

@@ -250,17 +250,54 @@ def test_every_web_page_in_chinese_shows_no_english(world):
         left = english_left(response.content.decode(), own)
         if left:
             problems[f"refusal {url}"] = left
+    # The gate's refusals, shown next to the field.
+    for content in ("好", "我的密码是 hunter2，API key sk-live-abcdefghijklmnopqrstuvwx"):
+        response = client.post("/memories/add/", {"content": content, "project": ""})
+        assert response.status_code == 400
+        assert "field-error" in response.content.decode()
+        rendered.append(f"refused add {content[:4]}")
+        left = english_left(response.content.decode().replace(content, ""), own)  # but what was typed
+        if left:
+            problems[f"gate refusal {content[:6]}"] = left
+    # A Markdown document refused line by line.
+    page = client.get("/markdown/").content.decode()
+    version = re.search(r'name="base_version" value="([^"]+)"', page).group(1)
+    for document in (
+        "# user.md\n## 喜欢的东西\n- 猫\n",
+        "# user.md\n- 没有标题\n",
+        "# user.md\n## 事实\n只是一句话\n",
+    ):
+        response = client.post("/markdown/", {"document": document, "base_version": version})
+        assert response.status_code in (400, 409, 422), response.status_code
+        assert "行：" in response.content.decode()  # the refusal is on the page, line numbered
+        rendered.append("markdown refusal")
+        left = english_left(response.content.decode(), own)
+        if left:
+            problems[f"markdown refusal {document[10:20]!r}"] = left
+    # Signing in.
+    left = english_left(Client(HTTP_ACCEPT_LANGUAGE="zh-hans").get("/login/").content.decode(), own)
+    if left:
+        problems["login"] = left
     assert len(rendered) >= 20, rendered
-    for name in (
+    wanted = {
         "memory-list",
         "memory-detail",
         "project-detail",
         "queue",
         "queue-job",
         "markdown",
+        "markdown-skill",
         "key-list",
-    ):
-        assert any(name in key or True for key in rendered)
+        "profile",
+        "usage",
+        "audit-log-page",
+        "webhook-list",
+        "webhook-detail",
+        "memory-edit",
+        "home",
+        "project-list",
+    }
+    assert wanted <= names, wanted - names
     assert not problems, "\n".join(f"{page}: {left[:6]}" for page, left in problems.items())
 
 
