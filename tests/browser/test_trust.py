@@ -87,7 +87,7 @@ def test_a_visibility_change_that_hides_a_memory_from_oneself_is_confirmed(open_
     expect(heading).to_be_visible()
     expect(page.locator("tbody", has=heading).locator(f"#pm-{mine.pk}")).to_be_visible()
     assert MemoryItem.objects.get(pk=mine.pk).visibility == "public"
-    expect(page.locator("[data-testid=roles-panel] tr[data-role=viewer] td.yes")).to_have_count(1)
+    expect(page.locator("[data-testid=roles-panel] td.yes[data-role=viewer]")).to_have_count(1)
     expect(page.locator("[data-testid=org-admin-rule]")).to_be_visible()
 
 
