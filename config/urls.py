@@ -33,6 +33,8 @@ urlpatterns = [
         name="api-redoc",
     ),
     path("i18n/", include("django.conf.urls.i18n")),
+    # Mem0's REST API at the root, where mem0ai's client looks for it (README "Mem0 compatibility").
+    path("", include("mem0compat.api.urls")),
     path("", include("projects.urls")),
     path("", include("memory.urls")),
     path("", include("profiles.urls")),

@@ -223,6 +223,30 @@ class InjectionLog(models.Model):
         return f"injection {self.pk} for {self.user_id}"
 
 
+class FeedbackValue(models.TextChoices):
+    USEFUL = "useful"
+    WRONG = "wrong"
+    OUTDATED = "outdated"
+
+
+class MemoryFeedback(models.Model):
+    """What a reader said about a memory: useful, wrong or outdated, and why (Mem0's feedback call)."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    # Kept when the memory is deleted (null): the feedback still says what was wrong.
+    memory = models.ForeignKey(
+        MemoryItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback"
+    )
+    user_id = models.CharField(max_length=255, blank=True, default="", db_index=True)  # the memory's subject
+    value = models.CharField(max_length=12, choices=FeedbackValue.choices)
+    reason = models.TextField(blank=True, default="")
+    actor = models.CharField(max_length=255, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    def __str__(self) -> str:
+        return f"{self.value} on memory {self.memory_id}"
+
+
 class EmbeddingConfig(models.Model):
     """An org's (user_id blank) or a user's embedding provider; the API key is encrypted."""
 

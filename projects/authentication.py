@@ -1,4 +1,4 @@
-"""`Authorization: Bearer <key>` for agent services."""
+"""`Authorization: Bearer <key>` for agent services (`Token <key>`, what Mem0's client sends, too)."""
 
 from datetime import timedelta
 
@@ -29,13 +29,14 @@ class ApiKeyPrincipal:
 
 class ApiKeyAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
+    keywords = ("bearer", "token")  # Mem0's client says `Token <key>` (mem0compat)
 
     def authenticate(self, request):
         header = authentication.get_authorization_header(request).decode("latin-1")
         if not header:
             return None
         parts = header.split()
-        if not parts or parts[0].lower() != self.keyword.lower():
+        if not parts or parts[0].lower() not in self.keywords:
             return None  # not ours (e.g. Basic): session auth may still apply, else 401
         if len(parts) != 2:
             raise exceptions.AuthenticationFailed("Malformed Authorization header; expected 'Bearer <key>'.")

@@ -27,6 +27,7 @@ from .access import (
     require_project,
     role_table,
 )
+from .api.errors import is_api_path
 from .forms import ApiKeyForm, MemberAddForm, ProjectForm, RoleForm
 from .models import ProjectRole
 from .web import org_page, paginate, render_page
@@ -76,7 +77,7 @@ def switch_org(request):
 
 
 def _wants_json(request) -> bool:
-    return request.path.startswith("/api/")
+    return is_api_path(request.path)
 
 
 def not_found(request, exception=None):

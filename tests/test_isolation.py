@@ -97,10 +97,14 @@ def _walk(patterns, prefix="", kwargs=()):
             yield prefix + text, (*kwargs, *found), p.callback
 
 
+# Engram's API, and the compatibility surfaces at the root under the paths their clients call (Mem0's).
+API_PREFIXES = ("api/v1/", "v1/", "v2/", "v3/")
+
+
 def api_routes() -> list[Route]:
     routes = []
     for template, kwargs, callback in _walk(get_resolver().url_patterns):
-        if not template.startswith("api/v1/"):
+        if not template.startswith(API_PREFIXES):
             continue
         cls = getattr(callback, "cls", None)
         routes.append(
@@ -399,10 +403,11 @@ KWARG_VALUES: dict[str, object] = {
     "slug": "atlas-a",
     "project_slug": "atlas-a",
     "webhook_pk": "webhooks.WebhookEndpoint",
+    "entity_id": "alice",  # Mem0's DELETE v2/entities/{entity_type}/{entity_id}/: a subject, by name
 }
 
 # Kwargs that name something global, not a tenant's row (a tool's name): the same value for both calls.
-GLOBAL_KWARGS: dict[str, str] = {"name": "memory_search", "format": "json"}
+GLOBAL_KWARGS: dict[str, str] = {"name": "memory_search", "format": "json", "entity_type": "user"}
 
 # Routes whose kwargs are deliberately not checked here, with the reason. Keep it short.
 ALLOWED_UNFILLED: dict[str, str] = {}
@@ -438,7 +443,7 @@ def missing_values(route: Route) -> dict:
     }
 
 
-STRING_SUBJECT_KWARGS = {"user_id", "session_id", "agent_id", "skill"}
+STRING_SUBJECT_KWARGS = {"user_id", "session_id", "agent_id", "skill", "entity_id", "entity_type"}
 
 
 def _call(client, method: str, url: str, body=None, query=None):
@@ -568,6 +573,9 @@ def test_it_would_see_a_leak(world):
     listing = next(r for r in ROUTES if r.template == "api/v1/projects")
     with pytest.raises(AssertionError, match="LEAK"):
         check_route_isolated(listing, world, own)
+    mem0_detail = next(r for r in ROUTES if r.template == "v1/memories/{memory_id}/")
+    with pytest.raises(AssertionError, match="LEAK"):
+        check_route_isolated(mem0_detail, world, own)
 
 
 def test_it_notices_writes_to_org_a(world, org_a):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from checkpoints.models import Message, Session
 from checkpoints.selectors import sessions_for
+from core.roles import role_kind
 from core.text import cjk_count, estimate_tokens
 from memory.injections import injection_log_row
 from memory.models import InjectionLog, MemoryItem
@@ -59,8 +60,8 @@ TYPE_NAMES = {
     },
 }
 ROLE_NAMES = {
-    "en": {"human": "User", "user": "User", "ai": "Assistant", "assistant": "Assistant"},
-    "zh": {"human": "用户", "user": "用户", "ai": "助手", "assistant": "助手"},
+    "en": {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"},
+    "zh": {"user": "用户", "assistant": "助手", "system": "系统", "tool": "工具"},
 }
 
 
@@ -126,7 +127,7 @@ def render_prompt(
         sections.append(f"## {heads['summary']}\n{summary}")
     if recent:
         names = ROLE_NAMES[language]
-        body = "\n".join(f"- {names.get(m.role, m.role)}: {m.content}" for m in recent)
+        body = "\n".join(f"- {names[role_kind(m.role)]}: {m.content}" for m in recent)
         sections.append(f"## {heads['recent']}\n{body}")
     return "\n\n".join(sections)
 

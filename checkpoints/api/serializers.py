@@ -2,13 +2,13 @@
 
 from rest_framework import serializers
 
+from core.roles import ROLES
 from memory.models import JobStatus
 from projects.api.base import StrictSerializer
+from projects.api.choices import invalid_choice_message
 
 from ..models import Checkpoint, CheckpointArchive, Message, Session
 from ..services import archive_payload
-
-ROLES = ["human", "ai", "system", "tool"]
 
 
 class MessageInSerializer(StrictSerializer):
@@ -38,6 +38,15 @@ class CheckpointSaveSerializer(SubjectFields):
     pending_tool_calls = serializers.ListField(child=serializers.JSONField(), required=False, default=list)
     parent = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
     metadata = serializers.DictField(required=False, default=dict)
+
+    def validate_messages(self, value):
+        """Messages are free-form, but a message that names a role names a valid one (core.roles)."""
+        for index, message in enumerate(value):
+            if isinstance(message, dict) and "role" in message and message["role"] not in ROLES:
+                raise serializers.ValidationError(
+                    f"[{index}].role: {invalid_choice_message(message['role'], ROLES)}"
+                )
+        return value
 
 
 class ToolCallDecisionSerializer(StrictSerializer):

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "checkpoints",
     "workspace",
     "webhooks",
+    "mem0compat",
 ]
 
 MIDDLEWARE = [

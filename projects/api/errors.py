@@ -11,6 +11,13 @@ from rest_framework.response import Response
 
 from core.text import unstorable
 
+# Paths answered in JSON, errors included: Engram's API and the Mem0-compatible one at the root (mem0compat).
+API_PATH_PREFIXES = ("/api/", "/v1/", "/v2/", "/v3/")
+
+
+def is_api_path(path: str) -> bool:
+    return path.startswith(API_PATH_PREFIXES)
+
 
 class ApiError(exceptions.APIException):
     """An error with an explicit code and status, e.g. ApiError(422, "too_short", "...")."""

@@ -3,6 +3,7 @@ the views build the bodies; tests/test_openapi_contract.py checks that the two a
 
 from rest_framework import serializers
 
+from core.roles import ROLES
 from memory.api.schemas import SearchHitSerializer, SearchMemorySerializer
 
 from ..subjects import EXPORT_FORMAT, EXPORT_VERSION
@@ -14,7 +15,7 @@ class ContextProfileSerializer(serializers.Serializer):
 
 
 class RecentMessageSerializer(serializers.Serializer):
-    role = serializers.ChoiceField(choices=["human", "ai", "system", "tool"])
+    role = serializers.ChoiceField(choices=ROLES)
     content = serializers.CharField()
     created_at = serializers.DateTimeField()
 

@@ -258,8 +258,9 @@ class Sessions(Resource):
         extract: bool | None = None,
         idempotency_key: str | None = None,
     ) -> MessagesAppended:
-        """Append messages ({"role": "human|ai|system|tool", "content", "message_id"?}); with extract (the
-        default) an extraction job is queued: `jobs.wait(result.extraction_job.id)`."""
+        """Append messages ({"role": "user|assistant|system|tool|developer" or "human|ai", "content",
+        "message_id"?}); with extract (the default) an extraction job is queued:
+        `jobs.wait(result.extraction_job.id)`."""
         body = clean(
             {
                 "messages": messages,
