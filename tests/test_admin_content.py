@@ -7,7 +7,7 @@ from django.test import Client, RequestFactory
 
 from checkpoints.models import Checkpoint, Message, Session
 from memory.drafts import MemoryDraft
-from memory.models import ExtractionJob, InjectionLog, MemoryItem, MemoryRevision
+from memory.models import ExtractionJob, InjectionLog, MemoryFeedback, MemoryItem, MemoryRevision
 from memory.services import memory_create, memory_update
 from profiles.models import ProfileRevision, ProjectProfile, UserProfile
 
@@ -23,6 +23,7 @@ SECRETS = {
     "project profile": "Win the Ostrava tender quietly.",
     "query": "what did I say about my divorce",
     "job": "I told the assistant my PIN is 4471.",
+    "feedback": "Wrong: she stopped taking warfarin.",
 }
 
 
@@ -58,6 +59,9 @@ def content(alice_actor, org_a, project):
         org=org_a, user_id="alice", changes={"background": ["", SECRETS["profile"]]}
     )
     InjectionLog.objects.create(org=org_a, user_id="alice", query=SECRETS["query"], memory_ids=[item.pk])
+    MemoryFeedback.objects.create(
+        org=org_a, memory=item, user_id="alice", value="wrong", reason=SECRETS["feedback"]
+    )
     ExtractionJob.objects.create(
         org=org_a,
         user_id="alice",
@@ -76,6 +80,7 @@ CONTENT_MODELS = [
     MemoryRevision,
     ExtractionJob,
     InjectionLog,
+    MemoryFeedback,
     Session,
     Message,
     Checkpoint,
