@@ -17,6 +17,7 @@ from config.celery import enqueue_on_commit
 from core.roles import USER_ROLES, role_kind
 from core.secrets import redact, redact_json
 from core.times import rfc3339
+from memory.pause import paused
 
 from .models import Checkpoint, CheckpointArchive, Message, Session
 
@@ -106,6 +107,9 @@ def messages_append(
 
         enqueue_on_commit(session_compress, session.pk)
     job = None
+    # Memory paused for the subject or this conversation (memory.pause): the turn is kept, nothing extracted.
+    if extract and paused(org, user_id, session.session_id):
+        extract = False
     if extract and any(m.role in USER_ROLES for m in created):
         from memory.extraction.services import extraction_job_create
 

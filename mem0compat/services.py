@@ -232,4 +232,11 @@ def mem0_batch(*, actor: Actor, changes: list[dict], delete: bool) -> int:
 
 
 def mem0_feedback(*, actor: Actor, item: MemoryItem, value: str, reason: str):
-    return services.memory_feedback_create(actor=actor, item=item, value=value, reason=reason)
+    """Mem0's feedback call writes the same rows as Engram's own (memory.feedback): the word of the
+    person the memory is about; a project memory, which is about no one, is refused (Mem0 names no user)."""
+    from memory.feedback import FeedbackRefused, feedback_record
+
+    try:
+        return feedback_record(actor=actor, item=item, value=value, user_id=item.user_id or None, note=reason)
+    except FeedbackRefused as exc:
+        raise Refused(400, "invalid", str(exc)) from None

@@ -19,7 +19,7 @@ from core.text import content_hash
 from projects.access import Actor, memory_read_q, require_create_memory, require_own_org
 from projects.api.errors import error_text
 
-from . import gate, services
+from . import gate, pause, services
 from .classify import classify
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, subject_key
 from .embeddings import EmbeddingError, provider_for
@@ -35,7 +35,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class BatchResult:
     index: int
-    status: str  # created | duplicate | superseded (created, replacing `supersedes`) | rejected
+    status: str  # created | duplicate | superseded (created, replacing `supersedes`) | rejected | paused
     id: int | None = None
     duplicate_of: int | None = None
     similarity: float | None = None
@@ -106,11 +106,23 @@ class _Earlier:
         return (*self.entries[best], float(sims[best]))
 
 
-def _admit(actor: Actor, org, draft: MemoryDraft, *, infer: bool, auto_counts: dict[str, int]) -> None:
-    """The checks of one draft, as a single add makes them; raises GateRejection, PermissionDenied, Http404."""
+def _admit(
+    actor: Actor,
+    org,
+    draft: MemoryDraft,
+    *,
+    infer: bool,
+    auto_counts: dict[str, int],
+    pauses: dict[tuple[str, str], str],
+) -> None:
+    """The checks of one draft, as a single add makes them; raises GateRejection, PermissionDenied, Http404,
+    MemoryPaused (memory paused for its subject or session: memory.pause)."""
     require_create_memory(
         actor, scope=draft.scope, user_id=draft.user_id, project=draft.project, session_id=draft.session_id
     )
+    level = pauses.get((draft.user_id, draft.session_id))
+    if level:
+        raise pause.MemoryPaused(draft.user_id, draft.session_id if level == "session" else "", level)
     if infer:
         gate.check(draft.content, draft.confidence)
     else:
@@ -142,13 +154,16 @@ def memory_create_batch(
     results: dict[int, BatchResult] = {}
     accepted: list[tuple[int, MemoryDraft]] = []
     auto_counts: dict[str, int] = {}
+    pauses = pause.paused_keys(
+        org, {(d.user_id, d.session_id) for d in drafts if isinstance(d, MemoryDraft)}
+    )  # one query for the whole batch
     for index, draft in enumerate(drafts):
         if isinstance(draft, BaseException):
             results[index] = _rejection(index, draft)
             continue
         try:
-            _admit(actor, org, draft, infer=infer, auto_counts=auto_counts)
-        except Exception as exc:  # GateRejection, PermissionDenied, Http404
+            _admit(actor, org, draft, infer=infer, auto_counts=auto_counts, pauses=pauses)
+        except Exception as exc:  # GateRejection, PermissionDenied, Http404, MemoryPaused
             results[index] = _rejection(index, exc)
             continue
         accepted.append((index, draft))
@@ -371,6 +386,8 @@ def _once(make):
 
 
 def _rejection(index: int, exc: BaseException) -> BatchResult:
+    if isinstance(exc, pause.MemoryPaused):
+        return BatchResult(index, "paused", message=exc.message)
     if isinstance(exc, gate.GateRejection):
         return BatchResult(index, "rejected", code=exc.code, message=exc.message)
     if isinstance(exc, Http404):

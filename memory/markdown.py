@@ -29,6 +29,7 @@ from projects.models import Project
 from . import gate
 from .drafts import MemoryDraft, default_source, lock_subjects
 from .models import MemoryItem, MemoryRevision, MemoryType, Scope, Status
+from .pause import MemoryPaused
 from .selectors import readable_memories
 from .services import StaleVersion, memory_archive, memory_create, memory_update
 
@@ -439,6 +440,10 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
                         % {"line": bullet.line, "message": exc.message},
                     }
                 ]
+            )
+        except MemoryPaused as exc:  # memory paused for the subject: a new bullet cannot be stored
+            raise _refuse(
+                [{"line": bullet.line, "code": "paused", "message": f"Line {bullet.line}: {exc.message}"}]
             )
         report["added" if result.created else "merged"].append(result.item.pk)
     return {**document_get(actor=actor, subject=subject), "applied": report}

@@ -86,6 +86,9 @@ class MemoryItem(models.Model):
     access_count = models.PositiveIntegerField(default=0)
     # How many adds found this memory already stored and merged into it (each one a merge revision).
     confirmations = models.PositiveIntegerField(default=0)
+    # The subjects' feedback (MemoryFeedback) as one bounded number in [-1, 1] (memory.feedback.signal):
+    # a small adjustment in search ranking.
+    feedback = models.FloatField(default=0.0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -223,30 +226,6 @@ class InjectionLog(models.Model):
         return f"injection {self.pk} for {self.user_id}"
 
 
-class FeedbackValue(models.TextChoices):
-    USEFUL = "useful"
-    WRONG = "wrong"
-    OUTDATED = "outdated"
-
-
-class MemoryFeedback(models.Model):
-    """What a reader said about a memory: useful, wrong or outdated, and why (Mem0's feedback call)."""
-
-    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
-    # Kept when the memory is deleted (null): the feedback still says what was wrong.
-    memory = models.ForeignKey(
-        MemoryItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback"
-    )
-    user_id = models.CharField(max_length=255, blank=True, default="", db_index=True)  # the memory's subject
-    value = models.CharField(max_length=12, choices=FeedbackValue.choices)
-    reason = models.TextField(blank=True, default="")
-    actor = models.CharField(max_length=255, blank=True, default="")
-    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
-
-    def __str__(self) -> str:
-        return f"{self.value} on memory {self.memory_id}"
-
-
 class EmbeddingConfig(models.Model):
     """An org's (user_id blank) or a user's embedding provider; the API key is encrypted."""
 
@@ -295,3 +274,55 @@ class ReembedJob(models.Model):
 
     def __str__(self) -> str:
         return f"re-embed {self.model} {self.done}/{self.total}"
+
+
+class MemoryPause(models.Model):
+    """Memory paused for a subject (session_id blank) or for one of its conversations ("don't remember this").
+
+    While a pause applies, every way of storing a memory about the subject (memory.pause.check) stores
+    nothing and answers "paused"; search and context keep working. A setting, not data about the subject:
+    forgetting the subject leaves it in place."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    user_id = models.CharField(max_length=255)
+    session_id = models.CharField(max_length=255, blank=True, default="")
+    actor = models.CharField(max_length=255, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["org", "user_id", "session_id"], name="uniq_memory_pause")
+        ]
+
+    def __str__(self) -> str:
+        return f"pause {self.pk}"
+
+
+class FeedbackValue(models.TextChoices):
+    USEFUL = "useful"
+    WRONG = "wrong"
+    OUTDATED = "outdated"
+
+
+class MemoryFeedback(models.Model):
+    """What a person the memory is about said of it after an agent was given it: useful, wrong or outdated.
+
+    Each subject's latest word on a memory counts once in MemoryItem.feedback (memory.feedback), a small,
+    bounded signal in ranking."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    memory = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="feedback_rows")
+    subject = models.CharField(max_length=255, db_index=True)  # the user_id giving it
+    injection = models.ForeignKey(
+        InjectionLog, null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback_rows"
+    )
+    value = models.CharField(max_length=12, choices=FeedbackValue.choices)
+    note = models.TextField(blank=True, default="")
+    actor = models.CharField(max_length=255, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["org", "memory", "subject"], name="feedback_org_memory_subject")]
+
+    def __str__(self) -> str:
+        return f"feedback {self.pk} on #{self.memory_id}: {self.value}"

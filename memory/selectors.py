@@ -25,6 +25,7 @@ from .filters import MemoryFilterSet
 from .models import (
     ExtractionJob,
     InjectionLog,
+    MemoryFeedback,
     MemoryItem,
     MemoryRevision,
     MemoryType,
@@ -141,6 +142,13 @@ def injection_count_for_memory(*, actor: Actor, item: MemoryItem) -> int:
     subject's); the item must be readable by the actor."""
     require_read_memory(actor, item)
     return InjectionLog.objects.filter(org=item.org_id, memory_ids__contains=[item.pk]).count()
+
+
+def feedback_given(*, actor: Actor) -> QuerySet[MemoryFeedback]:
+    """The feedback the actor (an account: its own subject) gave on memories it may read."""
+    return MemoryFeedback.objects.filter(
+        org=actor.org, subject=actor.user_id or "", memory__in=readable_memories(actor).values("id")
+    )
 
 
 def extraction_jobs_for(actor: Actor) -> QuerySet[ExtractionJob]:

@@ -19,7 +19,6 @@ from django.utils.translation import gettext as _
 
 from audit import services as audit
 from config.celery import enqueue_on_commit
-from core.secrets import redact
 from core.text import content_hash
 from projects.access import (
     Actor,
@@ -33,11 +32,11 @@ from projects.access import (
     require_subject,
 )
 
-from . import gate
+from . import gate, pause
 from .classify import Decision
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, tokens_expression
 from .embeddings import EmbeddingError, provider_for
-from .models import MemoryFeedback, MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
+from .models import MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
 from .revisions import INCOMING_FIELDS, RESTORED_FIELDS, incoming_of, revision_write, snapshot
 from .signals import memories_changed, revisions_written
 
@@ -161,17 +160,22 @@ def memory_create(
     dedup: str = "similarity",  # "similarity" | "hash" | "none"
     embedding: list[float] | None = None,
     embedding_model: str = "",
+    honour_pause: bool = True,
 ) -> CreateResult:
     """Add one memory through the gate. dedup="similarity" (infer): classified against the subject's
     nearest active memories (classify_write): a duplicate merges into the existing item instead, an
     update is added and supersedes the old one (kept, restorable), anything else is added.
 
     embedding: a vector the caller already has (with its model), so the provider is not asked again.
+    Memory paused for the subject or its session (memory.pause): raises MemoryPaused, nothing stored;
+    honour_pause=False only for an import (the subject's own data coming back).
     """
     require_own_org(actor, org.pk)
     require_create_memory(
         actor, scope=draft.scope, user_id=draft.user_id, project=draft.project, session_id=draft.session_id
     )
+    if honour_pause:
+        pause.check(org, draft.user_id, draft.session_id)
     gate.check(draft.content, draft.confidence)
     gate.check_fields(tags=draft.tags, metadata=draft.metadata)
     base = draft.subject(org)
@@ -518,23 +522,6 @@ def memory_delete_all(*, actor: Actor, org, user_id: str, agent_id: str | None =
     MemoryItem.objects.filter(pk__in=ids).delete()
     memories_changed.send(sender=MemoryItem, org_id=org.pk, items=[], user_id=user_id)
     return len(ids)
-
-
-@transaction.atomic
-def memory_feedback_create(*, actor: Actor, item: MemoryItem, value: str, reason: str = "") -> MemoryFeedback:
-    """Record what a reader said about a memory it may read (useful, wrong, outdated) and why; a
-    read-only key may not (it writes nothing). The memory itself is not changed."""
-    require_read_memory(actor, item)
-    if not actor.can_write:
-        raise PermissionDenied("This API key is read-only.")
-    return MemoryFeedback.objects.create(
-        org_id=item.org_id,
-        memory=item,
-        user_id=item.user_id,
-        value=value,
-        reason=redact(reason or ""),
-        actor=actor.label,
-    )
 
 
 class SplitRefused(Exception):

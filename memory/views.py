@@ -14,7 +14,7 @@ from projects.models import Project
 from projects.views import project_for_page
 from projects.web import org_page, paginate, render_page
 
-from . import services
+from . import pause, services
 from .drafts import MemoryDraft
 from .filters import MemoryFilterSet
 from .forms import (
@@ -155,6 +155,8 @@ def memory_add(request):
                 actor=actor, org=actor.org, draft=draft, reason="added on the web page"
             )
         except GateRejection as exc:
+            form.add_error("content", exc.message)
+        except pause.MemoryPaused as exc:
             form.add_error("content", exc.message)
         else:
             if result.supersedes is not None:

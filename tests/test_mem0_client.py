@@ -303,7 +303,7 @@ def test_feedback_is_stored_and_keeps_the_memory(client, org):
     rows = list(
         MemoryFeedback.objects.filter(org=org)
         .order_by("id")
-        .values_list("memory_id", "user_id", "value", "reason")
+        .values_list("memory_id", "subject", "value", "note")
     )
     assert rows == [
         (int(memory_id), "alex", "wrong", "moved to Munich"),

@@ -56,6 +56,7 @@ FREE_FORM = {
     "SplitResult.metadata",
     "SubjectExport.embedding_config",
     "SubjectExport.extraction_jobs[]",
+    "SubjectExport.feedback[]",
     "SubjectExport.injection_logs[]",
     "SubjectExport.memories[]",
     "SubjectExport.memory_revisions[]",

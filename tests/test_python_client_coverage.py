@@ -73,6 +73,8 @@ OPERATIONS = {
     ("GET", "/api/v1/memories/{id}/injections"): lambda c: list(c.memories.injections(ID)),
     ("POST", "/api/v1/memories/{id}/restore"): lambda c: c.memories.restore(ID, 1),
     ("POST", "/api/v1/memories/{id}/split"): lambda c: c.memories.split(ID, 1),
+    ("GET", "/api/v1/memories/{id}/feedback"): lambda c: list(c.memories.feedback_list(ID)),
+    ("POST", "/api/v1/memories/{id}/feedback"): lambda c: c.memories.feedback(ID, "useful", user_id="nobody"),
     ("POST", "/api/v1/memories/batch"): lambda c: c.memories.batch([{"content": ""}], infer=False),
     ("GET", "/api/v1/memories/markdown"): lambda c: c.markdown.get(user_id="nobody"),
     ("PUT", "/api/v1/memories/markdown"): lambda c: c.markdown.put("", base_version="x", user_id="nobody"),
@@ -117,6 +119,9 @@ OPERATIONS = {
     ("DELETE", "/api/v1/users/{user_id}"): lambda c: c.users.forget("nobody"),
     ("GET", "/api/v1/users/{user_id}/export"): lambda c: c.users.export("nobody"),
     ("POST", "/api/v1/users/{user_id}/import"): lambda c: c.users.import_("nobody", {}),
+    ("GET", "/api/v1/users/{user_id}/memory-pause"): lambda c: c.users.pause_state("nobody"),
+    ("PUT", "/api/v1/users/{user_id}/memory-pause"): lambda c: c.users.pause("nobody", session_id="s"),
+    ("DELETE", "/api/v1/users/{user_id}/memory-pause"): lambda c: c.users.resume("nobody", session_id="s"),
 }
 
 

@@ -3,6 +3,7 @@ revisions, where it came from: extraction job and message, and the agent calls t
 
 from django.shortcuts import get_object_or_404
 
+from memory.feedback import latest_given
 from memory.models import Status
 from memory.revisions import changed_fields, content_diff, restore_changes_anything
 from memory.selectors import (
@@ -52,7 +53,10 @@ def memory_detail(request, pk):
     injections = injections_for_memory(actor=request.actor, item=item).order_by("-created_at")
     job, message = memory_origin(actor=request.actor, item=item)
     inj_page, inj_qs = paginate(request, injections)
+    chosen = latest_given(actor=request.actor, memory_ids=[item.pk], injection_ids=[i.pk for i in inj_page])
     context = {
+        # The reader's own useful / wrong / outdated on each hand-over (memory.feedback).
+        "injection_rows": [(log, chosen.get((item.pk, log.pk))) for log in inj_page],
         "item": item,
         "can_change": can_change,
         "revisions": revisions,

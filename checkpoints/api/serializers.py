@@ -4,6 +4,7 @@ from rest_framework import serializers
 
 from core.roles import ROLES
 from memory.models import JobStatus
+from memory.pause import PAUSE_LEVELS
 from projects.api.base import StrictSerializer
 from projects.api.choices import invalid_choice_message
 
@@ -158,6 +159,12 @@ class MessagesAppendedSerializer(serializers.Serializer):
     messages = MessageSerializer(many=True)
     duplicates = serializers.IntegerField(help_text="Messages not stored again (same message_id).")
     extraction_job = JobRefSerializer(allow_null=True, help_text="The extraction job queued, if any.")
+    memory_paused = serializers.ChoiceField(
+        choices=PAUSE_LEVELS,
+        allow_null=True,
+        help_text="Memory is paused for the subject or for this session: the messages are kept, nothing is "
+        "extracted from them (no job).",
+    )
 
 
 class SessionDetailSerializer(SessionSerializer):

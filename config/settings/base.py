@@ -183,6 +183,8 @@ SPECTACULAR_SETTINGS = {
         "JobStatusEnum": "memory.models.JobStatus",
         "ProjectRoleEnum": "projects.models.ProjectRole",
         "MessageRoleEnum": "checkpoints.api.serializers.ROLES",
+        "PauseLevelEnum": "memory.pause.PAUSE_LEVELS",
+        "PausedStatusEnum": "memory.pause.PAUSED_STATUS",
     },
     # Swagger UI and Redoc from the app's own static files (drf-spectacular-sidecar): no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -253,6 +255,8 @@ SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 0.3, minimum=0.0, max
 SEARCH_RELEVANCE_WEIGHT = env_float("SEARCH_RELEVANCE_WEIGHT", 0.5, minimum=0.0, maximum=1.0)
 SEARCH_CONFIDENCE_WEIGHT = env_float("SEARCH_CONFIDENCE_WEIGHT", 0.3, minimum=0.0, maximum=1.0)
 SEARCH_SCOPE_WEIGHT = env_float("SEARCH_SCOPE_WEIGHT", 0.2, minimum=0.0, maximum=1.0)
+# The people's feedback (useful / wrong / outdated, memory.feedback): at most this much either way.
+SEARCH_FEEDBACK_WEIGHT = env_float("SEARCH_FEEDBACK_WEIGHT", 0.05, minimum=0.0, maximum=0.2)
 # Candidates taken from each side (at least 3 x top_k), the HNSW iterative-scan ceiling, the word overlap
 # (Jaccard) two near-duplicates need to count as one subject, and how often recall counts are flushed
 # (0 = at once, in the request thread).

@@ -2,11 +2,11 @@
 configuration): for the OpenAPI schema only, so a generated client gets real types. The views stay the
 source of the bodies; tests/test_openapi_contract.py checks that the two agree."""
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from ..models import MemoryType, Scope, Source, Status
-from .serializers import RevisionSerializer, WriteDecisionSerializer
+from .serializers import PausedSerializer, RevisionSerializer, WriteDecisionSerializer
 
 
 class RevisionHistorySerializer(serializers.Serializer):
@@ -54,6 +54,9 @@ class HitExplainSerializer(serializers.Serializer):
     relevance = serializers.FloatField()
     confidence = serializers.FloatField()
     scope_priority = serializers.FloatField()
+    feedback = serializers.FloatField(
+        help_text="The people's feedback on the memory in (-1, 1); the score adds it times SEARCH_FEEDBACK_WEIGHT."
+    )
     tokens = serializers.IntegerField()
     near_duplicate_group = serializers.IntegerField(allow_null=True)
     neighbour_of = serializers.IntegerField(allow_null=True)
@@ -122,7 +125,12 @@ class FoundMemoriesSerializer(serializers.Serializer):
 
 class MemoryAddInvocationSerializer(serializers.Serializer):
     tool = serializers.ChoiceField(choices=["memory_add"])
-    result = AddResultSerializer()
+    result = PolymorphicProxySerializer(
+        component_name="MemoryAddOutcome",
+        serializers=[AddResultSerializer, PausedSerializer],
+        resource_type_field_name=None,
+        help_text='What was stored; or `"status": "paused"` (memory paused for the user or session: nothing stored).',
+    )
     output = serializers.CharField(help_text="The result as text for the model.")
 
 

@@ -29,6 +29,7 @@ from memory.embeddings import provider_for
 from memory.heartbeat import heartbeat, stale_q
 from memory.llm import llm_for
 from memory.models import ExtractionJob, JobStatus
+from memory.pause import paused
 from memory.signals import extraction_finished
 from projects.access import system_actor_for_job
 
@@ -190,6 +191,22 @@ def extraction_run_now(
 
 
 def _run(job: ExtractionJob, *, last: bool = False, draft_fields: dict | None = None) -> str:
+    level = paused(job.org, job.user_id, job.session_id)
+    if level:  # memory paused since the turn was queued: nothing is extracted, the job says why
+        ExtractionJob.objects.filter(pk=job.pk).update(
+            status=JobStatus.DONE,
+            result={
+                "paused": level,
+                "added": [],
+                "merged": [],
+                "superseded": [],
+                "rejected": [],
+                "skipped": [],
+            },
+            error="",
+            finished_at=timezone.now(),
+        )
+        return JobStatus.DONE
     last = last or job.attempts >= settings.EXTRACTION_MAX_ATTEMPTS
     try:
         candidates, method, note = _candidates(job, last=last)

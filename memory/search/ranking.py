@@ -42,6 +42,7 @@ class Hit:
     relevance: float = 0.0
     confidence: float = 0.0
     scope_priority: float = 0.0
+    feedback: float = 0.0
     score: float = 0.0
     tokens: int = 0
     group: int | None = None
@@ -61,6 +62,7 @@ class Hit:
             "relevance": round(self.relevance, 4),
             "confidence": round(self.confidence, 4),
             "scope_priority": self.scope_priority,
+            "feedback": round(self.feedback, 4),
         }
 
 
@@ -139,12 +141,19 @@ def final_weights() -> tuple[float, float, float]:
 
 
 def final_score(h: Hit, weights: tuple[float, float, float] | None = None) -> None:
-    """Seed 000: final = relevance·0.5 + confidence·0.3 + scope_priority·0.2."""
+    """Seed 000: final = relevance·0.5 + confidence·0.3 + scope_priority·0.2, plus the people's feedback
+    (MemoryItem.feedback, in (-1, 1): memory.feedback.signal) times SEARCH_FEEDBACK_WEIGHT (0.05), so
+    feedback moves a memory by less than 0.05 either way: it reorders close results, it never lifts an
+    unrelated memory over a relevant one."""
     relevance_weight, confidence_weight, scope_weight = weights or final_weights()
     h.confidence = float(h.row["confidence"])
     h.scope_priority = SCOPE_PRIORITY.get(h.row["scope"], 0.6)
+    h.feedback = max(-1.0, min(1.0, float(h.row.get("feedback") or 0.0)))
     h.score = (
-        relevance_weight * h.relevance + confidence_weight * h.confidence + scope_weight * h.scope_priority
+        relevance_weight * h.relevance
+        + confidence_weight * h.confidence
+        + scope_weight * h.scope_priority
+        + settings.SEARCH_FEEDBACK_WEIGHT * h.feedback
     )
 
 

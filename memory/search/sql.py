@@ -48,6 +48,7 @@ COLUMNS = [
     "occurred_at",
     "created_at",
     "version",
+    "feedback",
 ]
 
 
@@ -150,7 +151,7 @@ WITH base AS MATERIALIZED (
     SELECT "memory_memoryitem"."id" AS id, "memory_memoryitem"."occurred_at" AS occurred_at,
            "memory_memoryitem"."user_id" AS user_id, "memory_memoryitem"."scope" AS scope,
            "memory_memoryitem"."session_id" AS session_id, "memory_memoryitem"."project_id" AS project_id,
-           "memory_memoryitem"."confidence" AS confidence,
+           "memory_memoryitem"."confidence" AS confidence, "memory_memoryitem"."feedback" AS feedback,
            CASE WHEN "memory_memoryitem"."embedding_model" = %s
                 THEN "memory_memoryitem"."embedding" <=> %s::vector END AS dist,
            coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl,
@@ -205,6 +206,7 @@ _NEAR_CTE = """, lenders AS MATERIALIZED (
                  + %s::float8 * coalesce(
                      picked.bm25[array_position(picked.ids, b.id)] / nullif((SELECT max(bm25) FROM kw), 0), 0))
              + %s::float8 * b.confidence
+             + %s::float8 * greatest(-1, least(1, b.feedback))
              + %s::float8 * CASE b.scope WHEN 'session' THEN 1.0 WHEN 'project' THEN 0.8 ELSE 0.6 END DESC,
              b.id DESC
     LIMIT %s
@@ -392,7 +394,17 @@ def _lender_args(model: str, lenders: int) -> list:
     floor = vector_floor(model)
     relevance, confidence, scope = final_weights()
     vector, keyword = settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT
-    return [relevance, vector, floor, floor, keyword, confidence, scope, lenders]
+    return [
+        relevance,
+        vector,
+        floor,
+        floor,
+        keyword,
+        confidence,
+        settings.SEARCH_FEEDBACK_WEIGHT,
+        scope,
+        lenders,
+    ]
 
 
 def decode_json(rows: list[dict]) -> list[dict]:

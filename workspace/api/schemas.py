@@ -59,6 +59,12 @@ class SubjectExportSerializer(serializers.Serializer):
     injection_logs = _rows("What was handed to agents about the subject.")
     extraction_jobs = _rows("Extraction jobs of the subject's conversations.")
     embedding_config = serializers.DictField(allow_null=True)
+    feedback = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="Useful / wrong / outdated the subject said of memories (memory ids, no content); "
+        "not imported.",
+    )
 
 
 class RefusedRowSerializer(serializers.Serializer):

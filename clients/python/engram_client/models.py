@@ -97,8 +97,54 @@ class BatchItemResult(Model):
 class BatchResult(Model):
     created: int = 0
     duplicate: int = 0
+    superseded: int = 0
     rejected: int = 0
+    # Items not stored because memory is paused for their subject or session; `status` "paused" when all.
+    paused: int = 0
+    status: str | None = None
     results: list[BatchItemResult] = []
+
+
+class Paused(Model):
+    """A write while memory is paused for the subject (`paused` "subject") or the session ("session"):
+    nothing was stored."""
+
+    status: str = "paused"
+    paused: str = ""
+    user_id: str = ""
+    session_id: str | None = None
+    stored: int = 0
+    message: str = ""
+
+
+class PausedSession(Model):
+    session_id: str
+    paused_at: datetime | None = None
+
+
+class PauseState(Model):
+    """GET/PUT/DELETE users/{user_id}/memory-pause: whether memory is paused for the subject, and for
+    which of its conversations."""
+
+    user_id: str
+    paused: bool = False
+    paused_at: datetime | None = None
+    sessions: list[PausedSession] = []
+
+
+class Feedback(Model):
+    """Useful / wrong / outdated from a person a memory is about."""
+
+    id: int
+    memory: int
+    user_id: str = ""
+    injection: int | None = None
+    value: str = ""
+    note: str = ""
+    actor: str = ""
+    # The memory's feedback signal after this one, in (-1, 1).
+    memory_feedback: float = 0.0
+    created_at: datetime | None = None
 
 
 class Revision(Model):

@@ -20,6 +20,7 @@ from .models import (
     Context,
     Deleted,
     ExtractionJob,
+    Feedback,
     Forgotten,
     Injection,
     MarkdownDocument,
@@ -27,6 +28,8 @@ from .models import (
     Memory,
     MemoryStats,
     MessagesAppended,
+    Paused,
+    PauseState,
     Project,
     ProjectProfile,
     ReembedJob,
@@ -55,6 +58,13 @@ def _encode(value: Any) -> Any:
     if hasattr(value, "model_dump"):
         return value.model_dump(mode="json")
     return value
+
+
+def _memory_or_paused(data: Any) -> Memory | Paused:
+    """An add's answer: the memory, or Paused when memory is paused for the subject or the session."""
+    if isinstance(data, dict) and data.get("status") == "paused":
+        return Paused.model_validate(data)
+    return Memory.model_validate(data)
 
 
 def _results(model):
@@ -90,8 +100,9 @@ class Memories(Resource):
         metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
         **fields: Any,
-    ) -> Memory:
-        """Store one memory (through the gate). A duplicate answers the existing memory with `duplicate_of`."""
+    ) -> Memory | Paused:
+        """Store one memory (through the gate). A duplicate answers the existing memory with `duplicate_of`;
+        while memory is paused for the subject or the session, a Paused (nothing stored)."""
         body = clean(
             dict(
                 content=content,
@@ -107,7 +118,7 @@ class Memories(Resource):
             )
         )
         return self._call(
-            "POST", "/memories", body=body, headers=idempotency(idempotency_key), parse=Memory.model_validate
+            "POST", "/memories", body=body, headers=idempotency(idempotency_key), parse=_memory_or_paused
         )
 
     def batch(
@@ -181,6 +192,28 @@ class Memories(Resource):
         """When this memory was given to agents (newest first)."""
         return self._list(f"/memories/{memory_id}/injections", {}, Injection)
 
+    def feedback(
+        self,
+        memory_id: int,
+        value: str,
+        *,
+        user_id: str | None = None,
+        injection: int | None = None,
+        note: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Feedback:
+        """Say a memory an agent was given is "useful", "wrong" or "outdated" (for `user_id`, the person it
+        is about; `injection`: the context answer's injection_id). A small, bounded ranking signal."""
+        body = clean({"value": value, "user_id": user_id, "injection": injection, "note": note})
+        path = f"/memories/{memory_id}/feedback"
+        return self._call(
+            "POST", path, body=body, headers=idempotency(idempotency_key), parse=Feedback.model_validate
+        )
+
+    def feedback_list(self, memory_id: int) -> Iterator[Feedback]:
+        """The feedback on a memory (a key: everyone's; an account: its own), newest first."""
+        return self._list(f"/memories/{memory_id}/feedback", {}, Feedback)
+
 
 class Markdown(Resource):
     """A subject's (or a project's) memories as one Markdown document: /memories/markdown."""
@@ -212,11 +245,11 @@ class Agents(Resource):
     def list(self, agent_id: str, *, user_id: str | None = None) -> Iterator[Memory]:
         return self._list(f"/agents/{_seg(agent_id)}/memories", {"user_id": user_id}, Memory)
 
-    def add(self, agent_id: str, content: str, *, user_id: str | None = None, **fields: Any) -> Memory:
+    def add(
+        self, agent_id: str, content: str, *, user_id: str | None = None, **fields: Any
+    ) -> Memory | Paused:
         body = clean({"content": content, "user_id": user_id, **fields})
-        return self._call(
-            "POST", f"/agents/{_seg(agent_id)}/memories", body=body, parse=Memory.model_validate
-        )
+        return self._call("POST", f"/agents/{_seg(agent_id)}/memories", body=body, parse=_memory_or_paused)
 
     def update(self, agent_id: str, memory_id: int, **fields: Any) -> Memory:
         path = f"/agents/{_seg(agent_id)}/memories/{memory_id}"
@@ -388,7 +421,7 @@ class ReembedJobs(Resource):
 
 
 class Users(Resource):
-    """A subject's data as a whole: export, import, forget."""
+    """A subject's data as a whole: export, import, forget, pause memory."""
 
     def export(self, user_id: str) -> dict[str, Any]:
         return self._call("GET", f"/users/{_seg(user_id)}/export")
@@ -403,6 +436,24 @@ class Users(Resource):
     def forget(self, user_id: str) -> Forgotten:
         """Erase every row about the subject the key may erase; counts per kind deleted and left."""
         return self._call("DELETE", f"/users/{_seg(user_id)}", parse=Forgotten.model_validate)
+
+    def pause_state(self, user_id: str) -> PauseState:
+        """Whether memory is paused for the subject, and which of its conversations have memory off."""
+        return self._call("GET", f"/users/{_seg(user_id)}/memory-pause", parse=PauseState.model_validate)
+
+    def pause(self, user_id: str, *, session_id: str | None = None) -> PauseState:
+        """Pause memory for the subject, or only for one conversation ("don't remember this"): every add
+        about them then answers Paused and stores nothing; search and context keep working."""
+        path = f"/users/{_seg(user_id)}/memory-pause"
+        return self._call(
+            "PUT", path, body=clean({"session_id": session_id}), parse=PauseState.model_validate
+        )
+
+    def resume(self, user_id: str, *, session_id: str | None = None) -> PauseState:
+        """Memory on again for the subject, or for one conversation."""
+        path = f"/users/{_seg(user_id)}/memory-pause"
+        params = {"session_id": session_id}
+        return self._call("DELETE", path, params=params, parse=PauseState.model_validate)
 
 
 class Profiles(Resource):
