@@ -60,7 +60,7 @@ def content(alice_actor, org_a, project):
     )
     InjectionLog.objects.create(org=org_a, user_id="alice", query=SECRETS["query"], memory_ids=[item.pk])
     MemoryFeedback.objects.create(
-        org=org_a, memory=item, user_id="alice", value="wrong", reason=SECRETS["feedback"]
+        org=org_a, memory=item, subject="alice", value="wrong", note=SECRETS["feedback"]
     )
     ExtractionJob.objects.create(
         org=org_a,

@@ -123,6 +123,7 @@ def english_left(html: str, own: set[str]) -> list[str]:
     found = []
     for part in parser.parts:
         text = re.sub(r"\S*/\S*", " ", part)  # addresses and paths (skills/写作.md)
+        text = re.sub(r"\b[A-Za-z]+-\d+\b", " ", text)  # identifiers such as a session id "chat-42"
         text = re.sub(r"[\w.-]+\.(md|\w+\.\w+)\b|\b[a-z_]+\.[a-z_]+\b", " ", text)  # user.md, memory.created
         for match in re.finditer(r"[A-Za-z][A-Za-z'’]+", text):
             word = match.group(0)
