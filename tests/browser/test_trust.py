@@ -134,6 +134,8 @@ def test_chinese_pages_show_no_english(open_page, world):  # noqa: F811
         "/keys/",
         "/audit/",
         "/webhooks/",
+        "/my-data/",
+        "/my-data/given/",
     ]
     page = open_page(world["alice"], locale="zh-CN")
     problems = {}
