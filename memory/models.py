@@ -123,7 +123,7 @@ class MemoryItem(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"#{self.pk} {self.memory_type}: {self.content[:40]}"
+        return f"memory #{self.pk}"  # ids only: staff pages and logs never show a memory's content
 
 
 class RevisionAction(models.TextChoices):

@@ -37,7 +37,7 @@ from .classify import Decision
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, tokens_expression
 from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
-from .revisions import INCOMING_FIELDS, incoming_of, revision_write, snapshot
+from .revisions import INCOMING_FIELDS, RESTORED_FIELDS, incoming_of, revision_write, snapshot
 from .signals import memories_changed, revisions_written
 
 log = logging.getLogger(__name__)
@@ -448,7 +448,7 @@ def memory_restore(*, actor: Actor, item: MemoryItem, number: int, reason: str =
         raise MemoryRevision.DoesNotExist(f"No revision {number} of memory {item.pk}.")
     state = revision.after or revision.before or {}
     before = snapshot(item)
-    for name in ("content", "memory_type", "confidence", "visibility", "pinned", "tags", "metadata", "skill"):
+    for name in RESTORED_FIELDS:
         if name in state:
             setattr(item, name, state[name])
     item.status = Status.ACTIVE
