@@ -117,9 +117,14 @@ class Scorer:
         n = 0
         for cand in candidates:
             ct = tokens(cand)
-            if statement_form(cand) and ct and any(
-                len(ct & tokens(exp)) / len(ct) >= SUPPORT_TOKENS and self.cosine(cand, exp) >= MATCH_COSINE
-                for exp in expected
+            if (
+                statement_form(cand)
+                and ct
+                and any(
+                    len(ct & tokens(exp)) / len(ct) >= SUPPORT_TOKENS
+                    and self.cosine(cand, exp) >= MATCH_COSINE
+                    for exp in expected
+                )
             ):
                 n += 1
         return n

@@ -32,7 +32,7 @@ NEAREST_K = 5
 
 @dataclass
 class Outcome:
-    kind: str  # added | merged | superseded | rejected
+    kind: str  # added | merged | superseded | rejected | deferred
     entry: dict = field(default_factory=dict)
 
 
@@ -98,6 +98,9 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
         source_id=f"extraction-job:{target.job_id}",
         source_message_id=candidate.source_message_id,
         confidence=candidate.confidence,
+        # What the user asked for ("记住…", "remember …", or a deferred candidate a person accepted) is not
+        # counted by the per-session cap of automatic memories (gate.check_rate_limit).
+        metadata={gate.EXPLICIT_KEY: True} if candidate.explicit else {},
     )
     actor = target.actor
     try:
@@ -190,6 +193,18 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
 
 
 def _rejected(candidate: Candidate, exc: gate.GateRejection) -> Outcome:
+    if exc.code == "rate_limited":
+        # Over the session's cap: kept on the job with its text, for a person to accept (nothing is dropped).
+        return Outcome(
+            "deferred",
+            {
+                **candidate.as_dict(),
+                "source_message_id": candidate.source_message_id,
+                "code": exc.code,
+                "reason": exc.message,
+                "accepted": None,
+            },
+        )
     # A refused secret is not echoed back into the job's record.
     content = None if exc.code == "sensitive_content" else candidate.content
     return Outcome("rejected", {"content": content, "code": exc.code, "reason": exc.message})

@@ -135,7 +135,9 @@ _SCHEDULE_CHANGE = re.compile(
     re.I,
 )
 _DENIED = re.compile(r"^(?:不是|而不是|并不是|rather than|not|instead of)\b|^(?:不是|而不是)", re.I)
-_FROM_OLD = re.compile(r"从[^，,到]{1,12}(?=搬到|搬去|调到|调去|转到|换到|换成|改到|改成)|\bfrom [\w .'-]{1,30}?(?= to\b)", re.I)
+_FROM_OLD = re.compile(
+    r"从[^，,到]{1,12}(?=搬到|搬去|调到|调去|转到|换到|换成|改到|改成)|\bfrom [\w .'-]{1,30}?(?= to\b)", re.I
+)
 
 _REQUEST_ZH = re.compile(
     r"^(?:帮我|帮忙|帮|请你?|麻烦|给我|能不能|能否|可以|可不可以|你(?:能|可以|帮|给|先|再)|把|写|翻译|推荐|总结|"
@@ -159,7 +161,9 @@ _MOOD = re.compile(
 
 # Who a clause is about.
 _FIRST_ZH = re.compile(r"我|本人|咱")
-_FIRST_EN = re.compile(r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|my|me|mine|myself|we|we're|we've|our|ours|us)(?![\w'])", re.I)
+_FIRST_EN = re.compile(
+    r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|my|me|mine|myself|we|we're|we've|our|ours|us)(?![\w'])", re.I
+)
 _OWN_NOUN = (
     r"儿子|女儿|孩子|小孩|老婆|妻子|爱人|老公|丈夫|爸妈|父母|爸爸|妈妈|母亲|父亲|老人|爸|妈|老家|家里|家人|室友|"
     r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里"
@@ -226,7 +230,9 @@ _TYPE_STYLE = re.compile(
     r"tone|concise|brief|bullet|table)\b",
     re.I,
 )
-_TYPE_CHOICE = re.compile(r"改用|换成|换用|\bswitched to\b|\binstead of\b|\bno longer (?:drink|eat|use)\b", re.I)
+_TYPE_CHOICE = re.compile(
+    r"改用|换成|换用|\bswitched to\b|\binstead of\b|\bno longer (?:drink|eat|use)\b", re.I
+)
 
 
 def memory_type_of(text: str) -> str:
@@ -253,8 +259,13 @@ _ZH_PERSON = [
     (re.compile(r"(?:我们|咱们)(?:公司|单位)|我司"), "用户的公司"),
     (re.compile(r"(?:我们|咱们)\s?(?:团队|组|部门|team)|^组里|^团队里"), "用户的团队"),
     (re.compile(r"(?:我们|咱们)家|^家里"), "用户家"),
-    (re.compile(r"(?:我们|咱们)(?=店|的?客户|的?产品|的?项目|的?交付|的?代码|的?数据|的?线上|的?服务|的?系统|"
-                r"\s?[A-Za-z])"), "用户的"),
+    (
+        re.compile(
+            r"(?:我们|咱们)(?=店|的?客户|的?产品|的?项目|的?交付|的?代码|的?数据|的?线上|的?服务|的?系统|"
+            r"\s?[A-Za-z])"
+        ),
+        "用户的",
+    ),
     (re.compile(r"我自己|我本人|本人"), "用户"),
     (re.compile(rf"我(?:的)?(?={_OWN_NOUN})"), "用户的"),
     (re.compile(r"我的"), "用户的"),
@@ -281,7 +292,15 @@ def _rewrite_zh(clause: str, subject: str) -> str:
     return text.replace("用户一个人", "用户独自").replace("用户的的", "用户的")
 
 
-_KIN = {"老婆": "妻子", "老公": "丈夫", "爸妈": "父母", "妈妈": "母亲", "爸爸": "父亲", "妈": "母亲", "爸": "父亲"}
+_KIN = {
+    "老婆": "妻子",
+    "老公": "丈夫",
+    "爸妈": "父母",
+    "妈妈": "母亲",
+    "爸爸": "父亲",
+    "妈": "母亲",
+    "爸": "父亲",
+}
 
 
 _EN_MODALS = {"can", "could", "will", "would", "should", "must", "might", "may", "shall"}
@@ -314,9 +333,10 @@ def _third(verb: str) -> str:
 
 
 _EN_SUBJECT = re.compile(
-    r"(?<![\w'])(?P<subj>I|[Ww]e)(?P<contr>'m|'ve|'re|'d|'ll)?(?![\w])(?P<rest>(?:\s+(?:" + "|".join(sorted(_EN_ADVERBS)) + r"))*)"
+    r"(?<![\w'])(?P<subj>I|[Ww]e)(?P<contr>'m|'ve|'re|'d|'ll)?(?![\w])(?P<rest>(?:\s+(?:"
+    + "|".join(sorted(_EN_ADVERBS))
+    + r"))*)"
     r"(?:\s+(?P<verb>don't|didn't|can't|won't|[A-Za-z]+))?",
-
 )
 
 
@@ -409,7 +429,11 @@ def _instruction_statement(clause: str, zh: bool) -> str:
     if zh:
         body = re.sub(r"^(?:请你?|麻烦你?)", "", clause)
         body = re.sub(r"我", "用户", body)
-        return "用户希望助手" + body if not body.startswith(("不要", "别", "永远不要")) else "用户要求助手" + body
+        return (
+            "用户希望助手" + body
+            if not body.startswith(("不要", "别", "永远不要"))
+            else "用户要求助手" + body
+        )
     body = re.sub(r"^(?:please|and|also|so)\s+", "", clause, flags=re.I)
     body = _EN_POSSESSIVE[0][0].sub("the user's", body)
     body = re.sub(r"(?<![\w'])me(?![\w'])", "the user", body, flags=re.I)
@@ -440,7 +464,9 @@ _OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
 _OWNED_EN = re.compile(r"\bmy ([a-z]+)\b", re.I)
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
 _PRONOUN_EN = re.compile(r"^(?:he|she|they)(?:'s|'re)?\b", re.I)
-_BARE_NOUN = re.compile(r"背景|情况|资料|信息|环境|设备|设定|配置|tech stack|stack|setup|details|profile|background|context", re.I)
+_BARE_NOUN = re.compile(
+    r"背景|情况|资料|信息|环境|设备|设定|配置|tech stack|stack|setup|details|profile|background|context", re.I
+)
 _ZH_VERB = re.compile(r"[是在有用住做叫养会要教学带跑写爱]")
 _NUMBER_OF = re.compile(r"^[一二两三四五六七八九十\d]+(?:个|只|条|位|口)")
 

@@ -61,6 +61,7 @@ LABELS = {
     # extraction results
     "rejected": _("rejected"),
     "skipped": _("skipped"),
+    "deferred": _("deferred"),
 }
 
 
