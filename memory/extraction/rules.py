@@ -90,9 +90,10 @@ def _clean(text: str) -> str:
     return text
 
 
-def _clauses(sentence: str, zh: bool) -> list[str]:
+def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
+    """(clause as written, clause cleaned): a trailing "吧" or "?" still tells a suggestion or a question."""
     parts = (_ZH_CLAUSE if zh else _EN_CLAUSE).split(sentence)
-    return [c for c in (_clean(p) for p in parts if p) if c]
+    return [(p.strip(), c) for p in parts if p and (c := _clean(p))]
 
 
 # ---- cue lexicons -------------------------------------------------------------------------------------
@@ -125,7 +126,7 @@ _CORRECTION_PREFIX = re.compile(
 _CHANGE = re.compile(
     r"改到|改成|改为|改在|换了|换成|换到|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
     r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|"
-    r"\b(?:moved|relocated|switched|changed|now|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
+    r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
     r"went with|in the end|instead|new job|since)\b",
     re.I,
 )
@@ -172,6 +173,17 @@ _OWN_NOUN = (
 _SELF_ZH = re.compile(
     rf"^(?:{_OWN_NOUN}|刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
     r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上)"
+)
+# A passing opinion or a discourse phrase, not a durable fact ("我是说…", "我觉得…", "I mean …").
+_OPINION = re.compile(
+    r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜|我看|"
+    r"I mean|I think|I guess|I feel like|I wonder|I was wondering|I'd like to know|I want to know)\b|"
+    r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜)",
+    re.I,
+)
+# A standing instruction in Chinese names what the assistant should do (not "下次登录用").
+_ASSISTANT_ACT = re.compile(
+    r"回复|回答|输出|写|叫我|称呼|给我|提醒|推荐|中文|英文|表格|列表|格式|代码|注释|表情|你|助手"
 )
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
@@ -221,8 +233,8 @@ _HABIT = re.compile(
     re.I,
 )
 _TYPE_CONSTRAINT = re.compile(
-    r"不要|别|禁止|不能|不许|不让|不允许|永远不|过敏|\bnever\b|\bdon'?t\b|\bdo not\b|\bavoid\b|\bcan'?t\b|"
-    r"\bnot allowed\b|\ballergic\b|\bonly allows\b",
+    r"不要|别|禁止|不能|不许|不让|不允许|永远不|\bnever\b|\bdon'?t\b|\bdo not\b|\bavoid\b|\bcan'?t\b|"
+    r"\bnot allowed\b|\bonly allows\b",
     re.I,
 )
 _TYPE_STYLE = re.compile(
@@ -307,6 +319,7 @@ _EN_MODALS = {"can", "could", "will", "would", "should", "must", "might", "may",
 _EN_ADVERBS = {
     "mostly", "usually", "often", "always", "never", "also", "really", "still", "just", "only", "actually",
     "now", "currently", "sometimes", "rarely", "generally", "normally", "typically", "already", "even",
+    "no", "longer", "not", "hardly", "barely", "seldom",
     "all", "both", "recently", "mainly", "primarily", "basically", "definitely", "probably",
 }  # fmt: skip
 _EN_PAST = {
@@ -392,7 +405,10 @@ def _rewrite_en(clause: str) -> str:
 
 def statement_form(text: str) -> bool:
     """A memory in statement form: no first person (inside an agent's prompt "I" is ambiguous)."""
-    return not (_FIRST_ZH.search(text) or re.search(r"(?<![\w'])(?:I|I'm|I've|my|me)(?![\w'])", text))
+    return not (_FIRST_ZH.search(text) or _FIRST_PERSON_EN.search(text))
+
+
+_FIRST_PERSON_EN = re.compile(r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself)(?![\w'])")
 
 
 def to_statement(text: str) -> str:
@@ -401,6 +417,25 @@ def to_statement(text: str) -> str:
         return _rewrite_zh(_clean(text), "用户")
     if not has_cjk(text) and _FIRST_EN.search(text):
         return _rewrite_en(_clean(text))
+    return text
+
+
+def validate_statement(text: str) -> str:
+    """A candidate written elsewhere (the LLM path) in statement form, or "" when it cannot be one:
+    a first person is rewritten to the third; a request, a question or a first person left over is refused."""
+    text = _clean(text.strip())
+    if not text:
+        return ""
+    zh = has_cjk(text)
+    if not statement_form(text):
+        text = to_statement(text)
+    if (
+        not statement_form(text)
+        or _QUESTION.search(text)
+        or _request(text, zh)
+        and not text.startswith(("用户", "The user"))
+    ):
+        return ""
     return text
 
 
@@ -422,13 +457,15 @@ def _about_user(clause: str, zh: bool) -> bool:
 
 
 def _standing(clause: str, zh: bool) -> bool:
-    return bool((_STANDING_ZH if zh else _STANDING_EN).search(clause))
+    if zh:
+        return bool(_STANDING_ZH.search(clause) and _ASSISTANT_ACT.search(clause))
+    return bool(_STANDING_EN.search(clause))
 
 
 def _instruction_statement(clause: str, zh: bool) -> str:
     if zh:
-        body = re.sub(r"^(?:请你?|麻烦你?)", "", clause)
-        body = re.sub(r"我", "用户", body)
+        body = re.sub(r"^(?:请你?|麻烦你?)|(?<=以后|下次|默认|始终|总是|每次)请", "", clause)
+        body = re.sub(r"我", "用户", body).replace("你", "")
         return (
             "用户希望助手" + body
             if not body.startswith(("不要", "别", "永远不要"))
@@ -437,8 +474,10 @@ def _instruction_statement(clause: str, zh: bool) -> str:
     body = re.sub(r"^(?:please|and|also|so)\s+", "", clause, flags=re.I)
     body = _EN_POSSESSIVE[0][0].sub("the user's", body)
     body = re.sub(r"(?<![\w'])me(?![\w'])", "the user", body, flags=re.I)
+    body = re.sub(r"(?<![\w'])your(?![\w'])", "its", body, flags=re.I)
+    body = re.sub(r"(?<![\w'])you(?![\w'])", "it", body, flags=re.I)
     body = re.sub(r",?\s*please$", "", body, flags=re.I)
-    return "The user wants the assistant to: " + body[:1].lower() + body[1:]
+    return "The user wants the assistant to " + body[:1].lower() + body[1:]
 
 
 def _value_change(clause: str) -> str:
@@ -485,7 +524,7 @@ def _message_candidates(content: str) -> list[Candidate]:
     explicit_message = False
     owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
     for sentence in split_sentences(content):
-        explicit = False
+        explicit = background = False
         correction = bool(_CORRECTION_PREFIX.search(sentence))
         body = sentence
         header_text = ""
@@ -497,19 +536,21 @@ def _message_candidates(content: str) -> list[Candidate]:
             # "以下是我的背景，以后回答都参考：我在上海…" — what follows the colon is kept, the header is not.
             header_text = body[: header.start()]
             body = body[header.end() :]
-            explicit = explicit_message = True
+            explicit = explicit_message = background = True
         elif remember:
             header_text = body[: remember.end()]
             body = body[remember.end() :]
             explicit = explicit_message = True
+            # "记住，我对花生过敏，点菜时注意": what is about the user is kept, not every clause after the marker.
+            background = not _about_user(body, zh)
         elif header and _request(_clean(body[: header.start()]), zh):
             continue  # "翻译成英文：…", "Summarise this paragraph: …": what follows is material, not a fact
         elif explicit_message and not _request(body, zh):
-            explicit = True  # the sentences after "Remember this about me:" belong to it
+            explicit = background = True  # the sentences after "Remember this about me:" belong to it
         subject = "用户" if zh else "The user"
         kept_before = False
         bare: list[str] = []
-        for clause in _clauses(body, zh):
+        for written, clause in _clauses(body, zh):
             if found := (_OWNED_ZH if zh else _OWNED_EN).search(clause):
                 owned = found.group(1)
             if _DENIED.match(clause):
@@ -517,7 +558,7 @@ def _message_candidates(content: str) -> list[Candidate]:
             if _POINTING.search(clause) and not _about_user(re.sub(r"^.*?[:：]", "", clause), zh):
                 continue  # "以后回答都参考", "for all future answers": the pointer, not the background
             standing = _standing(clause, zh)
-            if not standing and _request(clause, zh):
+            if not standing and (_request(clause, zh) or _request(written, zh)) or _OPINION.match(clause):
                 kept_before = False
                 continue
             if _MOOD.search(clause) and not explicit:
@@ -534,9 +575,9 @@ def _message_candidates(content: str) -> list[Candidate]:
             if standing and not _about_user_fact(clause, zh):
                 text = _instruction_statement(clause, zh)
                 rule = "instruction"
-            elif _about_user(clause, zh) or continues or (explicit and len(clause) >= 2):
+            elif _about_user(clause, zh) or continues or (background and len(clause) >= 2):
                 clause_v = _value_change(clause) if changed else clause
-                if explicit and not _about_user(clause, zh) and not continues:
+                if background and not _about_user(clause, zh) and not continues:
                     if zh and not _ZH_VERB.search(clause) and re.search(r"[A-Za-z]", clause):
                         bare.append(clause)  # "Python 3.11", "数据库 PostgreSQL 16": listed together
                         continue
@@ -585,10 +626,11 @@ def _message_candidates(content: str) -> list[Candidate]:
 
 
 def _about_user_fact(clause: str, zh: bool) -> bool:
-    """A standing clause that is really a self-description ("我一直都用 Vim")."""
+    """A standing clause that is really about the user ("我一直都用 Vim", "I prefer answers in English
+    from now on"): it opens with the user as its subject."""
     if zh:
-        return bool(re.search(r"我(?:是|在|住|有|叫|的)", clause))
-    return bool(re.search(r"\bI(?:'m| am| live| work| have)\b", clause))
+        return bool(re.match(r"(?:我|本人)(?!们)", clause))
+    return bool(re.match(r"(?:I|I'm|I've|my)\b", clause))
 
 
 def message_too_short(content: str) -> bool:
