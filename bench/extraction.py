@@ -111,23 +111,24 @@ class Scorer:
         x, y = self.cache[a], self.cache[b]
         return sum(p * q for p, q in zip(x, y, strict=True))
 
-    def supported(self, candidates: list[str], expected: list[str]) -> int:
-        """Candidates that state (part of) an expected statement: a split fact is not a false positive."""
+    def supported(self, candidates: list[str], expected: list[str]) -> list[bool]:
+        """Which candidates state (part of) an expected statement: a split fact is not a false positive."""
         self.vectors(candidates + expected)
-        n = 0
+        out = []
         for cand in candidates:
             ct = tokens(cand)
-            if (
-                statement_form(cand)
-                and ct
-                and any(
-                    len(ct & tokens(exp)) / len(ct) >= SUPPORT_TOKENS
-                    and self.cosine(cand, exp) >= MATCH_COSINE
-                    for exp in expected
+            out.append(
+                bool(
+                    statement_form(cand)
+                    and ct
+                    and any(
+                        len(ct & tokens(exp)) / len(ct) >= SUPPORT_TOKENS
+                        and self.cosine(cand, exp) >= MATCH_COSINE
+                        for exp in expected
+                    )
                 )
-            ):
-                n += 1
-        return n
+            )
+        return out
 
     def match(self, candidates: list[str], expected: list[str]) -> list[tuple[int, int]]:
         self.vectors(candidates + expected)
@@ -178,7 +179,10 @@ def quality(scorer: Scorer, rows: list[dict], title: str, path: str, verbose: bo
         candidates = extract(row, path)
         pairs = scorer.match(candidates, row["expected"])
         tp = len(pairs)
-        fp = len(candidates) - max(tp, scorer.supported(candidates, row["expected"]))
+        ok = scorer.supported(candidates, row["expected"])
+        for i, _j in pairs:
+            ok[i] = True
+        fp = ok.count(False)
         fn = len(row["expected"]) - tp
         bad = must_not_hit(candidates, row["must_not"])
         form = sum(not statement_form(c) for c in candidates)
@@ -188,7 +192,8 @@ def quality(scorer: Scorer, rows: list[dict], title: str, path: str, verbose: bo
             for k, v in enumerate((1, tp, fp, fn, int(bad), form)):
                 g[k] += v
         if fp or fn or bad:
-            misses.append((row["id"], candidates, row["expected"], "MUST-NOT" if bad else ""))
+            marked = [c if good else f"✗ {c}" for c, good in zip(candidates, ok, strict=True)]
+            misses.append((row["id"], marked, row["expected"], "MUST-NOT" if bad else ""))
     print(f"\n{title}: {len(rows)} conversations")
     print(
         f"{'group':<14}{'convs':>6}{'TP':>5}{'FP':>5}{'FN':>5}{'precision':>11}{'recall':>8}"

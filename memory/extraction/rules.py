@@ -92,8 +92,16 @@ def _clean(text: str) -> str:
 
 def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
     """(clause as written, clause cleaned): a trailing "吧" or "?" still tells a suggestion or a question."""
-    parts = (_ZH_CLAUSE if zh else _EN_CLAUSE).split(sentence)
-    return [(p.strip(), c) for p in parts if p and (c := _clean(p))]
+    parts = [p for p in (_ZH_CLAUSE if zh else _EN_CLAUSE).split(sentence) if p and p.strip()]
+    if not zh:  # "My partner and I are …": a piece of one or two words is not a clause of its own
+        merged: list[str] = []
+        for part in parts:
+            if merged and len(merged[-1].split()) <= 2 and _FIRST_EN.match(part.strip()):
+                merged[-1] = f"{merged[-1]} and {part.strip()}"
+            else:
+                merged.append(part)
+        parts = merged
+    return [(p.strip(), c) for p in parts if (c := _clean(p))]
 
 
 # ---- cue lexicons -------------------------------------------------------------------------------------
@@ -156,8 +164,13 @@ _QUESTION = re.compile(r"[?？]\s*$")
 _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
     r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
-    r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game)\b",
+    r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
+    r"out of (?:the )?office)\b|出差中|休假中|不在家",
     re.I,
+)
+# An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
+_ERRAND = re.compile(
+    r"下周|这周|本周|明天|后天|今晚|周末|\b(?:tomorrow|next week|this week|tonight|this weekend)\b", re.I
 )
 
 # Who a clause is about.
@@ -185,10 +198,16 @@ _OPINION = re.compile(
 _ASSISTANT_ACT = re.compile(
     r"回复|回答|输出|写|叫我|称呼|给我|提醒|推荐|中文|英文|表格|列表|格式|代码|注释|表情|你|助手"
 )
+# The same after a time phrase: "去年春天从广州搬到了厦门", "上个月刚离职".
+_SELF_ZH_TIMED = re.compile(
+    r"^(?:去年|今年|前年|上个?月|上半年|下半年|最近|刚刚?|已经|后来|现在|年初|年底|春天|夏天|秋天|冬天|年前|年后)+"
+    r".{0,4}?(?:从.{1,10}?)?(?:搬到|搬去|调到|调去|转到|入职|离职|辞职|跳槽|换了工作|结婚|退休|毕业|"
+    r"在.{1,15}(?:上班|工作))"
+)
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
-    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给)"
+    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前)"
 )
 _SELF_EN = re.compile(
     r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|married|retired|"
@@ -452,7 +471,7 @@ def _request(clause: str, zh: bool) -> bool:
 
 def _about_user(clause: str, zh: bool) -> bool:
     if zh:
-        return bool(_FIRST_ZH.search(clause) or _SELF_ZH.match(clause))
+        return bool(_FIRST_ZH.search(clause) or _SELF_ZH.match(clause) or _SELF_ZH_TIMED.match(clause))
     return bool(_FIRST_EN.search(clause) or _SELF_EN.match(clause))
 
 
@@ -507,7 +526,7 @@ _BARE_NOUN = re.compile(
     r"背景|情况|资料|信息|环境|设备|设定|配置|tech stack|stack|setup|details|profile|background|context", re.I
 )
 _ZH_VERB = re.compile(r"[是在有用住做叫养会要教学带跑写爱]")
-_NUMBER_OF = re.compile(r"^[一二两三四五六七八九十\d]+(?:个|只|条|位|口)")
+_NUMBER_OF = re.compile(r"^[一二两三四五六七八九十\d]+(?:个|只|条|位)")
 
 
 def _bare_statement(items: list[str], header: str, zh: bool) -> str:
@@ -550,6 +569,8 @@ def _message_candidates(content: str) -> list[Candidate]:
         subject = "用户" if zh else "The user"
         kept_before = False
         bare: list[str] = []
+        # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
+        correction = correction or any(_DENIED.match(c) for _w, c in _clauses(body, zh))
         for written, clause in _clauses(body, zh):
             if found := (_OWNED_ZH if zh else _OWNED_EN).search(clause):
                 owned = found.group(1)
@@ -561,7 +582,9 @@ def _message_candidates(content: str) -> list[Candidate]:
             if not standing and (_request(clause, zh) or _request(written, zh)) or _OPINION.match(clause):
                 kept_before = False
                 continue
-            if _MOOD.search(clause) and not explicit:
+            if (
+                _MOOD.search(clause) or _ERRAND.search(clause) and not _SCHEDULE_CHANGE.search(clause)
+            ) and not (explicit):
                 kept_before = False
                 continue
             if owned and (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause):
@@ -606,7 +629,7 @@ def _message_candidates(content: str) -> list[Candidate]:
                 kept_before = False
                 continue
             text = _clean(text)
-            if len(text) < (4 if zh else 10) or text in ("用户", "The user"):
+            if len(text) < (4 if zh else 10) or len(clause) < (3 if zh else 6):
                 continue
             kept_before = True
             out.append(
@@ -619,8 +642,8 @@ def _message_candidates(content: str) -> list[Candidate]:
                     explicit=explicit,
                 )
             )
-        if bare:
-            text = _bare_statement(bare, header_text, zh)
+        for item in bare:
+            text = _bare_statement([item], header_text, zh)
             out.append(Candidate(text, "fact", 0.95, rule="remember", explicit=True))
     return out
 
