@@ -184,7 +184,7 @@ def _auto_created_today(org, session_id: str) -> int:
     since = timezone.now() - timedelta(hours=24)
     return (
         MemoryItem.objects.filter(org=org, session_id=session_id, source=Source.AUTO, created_at__gte=since)
-        .exclude(**{f"metadata__{EXPLICIT_KEY}": True})
+        .exclude(metadata__contains={EXPLICIT_KEY: True})
         .count()
     )
 

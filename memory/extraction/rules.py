@@ -96,7 +96,13 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
     if not zh:  # "My partner and I are …": a piece of one or two words is not a clause of its own
         merged: list[str] = []
         for part in parts:
-            if merged and len(merged[-1].split()) <= 2 and _FIRST_EN.match(part.strip()):
+            last = merged[-1] if merged else ""
+            if (
+                last
+                and len(last.split()) <= 2
+                and not _FIRST_EN.match(last.strip())
+                and _FIRST_EN.match(part.strip())
+            ):
                 merged[-1] = f"{merged[-1]} and {part.strip()}"
             else:
                 merged.append(part)
@@ -499,8 +505,23 @@ def _instruction_statement(clause: str, zh: bool) -> str:
     return "The user wants the assistant to " + body[:1].lower() + body[1:]
 
 
+_MOVED_EN = re.compile(r"^The user (?:moved|relocated) to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)(?:\s+(.+))?$")
+_MOVED_ZH = re.compile(r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到)了?([^，,。\s（(]{2,10}?)了?$")
+
+
 def _value_change(clause: str) -> str:
+    """The new value only: "从广州搬到了厦门" → "搬到了厦门", "moved from Leeds to Bristol" → "moved to Bristol"."""
     return _FROM_OLD.sub("", clause).replace("  ", " ").strip()
+
+
+def _moved(statement: str) -> str:
+    """A move of the user says where they live now, the slot the old value held:
+    "The user moved to Bristol last spring" → "The user lives in Bristol (moved last spring)"."""
+    if m := _MOVED_EN.match(statement):
+        return f"The user lives in {m.group(1)}" + (f" (moved {m.group(2)})" if m.group(2) else "")
+    if m := _MOVED_ZH.match(statement):
+        return f"用户住在{m.group(2)}" + (f"（{m.group(1)}搬来）" if m.group(1) else "")
+    return statement
 
 
 def _zh_subject(statement: str) -> str:
@@ -628,7 +649,7 @@ def _message_candidates(content: str) -> list[Candidate]:
             else:
                 kept_before = False
                 continue
-            text = _clean(text)
+            text = _clean(_moved(text) if changed else text)
             if len(text) < (4 if zh else 10) or len(clause) < (3 if zh else 6):
                 continue
             kept_before = True

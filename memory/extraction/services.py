@@ -179,7 +179,9 @@ def extraction_job_accept_deferred(*, job: ExtractionJob, index: int, actor) -> 
     It goes through the same gate and reconciliation as any candidate (a correction still supersedes);
     the job's entry records what became of it ({"kind", "id", "by"}). Returns the job and that outcome.
     """
-    job = ExtractionJob.objects.select_for_update().select_related("org", "project").get(pk=job.pk)
+    job = (
+        ExtractionJob.objects.select_for_update(of=("self",)).select_related("org", "project").get(pk=job.pk)
+    )
     deferred = (job.result or {}).get("deferred") or []
     if not 0 <= index < len(deferred):
         raise DeferredError(404, "No such deferred candidate.")
