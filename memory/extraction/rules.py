@@ -174,6 +174,8 @@ _MOOD = re.compile(
     r"out of (?:the )?office)\b|出差中|休假中|不在家",
     re.I,
 )
+# A clause that leans on another one for its meaning ("公司报销标准就这么定的") is not a statement of its own.
+_ANAPHORA = re.compile(r"这么|这样|那样|那么定|如此|\b(?:like that|that way|this way)\b", re.I)
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
 _ERRAND = re.compile(
     r"下周|这周|本周|明天|后天|今晚|周末|\b(?:tomorrow|next week|this week|tonight|this weekend)\b", re.I
@@ -371,7 +373,7 @@ def _third(verb: str) -> str:
 
 
 _EN_SUBJECT = re.compile(
-    r"(?<![\w'])(?P<subj>I|[Ww]e)(?P<contr>'m|'ve|'re|'d|'ll)?(?![\w])(?P<rest>(?:\s+(?:"
+    r"(?<![\w'])(?P<subj>I|[Ww]e)(?P<contr>'m|'ve|'re|'d|'ll)?(?![\w])(?:\s+(?:all|both))?(?P<rest>(?:\s+(?:"
     + "|".join(sorted(_EN_ADVERBS))
     + r"))*)"
     r"(?:\s+(?P<verb>don't|didn't|can't|won't|[A-Za-z]+))?",
@@ -606,6 +608,9 @@ def _message_candidates(content: str) -> list[Candidate]:
             if (
                 _MOOD.search(clause) or _ERRAND.search(clause) and not _SCHEDULE_CHANGE.search(clause)
             ) and not (explicit):
+                kept_before = False
+                continue
+            if _ANAPHORA.search(clause) and not explicit:
                 kept_before = False
                 continue
             if owned and (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause):
