@@ -193,7 +193,7 @@ def test_it_turns_a_conversation_into_memories_without_a_model(org_a):
         "用户叫王丹",
     ]
     assert job.result["skipped"] == [
-        {"message_id": "m4", "reason": "user message shorter than 10 characters"}
+        {"message_id": "m4", "reason": "user message under the minimum length (MEMORY_MIN_LENGTH, weighted)"}
     ]
     items = MemoryItem.objects.filter(org=org_a, user_id="u1").order_by("id")
     assert [(i.memory_type, i.source, i.session_id, i.source_message_id) for i in items] == [

@@ -113,7 +113,10 @@ def _release(job: ExtractionJob, error: str) -> None:
 
 def _skipped(messages: list[dict]) -> list[dict]:
     return [
-        {"message_id": m.get("message_id") or "", "reason": "user message shorter than 10 characters"}
+        {
+            "message_id": m.get("message_id") or "",
+            "reason": "user message under the minimum length (MEMORY_MIN_LENGTH, weighted)",
+        }
         for m in messages
         if m.get("role") in USER_ROLES and not m.get("context") and message_too_short(m.get("content") or "")
     ]
