@@ -64,7 +64,7 @@ class Candidate:
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
-    r"\s*[,;]\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
+    r"\s*(?:,(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
     r"(?=(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b)",
@@ -192,7 +192,8 @@ _OWN_NOUN = (
 )
 # A subjectless Chinese clause that still describes the user.
 _SELF_ZH = re.compile(
-    rf"^(?:{_OWN_NOUN}|刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
+    rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|工资|"
+    r"刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
     r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上)"
 )
 # A passing opinion or a discourse phrase, not a durable fact ("我是说…", "我觉得…", "I mean …").
@@ -218,7 +219,7 @@ _CONTINUES_ZH = re.compile(
     r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前)"
 )
 _SELF_EN = re.compile(
-    r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|married|retired|"
+    r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
     r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|^(?:\w+ )?years of\b",
     re.I,
 )
@@ -410,7 +411,7 @@ _EN_SELF_LEAD = [
     (re.compile(r"^as (an?)\s+", re.I), r"the user is \1 "),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
-    (re.compile(r"^(?=(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|married|retired|"
+    (re.compile(r"^(?=(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
                 r"relocated|graduated)\b)", re.I), "the user "),
     (re.compile(r"^((?:\w+ )?years of .+)$", re.I), lambda m: "the user has " + m.group(1)[:1].lower() + m.group(1)[1:]),
 ]  # fmt: skip
@@ -552,7 +553,12 @@ _ZH_VERB = re.compile(r"[是在有用住做叫养会要教学带跑写爱]")
 _NUMBER_OF = re.compile(r"^[一二两三四五六七八九十\d]+(?:个|只|条|位)")
 
 
+_EN_STATE = re.compile(r"^(?:married|divorced|single|engaged|widowed|retired|based|located|pregnant|\w+ed in)\b", re.I)
+
+
 def _bare_statement(items: list[str], header: str, zh: bool) -> str:
+    if not zh and len(items) == 1 and _EN_STATE.match(items[0]):
+        return f"The user is {items[0]}"  # "married", "based in Warsaw"
     noun = _BARE_NOUN.search(header)
     name = noun.group(0) if noun else ("背景" if zh else "background")
     if zh:
