@@ -119,6 +119,11 @@ _REMEMBER = re.compile(
     r"|^.{0,20}?\b(?:remember|note|keep in mind|don'?t forget|do not forget)\b(?:\s+that)?[\s,:]*",
     re.I,
 )
+_CLAUSE_MARKER = re.compile(
+    r"^(?:请你?|麻烦你?)?(?:记住|记一下|记下|记着|牢记)[\s，,：:]*|^(?:please )?(?:remember|note|keep in mind|don'?t forget)"
+    r"(?: that)?[\s,:]+",
+    re.I,
+)
 # A header pointing at background that follows a colon or a dash: "以下是我的背景：…", "Some background: …".
 _BACKGROUND = re.compile(
     r"背景|情况|资料|信息|设定|环境|context|background|profile|setup|details|about me|about myself|"
@@ -296,7 +301,7 @@ def memory_type_of(text: str) -> str:
 
 _ZH_PERSON = [
     (re.compile(r"我们(?:这边|这里|这儿|当地)|咱们这边"), "用户所在地"),
-    (re.compile(r"(?:我们|咱们)(?:公司|单位)|我司"), "用户的公司"),
+    (re.compile(r"(?:我们|咱们)(?:公司|单位)|我司|^(?:我们|咱们)(?=是一家)"), "用户的公司"),
     (re.compile(r"(?:我们|咱们)\s?(?:团队|组|部门|team)|^组里|^团队里"), "用户的团队"),
     (re.compile(r"(?:我们|咱们)家|^家里"), "用户家"),
     (
@@ -374,7 +379,7 @@ def _third(verb: str) -> str:
 
 
 _EN_SUBJECT = re.compile(
-    r"(?<![\w'])(?P<subj>I|[Ww]e)(?P<contr>'m|'ve|'re|'d|'ll)?(?![\w])(?:\s+(?:all|both))?(?P<rest>(?:\s+(?:"
+    r"(?<![\w'])(?P<subj>I|[Ww]e)(?P<contr>'m|'ve|'re|'d|'ll)?(?![\w])(?:\s+(?:all|both)(?![\w']))?(?P<rest>(?:\s+(?:"
     + "|".join(sorted(_EN_ADVERBS))
     + r"))*)"
     r"(?:\s+(?P<verb>don't|didn't|can't|won't|[A-Za-z]+))?",
@@ -418,7 +423,12 @@ _EN_SELF_LEAD = [
 
 
 def _rewrite_en(clause: str) -> str:
-    text = clause
+    text = re.sub(
+        r"^(?:we're|we are) an? (?=(?:\d+-person |small |tiny |big |large )?(?:team|company|startup|agency|studio|shop))",
+        "the user's team is a ",
+        clause,
+        flags=re.I,
+    )
     for pattern, repl in _EN_SELF_LEAD:
         text, n = pattern.subn(repl, text, count=1)
         if n:
@@ -543,7 +553,7 @@ _EN_VERB_START = re.compile(
     re.I,
 )
 _OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
-_OWNED_EN = re.compile(r"\bmy ([a-z]+)\b", re.I)
+_OWNED_EN = re.compile(r"\bmy ([a-z]+(?:-[a-z]+)*)", re.I)
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
 _PRONOUN_EN = re.compile(r"^(?:he|she|they)(?:'s|'re)?\b", re.I)
 _BARE_NOUN = re.compile(
@@ -553,7 +563,9 @@ _ZH_VERB = re.compile(r"[是在有用住做叫养会要教学带跑写爱]")
 _NUMBER_OF = re.compile(r"^[一二两三四五六七八九十\d]+(?:个|只|条|位)")
 
 
-_EN_STATE = re.compile(r"^(?:married|divorced|single|engaged|widowed|retired|based|located|pregnant|\w+ed in)\b", re.I)
+_EN_STATE = re.compile(
+    r"^(?:married|divorced|single|engaged|widowed|retired|based|located|pregnant|\w+ed in)\b", re.I
+)
 
 
 def _bare_statement(items: list[str], header: str, zh: bool) -> str:
@@ -605,6 +617,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                 owned = found.group(1)
             if _DENIED.match(clause):
                 continue
+            if marker := _CLAUSE_MARKER.match(clause):  # "…, and keep in mind we deploy on AWS Lambda"
+                clause = clause[marker.end() :]
+                explicit = True
             if _POINTING.search(clause) and not _about_user(re.sub(r"^.*?[:：]", "", clause), zh):
                 continue  # "以后回答都参考", "for all future answers": the pointer, not the background
             standing = _standing(clause, zh)
