@@ -5,10 +5,13 @@ The rules read each item's type and text:
 - skill      -> programming_languages (known names) and expertise_areas (what is named after
                 "familiar with" / "熟悉" ..., or the short item itself)
 - habit      -> frequently_used_tools (known tool names, or what follows "uses" / "常用" ...)
-- fact       -> profession ("I am a backend engineer", "用户是前端工程师") and username ("名字叫张三")
+- fact, core -> profession ("I am a backend engineer", "用户是前端工程师") and username ("名字叫张三", "用户叫王丹")
 - project scope: constraint -> constraints; decision -> key_decisions {decision, reason, date};
-  context -> current_phase (newest) and project_goal ("goal" / "目标"); preference / habit ->
-  team_conventions; every known technology named in the project's items -> tech_stack.
+  context -> current_phase (the newest naming a phase, never a ticket or a bug) and project_goal
+  ("goal" / "目标"); preference / habit -> team_conventions; every known technology named in the
+  project's items -> tech_stack, except an option a decision turned down ("over X", "而不是 X").
+Values are whole memories or whole parts (never a cut word); each field records the ids of the
+memories it came from (profile.sources).
 
 When an LLM is configured (memory.llm, optional) it may refine the rule result; any failure keeps
 the rule result. Fields a person edited are never overwritten (see services._apply).
