@@ -1,20 +1,34 @@
-"""The rule path of automatic extraction: quality on labelled conversations and worker time per turn.
+"""Automatic extraction: statement quality on labelled conversations and worker time per turn.
 
-    .venv/bin/python bench/extraction.py [--data bench/data/extraction_conversations.jsonl] [--repeat 1]
+    .venv/bin/python bench/extraction.py [--path rules|llm] [--verbose] [--repeat 1]
 
-1. Precision / recall of memory.extraction.rules.extract_rules on the labelled set (Chinese and
-   English; explicit requests, implicit preferences and facts, corrections, chit-chat), per split:
-   "dev" (68 conversations; the rules were tuned on it) and "holdout" (32, written after tuning). A candidate
-   matches an expected memory when it contains all of that memory's keywords (case-insensitive);
-   each expected memory is matched at most once. Also: memory type accuracy among matches.
-2. Worker time per conversation turn on the rule path: for each conversation, the turn is appended
-   (POST messages' service) and the job is run the way the Celery task runs it
-   (memory.extraction.services.extraction_job_run: claim, rules, local e5 embedding, gate,
-   reconcile against the subject's memories, writes, job result). Goal: < 200 ms.
-   The embedding model is loaded before timing (its one-off load time is printed separately).
+Data: bench/data/extraction_cases.jsonl, 208 conversations (zh 92, en 92, code-mixed 24) in eight
+classes: request residue, first person, two facts in one sentence, implicit self-descriptions,
+corrections (most without a marker; each has the prior memory it corrects), "remember this
+background" requests, chit-chat and task-only turns (the last two, 46 conversations, have nothing to
+store). Each has the expected third-person statements and a must-not list. bench/split_sets.py
+(--by lang,class --seed 15) splits it into extraction_tune.jsonl (101) and extraction_heldout.jsonl (107).
 
-Runs in its own throw-away database (engram_bench_extraction on the server of $DATABASE_URL),
-created and migrated at the start, dropped at the end. No chat model is configured (rule path).
+1. Quality of memory.extraction.rules.extract_rules, per half, per language and per class. A candidate
+   matches an expected statement when
+   - the e5 cosine similarity of the two (multilingual-e5-small, passage vectors) is >= MATCH_COSINE (0.92),
+   - it holds at least half of the statement's content tokens (Chinese character bigrams, other words;
+     "用户" / "the user" and stop words left out) and at least a third of its own tokens are the
+     statement's (a raw transcript that merely contains the fact does not match), and
+   - it is in statement form: no first person ("我", "I", "my", ...).
+   Pairs are matched greedily, most similar first, each expected statement at most once: recall = matched
+   statements / statements. Precision = 1 - FP / candidates, where a candidate is a true one when it
+   matches, or states part of an expected statement (cosine >= 0.92, in statement form, and at least
+   SUPPORT_TOKENS (0.6) of its content tokens are the statement's): splitting "用户是小学数学老师，教四年级"
+   in two is not a false positive. "TP" counts matched statements. "must-not": conversations
+   where a candidate contains (case-insensitive) an entry of the conversation's must-not list (request
+   residue, the old value of a correction, chit-chat content). "form": candidates with a first person.
+2. Worker time per conversation turn (rules path): each conversation's prior memories are written, the
+   turn is appended (POST messages' service) and the job runs the way the Celery task runs it
+   (memory.extraction.services.extraction_job_run). Also counted: corrections that superseded their
+   prior memory. Goal: median < 200 ms.
+
+Runs in its own throw-away database (engram_bench_extraction on the server of $DATABASE_URL).
 """
 
 from __future__ import annotations
@@ -22,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 import time
@@ -33,186 +48,258 @@ sys.path.insert(0, str(ROOT))
 os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
 os.environ["ENGRAM_TEST_DB"] = "engram_bench_extraction"
 os.environ["ENGRAM_LLM_BASE_URL"] = ""
-# As the Celery worker runs (config/celery.py: one OpenMP thread per worker process); --omp-threads 0
-# measures the library's default (all cores) instead.
 if "--omp-threads" not in " ".join(sys.argv):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-DEFAULT_DATA = ROOT / "bench" / "data" / "extraction_conversations.jsonl"
+DATA = ROOT / "bench" / "data"
+HALVES = {"tune": DATA / "extraction_tune.jsonl", "held out": DATA / "extraction_heldout.jsonl"}
+CLASSES = (
+    "residue",
+    "first_person",
+    "two_facts",
+    "implicit",
+    "correction",
+    "background",
+    "chitchat",
+    "task_only",
+)
+MATCH_COSINE = 0.92
+TOKEN_RECALL = 0.5
+TOKEN_PRECISION = 0.34
+SUPPORT_TOKENS = 0.6
+
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+_WORD = re.compile(r"[a-z0-9][a-z0-9+#.'-]*", re.I)
+_STOP = set(
+    "the a an user user's users of to in on at and or is are was be been has have had with for by as from "
+    "their they them it its that this his her he she not no now than so also all about who which there".split()
+)
+_FIRST_PERSON = re.compile(r"我|(?<![A-Za-z'])(?:I|I'm|I've|I'd|I'll|my|me|mine|myself)(?![A-Za-z'])")
 
 
 def load(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def match(candidates, expected) -> tuple[int, int, int, int]:
-    """(true positives, false positives, false negatives, type matches) for one conversation."""
-    used: set[int] = set()
-    tp = type_ok = 0
-    for cand in candidates:
-        text = cand.content.lower()
-        hit = next(
-            (
-                i
-                for i, exp in enumerate(expected)
-                if i not in used and all(k.lower() in text for k in exp["keywords"])
-            ),
-            None,
-        )
-        if hit is None:
-            continue
-        used.add(hit)
-        tp += 1
-        type_ok += cand.memory_type == expected[hit]["memory_type"]
-    fp = len(candidates) - tp
-    fn = len(expected) - tp
-    return tp, fp, fn, type_ok
+def tokens(text: str) -> set[str]:
+    out: set[str] = set()
+    for run in _CJK_RUN.findall(text.replace("用户", " ")):
+        out.update(run[i : i + 2] for i in range(len(run) - 1)) if len(run) > 1 else out.add(run)
+    for word in _WORD.findall(_CJK_RUN.sub(" ", text)):
+        word = word.lower().strip(".'-")
+        if word and word not in _STOP:
+            out.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
+    return out
 
 
-def quality(rows: list[dict], verbose: bool, title: str = "") -> None:
-    from memory.extraction.rules import extract_rules
+def statement_form(text: str) -> bool:
+    return not _FIRST_PERSON.search(text)
 
-    groups: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0])
-    misses = []
-    for row in rows:
-        candidates = extract_rules(row["messages"])
-        tp, fp, fn, type_ok = match(candidates, row["expected"])
-        for key in ("all", row["category"], row["lang"]):
-            g = groups[key]
-            g[0] += tp
-            g[1] += fp
-            g[2] += fn
-            g[3] += type_ok
-            g[4] += 1
-        if fp or fn or type_ok < tp:
-            misses.append(
-                (
-                    row["id"],
-                    [(c.content, c.memory_type) for c in candidates],
-                    [(e["keywords"], e["memory_type"]) for e in row["expected"]],
+
+class Scorer:
+    def __init__(self):
+        from memory.embeddings.local import LocalE5Provider
+
+        self.provider = LocalE5Provider()
+        self.cache: dict[str, list[float]] = {}
+
+    def vectors(self, texts: list[str]) -> None:
+        todo = [t for t in dict.fromkeys(texts) if t not in self.cache]
+        for text, vector in zip(todo, self.provider.embed_passages(todo), strict=True):
+            self.cache[text] = vector
+
+    def cosine(self, a: str, b: str) -> float:
+        x, y = self.cache[a], self.cache[b]
+        return sum(p * q for p, q in zip(x, y, strict=True))
+
+    def supported(self, candidates: list[str], expected: list[str]) -> list[bool]:
+        """Which candidates state (part of) an expected statement: a split fact is not a false positive."""
+        self.vectors(candidates + expected)
+        out = []
+        for cand in candidates:
+            ct = tokens(cand)
+            out.append(
+                bool(
+                    statement_form(cand)
+                    and ct
+                    and any(
+                        len(ct & tokens(exp)) / len(ct) >= SUPPORT_TOKENS
+                        and self.cosine(cand, exp) >= MATCH_COSINE
+                        for exp in expected
+                    )
                 )
             )
-    print(f"\nRule path quality on {len(rows)} labelled conversations{title}")
+        return out
+
+    def match(self, candidates: list[str], expected: list[str]) -> list[tuple[int, int]]:
+        self.vectors(candidates + expected)
+        pairs = []
+        for i, cand in enumerate(candidates):
+            if not statement_form(cand):
+                continue
+            ct = tokens(cand)
+            for j, exp in enumerate(expected):
+                et = tokens(exp)
+                shared = len(ct & et)
+                if not et or not ct or shared / len(et) < TOKEN_RECALL or shared / len(ct) < TOKEN_PRECISION:
+                    continue
+                sim = self.cosine(cand, exp)
+                if sim >= MATCH_COSINE:
+                    pairs.append((sim, i, j))
+        used_c, used_e, out = set(), set(), []
+        for _sim, i, j in sorted(pairs, reverse=True):
+            if i not in used_c and j not in used_e:
+                used_c.add(i)
+                used_e.add(j)
+                out.append((i, j))
+        return out
+
+
+def must_not_hit(candidates: list[str], must_not: list[str]) -> bool:
+    return any(m.lower() in c.lower() for c in candidates for m in must_not)
+
+
+def extract(row: dict, path: str) -> list[str]:
+    if path == "llm":
+        from memory.extraction.llm import extract_llm
+
+        return [c.content for c in extract_llm(LLM_CLIENT, row["messages"])]
+    from memory.extraction.rules import extract_rules
+
+    return [c.content for c in extract_rules(row["messages"])]
+
+
+LLM_CLIENT = None
+
+
+def quality(scorer: Scorer, rows: list[dict], title: str, path: str, verbose: bool) -> dict:
+    groups: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0])  # convs tp fp fn mustnot form
+    groups_cands: dict[str, int] = defaultdict(int)
+    misses = []
+    for row in rows:
+        candidates = extract(row, path)
+        pairs = scorer.match(candidates, row["expected"])
+        tp = len(pairs)
+        ok = scorer.supported(candidates, row["expected"])
+        for i, _j in pairs:
+            ok[i] = True
+        fp = ok.count(False)
+        fn = len(row["expected"]) - tp
+        bad = must_not_hit(candidates, row["must_not"])
+        form = sum(not statement_form(c) for c in candidates)
+        for key in ("all", row["lang"], row["class"]):
+            groups_cands[key] += len(candidates)
+            g = groups[key]
+            for k, v in enumerate((1, tp, fp, fn, int(bad), form)):
+                g[k] += v
+        if fp or fn or bad:
+            marked = [c if good else f"✗ {c}" for c, good in zip(candidates, ok, strict=True)]
+            misses.append((row["id"], marked, row["expected"], "MUST-NOT" if bad else ""))
+    print(f"\n{title}: {len(rows)} conversations")
     print(
-        f"{'group':<12}{'convs':>6}{'TP':>5}{'FP':>5}{'FN':>5}{'precision':>11}{'recall':>8}{'F1':>7}{'type ok':>9}"
+        f"{'group':<14}{'convs':>6}{'TP':>5}{'FP':>5}{'FN':>5}{'precision':>11}{'recall':>8}"
+        f"{'must-not':>10}{'form':>6}"
     )
-    for key in ("all", "explicit", "implicit", "correction", "chitchat", "zh", "en"):
-        tp, fp, fn, type_ok, n = groups[key]
-        p = tp / (tp + fp) if tp + fp else 1.0
+    for key in ("all", "zh", "en", "mixed", *CLASSES):
+        n, tp, fp, fn, bad, form = groups[key]
+        if not n:
+            continue
+        p = 1 - fp / cands if (cands := groups_cands[key]) else 1.0
         r = tp / (tp + fn) if tp + fn else 1.0
-        f = 2 * p * r / (p + r) if p + r else 0.0
-        t = f"{type_ok}/{tp}" if tp else "-"
-        print(f"{key:<12}{n:>6}{tp:>5}{fp:>5}{fn:>5}{p:>11.3f}{r:>8.3f}{f:>7.3f}{t:>9}")
+        print(f"{key:<14}{n:>6}{tp:>5}{fp:>5}{fn:>5}{p:>11.3f}{r:>8.3f}{bad / n:>10.3f}{form:>6}")
     if verbose:
-        print("\nmisses (id, extracted, expected keywords):")
         for miss in misses:
             print("  ", miss)
+    return groups
 
 
 def timing(rows: list[dict], repeat: int) -> None:
     from checkpoints.services import messages_append
+    from memory.drafts import MemoryDraft
     from memory.embeddings import provider_for
     from memory.extraction.services import extraction_job_run
     from memory.models import MemoryItem
+    from memory.services import memory_create
+    from projects.access import system_actor
     from projects.models import Organization
 
     org = Organization.objects.create(name="Bench", slug="bench-extraction")
     provider = provider_for(org, "")
     t0 = time.perf_counter()
     provider.embed_passages(["warm up the model"])
-    # Time spent inside the embedding model, to split it from the rest of the worker's time.
-    embed_ms = [0.0]
-    original = provider.embed_passages
-
-    def timed(texts):
-        started = time.perf_counter()
-        try:
-            return original(texts)
-        finally:
-            embed_ms[0] += (time.perf_counter() - started) * 1000
-
-    provider.embed_passages = timed
     print(f"\nembedding model load + first call: {(time.perf_counter() - t0) * 1000:.0f} ms (excluded below)")
-
-    with_candidates: list[float] = []
-    without: list[float] = []
+    actor = system_actor(org)
+    elapsed_all: list[float] = []
     cpu: list[float] = []
-    rest: list[float] = []
+    corrections = superseded = 0
     for round_ in range(repeat):
         for row in rows:
             user = f"{row['id']}-{round_}"
+            for prior in row.get("prior", []):
+                memory_create(
+                    actor=actor, org=org, draft=MemoryDraft(content=prior, user_id=user), dedup="none"
+                )
             _, _, job = messages_append(
                 org=org, session_id=f"s-{user}", user_id=user, messages=row["messages"], extract=True
             )
             if job is None:
                 continue
-            embed_ms[0] = 0.0
             started, cpu_started = time.perf_counter(), time.process_time()
             status = extraction_job_run(job_id=job.pk)
-            elapsed = (time.perf_counter() - started) * 1000
-            rest.append(elapsed - embed_ms[0])
+            elapsed_all.append((time.perf_counter() - started) * 1000)
             cpu.append((time.process_time() - cpu_started) * 1000)
             assert status == "done", status
-            job.refresh_from_db()
-            (with_candidates if job.result.get("candidates") else without).append(elapsed)
-    every = sorted(with_candidates + without)
-
-    def line(name, values):
-        if not values:
-            return f"{name:<28}{0:>6}"
-        values = sorted(values)
-        p95 = values[min(len(values) - 1, int(round(0.95 * (len(values) - 1))))]
-        return (
-            f"{name:<28}{len(values):>6}{statistics.mean(values):>9.1f}{statistics.median(values):>9.1f}"
-            f"{p95:>9.1f}{max(values):>9.1f}"
-        )
-
-    print(f"\nWorker time per conversation turn, rule path, ms (goal < 200 ms; {repeat} round(s))")
-    print(f"{'turns':<28}{'n':>6}{'mean':>9}{'median':>9}{'p95':>9}{'max':>9}")
-    print(line("all", every))
-    print(line("with candidates (embed+db)", with_candidates))
-    print(line("nothing to extract", without))
-    print(line("CPU of this process, all", cpu))
-    print(line("all minus embedding model", rest))
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+            if row.get("prior"):
+                job.refresh_from_db()
+                corrections += 1
+                superseded += bool(job.result.get("superseded"))
+    values = sorted(elapsed_all)
+    p95 = values[min(len(values) - 1, int(round(0.95 * (len(values) - 1))))]
+    print(f"Worker time per turn, rule path, ms (goal: median < 200; {repeat} round(s), {len(values)} turns)")
     print(
-        f"machine: {os.cpu_count()} CPUs, load average {load:.1f} (wall times grow with load; CPU time less so)"
+        f"  median {statistics.median(values):.1f}  mean {statistics.mean(values):.1f}  p95 {p95:.1f}  "
+        f"max {values[-1]:.1f}  CPU median {statistics.median(cpu):.1f}"
     )
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"  machine: {os.cpu_count()} CPUs, load average {load:.1f}")
+    print(f"corrections that superseded their prior memory: {superseded}/{corrections}")
     print(f"memories written: {MemoryItem.objects.filter(org=org).count()}")
 
 
 def main() -> None:
+    global LLM_CLIENT
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--path", choices=["rules", "llm"], default="rules")
+    parser.add_argument("--llm-url", default="", help="an OpenAI-compatible base URL for --path llm")
     parser.add_argument("--repeat", type=int, default=1, help="timing rounds over the set")
-    parser.add_argument("--verbose", action="store_true", help="list the conversations the rules got wrong")
+    parser.add_argument("--no-timing", action="store_true")
+    parser.add_argument("--verbose", action="store_true", help="list the conversations with a miss")
     parser.add_argument("--omp-threads", type=int, default=1, help="OpenMP threads of the model (0: default)")
     args = parser.parse_args()
     if args.omp_threads:
         os.environ["OMP_NUM_THREADS"] = str(args.omp_threads)
-    rows = load(args.data)
-    cats = defaultdict(int)
-    for row in rows:
-        cats[(row["lang"], row["category"])] += 1
-    print(
-        f"{len(rows)} conversations: "
-        + ", ".join(f"{lang}/{cat} {n}" for (lang, cat), n in sorted(cats.items()))
-    )
-
     import django
 
     django.setup()
-    splits = {
-        "dev": " - dev split (the rules were tuned on it)",
-        "holdout": " - holdout split (written after tuning, never tuned on)",
-    }
-    for split, title in splits.items():
-        quality([r for r in rows if r.get("split") == split], args.verbose, title)
-    quality(rows, False, " - all")
+    if args.path == "llm":
+        from core.llm import LLMClient
 
+        LLM_CLIENT = LLMClient(base_url=args.llm_url, api_key="bench", model="bench")
+    print(
+        f"match: e5 cosine >= {MATCH_COSINE}, content tokens >= {TOKEN_RECALL} of the statement's and "
+        f">= {TOKEN_PRECISION} of the candidate's, statement form"
+    )
+    scorer = Scorer()
+    every = []
+    for name, path in HALVES.items():
+        rows = load(path)
+        every += rows
+        quality(scorer, rows, f"{args.path} path - {name} half", args.path, args.verbose)
+    if args.no_timing:
+        return
     from bench.ingest import owned_test_databases
 
     with owned_test_databases():
-        timing(rows, args.repeat)
+        timing(every, args.repeat)
 
 
 if __name__ == "__main__":

@@ -70,10 +70,23 @@ def job_counts(job) -> dict:
     """What a job added / merged / superseded / rejected, from its result row."""
     result = job.result or {}
     out = {}
-    for key in ("added", "merged", "updated", "superseded", "skipped", "rejected"):
+    for key in ("added", "merged", "updated", "superseded", "skipped", "rejected", "deferred"):
         value = result.get(key)
-        if value is not None:
+        if value is not None and (value or key != "deferred"):
             out[key] = len(value) if isinstance(value, list | dict) else value
+    return out
+
+
+def deferred_waiting(actor, jobs) -> list[dict]:
+    """Candidates the session's cap deferred and nobody accepted yet, of jobs about the actor themself
+    (another person's conversation text is not shown)."""
+    out = []
+    for job in jobs:
+        if not is_subject(actor, job.user_id):
+            continue
+        for index, entry in enumerate((job.result or {}).get("deferred") or []):
+            if not entry.get("accepted"):
+                out.append({"job": job, "index": index, "content": entry.get("content") or ""})
     return out
 
 
@@ -88,6 +101,7 @@ def queue(request):
     context = {
         "page": page,
         "rows": [(job, job_counts(job)) for job in page.object_list],
+        "deferred": deferred_waiting(actor, page.object_list),
         "querystring": querystring,
         "status": status,
         "statuses": JobStatus.values,
@@ -103,7 +117,10 @@ def queue(request):
 def queue_job(request, pk):
     job = get_object_or_404(extraction_jobs_for(request.actor), pk=pk)
     own = is_subject(request.actor, job.user_id)  # the messages are shown to the job's subject only
-    context = {"job": job, "counts": job_counts(job), "own": own}
+    deferred = [
+        {"index": i, **entry} for i, entry in enumerate((job.result or {}).get("deferred") or []) if own
+    ]
+    context = {"job": job, "counts": job_counts(job), "own": own, "deferred": deferred}
     return render_page(request, "memory/job.html", context)
 
 
@@ -119,6 +136,37 @@ def queue_retry(request, pk):
 
     extraction_job_retry(job=job)
     messages.success(request, _("Job #%(id)s is queued again.") % {"id": job.pk})
+    return redirect(request.POST.get("next") or "queue")
+
+
+@org_page
+@require_POST
+def queue_deferred_accept(request, pk):
+    """One click: write a candidate the session's cap deferred."""
+    job = get_object_or_404(extraction_jobs_for(request.actor), pk=pk)
+    require_change_extraction_job(request.actor, job)
+    from .extraction.services import DeferredError, extraction_job_accept_deferred
+
+    try:
+        index = int(request.POST.get("index", ""))
+    except ValueError:
+        index = -1
+    try:
+        _job, accepted = extraction_job_accept_deferred(job=job, index=index, actor=request.actor)
+    except DeferredError as exc:
+        messages.info(
+            request,
+            _("No such deferred candidate.")
+            if exc.status == 404
+            else _("This candidate was already accepted."),
+        )
+    else:
+        if accepted["kind"] == "rejected":
+            messages.info(
+                request, _("The gate refused it: %(reason)s") % {"reason": accepted.get("reason", "")}
+            )
+        else:
+            messages.success(request, _("Accepted: memory #%(id)s.") % {"id": accepted["id"]})
     return redirect(request.POST.get("next") or "queue")
 
 

@@ -149,10 +149,15 @@ def _strings(value, field: str, out: list[tuple[str, str]]) -> None:
             _strings(item, f"{field}[{index}]", out)
 
 
+# Metadata key of an automatic memory the user asked for explicitly: the rate limit does not count it.
+EXPLICIT_KEY = "explicit_request"
+
+
 def check_rate_limit(org, session_id: str, *, batch: dict[str, int] | None = None) -> int:
     """Seed 000's rate limit for automatic extraction: at most MEMORY_MAX_EXTRACTIONS per session per 24 h.
 
-    Counts the items with source=auto created in the session in the last 24 hours and returns that
+    Counts the items with source=auto created in the session in the last 24 hours (except those the user
+    asked for explicitly: metadata EXPLICIT_KEY) and returns that
     count; raises GateRejection("rate_limited") when the limit is reached. No session, no limit.
     batch: a batch's running count per session: the stored items are counted once, then every item the
     batch lets through adds one (they are not stored yet when the next one is checked).
@@ -183,9 +188,11 @@ def _auto_created_today(org, session_id: str) -> int:
     from memory.models import MemoryItem, Source
 
     since = timezone.now() - timedelta(hours=24)
-    return MemoryItem.objects.filter(
-        org=org, session_id=session_id, source=Source.AUTO, created_at__gte=since
-    ).count()
+    return (
+        MemoryItem.objects.filter(org=org, session_id=session_id, source=Source.AUTO, created_at__gte=since)
+        .exclude(metadata__contains={EXPLICIT_KEY: True})
+        .count()
+    )
 
 
 def check(content: str, confidence: float = 1.0) -> None:

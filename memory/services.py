@@ -228,7 +228,7 @@ def memory_create(
                 similarity=similarity,
                 decision=decided.decision,
             )
-    if draft.source == Source.AUTO:
+    if draft.source == Source.AUTO and not draft.metadata.get(gate.EXPLICIT_KEY):
         gate.check_rate_limit(org, draft.session_id)
     item.save()
     defer_tokens(item)

@@ -22,6 +22,9 @@ urlpatterns = [
     path("queue/", dashboard_views.queue, name="queue"),
     path("queue/<int:pk>/", dashboard_views.queue_job, name="queue-job"),
     path("queue/<int:pk>/retry/", dashboard_views.queue_retry, name="queue-retry"),
+    path(
+        "queue/<int:pk>/deferred/accept/", dashboard_views.queue_deferred_accept, name="queue-deferred-accept"
+    ),
     path("usage/", dashboard_views.usage, name="usage"),
     path("markdown/", markdown_views.markdown_editor, name="markdown"),
     path("markdown/skills/<str:skill>/", markdown_views.markdown_editor, name="markdown-skill"),

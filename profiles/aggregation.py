@@ -5,10 +5,13 @@ The rules read each item's type and text:
 - skill      -> programming_languages (known names) and expertise_areas (what is named after
                 "familiar with" / "熟悉" ..., or the short item itself)
 - habit      -> frequently_used_tools (known tool names, or what follows "uses" / "常用" ...)
-- fact       -> profession ("I am a backend engineer", "用户是前端工程师") and username ("名字叫张三")
+- fact, core -> profession ("I am a backend engineer", "用户是前端工程师") and username ("名字叫张三", "用户叫王丹")
 - project scope: constraint -> constraints; decision -> key_decisions {decision, reason, date};
-  context -> current_phase (newest) and project_goal ("goal" / "目标"); preference / habit ->
-  team_conventions; every known technology named in the project's items -> tech_stack.
+  context -> current_phase (the newest naming a phase, never a ticket or a bug) and project_goal
+  ("goal" / "目标"); preference / habit -> team_conventions; every known technology named in the
+  project's items -> tech_stack, except an option a decision turned down ("over X", "而不是 X").
+Values are whole memories or whole parts (never a cut word); each field records the ids of the
+memories it came from (profile.sources).
 
 When an LLM is configured (memory.llm, optional) it may refine the rule result; any failure keeps
 the rule result. Fields a person edited are never overwritten (see services._apply).
@@ -205,7 +208,8 @@ FORMAT_RULES = [
     (
         "code",
         re.compile(
-            r"code only|just (?:the )?code|code blocks?|code snippets?|only code|只要代码|直接给代码|代码块|给出代码|代码示例",
+            r"code only|just (?:the )?code|only (?:the )?code|code blocks? only|nothing but code|只要代码|只给代码|"
+            r"直接给代码|只需要代码|不要解释.{0,4}代码",
             re.I,
         ),
     ),
@@ -258,13 +262,64 @@ _USERNAME = [
 ]
 _GOAL = re.compile(r"(?:goal|aim|objective|mission|目标|宗旨|目的)\s*(?:is|:|：|是|为)?\s*(.+)", re.I)
 _REASON = re.compile(
-    r"\s*(?:,|，|;|；)?\s*(?:because|since|as|due to|reason:|理由是|原因是|因为|由于)\s*(.+)$", re.I
+    r"\s*(?:,|，|;|；)?\s*(?:\b(?:because|due to|reason:)(?![A-Za-z])|理由是|原因是|因为|由于)\s*(.+)$", re.I
+)
+# The option a decision turned down: "X over Y", "X instead of Y", "选择了 X 而不是 Y", "放弃了 Y".
+_REJECTED = re.compile(
+    r"(?:\b(?:over|instead of|rather than|not|versus|vs\.?|dropped|rejected|replac(?:ed|ing))\b|而不是|而非|不用|不选|"
+    r"没选|弃用|放弃了?|替换掉|换掉|取代了?)\s*([^，,;；。.（(]+)",
+    re.I,
+)
+# A ticket or a bug is not a phase ("修复 #123 登录报错", "BUG-42: crash on save").
+_TICKET = re.compile(
+    r"(?<![A-Za-z])[A-Z][A-Z0-9]+-\d+|#\d+|\b(?:bug|issue|ticket|hotfix|crash(?:es)?|fix(?:ed|ing)?|error)\b|"
+    r"报错|缺陷|工单|故障|修复|崩溃",
+    re.I,
+)
+_PHASE = re.compile(
+    r"\b(?:phase|stage|milestone|sprint|alpha|beta|mvp|pilot|launch(?:ed)?|release|prototype|maintenance|"
+    r"production|development|testing)\b|阶段|里程碑|迭代|内测|公测|上线|开发中|测试中|原型|维护期|试点|在开发|冲刺",
+    re.I,
 )
 _TRIM = " \t.。!！,，;；:：\"'“”「」"
 
 
 def _clean(text: str) -> str:
     return text.strip(_TRIM)
+
+
+def _shorten(text: str, limit: int) -> str:
+    """At most `limit` characters, cut at a sentence, clause or word boundary (a word is never cut)."""
+    text = _clean(text)
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    for pattern in (r"[。！？.!?](?=\s|$|[^\x00-\x7f])", r"[，,；;：:、]", r"\s"):
+        cuts = [m.end() for m in re.finditer(pattern, head)]
+        if cuts and cuts[-1] > limit // 3:
+            return _clean(head[: cuts[-1]]) + "…"
+    # CJK text without a boundary: characters are words of their own; Latin runs are not cut.
+    m = re.search(r"[A-Za-z0-9_]+$", head)
+    if m and m.start() > 0 and len(text) > limit and re.match(r"[A-Za-z0-9_]", text[limit]):
+        head = head[: m.start()]
+    return _clean(head) + "…"
+
+
+def _rejected_terms(text: str) -> str:
+    """The parts of a text that name a turned-down option (their technologies are not the stack)."""
+    return " ".join(m.group(1) for m in _REJECTED.finditer(text))
+
+
+class _Sources:
+    """field -> the ids of the memories it came from (shown on the profile pages)."""
+
+    def __init__(self):
+        self.ids: dict[str, list[int]] = {}
+
+    def add(self, field: str, item) -> None:
+        pk = getattr(item, "pk", None)
+        if pk is not None and pk not in self.ids.setdefault(field, []) and len(self.ids[field]) < 20:
+            self.ids[field].append(pk)
 
 
 def _add(out: list, value: str, limit: int = 20) -> None:
@@ -285,7 +340,13 @@ def _first_rule(rules, text: str) -> str | None:
 
 def user_values(items: list[MemoryItem]) -> dict:
     """The user-profile fields the rules derive from items (newest first); undecided fields are absent."""
+    return user_values_with_sources(items)[0]
+
+
+def user_values_with_sources(items: list[MemoryItem]) -> tuple[dict, dict]:
+    """(fields, field -> ids of the memories each came from)."""
     out: dict = {}
+    src = _Sources()
     expertise: list[str] = []
     languages: list[str] = []
     tools: list[str] = []
@@ -295,15 +356,22 @@ def user_values(items: list[MemoryItem]) -> dict:
         if kind in ("preference", "core"):
             if "communication_style" not in out and (style := _first_rule(STYLE_RULES, text)):
                 out["communication_style"] = style
-            if "response_format" not in out and (fmt := _first_rule(FORMAT_RULES, text)):
+                src.add("communication_style", item)
+            # "代码示例用 Python" names a language for code, not a response format.
+            names_language = any(p.search(text) for p in _LANG_RES.values())
+            fmt = _first_rule(FORMAT_RULES, text)
+            if "response_format" not in out and fmt and not (fmt == "code" and names_language):
                 out["response_format"] = fmt
+                src.add("response_format", item)
             if "language_preference" not in out and _LANGUAGE_CUE.search(text):
                 if lang := _first_rule(LANGUAGE_RULES, text):
                     out["language_preference"] = lang
+                    src.add("language_preference", item)
         if kind == "skill":
             for name, pattern in _LANG_RES.items():
                 if pattern.search(text):
                     _add(languages, name)
+                    src.add("programming_languages", item)
             match = _SKILL_CUES.search(text)
             phrase = match.group(1) if match else (text if len(text) <= 40 else "")
             for part in _SPLIT.split(_clean(phrase)):
@@ -313,27 +381,37 @@ def user_values(items: list[MemoryItem]) -> dict:
                     and not any(p.fullmatch(_clean(part)) for p in _LANG_RES.values())
                 ):
                     _add(expertise, part)
+                    src.add("expertise_areas", item)
         if kind in ("habit", "preference"):
-            found = [name for name, pattern in _TOOL_RES if pattern.search(text)]
+            turned_down = _rejected_terms(text)
+            found = [
+                name
+                for name, pattern in _TOOL_RES
+                if pattern.search(text) and not pattern.search(turned_down)
+            ]
             found = [n for n in found if not any(n != m and n in m for m in found)]  # "Git" inside "Git Flow"
             for name in found:
                 _add(tools, name)
+                src.add("frequently_used_tools", item)
             if kind == "habit" and not found and (match := _HABIT_CUES.search(text)):
                 tool = _SPLIT.split(_clean(match.group(1)))[0]
                 if 0 < len(tool) <= 30:
                     _add(tools, tool)
-        if kind == "fact":
+                    src.add("frequently_used_tools", item)
+        if kind in ("fact", "core"):
             if "profession" not in out:
                 for pattern in _PROFESSION:
                     match = pattern.search(text)
                     role = _clean(re.split(r"[，,;；。]", match.group(1))[0]) if match else ""
                     if role and _ROLE_WORDS.search(role) and len(role) <= 60:
                         out["profession"] = role
+                        src.add("profession", item)
                         break
             if "username" not in out:
                 for pattern in _USERNAME:
                     if match := pattern.search(text):
                         out["username"] = _clean(match.group(1))
+                        src.add("username", item)
                         break
     if expertise:
         out["expertise_areas"] = expertise
@@ -341,7 +419,7 @@ def user_values(items: list[MemoryItem]) -> dict:
         out["programming_languages"] = languages
     if tools:
         out["frequently_used_tools"] = tools
-    return out
+    return out, {k: v for k, v in src.ids.items() if k in out}
 
 
 # ---- project profile ------------------------------------------------------------------------------
@@ -354,19 +432,31 @@ def _date_of(item: MemoryItem) -> str:
 
 def project_values(items: list[MemoryItem]) -> dict:
     """The project-profile fields the rules derive from the project's items (newest first)."""
+    return project_values_with_sources(items)[0]
+
+
+def project_values_with_sources(items: list[MemoryItem]) -> tuple[dict, dict]:
+    """(fields, field -> ids of the memories each came from). Every value is a whole memory or a whole
+    part of one (split at a clause or reason marker, never inside a word); a decision's turned-down
+    option is not the stack; a ticket or bug is not the phase."""
     out: dict = {}
+    src = _Sources()
     constraints: list[str] = []
     decisions: list[dict] = []
     conventions: list[str] = []
     stack: list[str] = []
+    phase_fallback = None
     for item in items:
         text = item.content
         kind = item.memory_type
+        turned_down = _rejected_terms(text)
         for name, pattern in _TECH_RES + [(n, p) for n, p in _LANG_RES.items()]:
-            if pattern.search(text):
+            if pattern.search(text) and not pattern.search(turned_down):
                 _add(stack, name, limit=30)
+                src.add("tech_stack", item)
         if kind == "constraint":
             _add(constraints, text, limit=50)
+            src.add("constraints", item)
         elif kind == "decision":
             match = _REASON.search(text)
             decision = _clean(text[: match.start()]) if match else _clean(text)
@@ -377,16 +467,26 @@ def project_values(items: list[MemoryItem]) -> dict:
                     "date": _date_of(item),
                 }
             )
+            src.add("key_decisions", item)
         elif kind in ("preference", "habit"):
             _add(conventions, text, limit=30)
+            src.add("team_conventions", item)
         if (
             kind in ("context", "fact", "core")
             and "project_goal" not in out
             and (match := _GOAL.search(text))
         ):
-            out["project_goal"] = _clean(match.group(1))
-        elif kind == "context" and "current_phase" not in out:
-            out["current_phase"] = _clean(text)[:200]
+            out["project_goal"] = _shorten(match.group(1), 500)
+            src.add("project_goal", item)
+        elif kind == "context" and "current_phase" not in out and not _TICKET.search(text):
+            if _PHASE.search(text):
+                out["current_phase"] = _shorten(text, 200)
+                src.add("current_phase", item)
+            elif phase_fallback is None:
+                phase_fallback = item
+    if "current_phase" not in out and phase_fallback is not None:
+        out["current_phase"] = _shorten(phase_fallback.content, 200)
+        src.add("current_phase", phase_fallback)
     if constraints:
         out["constraints"] = constraints
     if decisions:
@@ -395,7 +495,7 @@ def project_values(items: list[MemoryItem]) -> dict:
         out["team_conventions"] = conventions
     if stack:
         out["tech_stack"] = stack
-    return out
+    return out, {k: v for k, v in src.ids.items() if k in out}
 
 
 # ---- rebuilding -----------------------------------------------------------------------------------
@@ -489,11 +589,19 @@ def user_profile_rebuild(*, org, user_id: str):
     items = list(_active(MemoryItem.objects.filter(org=org, scope=Scope.USER, user_id=user_id, skill="")))
     if not items and not UserProfile.objects.filter(org=org, user_id=user_id).exists():
         return None, {}  # nothing to say, and no row to create (e.g. the subject was just forgotten)
-    values = _refine("user", user_values(items), items, org)
+    ruled, sources = user_values_with_sources(items)
+    values = _refine("user", ruled, items, org)
     values = {
         k: v for k, v in _complete(values, _USER_RULE_FIELDS).items() if k in _USER_RULE_FIELDS or k in values
     }
-    return user_profile_aggregate_save(org=org, user_id=user_id, values=values)
+    return user_profile_aggregate_save(
+        org=org, user_id=user_id, values=values, sources=_kept_sources(ruled, values, sources)
+    )
+
+
+def _kept_sources(ruled: dict, values: dict, sources: dict) -> dict:
+    """The rules' sources of the fields whose value the rules decided (a field the model changed has none)."""
+    return {k: ids for k, ids in sources.items() if values.get(k) == ruled.get(k) and values.get(k)}
 
 
 def project_profile_rebuild(*, project: Project):
@@ -503,5 +611,10 @@ def project_profile_rebuild(*, project: Project):
     )
     if not items and not ProjectProfile.objects.filter(project=project).exists():
         return None, {}
-    values = _refine("project", project_values(items), items, project.org)
-    return project_profile_aggregate_save(project=project, values=_complete(values, PROJECT_FIELDS))
+    ruled, sources = project_values_with_sources(items)
+    values = _refine("project", ruled, items, project.org)
+    return project_profile_aggregate_save(
+        project=project,
+        values=_complete(values, PROJECT_FIELDS),
+        sources=_kept_sources(ruled, values, sources),
+    )

@@ -24,6 +24,7 @@ class UserProfile(models.Model):
     programming_languages = models.JSONField(default=list, blank=True)
     frequently_used_tools = models.JSONField(default=list, blank=True)
     edited_fields = models.JSONField(default=list, blank=True)
+    sources = models.JSONField(default=dict, blank=True)  # field -> ids of the memories it came from
     aggregated_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -46,6 +47,7 @@ class ProjectProfile(models.Model):
     team_conventions = models.JSONField(default=list, blank=True)
     current_phase = models.CharField(max_length=200, blank=True, default="")
     edited_fields = models.JSONField(default=list, blank=True)
+    sources = models.JSONField(default=dict, blank=True)  # field -> ids of the memories it came from
     aggregated_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -67,6 +67,8 @@ def _apply(
         profile.edited_fields = edited
     if not mark_edited:
         profile.aggregated_at = timezone.now()
+    else:  # a value a person set does not come from memories
+        profile.sources = {k: v for k, v in (profile.sources or {}).items() if k not in values}
     profile.save()
     if changes:
         ProfileRevision.objects.create(
@@ -135,10 +137,19 @@ def project_profile_update(
     return profile
 
 
+def _set_sources(profile, sources: dict | None) -> None:
+    edited = set(profile.edited_fields or [])
+    profile.sources = {k: list(v) for k, v in (sources or {}).items() if k not in edited}
+
+
 @transaction.atomic
-def user_profile_aggregate_save(*, org, user_id: str, values: dict) -> tuple[UserProfile, dict]:
-    """Aggregation's write: fields a person edited are skipped."""
+def user_profile_aggregate_save(
+    *, org, user_id: str, values: dict, sources: dict | None = None
+) -> tuple[UserProfile, dict]:
+    """Aggregation's write: fields a person edited are skipped. sources: field -> ids of the memories
+    the field came from (a field a person edited has none)."""
     profile = _locked_user_profile(org=org, user_id=user_id)
+    _set_sources(profile, sources)
     changes = _apply(
         profile, names=USER_FIELDS, values=values, mark_edited=False, clear_edited=[], actor=AGGREGATION_ACTOR
     )
@@ -146,8 +157,11 @@ def user_profile_aggregate_save(*, org, user_id: str, values: dict) -> tuple[Use
 
 
 @transaction.atomic
-def project_profile_aggregate_save(*, project: Project, values: dict) -> tuple[ProjectProfile, dict]:
+def project_profile_aggregate_save(
+    *, project: Project, values: dict, sources: dict | None = None
+) -> tuple[ProjectProfile, dict]:
     profile = _locked_project_profile(project=project)
+    _set_sources(profile, sources)
     changes = _apply(
         profile,
         names=PROJECT_FIELDS,

@@ -21,8 +21,10 @@ from .selectors import (
 
 
 def field_rows(form, profile):
-    """(bound field, mark) where mark is 'edited' (a person set it), 'aggregated' (from memories) or ''."""
+    """(bound field, mark, source ids) where mark is 'edited' (a person set it), 'aggregated' (from
+    memories) or '', and source ids are the memories an aggregated field came from."""
     edited = set(profile.edited_fields or []) if profile else set()
+    sources = (profile.sources or {}) if profile else {}
     rows = []
     for name in form.names:
         if name in edited:
@@ -31,7 +33,7 @@ def field_rows(form, profile):
             mark = "aggregated"
         else:
             mark = ""
-        rows.append((form[name], mark))
+        rows.append((form[name], mark, sources.get(name, []) if mark == "aggregated" else []))
     return rows
 
 

@@ -106,6 +106,23 @@ def test_it_keeps_what_the_model_extracts_through_the_gate(stub, org_a):
     assert "我对花生过敏" in prompt and "谢谢" not in prompt  # user messages under 10 characters are left out
 
 
+def test_it_holds_the_models_candidates_to_the_statement_form(stub, org_a):
+    stub.chat_replies.append(
+        memories(
+            {"content": "我住在成都", "memory_type": "fact", "confidence": 0.9},
+            {"content": "帮我写一封请假邮件", "memory_type": "fact", "confidence": 0.9},
+            {"content": "My son is nine", "memory_type": "fact", "confidence": 0.9},
+        )
+    )
+    job = queue(org_a, "我住在成都，我儿子九岁了，帮我写一封请假邮件")
+    assert extraction_job_run(job_id=job.pk) == "done"
+    job.refresh_from_db()
+    assert job.method == "llm"
+    assert [a["content"] for a in job.result["added"]] == ["用户住在成都", "The user's son is nine"]
+    prompt = stub.requests[0]["body"]["messages"][0]["content"]
+    assert "third person" in prompt and "split independent facts" in prompt
+
+
 def test_it_repairs_invalid_json_once(stub, org_a):
     stub.chat_replies.extend(
         [
@@ -127,7 +144,7 @@ def test_it_falls_back_to_the_rules_when_the_json_stays_invalid(stub, org_a):
     assert extraction_job_run(job_id=job.pk) == "done"
     job.refresh_from_db()
     assert job.method == "rules" and "invalid JSON" in job.error and "rule path" in job.error
-    assert [a["content"] for a in job.result["added"]] == ["我对花生过敏，点菜时注意"]
+    assert [a["content"] for a in job.result["added"]] == ["用户对花生过敏"]
     assert MemoryItem.objects.filter(org=org_a, status="active").count() == 1
 
 
@@ -150,7 +167,7 @@ def test_it_retries_a_timeout_and_then_uses_the_rules(stub, org_a, settings):
     job.refresh_from_db()
     assert (job.method, job.attempts) == ("rules", 3)
     assert "attempt 3" in job.error and "used the rule path" in job.error
-    assert [a["content"] for a in job.result["added"]] == ["我对花生过敏，点菜时注意"]
+    assert [a["content"] for a in job.result["added"]] == ["用户对花生过敏"]
 
 
 def test_it_retries_a_500_and_then_succeeds_with_the_model(stub, org_a):
@@ -282,7 +299,7 @@ def test_it_fails_a_broken_job_visibly_and_retries_it(org_a, key_a, bob_client, 
     assert extraction_job_run(job_id=job.pk) == "done"
     assert (
         client.get(f"/api/v1/extraction-jobs/{job.pk}").json()["result"]["added"][0]["content"]
-        == "我对花生过敏，点菜时注意"
+        == "用户对花生过敏"
     )
     assert client.post(f"/api/v1/extraction-jobs/{job.pk}/retry").status_code == 409
 

@@ -1,11 +1,15 @@
 """The rule path (no chat model): Chinese and English markers, corrections, and turns with nothing to keep."""
 
 import pytest
+from django.test import Client
 
 from checkpoints.services import messages_append
-from memory.extraction.rules import extract_rules
+from memory.drafts import MemoryDraft
+from memory.extraction.rules import extract_rules, statement_form, validate_statement
 from memory.extraction.services import extraction_job_run
 from memory.models import ExtractionJob, MemoryItem
+from memory.services import memory_create
+from projects.access import system_actor
 
 
 def human(text, message_id=""):
@@ -15,39 +19,105 @@ def human(text, message_id=""):
 @pytest.mark.parametrize(
     "text, content, memory_type",
     [
-        ("请记住，我对花生过敏，点菜时注意。", "我对花生过敏，点菜时注意", "fact"),
-        ("记住我喜欢简洁的回答，不要长篇大论", "我喜欢简洁的回答，不要长篇大论", "preference"),
-        ("我是一名外贸公司的采购经理", "我是一名外贸公司的采购经理", "core"),
-        ("以后回复我的时候都用中文", "以后回复我的时候都用中文", "preference"),
-        ("不要在代码里加任何注释了", "不要在代码里加任何注释了", "constraint"),
-        ("我通常晚上十点以后才有空看消息", "我通常晚上十点以后才有空看消息", "habit"),
-        ("Remember that I'm allergic to shellfish.", "I'm allergic to shellfish", "fact"),
-        ("I prefer tables over long paragraphs.", "I prefer tables over long paragraphs", "preference"),
-        ("Call me Sam from now on, please.", "Call me Sam from now on, please", "core"),
-        ("Never use emojis in your replies.", "Never use emojis in your replies", "constraint"),
+        ("我是一名外贸公司的采购经理", "用户是一名外贸公司的采购经理", "core"),
+        ("我通常晚上十点以后才有空看消息", "用户通常晚上十点以后才有空看消息", "habit"),
+        ("以后回复我的时候都用中文", "用户希望助手以后回复用户的时候都用中文", "preference"),
+        ("不要在代码里加任何注释了", "用户要求助手不要在代码里加任何注释了", "constraint"),
+        ("我叫王丹", "用户叫王丹", "core"),  # four characters: long enough (weighted like the gate)
+        ("Remember that I'm allergic to shellfish.", "The user is allergic to shellfish", "fact"),
         (
-            "I'm a backend engineer working mostly in Go.",
-            "I'm a backend engineer working mostly in Go",
-            "core",
+            "I prefer tables over long paragraphs.",
+            "The user prefers tables over long paragraphs",
+            "preference",
+        ),
+        ("I mostly code in Go these days.", "The user mostly codes in Go these days", "fact"),
+        ("My name is Priya, by the way.", "The user's name is Priya", "core"),
+        (
+            "Never use emojis in your replies.",
+            "The user wants the assistant to never use emojis in its replies",
+            "constraint",
         ),
     ],
 )
-def test_it_keeps_the_users_own_sentence_with_its_type(text, content, memory_type):
+def test_it_writes_third_person_statements_in_the_users_language(text, content, memory_type):
     [candidate] = extract_rules([human(text, "m1")])
     assert (candidate.content, candidate.memory_type) == (content, memory_type)
+    assert statement_form(candidate.content)
     assert candidate.confidence >= 0.7 and candidate.source_message_id == "m1"
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # The request is left out; the durable fact it came with is kept.
+        ("帮我把这个 SQL 改成只用标准 SQL，我们公司数据库不让用存储过程", ["用户的公司数据库不让用存储过程"]),
+        (
+            "Suggest a few dinner ideas for tonight, I'm allergic to shellfish so skip anything with shrimp.",
+            ["The user is allergic to shellfish"],
+        ),
+        # Two facts in one sentence are two statements; the subject carries over.
+        ("我儿子今年上三年级，在学游泳", ["用户的儿子今年上三年级", "用户的儿子在学游泳"]),
+        (
+            "I live in Toronto and work from home most days.",
+            ["The user lives in Toronto", "The user works from home most days"],
+        ),
+        (
+            "My daughter is eight and she just started violin lessons.",
+            ["The user's daughter is eight", "The user's daughter just started violin lessons"],
+        ),
+        # "Remember this background": the background is kept, the pointer to it is not.
+        (
+            "以下是我的背景，以后回答都参考：我在上海，做跨境物流，团队十五个人，日常用钉钉和 Excel。",
+            ["用户在上海", "用户做跨境物流", "用户的团队十五个人", "用户的团队日常用钉钉和 Excel"],
+        ),
+    ],
+)
+def test_it_leaves_the_request_out_and_splits_independent_facts(text, contents):
+    found = extract_rules([human(text)])
+    assert [c.content for c in found] == contents
+    assert all(statement_form(c) for c in contents)
+
+
+def test_it_marks_a_background_request_explicit():
+    found = extract_rules([human("Remember this about me: I'm a nurse on night shifts.")])
+    assert [(c.content, c.explicit) for c in found] == [("The user is a nurse on night shifts", True)]
+    assert [c.explicit for c in extract_rules([human("I'm a nurse on night shifts.")])] == [False]
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # Self-descriptions without a marker word, in passing, in both languages and code-mixed.
+        (
+            "刚入职一家两百人左右的医疗器械公司，在苏州，需要熟悉一下 ISO 13485",
+            ["用户刚入职一家两百人左右的医疗器械公司", "用户在苏州"],
+        ),
+        (
+            "Just joined a 40-person agency in Bristol as their first data person, where do I start?",
+            ["The user just joined a 40-person agency in Bristol as their first data person"],
+        ),
+        ("组里开会都用飞书，文档也全在飞书上", ["用户的团队开会都用飞书"]),
+        ("我们 startup 在深圳，主要做 AI 客服 SaaS", ["用户的 startup 在深圳", "用户主要做 AI 客服 SaaS"]),
+    ],
+)
+def test_it_finds_implicit_self_descriptions(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents
 
 
 @pytest.mark.parametrize(
     "text, content",
     [
-        ("不对，我现在住在上海了", "我现在住在上海了"),
-        ("不是这样的，我已经不在字节工作了", "我已经不在字节工作了"),
-        ("Actually, I live in Munich now.", "I live in Munich now"),
-        ("I no longer drink coffee, only tea.", "I no longer drink coffee, only tea"),
+        ("不对，我现在住在上海了", "用户现在住在上海了"),
+        ("我女儿是七岁，不是六岁", "用户的女儿是七岁"),  # the denied old value is left out
+        ("去年春天从广州搬到了厦门", "用户住在厦门（去年春天搬来）"),  # no marker; the old city is left out
+        ("评审会改到下周四了", "评审会改到下周四了"),
+        ("Actually, I live in Munich now.", "The user lives in Munich now"),
+        ("Moved from Leeds to Bristol last spring.", "The user lives in Bristol (moved last spring)"),
+        ("The review moved to next Thursday.", "The review moved to next Thursday"),
+        ("I no longer drink coffee, only tea.", "The user no longer drinks coffee"),
     ],
 )
-def test_it_marks_corrections(text, content):
+def test_it_marks_corrections_with_and_without_a_marker(text, content):
     [candidate] = extract_rules([human(text)])
     assert candidate.content == content and candidate.correction is True
 
@@ -63,11 +133,14 @@ def test_it_marks_corrections(text, content):
         [human("I'm a bit tired today, let's keep it short")],
         [human("不对，不是这样的")],  # a correction without a new value
         [human("我是说这个方案不太行")],
-        [human("记住我")],  # under 10 characters: skipped (seed 004)
+        [human("帮我把这段话翻译成英文：会议改期至周三下午三点")],  # the material of a task
+        [human("Translate into French: the meeting has been moved to 3pm Wednesday.")],
+        [human("Lovely weather today, isn't it?"), human("Yeah, shame I'm stuck inside.")],
+        [human("记住我")],  # too short (weighted like the gate)
         [{"role": "ai", "content": "I'll remember that you prefer tables.", "message_id": ""}],
     ],
 )
-def test_it_finds_nothing_in_chit_chat_questions_and_assistant_text(messages):
+def test_it_finds_nothing_in_chit_chat_questions_tasks_and_assistant_text(messages):
     assert extract_rules(messages) == []
 
 
@@ -76,13 +149,22 @@ def test_it_reads_every_user_message_of_a_turn_and_drops_repeats():
         [
             human("我叫李雷，是一名数据分析师。以后请用表格给我结果。", "m1"),
             {"role": "ai", "content": "好的，李雷。", "message_id": "m2"},
-            human("我叫李雷，是一名数据分析师", "m3"),
+            human("我叫李雷", "m3"),
         ]
     )
     assert [(c.content, c.memory_type, c.source_message_id) for c in found] == [
-        ("我叫李雷，是一名数据分析师", "core", "m1"),
-        ("以后请用表格给我结果", "preference", "m1"),
+        ("用户叫李雷", "core", "m1"),
+        ("用户是一名数据分析师", "fact", "m1"),
+        ("用户希望助手以后用表格给用户结果", "preference", "m1"),
     ]
+
+
+def test_validate_statement_holds_other_paths_to_the_same_form():
+    assert validate_statement("我住在成都") == "用户住在成都"
+    assert validate_statement("My son is nine") == "The user's son is nine"
+    assert validate_statement("帮我写一封邮件") == ""
+    assert validate_statement("Can you fix this?") == ""
+    assert validate_statement("用户对花生过敏") == "用户对花生过敏"
 
 
 def _run(org, session_id, messages, user_id="u1"):
@@ -100,29 +182,33 @@ def test_it_turns_a_conversation_into_memories_without_a_model(org_a):
             human("请记住，我对花生过敏，点菜时注意。", "m1"),
             {"role": "ai", "content": "好的，已记住。", "message_id": "m2"},
             human("Also, I prefer answers in English from now on.", "m3"),
+            human("我叫王丹", "m5"),
             human("ok", "m4"),
         ],
     )
     assert (job.status, job.method, job.attempts, job.error) == ("done", "rules", 1, "")
     assert [a["content"] for a in job.result["added"]] == [
-        "我对花生过敏，点菜时注意",
-        "Also, I prefer answers in English from now on",
+        "用户对花生过敏",
+        "The user prefers answers in English from now on",
+        "用户叫王丹",
     ]
     assert job.result["skipped"] == [
-        {"message_id": "m4", "reason": "user message shorter than 10 characters"}
+        {"message_id": "m4", "reason": "user message under the minimum length (MEMORY_MIN_LENGTH, weighted)"}
     ]
     items = MemoryItem.objects.filter(org=org_a, user_id="u1").order_by("id")
     assert [(i.memory_type, i.source, i.session_id, i.source_message_id) for i in items] == [
         ("fact", "auto", "s1", "m1"),
         ("preference", "auto", "s1", "m3"),
+        ("core", "auto", "s1", "m5"),
     ]
     assert all(i.source_id == f"extraction-job:{job.pk}" and i.embedding is not None for i in items)
+    assert items[0].metadata == {"explicit_request": True} and items[1].metadata == {}
 
 
 def test_it_finishes_a_turn_with_nothing_to_keep_as_done_and_empty(org_a):
     job = _run(org_a, "s2", [human("今天天气真不错，我们随便聊聊吧"), human("Thanks, that was helpful!")])
     assert job.status == "done" and job.result["candidates"] == 0
-    assert job.result["added"] == job.result["rejected"] == []
+    assert job.result["added"] == job.result["rejected"] == job.result["deferred"] == []
     assert not MemoryItem.objects.filter(org=org_a).exists()
 
 
@@ -134,23 +220,91 @@ def test_it_records_what_the_gate_refused_without_the_secret(org_a):
     assert not MemoryItem.objects.filter(org=org_a).exists()
 
 
-def test_it_allows_three_automatic_memories_per_session_and_day(org_a):
-    job = _run(
-        org_a,
-        "busy",
-        [
-            human("记住我对花生过敏，点菜时一定注意"),
-            human("I prefer dark roast coffee in the morning."),
-            human("我是一名外贸公司的采购经理"),
-            human("Never schedule meetings for me on Fridays."),
-        ],
-    )
-    assert len(job.result["added"]) == 3
-    assert [r["code"] for r in job.result["rejected"]] == ["rate_limited"]
+@pytest.mark.parametrize(
+    "prior, text, kept",
+    [
+        ("用户住在广州", "去年春天从广州搬到了厦门", "用户住在厦门（去年春天搬来）"),
+        (
+            "The user lives in Leeds",
+            "Moved from Leeds to Bristol last spring.",
+            "The user lives in Bristol (moved last spring)",
+        ),
+        ("用户的女儿六岁", "我女儿是七岁，不是六岁", "用户的女儿是七岁"),
+    ],
+)
+def test_an_unmarked_correction_supersedes_the_old_value_through_the_write_path(org_a, prior, text, kept):
+    old = memory_create(
+        actor=system_actor(org_a), org=org_a, draft=MemoryDraft(content=prior, user_id="u1"), dedup="none"
+    ).item
+    job = _run(org_a, "fix", [human(text)])
+    [superseded] = job.result["superseded"]
+    assert (superseded["old_id"], superseded["content"]) == (old.pk, kept)
+    old.refresh_from_db()
+    assert old.status == "superseded" and old.superseded_by_id == superseded["id"]
+    assert list(MemoryItem.objects.filter(org=org_a, status="active").values_list("content", flat=True)) == [
+        kept
+    ]
+
+
+FOUR_FACTS = [
+    human("我住在成都，平时骑电动车上班。"),
+    human("I'm vegetarian and I have a border collie called Max."),
+]
+
+
+def test_the_session_cap_defers_candidates_instead_of_dropping_them(org_a):
+    job = _run(org_a, "busy", FOUR_FACTS)
+    assert len(job.result["added"]) == 3 and job.result["rejected"] == []
+    [deferred] = job.result["deferred"]
+    assert deferred["content"] == "The user has a border collie called Max"
+    assert (deferred["code"], deferred["accepted"]) == ("rate_limited", None)
     assert MemoryItem.objects.filter(org=org_a, session_id="busy").count() == 3
     # Another session of the same user has its own allowance.
-    other = _run(org_a, "calm", [human("Never schedule meetings for me on Fridays.")])
-    assert len(other.result["added"]) == 1
+    other = _run(org_a, "calm", [human("I'm vegetarian and I have a border collie called Max.")])
+    assert len(other.result["added"]) + len(other.result["merged"]) == 2 and other.result["deferred"] == []
+
+
+def test_an_explicit_request_is_not_capped(org_a):
+    job = _run(org_a, "asked", [*FOUR_FACTS, human("记住，我对青霉素过敏")])
+    assert [d["content"] for d in job.result["deferred"]] == ["The user has a border collie called Max"]
+    assert "用户对青霉素过敏" in [a["content"] for a in job.result["added"]]
+
+
+def test_a_deferred_candidate_is_accepted_by_api_once(org_a, alice_client, bob_client, charlie_client):
+    job = _run(org_a, "busy", FOUR_FACTS, user_id="alice")
+    url = f"/api/v1/extraction-jobs/{job.pk}/deferred/accept"
+    assert charlie_client.post(url, {"index": 0}, format="json").status_code == 404  # another org
+    assert alice_client.post(url, {"index": 5}, format="json").status_code == 404
+    assert alice_client.post(url, {"index": "x"}, format="json").status_code == 400
+    response = alice_client.post(url, {"index": 0}, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert body["accepted"]["kind"] == "added"
+    item = MemoryItem.objects.get(pk=body["accepted"]["id"])
+    assert (item.content, item.session_id, item.source) == (
+        "The user has a border collie called Max",
+        "busy",
+        "auto",
+    )
+    assert body["job"]["result"]["deferred"][0]["accepted"]["id"] == item.pk
+    assert alice_client.post(url, {"index": 0}, format="json").status_code == 409
+    assert MemoryItem.objects.filter(org=org_a, session_id="busy").count() == 4
+
+
+def test_the_queue_page_shows_deferred_candidates_and_accepts_one_in_one_click(org_a, alice, bob):
+    job = _run(org_a, "busy", FOUR_FACTS, user_id="alice")
+    bob_web = Client()
+    bob_web.force_login(bob)  # another person's conversation text is not shown to them
+    assert "border collie" not in bob_web.get("/queue/").content.decode()
+    alice_client = Client()
+    alice_client.force_login(alice)
+    page = alice_client.get("/queue/")
+    assert page.status_code == 200
+    assert "The user has a border collie called Max" in page.content.decode()
+    response = alice_client.post(f"/queue/{job.pk}/deferred/accept/", {"index": 0})
+    assert response.status_code == 302
+    assert MemoryItem.objects.filter(org=org_a, content="The user has a border collie called Max").exists()
+    assert "The user has a border collie called Max" not in alice_client.get("/queue/").content.decode()
 
 
 def test_it_claims_a_job_once(org_a):

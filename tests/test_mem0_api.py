@@ -243,4 +243,5 @@ def test_infer_falls_back_to_the_rules_at_once_when_the_model_is_down(mem0, org_
     assert (job.status, job.method, job.attempts) == ("done", "rules", 1)
     assert "503" in job.error and "used the rule path" in job.error
     [result] = response.json()["results"]
-    assert MemoryItem.objects.get(pk=int(result["id"])).metadata == {"via": "mem0"}
+    # The caller's metadata, and the mark of an explicit "remember" (the session's cap does not count it).
+    assert MemoryItem.objects.get(pk=int(result["id"])).metadata == {"via": "mem0", "explicit_request": True}

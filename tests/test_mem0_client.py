@@ -75,7 +75,7 @@ def test_it_adds_a_string_and_a_message_list(client, org):
     )
     assert answer["status"] == "SUCCEEDED" and answer["event_id"]
     assert [(r["event"], r["data"]["memory"]) for r in answer["results"]] == [
-        ("ADD", "I am allergic to peanuts")
+        ("ADD", "The user is allergic to peanuts")
     ]
     row = MemoryItem.objects.get(pk=int(answer["results"][0]["id"]))
     assert (row.user_id, row.agent_id, row.source) == ("alex", "travel-bot", Source.AUTO)

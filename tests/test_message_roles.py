@@ -99,7 +99,7 @@ def test_checkpoints_take_openai_roles_and_refuse_unknown_ones(key_a, org_a):
 def test_extraction_reads_user_messages_in_either_vocabulary():
     for role in ("user", "human"):
         found = extract_rules([{"role": role, "content": "Remember that I am allergic to peanuts"}])
-        assert [c.content for c in found] == ["I am allergic to peanuts"], role
+        assert [c.content for c in found] == ["The user is allergic to peanuts"], role
     for role in ("assistant", "ai", "system", "developer", "tool"):
         assert extract_rules([{"role": role, "content": "Remember that I am allergic to peanuts"}]) == []
 

@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.core.cache import cache
+from django.test import Client
 
 from config.celery import app as celery_app
 from memory.drafts import MemoryDraft
@@ -229,7 +230,8 @@ def test_it_builds_the_project_profile_with_dated_decisions(org_a, project):
     assert all(len(d["date"]) == 10 for d in profile.key_decisions)
     assert profile.current_phase == "当前在开发支付模块"
     assert profile.project_goal == "ship a memory service for agents"
-    assert {"PostgreSQL", "Next.js", "Remix", "Celery"} <= set(profile.tech_stack)
+    assert {"PostgreSQL", "Next.js", "Celery"} <= set(profile.tech_stack)
+    assert "Remix" not in profile.tech_stack  # the turned-down option is not the stack
     assert profile.team_conventions == ["Code review is required before merging"]
 
 
@@ -392,3 +394,73 @@ def test_it_schedules_rebuilds_for_batch_writes_and_delete_all(org_a, django_cap
     assert cache.get(key) == "1"
     cache.delete(key)
     _queue_purge()
+
+
+# ---- clean parts and their sources -----------------------------------------------------------------
+
+
+def test_a_decision_is_never_cut_inside_a_word_and_its_rejected_option_is_not_the_stack(org_a, project):
+    item = MemoryItemFactory(
+        org=org_a,
+        content="Chose Django REST framework over FastAPI for the admin tooling",
+        memory_type="decision",
+        project=project,
+    )
+    profile, _ = project_profile_rebuild(project=project)
+    profile.refresh_from_db()
+    [decision] = profile.key_decisions
+    assert (decision["decision"], decision["reason"]) == (item.content, "")
+    assert "Django" in profile.tech_stack and "FastAPI" not in profile.tech_stack
+    lines = profile_prompt_lines(profile_for_context(org_a, None, project))
+    assert any("Chose Django REST framework over FastAPI for the admin tooling" in line for line in lines)
+
+
+def test_a_ticket_is_not_the_phase_and_a_long_phase_is_cut_between_words(org_a, project):
+    MemoryItemFactory(
+        org=org_a, content="项目处于内测阶段，下个月公测", memory_type="context", project=project
+    )
+    MemoryItemFactory(org=org_a, content="修复 #123 登录页报错", memory_type="context", project=project)
+    profile, _ = project_profile_rebuild(project=project)
+    profile.refresh_from_db()
+    assert profile.current_phase == "项目处于内测阶段，下个月公测"
+
+    long_phase = "The project is in its beta phase " + "with onboarding of design partners " * 8
+    assert len(long_phase) > 200
+    MemoryItemFactory(org=org_a, content=long_phase, memory_type="context", project=project)
+    profile, _ = project_profile_rebuild(project=project)
+    profile.refresh_from_db()
+    phase = profile.current_phase
+    assert len(phase) <= 201 and phase.endswith("…")
+    assert long_phase.startswith(phase.removesuffix("…"))
+    assert long_phase[len(phase) - 1] == " "  # the cut falls between two words
+
+
+def test_a_language_for_code_samples_is_not_a_response_format(org_a):
+    MemoryItemFactory(org=org_a, user_id="u9", content="代码示例用 Python", memory_type="preference")
+    profile, _ = user_profile_rebuild(org=org_a, user_id="u9")
+    assert profile.response_format == ""
+    MemoryItemFactory(org=org_a, user_id="u9", content="只要代码，不要解释", memory_type="preference")
+    profile, _ = user_profile_rebuild(org=org_a, user_id="u9")
+    assert profile.response_format == "code"
+
+
+def test_each_profile_field_links_to_the_memories_it_came_from(org_a, alice, alice_client):
+    name = MemoryItemFactory(org=org_a, user_id="alice", content="用户叫王丹", memory_type="core")
+    tools = MemoryItemFactory(
+        org=org_a, user_id="alice", content="The user uses Neovim daily", memory_type="habit"
+    )
+    MemoryItemFactory(org=org_a, user_id="alice", content="The user likes cats", memory_type="fact")
+    profile, _ = user_profile_rebuild(org=org_a, user_id="alice")
+    profile.refresh_from_db()
+    assert profile.username == "王丹" and profile.frequently_used_tools == ["Neovim"]
+    assert profile.sources == {"username": [name.pk], "frequently_used_tools": [tools.pk]}
+    body = alice_client.get("/api/v1/profiles/users/alice").json()
+    assert body["sources"] == {"username": [name.pk], "frequently_used_tools": [tools.pk]}
+    page = Client()
+    page.force_login(alice)
+    html = page.get("/profile/").content.decode()
+    assert f'href="/memories/{name.pk}/"' in html and f'href="/memories/{tools.pk}/"' in html
+    # A value a person sets does not come from memories any more.
+    alice_client.patch("/api/v1/profiles/users/alice", {"username": "Dan"}, format="json")
+    profile.refresh_from_db()
+    assert "username" not in profile.sources and profile.sources["frequently_used_tools"] == [tools.pk]

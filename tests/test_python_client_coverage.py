@@ -58,6 +58,7 @@ OPERATIONS = {
     ("GET", "/api/v1/extraction-jobs"): lambda c: list(c.jobs.list()),
     ("GET", "/api/v1/extraction-jobs/{id}"): lambda c: c.jobs.get(ID),
     ("POST", "/api/v1/extraction-jobs/{id}/retry"): lambda c: c.jobs.retry(ID),
+    ("POST", "/api/v1/extraction-jobs/{id}/deferred/accept"): lambda c: c.jobs.accept_deferred(ID, 0),
     ("GET", "/api/v1/injections"): lambda c: list(c.injections.list(user_id="nobody")),
     ("GET", "/api/v1/llm-config"): lambda c: c.llm_config.get(),
     ("PUT", "/api/v1/llm-config"): lambda c: c.llm_config.set(model=""),

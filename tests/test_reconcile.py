@@ -37,9 +37,9 @@ def test_it_supersedes_on_a_chinese_correction_and_can_be_undone(org_a):
     old = MemoryItem.objects.get(pk=old_id)
     new = MemoryItem.objects.get(pk=superseded["id"])
     assert (old.status, old.superseded_by_id) == ("superseded", new.pk)
-    assert (new.status, new.content) == ("active", "我现在住在上海的浦东新区")
+    assert (new.status, new.content) == ("active", "用户现在住在上海的浦东新区")
     supersede = MemoryRevision.objects.get(item_ref=old.pk, action="supersede")
-    assert supersede.before["content"] == "我住在北京的朝阳区，离公司很近"
+    assert supersede.before["content"] == "用户住在北京的朝阳区"
     assert supersede.before["status"] == "active" and supersede.after["status"] == "superseded"
     # Undo from the history: the old text comes back as it was.
     memory_restore(actor=system_actor(old.org), item=old, number=1)
@@ -47,7 +47,7 @@ def test_it_supersedes_on_a_chinese_correction_and_can_be_undone(org_a):
     assert (old.status, old.superseded_by_id, old.content) == (
         "active",
         None,
-        "我住在北京的朝阳区，离公司很近",
+        "用户住在北京的朝阳区",
     )
 
 
@@ -56,7 +56,9 @@ def test_it_supersedes_on_an_english_correction(org_a):
     result = say(org_a, "s2", "Actually, I live in Munich now.")
     assert [s["old_id"] for s in result["superseded"]] == [old_id]
     assert MemoryItem.objects.get(pk=old_id).status == "superseded"
-    assert MemoryItem.objects.filter(org=org_a, status="active").get().content == "I live in Munich now"
+    assert (
+        MemoryItem.objects.filter(org=org_a, status="active").get().content == "The user lives in Munich now"
+    )
 
 
 def test_it_supersedes_a_changed_value_without_a_correction_word(org_a):
@@ -70,12 +72,13 @@ def test_it_adds_unrelated_statements_side_by_side(org_a):
     say(org_a, "s1", "请记住，我对花生过敏，点菜时注意。")
     result = say(org_a, "s2", "不对，我现在更喜欢简洁的回答，不要长篇大论")
     # A correction with no close memory of its kind supersedes nothing.
-    assert result["superseded"] == [] and len(result["added"]) == 1
-    assert MemoryItem.objects.filter(org=org_a, status="active").count() == 2
+    assert result["superseded"] == [] and result["added"]
+    assert MemoryItem.objects.filter(org=org_a, status="active").count() == 1 + len(result["added"])
 
 
 def test_it_keeps_subjects_apart(org_a):
-    say(org_a, "s1", "记住，我住在北京的朝阳区，离公司很近", user_id="u1")
+    first = say(org_a, "s1", "记住，我住在北京的朝阳区，离公司很近", user_id="u1")
     result = say(org_a, "s2", "不对，我现在住在上海的浦东新区", user_id="u2")
     assert result["superseded"] == [] and len(result["added"]) == 1
-    assert MemoryItem.objects.filter(org=org_a, status="active").count() == 2
+    u1 = MemoryItem.objects.filter(org=org_a, user_id="u1")
+    assert set(u1.values_list("status", flat=True)) == {"active"} and u1.count() == len(first["added"])

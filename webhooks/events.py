@@ -139,6 +139,7 @@ def extraction_occurrence(job: ExtractionJob) -> Occurrence:
         "superseded": _ids(result.get("superseded")),
         "rejected": len(result.get("rejected") or []),
         "skipped": len(result.get("skipped") or []),
+        "deferred": len(result.get("deferred") or []),
         "finished_at": rfc3339(job.finished_at),
     }
     if not done:

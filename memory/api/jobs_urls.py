@@ -14,5 +14,10 @@ urlpatterns = [
         jobs_views.ExtractionJobRetryView.as_view(),
         name="extraction-job-retry",
     ),
+    path(
+        "extraction-jobs/<int:pk>/deferred/accept",
+        jobs_views.ExtractionJobDeferredAcceptView.as_view(),
+        name="extraction-job-deferred-accept",
+    ),
     path("llm-config", jobs_views.LLMConfigView.as_view(), name="llm-config"),
 ]

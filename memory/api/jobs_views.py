@@ -5,12 +5,13 @@ Who sees which job is projects.access.extraction_job_read_q's rule (memory.selec
 
 from django.db import transaction
 from django.http import Http404
+from django.utils.translation import gettext as _
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
 from audit import services as audit
-from memory.extraction.services import extraction_job_retry
+from memory.extraction.services import DeferredError, extraction_job_accept_deferred, extraction_job_retry
 from memory.llm import llm_config_delete, llm_config_get, llm_config_set, llm_for
 from memory.models import ExtractionJob, JobStatus
 from memory.selectors import extraction_jobs_for
@@ -100,6 +101,43 @@ class ExtractionJobRetryView(EngramAPIView):
         if not retried:
             raise ApiError(409, "conflict", f"Only failed jobs can be retried (this one is {job.status}).")
         return Response(ExtractionJobSerializer(job).data, status=202)
+
+
+class DeferredAcceptInput(StrictSerializer):
+    index = serializers.IntegerField(min_value=0, max_value=10_000)
+
+
+class DeferredAcceptedSerializer(serializers.Serializer):
+    kind = serializers.CharField(help_text="added | merged | superseded | rejected")
+    id = serializers.IntegerField(allow_null=True, help_text="the memory written or merged into")
+    by = serializers.CharField()
+    reason = serializers.CharField(required=False)
+
+
+class DeferredAcceptOutput(serializers.Serializer):
+    accepted = DeferredAcceptedSerializer()
+    job = ExtractionJobSerializer()
+
+
+class ExtractionJobDeferredAcceptView(EngramAPIView):
+    @extend_schema(
+        request=DeferredAcceptInput, responses={200: DeferredAcceptOutput, **errors(400, 404, 409)}
+    )
+    def post(self, request, pk):
+        """Accept a candidate the session's cap deferred: it is written as if the user had asked for it."""
+        job = _job(self.actor, pk)
+        require_change_extraction_job(self.actor, job)
+        data = DeferredAcceptInput(data=request.data)
+        data.is_valid(raise_exception=True)
+        try:
+            job, accepted = extraction_job_accept_deferred(
+                job=job, index=data.validated_data["index"], actor=self.actor
+            )
+        except DeferredError as exc:
+            if exc.status == 404:
+                raise ApiError(404, "not_found", _("No such deferred candidate.")) from exc
+            raise ApiError(409, "conflict", _("This candidate was already accepted.")) from exc
+        return Response({"accepted": accepted, "job": ExtractionJobSerializer(job).data})
 
 
 class LLMConfigInput(StrictSerializer):

@@ -11,25 +11,39 @@ import json
 import re
 from dataclasses import dataclass
 
+from django.utils.translation import gettext as _
+
 from core.llm import LLMClient
 from core.roles import role_kind
 from memory.models import MemoryType, Scope
 
-from .rules import USER_ROLES, Candidate, message_too_short
+from .rules import USER_ROLES, Candidate, message_too_short, validate_statement
 
-EXTRACT_PROMPT = """You extract long-term memories about the user from one conversation turn.
-Rules:
-- Only facts and preferences the user stated about themselves (identity, job, preferences, habits,
-  constraints, decisions). Never guess or infer what was not said.
-- Each memory is one concise statement in the user's own language (Chinese stays Chinese).
-- Leave out anything that only matters for the current task or this conversation.
-- Leave out passwords, keys, tokens, ID or card numbers.
-- memory_type is one of: core (identity: name, role), preference, fact, habit, constraint, decision, skill, event.
-- scope is "user" unless the statement is about the shared project ("project").
-- confidence is 0.0-1.0: how sure you are the user really stated it.
-- correction is true when the user corrects or changes something said before (moved, changed preference).
-Reply with JSON only: {"memories": [{"content": "...", "memory_type": "...", "confidence": 0.9,
-"scope": "user", "correction": false}]}. Reply {"memories": []} when nothing is worth remembering."""
+
+def extract_prompt() -> str:
+    """The extraction instructions (translated: the server's language is the prompt's)."""
+    return _(
+        "You extract long-term memories about the user from one conversation turn.\n"
+        "Rules:\n"
+        "- Write each memory as one short, durable statement about the user in the third person, in the "
+        'user\'s language: "用户住在成都", "The user is allergic to shellfish". Never "I", "my", "我".\n'
+        "- Leave out the request it came with and anything that only matters for the current task: "
+        '"帮我把这个 SQL 改成标准 SQL，我们公司数据库不让用存储过程" gives "用户公司的数据库不允许使用存储过程".\n'
+        '- One fact per memory: split independent facts ("我儿子上三年级，在学游泳" gives two memories).\n'
+        "- Keep what the user says about themselves in passing (where they live or work, company, team, "
+        "tools, family, diet, health), and when they ask you to remember some background, keep the "
+        "background itself, not the request.\n"
+        "- correction is true when the user changes or corrects something (a move, a new job, a new date), "
+        "even without a marker word; state only the new value.\n"
+        "- Never guess what was not said. Leave out passwords, keys, tokens, ID or card numbers, greetings "
+        "and chit-chat.\n"
+        "- memory_type is one of: core (identity: name, role), preference, fact, habit, constraint, decision, "
+        'skill, event. scope is "user" unless the statement is about the shared project ("project"). '
+        "confidence is 0.0-1.0: how sure you are the user really stated it.\n"
+        'Reply with JSON only: {"memories": [{"content": "...", "memory_type": "...", "confidence": 0.9, '
+        '"scope": "user", "correction": false}]}. Reply {"memories": []} when nothing is worth remembering.'
+    )
+
 
 DECIDE_PROMPT = """You keep a user's memory consistent. Given existing memories (with ids) and one new
 memory, choose exactly one action:
@@ -93,7 +107,8 @@ def _parse_candidates(text: str) -> list[Candidate]:
     for raw in data["memories"]:
         if not isinstance(raw, dict) or not isinstance(raw.get("content"), str):
             raise ValueError('every memory needs a "content" string')
-        content = raw["content"].strip()
+        # Held to the rule path's form: a first person is rewritten, a request or a question is dropped.
+        content = validate_statement(raw["content"])
         if not content:
             continue
         memory_type = raw.get("memory_type") if raw.get("memory_type") in _TYPES else "fact"
@@ -135,7 +150,7 @@ def extract_llm(client: LLMClient, messages: list[dict]) -> list[Candidate]:
         text = f"{CONTEXT_HEADER}\n{transcript(context)}\n\n{TURN_HEADER}\n{text}"
     candidates = _chat_json(
         client,
-        [{"role": "system", "content": EXTRACT_PROMPT}, {"role": "user", "content": text}],
+        [{"role": "system", "content": extract_prompt()}, {"role": "user", "content": text}],
         _parse_candidates,
     )
     user_ids = [m.get("message_id") or "" for m in kept if m.get("role") in USER_ROLES]

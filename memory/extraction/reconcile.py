@@ -32,7 +32,7 @@ NEAREST_K = 5
 
 @dataclass
 class Outcome:
-    kind: str  # added | merged | superseded | rejected
+    kind: str  # added | merged | superseded | rejected | deferred
     entry: dict = field(default_factory=dict)
 
 
@@ -72,7 +72,14 @@ def _threshold_decision(candidate: Candidate, nearest: list, model: str) -> tupl
             for item, sim in nearest
             if sim >= duplicate - CORRECTION_MARGIN and item.memory_type == candidate.memory_type
         ]
-        any_type = [(item, sim) for item, sim in nearest if sim >= same_subject]
+        # Of another kind only when the write path's classifier does not find them distinct: statements in
+        # the third person ("用户…", "The user…") score 0.90+ with e5-small even when unrelated.
+        any_type = [
+            (item, sim)
+            for item, sim in nearest
+            if sim >= same_subject
+            and write_decision.offline(candidate.content, [(item, sim)], model).kind != "distinct"
+        ]
         pick = (same_type or any_type or [None])[0]
         if pick is not None:
             item, sim = pick
@@ -100,7 +107,15 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
         source_id=f"extraction-job:{target.job_id}",
         source_message_id=candidate.source_message_id,
         confidence=candidate.confidence,
-        **target.draft_fields,
+        **{
+            **target.draft_fields,
+            # What the user asked for ("记住…", "remember …", or a deferred candidate a person accepted) is
+            # not counted by the per-session cap of automatic memories (gate.check_rate_limit).
+            "metadata": {
+                **(target.draft_fields.get("metadata") or {}),
+                **({gate.EXPLICIT_KEY: True} if candidate.explicit else {}),
+            },
+        },
     )
     actor = target.actor
     try:
@@ -193,6 +208,18 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
 
 
 def _rejected(candidate: Candidate, exc: gate.GateRejection) -> Outcome:
+    if exc.code == "rate_limited":
+        # Over the session's cap: kept on the job with its text, for a person to accept (nothing is dropped).
+        return Outcome(
+            "deferred",
+            {
+                **candidate.as_dict(),
+                "source_message_id": candidate.source_message_id,
+                "code": exc.code,
+                "reason": exc.message,
+                "accepted": None,
+            },
+        )
     # A refused secret is not echoed back into the job's record.
     content = None if exc.code == "sensitive_content" else candidate.content
     return Outcome("rejected", {"content": content, "code": exc.code, "reason": exc.message})

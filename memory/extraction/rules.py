@@ -1,8 +1,25 @@
-"""The rule-based extractor: explicit markers and corrections in Chinese and English (seeds 002, 003).
+"""The rule-based extractor: the user's messages become short durable statements (seeds 002, 003, 004).
 
-It turns the user's own sentence into a memory. It reads only the user's messages, skips messages
-under 10 characters (seed 004) and questions, and never guesses: a sentence without a marker is
-not remembered. It is always available and is the only path when no chat model is configured.
+It reads only the user's messages of the turn and writes what they say about the user as statements
+in the third person and in the user's language ("用户住在成都", "The user lives in Toronto"):
+
+1. Sentences are split into clauses (commas, "而且", ", and I ..."); a "remember this background:"
+   request keeps what follows its colon and marks it explicit.
+2. A clause is dropped when it is the request itself (帮我… / can you …, a question, an imperative),
+   material handed over after a request's colon, a mood of the moment (今天好累, today, lol), or a
+   denied old value ("不是六岁", "not 50k").
+3. A clause is kept when it speaks about the user (a first person, or a subjectless Chinese clause
+   that continues one, or a self-description that needs no pronoun: "刚入职…", "Just joined …",
+   "As someone who …"), when it changes a value ("评审会改到下周四", "The review moved to …"), or when
+   it is a standing instruction to the assistant ("以后用中文回复", "always answer in English").
+4. The person is rewritten (我/我的/我们公司/本人 → 用户/用户的/用户的公司; I/my/we/our → the user /
+   the user's / the user's team, with the verb in the third person), the old value of a change is
+   dropped ("从广州搬到厦门" → "搬到厦门", "moved from Leeds to Bristol" → "moved to Bristol"), and
+   corrections are marked: reconciliation lets them supersede through the write path's update handling.
+
+It is general by construction (clause splitting, person rewriting, cue lexicons per language) and is
+always available: it is the only path when no chat model is configured, and the LLM path's
+candidates are held to the same statement form (statement_form).
 """
 
 from __future__ import annotations
@@ -10,10 +27,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from core.roles import USER_ROLES
 from core.text import has_cjk
-
-MIN_MESSAGE_CHARS = 10
 
 
 @dataclass
@@ -27,6 +44,7 @@ class Candidate:
     correction: bool = False
     source_message_id: str = ""
     rule: str = ""
+    explicit: bool = False  # the user asked for it ("记住…", "remember …"): not counted by the session cap
 
     def as_dict(self) -> dict:
         return {
@@ -36,40 +54,202 @@ class Candidate:
             "scope": self.scope,
             "correction": self.correction,
             "rule": self.rule,
+            "explicit": self.explicit,
         }
 
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=\.)\s+|\n+")
-_QUESTION = re.compile(r"(?:[?？]\s*$)|(?:[吗呢么][。.!！]?\s*$)")
-_ASK_TO_REMEMBER = re.compile(r"(?:can|could|would|will) you (?:please )?remember|请|帮我|麻烦", re.I)
+# ---- sentences and clauses ----------------------------------------------------------------------------
 
-# "记住 / 请记住 / 记一下 / remember that ..." — the text after the marker is what to keep.
+_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
+_ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
+_EN_CLAUSE = re.compile(
+    r"\s*(?:,(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
+    r"(?=(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
+    r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
+    r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b)",
+)
+_LEAD = re.compile(
+    r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|"
+    r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway)\b)+",
+    re.I,
+)
+_TRAIL = re.compile(r"(?:[\s，,：:、;；。.!！…~]|[啊呀吧呢哈嘛哦]|by the way|though)+$", re.I)
+
+
+def split_sentences(text: str) -> list[str]:
+    parts = [p.strip() for p in _SENTENCE_END.split(text)]
+    return [p for p in parts if p]
+
+
+def _clean(text: str) -> str:
+    previous = None
+    while previous != text:
+        previous = text
+        text = _TRAIL.sub("", _LEAD.sub("", text)).strip()
+    return text
+
+
+def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
+    """(clause as written, clause cleaned): a trailing "吧" or "?" still tells a suggestion or a question."""
+    parts = [p for p in (_ZH_CLAUSE if zh else _EN_CLAUSE).split(sentence) if p and p.strip()]
+    if not zh:  # "My partner and I are …": a piece of one or two words is not a clause of its own
+        merged: list[str] = []
+        for part in parts:
+            last = merged[-1] if merged else ""
+            if (
+                last
+                and len(last.split()) <= 2
+                and not _FIRST_EN.match(last.strip())
+                and _FIRST_EN.match(part.strip())
+            ):
+                merged[-1] = f"{merged[-1]} and {part.strip()}"
+            else:
+                merged.append(part)
+        parts = merged
+    return [(p.strip(), c) for p in parts if (c := _clean(p))]
+
+
+# ---- cue lexicons -------------------------------------------------------------------------------------
+
+# "记住 / 请记住 / 记一下 / remember that …": the user asked for what follows.
 _REMEMBER = re.compile(
     r"^.{0,8}?(?:请你?|麻烦你?|帮我|你要|要)?(?:记住|记一下|记下|记着|牢记|备注一下)(?:了|一下)?"
     r"(?:这件事|这一点|一点|这个)?[\s，,：:、]*"
     r"|^.{0,20}?\b(?:remember|note|keep in mind|don'?t forget|do not forget)\b(?:\s+that)?[\s,:]*",
     re.I,
 )
-# A correction that opens the sentence: "不对，我现在…", "Actually, I …"; the rest is the new value.
+_CLAUSE_MARKER = re.compile(
+    r"^(?:请你?|麻烦你?)?(?:记住|记一下|记下|记着|牢记)[\s，,：:]*|^(?:please )?(?:remember|note|keep in mind|don'?t forget)"
+    r"(?: that)?[\s,:]+",
+    re.I,
+)
+# A header pointing at background that follows a colon or a dash: "以下是我的背景：…", "Some background: …".
+_BACKGROUND = re.compile(
+    r"背景|情况|资料|信息|设定|环境|context|background|profile|setup|details|about me|about myself|"
+    r"记住|记一下|记下|remember|keep this in mind|note",
+    re.I,
+)
+_HEADER_SPLIT = re.compile(r"[：:]|——|—|--|\s-\s|\.\s")
+_POINTING = re.compile(
+    r"(?:按|照|参考|根据|依)(?:这个|这些|此|以上|上面)|这个(?:难度|标准|来)|以下|之后|后面都|"
+    r"\b(?:this|these|the above|that)\b.{0,20}\b(?:future|going forward|from now on|later)\b|"
+    r"\bfor (?:all )?future\b|\bgoing forward\b|\bfor later\b",
+    re.I,
+)
 _CORRECTION_PREFIX = re.compile(
-    r"^(?:不对|不是这样的?|错了|不是的|说错了|纠正一下|更正一下|更正|我说错了)[\s，,。！!：:、]*"
-    r"|^(?:no|nope|sorry|wait)?[\s,]*(?:actually|correction)\b[\s,:]*",
+    r"^(?:不对|不是这样的?|错了|不是的|说错了|搞错了|弄错了|纠正一下|更正一下|更正|我说错了|刚才说错了)"
+    r"|^(?:no|nope|sorry|wait)?[\s,]*(?:actually|correction)\b|^sorry,? I got (?:that|it) wrong(?: earlier)?\b",
     re.I,
 )
-# Corrections inside the sentence: a changed value of something already said.
-_CORRECTION_INNER = re.compile(
-    r"我现在|我已经不|我不再|我搬到|我换成|改成了|换成了|已经换|现在改|"
-    r"\bI now\b|\bI no longer\b|\bnot anymore\b|\bno longer\b|\bI(?:'ve| have) (?:moved|switched|changed)\b|"
-    r"\bI(?:'m| am) now\b|\bnow I\b",
+_CHANGE = re.compile(
+    r"改到|改成|改为|改在|换了|换成|换到|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
+    r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|"
+    r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
+    r"went with|in the end|instead|new job|since)\b",
     re.I,
 )
-_STARTS_FIRST_PERSON = re.compile(r"^(?:我|I\b|I'm|I've|my\b)", re.I)
-_FIRST_PERSON = re.compile(r"我|\b(?:I|I'm|I've|I'd|my|me)\b", re.I)
+_SCHEDULE_CHANGE = re.compile(
+    r"改到|推迟到|推迟至|延期到|提前到|改期到|改在|"
+    r"\b(?:moved|slipped|postponed|pushed(?: back)?|relocated|rescheduled|changed) (?:to|until)\b",
+    re.I,
+)
+_DENIED = re.compile(r"^(?:不是|而不是|并不是|rather than|not|instead of)\b|^(?:不是|而不是)", re.I)
+_FROM_OLD = re.compile(
+    r"从[^，,到]{1,12}(?=搬到|搬去|调到|调去|转到|换到|换成|改到|改成)|\bfrom [\w .'-]{1,30}?(?= to\b)", re.I
+)
 
-# Identity (seed 004 "core"): name and role.
+_REQUEST_ZH = re.compile(
+    r"^(?:帮我|帮忙|帮|请你?|麻烦|给我|能不能|能否|可以|可不可以|你(?:能|可以|帮|给|先|再)|把|写|翻译|推荐|总结|"
+    r"解释|列|排|查|算|检查|润色|回复|起|生成|做个|来个|弄个|改一下|想想|看下|看看|告诉我|讲|说说|"
+    r"别给我|不要给我|介绍)|帮我|给我(?!们)|帮忙|能不能|怎么办|有没有|什么|怎么|如何|哪|多少|吗$|么$|呢$|吧$"
+    # an instruction to the assistant at the end of a clause ("点菜时注意", "出门前提醒我")
+    r"|(?:注意|留意|小心|记得|别忘了?|提醒我)(?:一下|点|些)?[。！!]?$"
+)
+_REQUEST_EN = re.compile(
+    r"^(?:can|could|would|will) you\b|^(?:please|help|write|draft|make|fix|convert|translate|recommend|suggest|"
+    r"give|tell|explain|summari[sz]e|plan|show|list|sort|create|generate|rewrite|tidy|check|find|compare|"
+    r"swap|add|remove|turn|send|what|how|why|which|where|when|who|is it|are there|do you|does|any tips|"
+    r"should|let's|keep it|skip|use|don't give)\b",
+    re.I,
+)
+_QUESTION = re.compile(r"[?？]\s*$")
+_MOOD = re.compile(
+    r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
+    r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
+    r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
+    r"out of (?:the )?office)\b|出差中|休假中|不在家",
+    re.I,
+)
+# A clause that leans on another one for its meaning ("公司报销标准就这么定的") is not a statement of its own.
+_ANAPHORA = re.compile(r"这么|这样|那样|那么定|如此|\b(?:like that|that way|this way)\b", re.I)
+# An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
+_ERRAND = re.compile(
+    r"下周|这周|本周|明天|后天|今晚|周末|\b(?:tomorrow|next week|this week|tonight|this weekend)\b", re.I
+)
+
+# Who a clause is about.
+_FIRST_ZH = re.compile(r"我|本人|咱")
+_FIRST_EN = re.compile(
+    r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|my|me|mine|myself|we|we're|we've|our|ours|us)(?![\w'])", re.I
+)
+_OWN_NOUN = (
+    r"儿子|女儿|孩子|小孩|老婆|妻子|爱人|老公|丈夫|爸妈|父母|爸爸|妈妈|母亲|父亲|老人|爸|妈|老家|家里|家人|室友|"
+    r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里"
+)
+# A subjectless Chinese clause that still describes the user.
+_SELF_ZH = re.compile(
+    rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|工资|"
+    r"刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
+    r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上)"
+)
+# A passing opinion or a discourse phrase, not a durable fact ("我是说…", "我觉得…", "I mean …").
+_OPINION = re.compile(
+    r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜|我看|"
+    r"I mean|I think|I guess|I feel like|I wonder|I was wondering|I'd like to know|I want to know)\b|"
+    r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜)",
+    re.I,
+)
+# A standing instruction in Chinese names what the assistant should do (not "下次登录用").
+_ASSISTANT_ACT = re.compile(
+    r"回复|回答|输出|写|叫我|称呼|给我|提醒|推荐|中文|英文|表格|列表|格式|代码|注释|表情|你|助手"
+)
+# The same after a time phrase: "去年春天从广州搬到了厦门", "上个月刚离职".
+_SELF_ZH_TIMED = re.compile(
+    r"^(?:去年|今年|前年|上个?月|上半年|下半年|最近|刚刚?|已经|后来|现在|年初|年底|春天|夏天|秋天|冬天|年前|年后)+"
+    r".{0,4}?(?:从.{1,10}?)?(?:搬到|搬去|调到|调去|转到|入职|离职|辞职|跳槽|换了工作|结婚|退休|毕业|"
+    r"在.{1,15}(?:上班|工作))"
+)
+# A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
+_CONTINUES_ZH = re.compile(
+    r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
+    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前)"
+)
+_SELF_EN = re.compile(
+    r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
+    r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|^(?:\w+ )?years of\b",
+    re.I,
+)
+
+# Standing instructions: they only count when addressed to the assistant ("以后用中文回复" / "always answer...").
+_STANDING_ZH = re.compile(
+    r"(?:以后|下次|默认|始终|一律|总是|每次)(?:都|请|你|给我|也)*.{0,6}?"
+    r"(?:用|回复|回答|叫我|称呼|给我|写|输出|先|要|别|不要|使用|加上|附上)|"
+    r"(?:不要|别再|永远不要)(?:再|总是|每次)?.{0,10}?"
+    r"(?:给我|帮我|用|回复|写|输出|加|叫我|发|使用|推荐|提醒)|"
+    r"请(?:你)?(?:以后|总是|始终|默认|每次)"
+)
+_STANDING_EN = re.compile(
+    r"^(?:please |and |also |so )?(?:always|never|don'?t ever|do not ever|from now on|going forward|"
+    r"in the future|by default)\b|\b(?:from now on|by default)\b|"
+    r"\byou should (?:always|never)\b|\bplease (?:always|never)\b|^(?:please )?don'?t (?:ever )?(?:use|call|send|"
+    r"write|reply|answer|add|include|schedule)\b|^call me\b",
+    re.I,
+)
+
+# ---- types ---------------------------------------------------------------------------------------------
+
 _IDENTITY = re.compile(
-    r"我叫|我的名字|叫我|我是(?![说不想觉在来问要因怎真刚第否这那个么])|"
-    r"^作为(?:一名|一个)?.{1,12}[，,]|"
+    r"我叫|我的名字|叫我|我是(?![说不想觉在来问要因怎真刚第否这那个么])|^作为(?:一名|一个)?.{1,12}[，,]|"
     r"\bcall me\b|\bmy name is\b|\bI(?:'m| am) (?:now |currently |also )?(?:a|an)\b(?! (?:bit|little|lot)\b)|"
     r"\bI work as\b|^as an? [a-z]+(?: [a-z]+){0,3},",
     re.I,
@@ -81,137 +261,454 @@ _PREFERENCE = re.compile(
     r"我(?:不再)?吃素|素食|我不(?:能)?吃|我不喝|\bI(?:'m| am) (?:a )?(?:vegetarian|vegan)\b|\bI (?:don't|do not|never) eat\b",
     re.I,
 )
-# Standing instructions: they only count when addressed to the assistant ("以后用中文回复" / "always answer...").
-_STANDING_ZH = re.compile(
-    r"(?:以后|下次|默认|始终|一律|总是|每次)(?:都|请|你|给我|也)*.{0,6}?"
-    r"(?:用|回复|回答|叫我|称呼|给我|写|输出|先|要|别|不要|使用|加上|附上)|"
-    r"(?:不要|别再|别(?![人的处])|永远不要|不用)(?:再|总是|每次)?.{0,10}?"
-    r"(?:给我|帮我|用|回复|写|输出|加|叫我|发|使用|推荐|提醒)|"
-    r"请(?:你)?(?:以后|总是|始终|默认|每次)"
-)
-_STANDING_EN = re.compile(
-    r"^(?:please |and |also |so )?(?:always|never|don'?t ever|do not ever|from now on|going forward|"
-    r"in the future|by default|next time)\b|\b(?:from now on|going forward|by default|next time)\b|"
-    r"\byou should (?:always|never)\b|\bplease (?:always|never)\b|\bdon'?t (?:ever )?(?:use|call|send|write|"
-    r"reply|answer|add|include)\b",
-    re.I,
-)
 _HABIT = re.compile(
-    r"我(?:通常|一般|每天|每周|平时|经常|总是|习惯)|\bI (?:usually|always|often|normally|typically|tend to)\b|"
-    r"\bevery (?:day|morning|week)\b",
+    r"我(?:通常|一般|每天|每周|平时|经常|总是|习惯)|每天|每周|平时|\bI (?:usually|always|often|normally|typically|"
+    r"tend to)\b|\bevery (?:day|morning|week|night)\b",
     re.I,
 )
-_FACT = re.compile(
-    r"我(?:的)?(?:女儿|儿子|孩子|老婆|妻子|老公|丈夫|爸爸|妈妈|父母)|我住在|我来自|我在.{1,20}(?:工作|上班|上学|读书)|我的.{1,8}是|我对.{1,10}过敏|我有|我们公司|我们团队|"
-    r"\bI live in\b|\bI(?:'m| am) from\b|\bI work (?:at|for|in|on)\b|\bI(?:'m| am) allergic\b|"
-    r"\bmy [a-z]+(?: [a-z]+)? is\b|\bI have (?:a|an|two|three)\b|\bour (?:team|company)\b",
-    re.I,
-)
-# Types of a kept sentence, in order of precedence.
 _TYPE_CONSTRAINT = re.compile(
-    r"不要|别|禁止|不能|不许|永远不|\bnever\b|\bdon'?t\b|\bdo not\b|\bavoid\b", re.I
+    r"不要|别|禁止|不能|不许|不让|不允许|永远不|\bnever\b|\bdon'?t\b|\bdo not\b|\bavoid\b|\bcan'?t\b|"
+    r"\bnot allowed\b|\bonly allows\b",
+    re.I,
 )
 _TYPE_STYLE = re.compile(
     r"回复|回答|输出|格式|语言|中文|英文|风格|简洁|表格|列表|\b(?:reply|answer|respond|format|language|style|"
     r"tone|concise|brief|bullet|table)\b",
     re.I,
 )
-
-# A changed tool or habit of choice is a preference ("我现在改用 Windows", "I've switched to Python").
 _TYPE_CHOICE = re.compile(
     r"改用|换成|换用|\bswitched to\b|\binstead of\b|\bno longer (?:drink|eat|use)\b", re.I
 )
-_CLAUSE = re.compile(r"[，,]")
-
-_LEAD_PUNCT = re.compile(r"^[\s，,。.!！：:、;；\"'“”]+")
-_TRAIL_PUNCT = re.compile(r"[\s，,：:、;；。.!！]+$")
-
-
-def split_sentences(text: str) -> list[str]:
-    parts = [p.strip() for p in _SENTENCE_END.split(text)]
-    return [p for p in parts if p]
-
-
-def _clean(text: str) -> str:
-    return _TRAIL_PUNCT.sub("", _LEAD_PUNCT.sub("", text)).strip()
 
 
 def memory_type_of(text: str) -> str:
-    """The memory type of a kept sentence: its first clause decides when it is specific."""
-    first = _CLAUSE.split(text, maxsplit=1)[0]
-    if first != text and _IDENTITY.search(first):
-        return "core"
-    if first != text and (_FACT.search(first) or _HABIT.match(first)):
-        return "habit" if _HABIT.match(first) else "fact"
-    return _type_of(text)
-
-
-def _type_of(text: str) -> str:
+    """The memory type of a clause, read from the user's own wording (before the person is rewritten)."""
     if _PREFERENCE.search(text) or _TYPE_CHOICE.search(text):
         return "preference"
     if _IDENTITY.search(text):
         return "core"
+    if _STANDING_ZH.search(text) or _STANDING_EN.search(text):
+        return "constraint" if re.search(r"不要|别|never|don'?t|do not", text, re.I) else "preference"
     if _TYPE_CONSTRAINT.search(text):
         return "constraint"
     if _HABIT.search(text):
         return "habit"
-    if _STANDING_ZH.search(text) or _STANDING_EN.search(text) or _TYPE_STYLE.search(text):
+    if _TYPE_STYLE.search(text):
         return "preference"
     return "fact"
 
 
-def _standing(sentence: str) -> bool:
-    if _STANDING_EN.search(sentence):
+# ---- person rewriting ----------------------------------------------------------------------------------
+
+_ZH_PERSON = [
+    (re.compile(r"我们(?:这边|这里|这儿|当地)|咱们这边"), "用户所在地"),
+    (re.compile(r"(?:我们|咱们)(?:公司|单位)|我司|^(?:我们|咱们)(?=是一家)"), "用户的公司"),
+    (re.compile(r"(?:我们|咱们)\s?(?:团队|组|部门|team)|^组里|^团队里"), "用户的团队"),
+    (re.compile(r"(?:我们|咱们)家|^家里"), "用户家"),
+    (
+        re.compile(
+            r"(?:我们|咱们)(?=店|的?客户|的?产品|的?项目|的?交付|的?代码|的?数据|的?线上|的?服务|的?系统|"
+            r"\s?[A-Za-z])"
+        ),
+        "用户的",
+    ),
+    (re.compile(r"我自己|我本人|本人"), "用户"),
+    (re.compile(rf"我(?:的)?(?={_OWN_NOUN})"), "用户的"),
+    (re.compile(r"我的"), "用户的"),
+    (re.compile(r"我们|咱们|我"), "用户"),
+]
+_ZH_INITIAL_OWN = re.compile(rf"^(?:{_OWN_NOUN})")
+_ZH_AS_ONE = re.compile(r"^作为一(?:个|名|位)(.+?)的人$|^作为一(?:个|名|位)(.+)$")
+
+
+def _rewrite_zh(clause: str, subject: str) -> str:
+    text = clause
+    if m := _ZH_AS_ONE.match(text):
+        text = f"用户{m.group(1)}" if m.group(1) else f"用户是{m.group(2)}"
+    for pattern, repl in _ZH_PERSON:
+        text = pattern.sub(repl, text)
+    if not text.startswith("用户"):
+        if _ZH_INITIAL_OWN.match(text):
+            text = "用户的" + text
+        elif "用户" not in text:
+            text = subject + text
+    for colloquial, word in _KIN.items():
+        text = text.replace("用户的" + colloquial, "用户的" + word)
+    text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", text)
+    return text.replace("用户一个人", "用户独自").replace("用户的的", "用户的")
+
+
+_KIN = {
+    "老婆": "妻子",
+    "老公": "丈夫",
+    "爸妈": "父母",
+    "妈妈": "母亲",
+    "爸爸": "父亲",
+    "妈": "母亲",
+    "爸": "父亲",
+}
+
+
+_EN_MODALS = {"can", "could", "will", "would", "should", "must", "might", "may", "shall"}
+_EN_ADVERBS = {
+    "mostly", "usually", "often", "always", "never", "also", "really", "still", "just", "only", "actually",
+    "now", "currently", "sometimes", "rarely", "generally", "normally", "typically", "already", "even",
+    "no", "longer", "not", "hardly", "barely", "seldom",
+    "all", "both", "recently", "mainly", "primarily", "basically", "definitely", "probably",
+}  # fmt: skip
+_EN_PAST = {
+    "was", "were", "had", "did", "went", "got", "made", "left", "quit", "ran", "took", "came", "became",
+    "began", "bought", "built", "grew", "knew", "lost", "met", "paid", "put", "said", "sold", "spent",
+    "taught", "told", "thought", "wrote", "set", "felt", "kept", "read", "won", "broke", "chose", "gave",
+}  # fmt: skip
+_EN_IRREGULAR = {"am": "is", "are": "is", "have": "has", "do": "does", "'m": "is", "'ve": "has", "'re": "is"}
+
+
+def _third(verb: str) -> str:
+    low = verb.lower()
+    if low in _EN_IRREGULAR:
+        return _EN_IRREGULAR[low]
+    if low in _EN_MODALS or low in _EN_PAST or low.endswith("ed") or not low.isalpha():
+        return verb
+    if low in {"don't", "do not"}:
+        return "does not"
+    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", low):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+_EN_SUBJECT = re.compile(
+    r"(?<![\w'])(?P<subj>I|[Ww]e)(?P<contr>'m|'ve|'re|'d|'ll)?(?![\w])(?:\s+(?:all|both)(?![\w']))?(?P<rest>(?:\s+(?:"
+    + "|".join(sorted(_EN_ADVERBS))
+    + r"))*)"
+    r"(?:\s+(?P<verb>don't|didn't|can't|won't|[A-Za-z]+))?",
+)
+
+
+def _subject_repl(match: re.Match) -> str:
+    subj = "the user"
+    contr, rest, verb = match.group("contr"), match.group("rest") or "", match.group("verb")
+    if contr:
+        aux = {"'m": "is", "'re": "is", "'ve": "has", "'d": "would", "'ll": "will"}[contr.lower()]
+        return f"{subj} {aux}{rest}" + (f" {verb}" if verb else "")
+    if verb is None:
+        return subj + rest
+    low = verb.lower()
+    if low == "don't":
+        return f"{subj}{rest} does not"
+    if low in {"didn't", "can't", "won't"}:
+        return f"{subj}{rest} {verb}"
+    if low == "and" or low in {"the", "a", "an", "to", "in", "at", "on", "for", "from", "with"}:
+        return f"{subj}{rest} {verb}"
+    return f"{subj}{rest} {_third(verb)}"
+
+
+_EN_POSSESSIVE = [
+    (re.compile(r"(?<![\w'])(?:my|our)(?![\w'])", re.I), "the user's"),
+    (re.compile(r"(?<![\w'])myself(?![\w'])", re.I), "themselves"),
+    (re.compile(r"(?<![\w'])(?:mine|ours)(?![\w'])", re.I), "the user's"),
+    (re.compile(r"(?<![\w'])(?:me)(?![\w'])", re.I), "the user"),
+    (re.compile(r"(?<![\w'])(?:us)(?![\w'])"), "the user"),
+]
+_EN_SELF_LEAD = [
+    (re.compile(r"^as (?:someone|somebody) who\s+", re.I), "the user "),
+    (re.compile(r"^as (an?)\s+", re.I), r"the user is \1 "),
+    (re.compile(r"^being\s+", re.I), "the user is "),
+    (re.compile(r"^new job:?\s*", re.I), ""),
+    (re.compile(r"^(?=(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
+                r"relocated|graduated)\b)", re.I), "the user "),
+    (re.compile(r"^((?:\w+ )?years of .+)$", re.I), lambda m: "the user has " + m.group(1)[:1].lower() + m.group(1)[1:]),
+]  # fmt: skip
+
+
+def _rewrite_en(clause: str) -> str:
+    text = re.sub(
+        r"^(?:we're|we are) an? (?=(?:\d+-person |small |tiny |big |large )?(?:team|company|startup|agency|studio|shop))",
+        "the user's team is a ",
+        clause,
+        flags=re.I,
+    )
+    for pattern, repl in _EN_SELF_LEAD:
+        text, n = pattern.subn(repl, text, count=1)
+        if n:
+            break
+    text = re.sub(r"^the user ([A-Z])(?=[a-z])", lambda m: "the user " + m.group(1).lower(), text)
+    text = _EN_SUBJECT.sub(_subject_repl, text)
+    for pattern, repl in _EN_POSSESSIVE:
+        text = pattern.sub(repl, text)
+    text = re.sub(r"\bthe user's team's\b", "the user's team's", text)
+    return text[:1].upper() + text[1:]
+
+
+def statement_form(text: str) -> bool:
+    """A memory in statement form: no first person (inside an agent's prompt "I" is ambiguous)."""
+    return not (_FIRST_ZH.search(text) or _FIRST_PERSON_EN.search(text))
+
+
+_FIRST_PERSON_EN = re.compile(r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself)(?![\w'])")
+
+
+def to_statement(text: str) -> str:
+    """A first-person sentence in the third person (used for the LLM path's candidates as well)."""
+    if has_cjk(text) and _FIRST_ZH.search(text):
+        return _rewrite_zh(_clean(text), "用户")
+    if not has_cjk(text) and _FIRST_EN.search(text):
+        return _rewrite_en(_clean(text))
+    return text
+
+
+def validate_statement(text: str) -> str:
+    """A candidate written elsewhere (the LLM path) in statement form, or "" when it cannot be one:
+    a first person is rewritten to the third; a request, a question or a first person left over is refused."""
+    text = _clean(text.strip())
+    if not text:
+        return ""
+    zh = has_cjk(text)
+    if not statement_form(text):
+        text = to_statement(text)
+    if (
+        not statement_form(text)
+        or _QUESTION.search(text)
+        or _request(text, zh)
+        and not text.startswith(("用户", "The user"))
+    ):
+        return ""
+    return text
+
+
+# ---- one message ---------------------------------------------------------------------------------------
+
+
+def _request(clause: str, zh: bool) -> bool:
+    if _QUESTION.search(clause):
         return True
-    return bool(_STANDING_ZH.search(sentence))
+    if zh:
+        return bool(_REQUEST_ZH.search(clause)) and not _STANDING_ZH.search(clause)
+    return bool(_REQUEST_EN.search(clause))
 
 
-def sentence_candidate(sentence: str) -> Candidate | None:
-    """The memory a single user sentence yields, or None."""
-    sentence = sentence.strip()
-    asked = _ASK_TO_REMEMBER.search(sentence)
-    if _QUESTION.search(sentence) and not (asked and _REMEMBER.search(sentence)):
-        # "I live in Toronto, what should I pack?": the statement before the question still counts.
-        clauses = _CLAUSE.split(sentence)
-        if len(clauses) < 2:
-            return None
-        return sentence_candidate("，".join(clauses[:-1]) if has_cjk(sentence) else ", ".join(clauses[:-1]))
-    remember = _REMEMBER.search(sentence)
-    if remember:
-        rest = _clean(sentence[remember.end() :])
-        if len(rest) < 4:
-            return None
-        return Candidate(
-            rest, memory_type_of(rest), 0.95, correction=bool(_CORRECTION_INNER.search(rest)), rule="remember"
+def _about_user(clause: str, zh: bool) -> bool:
+    if zh:
+        return bool(_FIRST_ZH.search(clause) or _SELF_ZH.match(clause) or _SELF_ZH_TIMED.match(clause))
+    return bool(_FIRST_EN.search(clause) or _SELF_EN.match(clause))
+
+
+def _standing(clause: str, zh: bool) -> bool:
+    if zh:
+        return bool(_STANDING_ZH.search(clause) and _ASSISTANT_ACT.search(clause))
+    return bool(_STANDING_EN.search(clause))
+
+
+def _instruction_statement(clause: str, zh: bool) -> str:
+    if zh:
+        body = re.sub(r"^(?:请你?|麻烦你?)|(?<=以后|下次|默认|始终|总是|每次)请", "", clause)
+        body = re.sub(r"我", "用户", body).replace("你", "")
+        return (
+            "用户希望助手" + body
+            if not body.startswith(("不要", "别", "永远不要"))
+            else "用户要求助手" + body
         )
-    prefix = _CORRECTION_PREFIX.search(sentence)
-    if prefix and prefix.end() > 0:
-        rest = _clean(sentence[prefix.end() :])
-        while (again := _CORRECTION_PREFIX.search(rest)) and again.end() > 0:
-            rest = _clean(rest[again.end() :])
-        if len(rest) >= 4 and (
-            _STARTS_FIRST_PERSON.search(rest) or _standing(rest) or _IDENTITY.search(rest)
-        ):
-            return Candidate(rest, memory_type_of(rest), 0.9, correction=True, rule="correction")
-        return None
-    text = _clean(sentence)
-    if _CORRECTION_INNER.search(text) and _FIRST_PERSON.search(text):
-        return Candidate(text, memory_type_of(text), 0.9, correction=True, rule="correction")
-    if _IDENTITY.search(text):
-        return Candidate(text, memory_type_of(text), 0.9, rule="identity")
-    if _PREFERENCE.search(text):
-        return Candidate(text, "preference", 0.85, rule="preference")
-    if _standing(text):
-        return Candidate(text, memory_type_of(text), 0.9, rule="instruction")
-    if _HABIT.search(text):
-        return Candidate(text, "habit", 0.8, rule="habit")
-    if _FACT.search(text):
-        return Candidate(text, "fact", 0.8, rule="fact")
-    return None
+    body = re.sub(r"^(?:please|and|also|so)\s+", "", clause, flags=re.I)
+    body = _EN_POSSESSIVE[0][0].sub("the user's", body)
+    body = re.sub(r"(?<![\w'])me(?![\w'])", "the user", body, flags=re.I)
+    body = re.sub(r"(?<![\w'])your(?![\w'])", "its", body, flags=re.I)
+    body = re.sub(r"(?<![\w'])you(?![\w'])", "it", body, flags=re.I)
+    body = re.sub(r",?\s*please$", "", body, flags=re.I)
+    return "The user wants the assistant to " + body[:1].lower() + body[1:]
+
+
+_MOVED_EN = re.compile(r"^The user (?:moved|relocated) to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)(?:\s+(.+))?$")
+_MOVED_ZH = re.compile(r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到)了?([^，,。\s（(]{2,10}?)了?$")
+
+
+def _value_change(clause: str) -> str:
+    """The new value only: "从广州搬到了厦门" → "搬到了厦门", "moved from Leeds to Bristol" → "moved to Bristol"."""
+    return _FROM_OLD.sub("", clause).replace("  ", " ").strip()
+
+
+def _moved(statement: str) -> str:
+    """A move of the user says where they live now, the slot the old value held:
+    "The user moved to Bristol last spring" → "The user lives in Bristol (moved last spring)"."""
+    if m := _MOVED_EN.match(statement):
+        return f"The user lives in {m.group(1)}" + (f" (moved {m.group(2)})" if m.group(2) else "")
+    if m := _MOVED_ZH.match(statement):
+        return f"用户住在{m.group(2)}" + (f"（{m.group(1)}搬来）" if m.group(1) else "")
+    return statement
+
+
+def _zh_subject(statement: str) -> str:
+    m = re.match(rf"^用户(?:的(?:{_OWN_NOUN}))?", statement)
+    return m.group(0) if m else "用户"
+
+
+def _en_subject(statement: str) -> str:
+    m = re.match(r"^The user(?:'s [a-z-]+)?", statement)
+    return m.group(0) if m else "The user"
+
+
+_EN_VERB_START = re.compile(
+    r"^(?:also |just |usually |often |mostly |now |still )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
+    r"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches)\b",
+    re.I,
+)
+_OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
+_OWNED_EN = re.compile(r"\bmy ([a-z]+(?:-[a-z]+)*)", re.I)
+_PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
+_PRONOUN_EN = re.compile(r"^(?:he|she|they)(?:'s|'re)?\b", re.I)
+_BARE_NOUN = re.compile(
+    r"背景|情况|资料|信息|环境|设备|设定|配置|tech stack|stack|setup|details|profile|background|context", re.I
+)
+_ZH_VERB = re.compile(r"[是在有用住做叫养会要教学带跑写爱]")
+_NUMBER_OF = re.compile(r"^[一二两三四五六七八九十\d]+(?:个|只|条|位)")
+
+
+_EN_STATE = re.compile(
+    r"^(?:married|divorced|single|engaged|widowed|retired|based|located|pregnant|\w+ed in)\b", re.I
+)
+
+
+def _bare_statement(items: list[str], header: str, zh: bool) -> str:
+    if not zh and len(items) == 1 and _EN_STATE.match(items[0]):
+        return f"The user is {items[0]}"  # "married", "based in Warsaw"
+    noun = _BARE_NOUN.search(header)
+    name = noun.group(0) if noun else ("背景" if zh else "background")
+    if zh:
+        return f"用户的{name}：" + "、".join(items)
+    return f"The user's {name.lower()}: " + ", ".join(items)
+
+
+def _message_candidates(content: str) -> list[Candidate]:
+    zh = has_cjk(content)
+    out: list[Candidate] = []
+    explicit_message = False
+    owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
+    for sentence in split_sentences(content):
+        explicit = background = False
+        correction = bool(_CORRECTION_PREFIX.search(sentence))
+        body = sentence
+        header_text = ""
+        if prefix := _CORRECTION_PREFIX.search(body):
+            body = _clean(body[prefix.end() :])
+        header = _HEADER_SPLIT.search(body)
+        remember = _REMEMBER.search(body)
+        if header and header.start() <= 40 and _BACKGROUND.search(body[: header.start()]):
+            # "以下是我的背景，以后回答都参考：我在上海…" — what follows the colon is kept, the header is not.
+            header_text = body[: header.start()]
+            body = body[header.end() :]
+            explicit = explicit_message = background = True
+        elif remember:
+            header_text = body[: remember.end()]
+            body = body[remember.end() :]
+            explicit = explicit_message = True
+            # "记住，我对花生过敏，点菜时注意": what is about the user is kept, not every clause after the marker.
+            background = not _about_user(body, zh)
+        elif header and _request(_clean(body[: header.start()]), zh):
+            continue  # "翻译成英文：…", "Summarise this paragraph: …": what follows is material, not a fact
+        elif explicit_message and not _request(body, zh):
+            explicit = background = True  # the sentences after "Remember this about me:" belong to it
+        subject = "用户" if zh else "The user"
+        kept_before = False
+        bare: list[str] = []
+        # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
+        correction = correction or any(_DENIED.match(c) for _w, c in _clauses(body, zh))
+        for written, clause in _clauses(body, zh):
+            if found := (_OWNED_ZH if zh else _OWNED_EN).search(clause):
+                owned = found.group(1)
+            if _DENIED.match(clause):
+                continue
+            if marker := _CLAUSE_MARKER.match(clause):  # "…, and keep in mind we deploy on AWS Lambda"
+                clause = clause[marker.end() :]
+                explicit = True
+            if _POINTING.search(clause) and not _about_user(re.sub(r"^.*?[:：]", "", clause), zh):
+                continue  # "以后回答都参考", "for all future answers": the pointer, not the background
+            standing = _standing(clause, zh)
+            if not standing and (_request(clause, zh) or _request(written, zh)) or _OPINION.match(clause):
+                kept_before = False
+                continue
+            if (
+                _MOOD.search(clause) or _ERRAND.search(clause) and not _SCHEDULE_CHANGE.search(clause)
+            ) and not (explicit):
+                kept_before = False
+                continue
+            if _ANAPHORA.search(clause) and not explicit:
+                kept_before = False
+                continue
+            if owned and (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause):
+                pronoun = (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause).group(0)
+                verb = {"'s": " is", "'re": " are"}.get(pronoun[-2:].lower(), "") if not zh else ""
+                clause = (f"我的{owned}" if zh else f"my {owned}{verb}") + clause[len(pronoun) :]
+            changed = bool(_CHANGE.search(clause))
+            continues = kept_before and (
+                (zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause))
+            )
+            if standing and not _about_user_fact(clause, zh):
+                text = _instruction_statement(clause, zh)
+                rule = "instruction"
+            elif _about_user(clause, zh) or continues or (background and len(clause) >= 2):
+                clause_v = _value_change(clause) if changed else clause
+                if background and not _about_user(clause, zh) and not continues:
+                    if zh and not _ZH_VERB.search(clause) and re.search(r"[A-Za-z]", clause):
+                        bare.append(clause)  # "Python 3.11", "数据库 PostgreSQL 16": listed together
+                        continue
+                    if not zh and not _EN_VERB_START.match(clause) and not _SELF_EN.match(clause):
+                        bare.append(clause)
+                        continue
+                if zh:
+                    if _NUMBER_OF.match(clause_v) and not _about_user(clause_v, zh):
+                        clause_v = "有" + clause_v
+                    text = _rewrite_zh(clause_v, subject)
+                    subject = _zh_subject(text)
+                elif continues and not _about_user(clause, zh):
+                    verb, _, rest = clause_v.partition(" ")
+                    text = f"{subject} {_third(verb) if verb.lower() not in _EN_ADVERBS else verb} {rest}".strip()
+                    if verb.lower() in _EN_ADVERBS:
+                        text = f"{subject} {verb} " + _EN_SUBJECT.sub(_subject_repl, "I " + rest)[9:]
+                else:
+                    text = _rewrite_en(clause_v)
+                    subject = _en_subject(text)
+                rule = "remember" if explicit else ("correction" if (changed or correction) else "statement")
+            elif _SCHEDULE_CHANGE.search(clause) or (correction and not _request(clause, zh)):
+                text = _value_change(clause)
+                text = text[:1].upper() + text[1:]
+                rule = "correction"
+            else:
+                kept_before = False
+                continue
+            text = _clean(_moved(text) if changed else text)
+            if len(text) < (4 if zh else 10) or len(clause) < (3 if zh else 6):
+                continue
+            kept_before = True
+            out.append(
+                Candidate(
+                    text,
+                    memory_type_of(clause),
+                    0.95 if explicit else (0.9 if rule in ("correction", "instruction") else 0.85),
+                    correction=correction or (changed and rule == "correction"),
+                    rule=rule,
+                    explicit=explicit,
+                )
+            )
+        for item in bare:
+            text = _bare_statement([item], header_text, zh)
+            out.append(Candidate(text, "fact", 0.95, rule="remember", explicit=True))
+    return out
+
+
+def _about_user_fact(clause: str, zh: bool) -> bool:
+    """A standing clause that is really about the user ("我一直都用 Vim", "I prefer answers in English
+    from now on"): it opens with the user as its subject."""
+    if zh:
+        return bool(re.match(r"(?:我|本人)(?!们)", clause))
+    return bool(re.match(r"(?:I|I'm|I've|my)\b", clause))
 
 
 def message_too_short(content: str) -> bool:
-    return len(content.strip()) < MIN_MESSAGE_CHARS
+    """Under the gate's minimum (weighted: "我叫王丹" is long enough, "ok" is not)."""
+    from memory.gate import weighted_length
+
+    return weighted_length(content.strip()) < settings.MEMORY_MIN_LENGTH
 
 
 def extract_rules(messages: list[dict]) -> list[Candidate]:
@@ -224,10 +721,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         content = message.get("content") or ""
         if message_too_short(content):
             continue
-        for sentence in split_sentences(content):
-            candidate = sentence_candidate(sentence)
-            if candidate is None:
-                continue
+        for candidate in _message_candidates(content):
             key = candidate.content.lower()
             if key in seen:
                 continue

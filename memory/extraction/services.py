@@ -35,7 +35,7 @@ from projects.access import system_actor_for_job
 
 from .llm import LLMInvalidOutput, extract_llm
 from .reconcile import Target, reconcile
-from .rules import USER_ROLES, extract_rules, message_too_short
+from .rules import USER_ROLES, Candidate, extract_rules, message_too_short
 
 log = logging.getLogger(__name__)
 
@@ -117,7 +117,10 @@ def _release(job: ExtractionJob, error: str) -> None:
 
 def _skipped(messages: list[dict]) -> list[dict]:
     return [
-        {"message_id": m.get("message_id") or "", "reason": "user message shorter than 10 characters"}
+        {
+            "message_id": m.get("message_id") or "",
+            "reason": "user message under the minimum length (MEMORY_MIN_LENGTH, weighted)",
+        }
         for m in messages
         if m.get("role") in USER_ROLES and not m.get("context") and message_too_short(m.get("content") or "")
     ]
@@ -190,6 +193,73 @@ def extraction_run_now(
     return claimed
 
 
+def _target(job: ExtractionJob, draft_fields: dict | None = None) -> Target:
+    return Target(
+        org=job.org,
+        user_id=job.user_id,
+        project=job.project,
+        session_id=job.session_id,
+        agent_id=job.agent_id,
+        job_id=job.pk,
+        actor=system_actor_for_job(job),
+        draft_fields=draft_fields or {},
+    )
+
+
+class DeferredError(Exception):
+    """The deferred candidate does not exist (404) or was already accepted (409)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+@transaction.atomic
+def extraction_job_accept_deferred(*, job: ExtractionJob, index: int, actor) -> tuple[ExtractionJob, dict]:
+    """Write a candidate the session's cap deferred, as the user had asked for it (the cap does not count it).
+
+    It goes through the same gate and reconciliation as any candidate (a correction still supersedes);
+    the job's entry records what became of it ({"kind", "id", "by"}). Returns the job and that outcome.
+    """
+    job = (
+        ExtractionJob.objects.select_for_update(of=("self",)).select_related("org", "project").get(pk=job.pk)
+    )
+    deferred = (job.result or {}).get("deferred") or []
+    if not 0 <= index < len(deferred):
+        raise DeferredError(404, "No such deferred candidate.")
+    entry = deferred[index]
+    if entry.get("accepted"):
+        raise DeferredError(409, "This candidate was already accepted.")
+    candidate = Candidate(
+        content=entry["content"],
+        memory_type=entry.get("memory_type") or "fact",
+        confidence=float(entry.get("confidence") or 0.9),
+        scope=entry.get("scope") or "user",
+        correction=bool(entry.get("correction")),
+        source_message_id=entry.get("source_message_id") or "",
+        rule=entry.get("rule") or "",
+        explicit=True,
+    )
+    target = _target(job)
+    lock_subjects(job.org_id, target.subjects())
+    outcome = reconcile(
+        target=target, candidate=candidate, client=None, provider=provider_for(job.org, job.user_id)
+    )
+    if outcome.kind == "deferred":  # cannot happen (explicit is not capped); kept honest anyway
+        raise DeferredError(409, "The session's limit still applies.")
+    accepted = {"kind": outcome.kind, "id": outcome.entry.get("id"), "by": actor.label}
+    if outcome.kind == "rejected":
+        accepted["reason"] = outcome.entry.get("reason", "")
+    entry["accepted"] = accepted
+    result = dict(job.result)
+    result["deferred"] = deferred
+    if outcome.kind != "rejected":
+        result.setdefault(outcome.kind, []).append({**outcome.entry, "memory_type": candidate.memory_type})
+    ExtractionJob.objects.filter(pk=job.pk).update(result=result)
+    job.result = result
+    return job, accepted
+
+
 def _run(job: ExtractionJob, *, last: bool = False, draft_fields: dict | None = None) -> str:
     level = paused(job.org, job.user_id, job.session_id)
     if level:  # memory paused since the turn was queued: nothing is extracted, the job says why
@@ -201,6 +271,7 @@ def _run(job: ExtractionJob, *, last: bool = False, draft_fields: dict | None = 
                 "merged": [],
                 "superseded": [],
                 "rejected": [],
+                "deferred": [],
                 "skipped": [],
             },
             error="",
@@ -212,21 +283,13 @@ def _run(job: ExtractionJob, *, last: bool = False, draft_fields: dict | None = 
         candidates, method, note = _candidates(job, last=last)
         client = llm_for(job.org) if method == "llm" else None
         provider = provider_for(job.org, job.user_id)
-        target = Target(
-            org=job.org,
-            user_id=job.user_id,
-            project=job.project,
-            session_id=job.session_id,
-            agent_id=job.agent_id,
-            job_id=job.pk,
-            actor=system_actor_for_job(job),
-            draft_fields=draft_fields or {},
-        )
+        target = _target(job, draft_fields)
         result: dict = {
             "added": [],
             "merged": [],
             "superseded": [],
             "rejected": [],
+            "deferred": [],
             "skipped": _skipped(job.messages),
         }
         with transaction.atomic():

@@ -87,6 +87,10 @@ class ProfileStateSerializer(serializers.Serializer):
     edited_fields = serializers.ListField(
         child=serializers.CharField(), help_text="Fields a person set; aggregation leaves them alone."
     )
+    sources = serializers.DictField(
+        child=serializers.ListField(child=serializers.IntegerField()),
+        help_text="Field -> ids of the memories aggregation derived it from.",
+    )
     aggregated_at = serializers.DateTimeField(allow_null=True)
     updated_at = serializers.DateTimeField(allow_null=True, help_text="null: no profile yet.")
     history = ProfileRevisionSerializer(many=True, help_text="The 20 latest changes, newest first.")

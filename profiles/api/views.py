@@ -28,6 +28,7 @@ def _body(profile, fields: dict, revisions) -> dict:
     return {
         **fields,
         "edited_fields": list(profile.edited_fields) if profile else [],
+        "sources": dict(profile.sources or {}) if profile else {},
         "aggregated_at": profile.aggregated_at if profile else None,
         "updated_at": profile.updated_at if profile else None,
         "history": ProfileRevisionSerializer(revisions, many=True).data,

@@ -153,6 +153,7 @@ SUMMARIES = {
     "v1_extraction_jobs_list": "List extraction jobs",
     "v1_extraction_jobs_retrieve": "Get an extraction job",
     "v1_extraction_jobs_retry_create": "Retry a failed extraction job",
+    "v1_extraction_jobs_deferred_accept_create": "Accept a deferred extraction candidate",
     "v1_reembed_jobs_list": "List re-embed jobs",
     "v1_reembed_jobs_retrieve": "Get a re-embed job",
     "v1_profiles_users_retrieve": "Get a user's profile",

@@ -70,6 +70,7 @@ LABELS = {
     # how a job extracted
     "rules": _("rules"),
     "llm": _("language model"),
+    "deferred": _("deferred"),
 }
 
 # What kind of agent call an injection log records.

@@ -408,6 +408,10 @@ class Jobs(Resource):
     def retry(self, job_id: int) -> ExtractionJob:
         return self._call("POST", f"/extraction-jobs/{job_id}/retry", parse=ExtractionJob.model_validate)
 
+    def accept_deferred(self, job_id: int, index: int) -> dict:
+        """Write a candidate the session's cap deferred (result["deferred"][index]); {"accepted", "job"}."""
+        return self._call("POST", f"/extraction-jobs/{job_id}/deferred/accept", body={"index": index})
+
     def wait(self, job_id: int, *, timeout: float = 60.0, interval: float = 0.5) -> ExtractionJob:
         """Poll until the job is done or failed; JobTimeout after `timeout` seconds."""
         return self._c.wait_until(lambda: self.get(job_id), lambda job: job.finished, timeout, interval)
