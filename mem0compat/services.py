@@ -10,7 +10,7 @@ from django.http import Http404
 from django.utils.translation import gettext as _
 
 from core.roles import SYSTEM_ROLES
-from memory import services
+from memory import pause, services
 from memory.drafts import MemoryDraft, default_source
 from memory.extraction.rules import memory_type_of
 from memory.extraction.services import extraction_run_now
@@ -127,6 +127,7 @@ def _store(actor: Actor, org, messages: list[dict], entities: Entities, fields: 
 def _extract(actor: Actor, org, messages: list[dict], entities: Entities, fields: dict) -> AddOutcome:
     if not entities.user_id:
         raise Refused(400, "invalid", _("user_id: extraction (infer) needs the user the messages are from."))
+    pause.check(org, entities.user_id, entities.session_id)  # paused: a 200 "paused" answer, no job
     job = extraction_run_now(
         org=org,
         user_id=entities.user_id,

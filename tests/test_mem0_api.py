@@ -245,3 +245,24 @@ def test_infer_falls_back_to_the_rules_at_once_when_the_model_is_down(mem0, org_
     [result] = response.json()["results"]
     # The caller's metadata, and the mark of an explicit "remember" (the session's cap does not count it).
     assert MemoryItem.objects.get(pk=int(result["id"])).metadata == {"via": "mem0", "explicit_request": True}
+
+
+@pytest.mark.parametrize("infer", [False, True], ids=["stored-as-said", "extracted"])
+def test_a_paused_subject_stores_nothing_through_mem0_and_search_keeps_working(mem0, org_a, infer):
+    from memory.models import MemoryPause
+
+    assert add(mem0, "Alex prefers green tea", user_id="alex").status_code == 200
+    MemoryPause.objects.create(org=org_a, user_id="alex")
+    answer = mem0.post(
+        "/v3/memories/add/",
+        {"messages": "Remember that I am allergic to peanuts", "user_id": "alex", "infer": infer},
+        format="json",
+    )
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["status"] == "paused" and answer.json()["stored"] == 0, answer.json()
+    assert list(MemoryItem.objects.filter(org=org_a).values_list("content", flat=True)) == [
+        "Alex prefers green tea"
+    ]
+    assert not ExtractionJob.objects.filter(org=org_a).exists()
+    found = mem0.post("/v3/memories/search/", {"query": "tea", "filters": {"user_id": "alex"}}, format="json")
+    assert found.status_code == 200 and found.json()["results"]
