@@ -63,7 +63,7 @@ def test_the_org_model_gives_way_to_the_rules_when_its_key_cannot_be_opened(sett
         assert stub.requests == []  # the model was never called with a key it does not have
     job.refresh_from_db()
     assert job.method == "rules"
-    assert [a["content"] for a in job.result["added"]] == ["我对花生过敏，点菜时注意"]
+    assert [a["content"] for a in job.result["added"]] == ["用户对花生过敏"]
     levels = [r.levelno for r in caplog.records if r.name == "core.crypto"]
     assert len(levels) >= 2 and set(levels) == {logging.ERROR}  # each time the key was needed
     assert SECRET not in caplog.text

@@ -41,7 +41,7 @@ def test_it_requeues_a_job_whose_heartbeat_stopped_minutes_ago(worker, org_a):  
     assert extraction_jobs_sweep() == {"returned": 1, "enqueued": 1}
     job = wait_for(job.pk)
     assert (job.status, job.attempts) == ("done", 2), job.error
-    assert MemoryItem.objects.get(org=org_a).content == "I'm allergic to shellfish"
+    assert MemoryItem.objects.get(org=org_a).content == "The user is allergic to shellfish"
 
 
 @pytest.mark.django_db

@@ -131,7 +131,7 @@ def test_it_appends_messages_and_waits_for_the_extraction(client, worker):  # no
     appended = client.sessions.append(
         "chat-1",
         [
-            {"role": "human", "content": "请记住，我住在北京的朝阳区，离公司很近", "message_id": "m1"},
+            {"role": "human", "content": "请记住，我住在北京的朝阳区", "message_id": "m1"},
             {"role": "ai", "content": "好的，我记住了。", "message_id": "m2"},
         ],
         user_id="mei",
@@ -144,7 +144,7 @@ def test_it_appends_messages_and_waits_for_the_extraction(client, worker):  # no
     assert (job.status, job.method) == ("done", "rules"), job.error
     [added] = job.result["added"]
     memory = client.memories.get(added["id"])
-    assert memory.content == "我住在北京的朝阳区，离公司很近"
+    assert memory.content == "用户住在北京的朝阳区"  # a statement about the user, not the raw turn
     session = client.sessions.get("chat-1")
     assert [m.message_id for m in session.messages] == ["m1", "m2"]
 

@@ -52,7 +52,7 @@ def test_it_extracts_in_the_worker_and_supersedes_on_correction(worker, key_a, o
         {
             "user_id": "u1",
             "messages": [
-                {"role": "human", "content": "请记住，我住在北京的朝阳区，离公司很近", "message_id": "m1"},
+                {"role": "human", "content": "请记住，我住在北京的朝阳区", "message_id": "m1"},
                 {"role": "ai", "content": "好的，我记住了。", "message_id": "m2"},
                 {"role": "human", "content": "I prefer answers in bullet points.", "message_id": "m3"},
             ],
@@ -64,10 +64,10 @@ def test_it_extracts_in_the_worker_and_supersedes_on_correction(worker, key_a, o
     assert (job.status, job.method, job.attempts) == ("done", "rules", 1), job.error
     active = dict(MemoryItem.objects.filter(org=org_a, user_id="u1").values_list("content", "status"))
     assert active == {
-        "我住在北京的朝阳区，离公司很近": "active",
-        "I prefer answers in bullet points": "active",
+        "用户住在北京的朝阳区": "active",
+        "The user prefers answers in bullet points": "active",
     }
-    old = MemoryItem.objects.get(org=org_a, content__startswith="我住在北京")
+    old = MemoryItem.objects.get(org=org_a, content__startswith="用户住在北京")
 
     correction = client.post(
         "/api/v1/sessions/w-2/messages",
@@ -84,14 +84,14 @@ def test_it_extracts_in_the_worker_and_supersedes_on_correction(worker, key_a, o
     assert history.status_code == 200, history.content
     rows = history.json()["results"]
     assert [r["action"] for r in rows] == ["add", "supersede"]
-    assert rows[1]["before"]["content"] == "我住在北京的朝阳区，离公司很近"
+    assert rows[1]["before"]["content"] == "用户住在北京的朝阳区"
     assert rows[1]["after"]["status"] == "superseded"
     # Undo from the history through the API: the old memory is active again.
     restored = client.post(f"/api/v1/memories/{old.pk}/restore", {"revision": 1}, format="json")
     assert restored.status_code == 200, restored.content
     assert restored.json()["status"] == "active"
     new = client.get(f"/api/v1/memories/{superseded['id']}").json()
-    assert new["content"] == "我现在住在上海的浦东新区" and new["status"] == "active"
+    assert new["content"] == "用户现在住在上海的浦东新区" and new["status"] == "active"
 
 
 def test_it_returns_a_dead_workers_job_to_the_queue(worker, org_a):
@@ -108,7 +108,7 @@ def test_it_returns_a_dead_workers_job_to_the_queue(worker, org_a):
     assert extraction_jobs_sweep() == {"returned": 1, "enqueued": 1}
     job = wait_for(job.pk)
     assert (job.status, job.attempts) == ("done", 2)
-    assert MemoryItem.objects.get(org=org_a).content == "I'm allergic to shellfish"
+    assert MemoryItem.objects.get(org=org_a).content == "The user is allergic to shellfish"
 
 
 def test_it_compresses_a_long_session_in_the_worker(worker, key_a, org_a):
