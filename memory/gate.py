@@ -119,6 +119,11 @@ def check_fields(*, tags=None, metadata=None) -> None:
             gettext("The tags and metadata may hold at most %(limit)d characters of text (got %(count)d).")
             % {"limit": FIELDS_MAX_CHARS, "count": total},
         )
+    refuse_secrets(strings)
+
+
+def refuse_secrets(strings: list[tuple[str, str]]) -> None:
+    """GateRejection("sensitive_content") naming the first (field, text) that holds a secret."""
     for field, text in strings:
         kind = secret_kind(text)
         if kind:

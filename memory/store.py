@@ -21,12 +21,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from pgvector.django import CosineDistance
 
-from core.secrets import secret_kind
 from projects.access import require_store, store_read_q
 
 from .embeddings.base import EmbeddingError
 from .embeddings.resolve import cached_provider_for
-from .gate import GateRejection, _looks_like, _strings
+from .gate import GateRejection, _strings, refuse_secrets
 from .models import StoreItem
 
 MAX_LABELS = 20
@@ -124,14 +123,7 @@ def gate_value(namespace: list[str], key: str, value) -> None:
             _("A store item may hold at most %(limit)d characters of text (got %(count)d).")
             % {"limit": VALUE_MAX_CHARS, "count": total},
         )
-    for field, text in strings:
-        kind = secret_kind(text)
-        if kind:
-            raise GateRejection(
-                "sensitive_content",
-                _("Refused: %(field)s %(reason)s; secrets are never stored.")
-                % {"field": field, "reason": _looks_like(kind)},
-            )
+    refuse_secrets(strings)
 
 
 # ---- what semantic search embeds ------------------------------------------------------------------

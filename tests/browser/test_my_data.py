@@ -4,17 +4,13 @@ useful / wrong / outdated on what agents were given. Screenshots of each page at
 English and Chinese."""
 
 import json
-import time
 
-import pytest
-from celery.contrib.testing.worker import start_worker
-from django.conf import settings
 from playwright.sync_api import expect
 
-from config.celery import app
-from memory.models import ExtractionJob, InjectionLog, MemoryFeedback, MemoryItem, MemoryPause
+from memory.models import InjectionLog, MemoryFeedback, MemoryItem, MemoryPause
 
 from ..factories import MemoryItemFactory
+from ..test_worker import wait_for, worker  # noqa: F401 (a fixture)
 from .conftest import DESKTOP, PHONE, csrf_token, screenshot
 
 PEANUTS = "用户对花生过敏"
@@ -110,33 +106,7 @@ def test_it_forgets_everything_after_a_typed_confirmation_and_shows_a_receipt(op
     shots_here(page, "forgotten", "[data-testid=receipt]")
 
 
-@pytest.fixture
-def worker(transactional_db):
-    app.conf.task_default_queue = settings.CELERY_TASK_DEFAULT_QUEUE
-    app.loader.import_default_modules()
-    with start_worker(
-        app,
-        pool="threads",
-        concurrency=1,
-        perform_ping_check=False,
-        shutdown_timeout=30,
-        loglevel="WARNING",
-        queues=[settings.CELERY_TASK_DEFAULT_QUEUE],
-    ) as w:
-        yield w
-
-
-def wait_done(job_id: int, timeout: float = 90.0) -> ExtractionJob:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job = ExtractionJob.objects.get(pk=job_id)
-        if job.status in ("done", "failed"):
-            return job
-        time.sleep(0.2)
-    raise AssertionError(f"job {job_id} not done after {timeout}s")
-
-
-def test_pausing_memory_stops_adds_and_extraction_while_search_works(open_page, alice, org_a, worker):
+def test_pausing_memory_stops_adds_and_extraction_while_search_works(open_page, alice, org_a, worker):  # noqa: F811
     MemoryItemFactory(org=org_a, user_id="alice", content=TEA, memory_type="habit")
     page = open_page(alice)
     page.goto("/my-data/")
@@ -170,7 +140,7 @@ def test_pausing_memory_stops_adds_and_extraction_while_search_works(open_page, 
     assert body["memory_paused"] == "session" and body["extraction_job"] is None
     status, body = api(page, "POST", "/api/v1/sessions/chat-2/messages", turn)
     assert body["memory_paused"] is None
-    job = wait_done(body["extraction_job"]["id"])  # the real worker extracts from the other conversation
+    job = wait_for(body["extraction_job"]["id"])  # the real worker extracts from the other conversation
     assert job.status == "done" and job.result["added"], job.result
     assert MemoryItem.objects.filter(org=org_a, user_id="alice", content__contains="花生").count() == 1
     assert not MemoryItem.objects.filter(org=org_a, session_id="temp-chat").exists()
