@@ -266,10 +266,15 @@ def test_a_batch_finds_the_same_nearest_memories_as_a_single_add(alice_actor, bo
                 model=vectors[index][1],
                 limit=services.NEAREST_K,
             )
-            assert [item.pk for item, _ in found[index]] == [item.pk for item, _ in one]
-            assert [round(s, 4) for _, s in found[index]] == pytest.approx(
-                [round(s, 4) for _, s in one], abs=1e-3
-            )
+            # The database may answer through its approximate vector index (fewer rows when a filter drops
+            # candidates); the batch compares exactly: every row it finds is there, with the same
+            # similarity, and the batch's are the most similar first.
+            mine = {item.pk: sim for item, sim in found[index]}
+            assert len(mine) == services.NEAREST_K  # each actor may read at least five of them
+            for item, sim in one:
+                assert mine[item.pk] == pytest.approx(sim, abs=1e-3)
+            sims = [sim for _, sim in found[index]]
+            assert sims == sorted(sims, reverse=True)
     private = MemoryItem.objects.get(content="The team uses Slack for all chat")
     bobs = batch._stored_nearest(bob_actor, org_a, fresh, vectors, memory_read_q(bob_actor))
     assert private.pk not in {item.pk for rows in bobs.values() for item, _ in rows}
