@@ -18,7 +18,6 @@ bench/split_sets.py's stratified split (seed 16). Rerunning reproduces the files
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import sys
@@ -101,7 +100,9 @@ def parse(source: str) -> list[dict]:
 def add_fillers(subjects: list[dict], pool: list[str], rng: random.Random) -> None:
     zh, en = pool[:30], pool[30:]
     for subject in subjects:
-        own = " ".join([m["content"] for m in subject["memories"]] + [q["query"] for q in subject["questions"]])
+        own = " ".join(
+            [m["content"] for m in subject["memories"]] + [q["query"] for q in subject["questions"]]
+        )
         own = own.lower()
         allowed = [i for i in range(30) if not any(w in own for w in POOL_TOPICS.get(i, []))]
         rng.shuffle(allowed)
