@@ -157,6 +157,9 @@ def main() -> None:
     parser.add_argument("--json", help="write the figures here too")
     parser.add_argument("--show-misses", default="", help="print the Engram misses at R@1 of this kind")
     parser.add_argument("--fit", action="store_true", help="fit the calibration on the tuning half and stop")
+    parser.add_argument(
+        "--explain", action="append", default=[], help="'u02|query': print its explain and stop"
+    )
     args = parser.parse_args()
 
     subjects = load("bilingual_memories.jsonl")
@@ -197,6 +200,24 @@ def main() -> None:
         print(f"{len(subjects)} subjects stored in {time.perf_counter() - t0:.1f}s")
         if args.fit:
             fit(api, questions["tune"], ids, run)
+            return
+        for line in args.explain:
+            user, query = line.split("|", 1)
+            body = {
+                "query": query,
+                "user_id": f"bl-{user}-{run}",
+                "top_k": 6,
+                "explain": True,
+                "threshold": 0,
+            }
+            print("==", query)
+            for r in api.post("/memories/search", body)["results"]:
+                e = r["explain"]
+                print(
+                    f"  {r['score']:.3f} stale={e['stale']} cos={e['vector_similarity']} lift={e['vector_lift']} "
+                    f"cov={e['keyword_coverage']} rel={e['relevance']} {e['language_pair']} {r['content'][:50]}"
+                )
+        if args.explain:
             return
         for half in HALVES:
             for q in questions[half]:
