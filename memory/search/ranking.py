@@ -379,17 +379,23 @@ def diversify(hits: list[Hit], sims: np.ndarray, model: str) -> list[int]:
     """Maximal marginal relevance over the head: a second phrasing of what is already shown moves down.
 
     Returns the new order as positions in `hits`.
-    Greedily, each place goes to the hit whose score minus DIVERSITY x relevance weight x its
-    similarity (cosine rescaled from the model's floor to 1) to the closest hit already placed is the
-    highest. Nothing is dropped; hits only change places within the head.
+    Greedily, each place goes to the hit whose score minus a penalty times its similarity (cosine
+    rescaled from the model's floor to 1) to the closest hit already placed is the highest. The penalty
+    is DIVERSITY x the relevance weight with the seed formula; with calibrated scores (probabilities)
+    it is DIVERSITY x the hit's own score (the same share of it), so a weak hit is not pushed under a
+    much weaker one. Nothing is dropped; hits only change places within
+    the head.
     """
     if DIVERSITY <= 0 or len(hits) < 3:
         return list(range(len(hits)))
     floor = vector_floor(model)
-    penalty = DIVERSITY * settings.SEARCH_RELEVANCE_WEIGHT
-    # penalty x redundancy (cosine rescaled from the floor, clipped to [0, 1]) between every two hits
-    costs = (penalty * np.clip((sims - floor) / (1.0 - floor), 0.0, 1.0)).tolist()
+    # redundancy (cosine rescaled from the floor, clipped to [0, 1]) between every two hits, times the penalty
+    redundancy = np.clip((sims - floor) / (1.0 - floor), 0.0, 1.0)
     scores = [h.score for h in hits]
+    if final_weights().seed:
+        costs = (DIVERSITY * settings.SEARCH_RELEVANCE_WEIGHT * redundancy).tolist()
+    else:
+        costs = (DIVERSITY * redundancy * np.asarray(scores, dtype=np.float32)[None, :]).tolist()
     cost = [0.0] * len(hits)
     left = list(range(len(hits)))
     order = []
