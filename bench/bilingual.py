@@ -114,7 +114,13 @@ def fit(api: Api, questions: list[dict], ids: dict[str, dict[str, int]], run: st
             e = r["explain"]
             if e["vector_similarity"] is None:
                 continue
-            row = (e["language_pair"], e["vector_similarity"], e["keyword_coverage"], e["vector_lift"])
+            row = (
+                e["language_pair"],
+                e["vector_similarity"],
+                e["keyword_coverage"],
+                e["vector_lift"],
+                e["keyword_share"],
+            )
             samples.setdefault(e["language_pair"], []).append((*row[1:], r["id"] in wanted))
             rows.append(row)
         per_question.append((bool(wanted), rows))
@@ -124,8 +130,8 @@ def fit(api: Api, questions: list[dict], ids: dict[str, dict[str, int]], run: st
     table = {}
     for pair in sorted(samples):
         arr = np.array(samples[pair], dtype=float)
-        x = np.column_stack([np.ones(len(arr)), arr[:, :3]])
-        y = arr[:, 3]
+        x = np.column_stack([np.ones(len(arr)), arr[:, :4]])
+        y = arr[:, 4]
         w = np.zeros(x.shape[1])
         for _ in range(60):  # Newton's method with a little ridge
             p = 1 / (1 + np.exp(-(x @ w)))
@@ -137,8 +143,8 @@ def fit(api: Api, questions: list[dict], ids: dict[str, dict[str, int]], run: st
 
     def best(rows):
         def prob(row):
-            a, b_cos, b_kw, b_lift = table[row[0]]
-            return 1 / (1 + np.exp(-(a + b_cos * row[1] + b_kw * row[2] + b_lift * row[3])))
+            a, b_cos, b_kw, b_lift, b_bm25 = table[row[0]]
+            return 1 / (1 + np.exp(-(a + b_cos * row[1] + b_kw * row[2] + b_lift * row[3] + b_bm25 * row[4])))
 
         return max((prob(r) for r in rows), default=0.0)
 
@@ -265,6 +271,15 @@ def main() -> None:
                             [(r["content"][:40], r["score"]) for r in top],
                         )
                     )
+        # Long queries: 2,000 characters of pasted text (every question of a subject, repeated), timed.
+        long_ms = []
+        for n, s in enumerate(subjects * 2):
+            text = " ".join(q["query"] for h in HALVES for q in questions[h] if q["user"] == s["user"])
+            text = (text + " ") * (2000 // max(1, len(text)) + 1)
+            body = {"query": text[:2000], "user_id": f"bl-{s['user']}-{run}", "top_k": 10}
+            if n >= len(subjects):
+                body["query"] = "x" * 1999 + str(n)  # one 2,000-character word
+            long_ms.append(api.post("/memories/search", body)["took_ms"])
     finally:
         if server is not None:
             server.terminate()
@@ -338,6 +353,10 @@ def main() -> None:
     print(
         f"search latency (Engram, {len(server_ms)} requests): server took_ms p50 {percentile(server_ms, 50):.1f} ms, "
         f"p95 {percentile(server_ms, 95):.1f} ms"
+    )
+    print(
+        f"2,000-character queries ({len(long_ms)}, half of them one word): server took_ms "
+        f"p50 {percentile(long_ms, 50):.1f} ms, p95 {percentile(long_ms, 95):.1f} ms"
     )
     for miss in misses:
         print("miss", *miss)

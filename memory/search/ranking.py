@@ -47,6 +47,7 @@ class Hit:
     tokens: int = 0
     coverage: float = 0.0  # inverse-document-frequency share of the query's terms this memory holds
     lift: float = 0.0  # cosine above the query's background level (ranking.background)
+    keyword_share: float = 0.0  # BM25 over the best candidate's
     language_pair: str = "en-en"
     group: int | None = None
     neighbour_of: int | None = None
@@ -65,6 +66,7 @@ class Hit:
             "keyword_bm25": round(self.keyword_raw, 4),
             "keyword_coverage": round(self.coverage, 4),
             "vector_lift": round(self.lift, 4),
+            "keyword_share": round(self.keyword_share, 4),
             "language_pair": self.language_pair,
             "relevance": round(self.relevance, 4),
             "confidence": round(self.confidence, 4),
@@ -126,24 +128,25 @@ def rescaled(similarity: float | None, floor: float) -> float:
 
 # Calibrated relevance per embedding model and language pair (query language - memory language, "zh" for
 # text with Chinese characters, "en" for any other): P(relevant) = 1 / (1 + exp(-z)) with
-# z = a + b_cos * cosine + b_kw * coverage + b_lift * lift, where coverage is the inverse-document-frequency
-# share of the query's terms the memory holds and lift is how far the cosine stands above the median of
-# the query's 20 best cosines among the subject's memories (an answer stands out; a question about
-# nothing the subject said finds a flat field). Fitted by logistic regression on the tuning half of the
+# z = a + b_cos * cosine + b_kw * coverage + b_lift * lift + b_bm25 * BM25 share, where coverage is the
+# inverse-document-frequency share of the query's terms the memory holds, lift is how far the cosine stands
+# above the median of the query's 20 best cosines among the subject's memories (an answer stands out; a
+# question about nothing the subject said finds a flat field) and the BM25 share is its BM25 over the
+# best candidate's. Fitted by logistic regression on the tuning half of the
 # bilingual set (bench/bilingual.py --fit); checked on its held-out half and on LoCoMo.
 CALIBRATION = {
     "multilingual-e5-small": {
-        "en-en": (-19.0, 18.6, 5.9, 51.8),
-        "en-zh": (-21.0, 22.2, 2.3, 59.8),
-        "zh-en": (-19.3, 20.5, 5.3, 54.7),
-        "zh-zh": (-47.3, 49.7, 16.6, 21.8),
+        "en-en": (-19.7, 19.3, -0.5, 49.7, 2.7),
+        "en-zh": (-21.0, 22.2, 2.6, 59.8, -0.3),
+        "zh-en": (-19.1, 20.2, 3.0, 54.4, 0.6),
+        "zh-zh": (-47.5, 49.7, 10.9, 14.4, 1.8),
     },
 }
 LIFT_REFERENCE = 20  # the median of this many best cosines is the query's background level
 # A search answers nothing when its best hit's calibrated relevance is under the model's floor (a question
 # about a topic the subject never mentioned); when it answers, hits down to RELEVANCE_KEEP x the floor stay.
-# With multilingual-e5-small the two kinds overlap: on the tuning half a floor of 0.1 leaves 58% of the
-# negative questions empty and answers 96% of the others, 0.2 gives 84% / 87%, 0.25 gives 91% / 83%. The
+# With multilingual-e5-small the two kinds overlap: on the tuning half a floor of 0.1 leaves 51% of the
+# negative questions empty and answers 96% of the others, 0.2 gives 78% / 88%, 0.3 gives 91% / 82%. The
 # default keeps the answers (a missed memory costs more than a weak one shown); callers who want silence
 # over recall pass a higher `threshold`. Models without a calibration have no default floor.
 RELEVANCE_FLOORS = {"multilingual-e5-small": 0.1}
@@ -210,8 +213,8 @@ def calibrated(h: Hit, table: dict) -> float:
     """P(relevant) from the cosine, the keyword coverage and the lift (no vector: the coverage alone)."""
     if h.vector_similarity is None:
         return h.coverage
-    a, b_cos, b_kw, b_lift = table[h.language_pair]
-    z = a + b_cos * h.vector_similarity + b_kw * h.coverage + b_lift * h.lift
+    a, b_cos, b_kw, b_lift, b_bm25 = table[h.language_pair]
+    z = a + b_cos * h.vector_similarity + b_kw * h.coverage + b_lift * h.lift + b_bm25 * h.keyword_share
     return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
@@ -233,8 +236,8 @@ def lender_weights(model: str) -> tuple[float, float, float, float, float, float
         return (v, 0.0, 0.0, k, w.confidence, w.scope)
     # The logit is monotone in the probability (the lift is the cosine less one number per query); the
     # adjustments are small beside it and left out.
-    _, b_cos, b_kw, b_lift = table["en-en"]
-    return (0.0, 0.0, b_cos + b_lift, b_kw, 0.0, 0.0)
+    _, b_cos, b_kw, b_lift, b_bm25 = table["en-en"]
+    return (0.0, b_bm25, b_cos + b_lift, b_kw, 0.0, 0.0)
 
 
 def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: str = "") -> None:
@@ -257,6 +260,7 @@ def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: s
         h.vector = rescaled(h.vector_similarity, floor)
         h.language_pair = f"{query_language}-{language(h.row['content'])}"
         h.lift = h.vector_similarity - level if h.vector_similarity is not None else 0.0
+        h.keyword_share = h.keyword_raw / best_kw if best_kw > 0 else 0.0
         if baseline == "keyword":  # BM25 alone (mode=keyword)
             h.keyword = h.keyword_raw / best_kw if best_kw > 0 else 0.0
             h.relevance = h.keyword

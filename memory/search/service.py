@@ -13,6 +13,7 @@ import numpy as np
 from cachetools import TTLCache
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from projects.access import Actor
 
@@ -152,7 +153,7 @@ def memory_search(
     if top_k < 1:
         raise SearchError("top_k must be at least 1.")
     if threshold is not None and not 0 <= threshold <= 1:
-        raise SearchError("threshold must be between 0 and 1.")
+        raise SearchError(_("threshold must be between 0 and 1."))
     provider = cached_provider_for(actor.org, filters.user_id)
     model = provider.model_name
     notes: list[str] = []
