@@ -1,5 +1,7 @@
 """The audit log page: the org's events with filters (org owners and admins)."""
 
+from django.utils.translation import gettext
+
 from projects.access import readable_projects
 from projects.web import org_page, paginate, render_page
 
@@ -11,6 +13,8 @@ def detail_pairs(details: dict) -> list[tuple[str, str]]:
     """The details as (name, text) pairs for the table: lists joined, nested dicts as name=value."""
 
     def text(value) -> str:
+        if isinstance(value, bool):
+            return gettext("yes") if value else gettext("no")
         if isinstance(value, list | tuple):
             return ", ".join(text(v) for v in value)
         if isinstance(value, dict):

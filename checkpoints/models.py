@@ -42,7 +42,7 @@ class Message(models.Model):
         indexes = [models.Index(fields=["session", "id"], name="msg_session_id")]
 
     def __str__(self) -> str:
-        return f"{self.role}: {self.content[:40]}"
+        return f"message #{self.pk}"  # ids only, never the content
 
 
 class Checkpoint(models.Model):

@@ -14,15 +14,17 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from config.celery import enqueue_on_commit
+from core.roles import USER_ROLES, role_kind
 from core.secrets import redact, redact_json
 from core.times import rfc3339
+from memory.pause import paused
 
 from .models import Checkpoint, CheckpointArchive, Message, Session
 
 SUMMARY_MAX_CHARS = 4000
 # Messages before the new turn handed to the extraction model as context (never extracted from again).
 EXTRACTION_CONTEXT_MESSAGES = 6
-ROLE_NAMES = {"human": "用户", "ai": "AI", "system": "系统", "tool": "工具"}
+ROLE_NAMES = {"user": "用户", "assistant": "AI", "system": "系统", "tool": "工具"}
 
 
 class Conflict(Exception):
@@ -105,7 +107,10 @@ def messages_append(
 
         enqueue_on_commit(session_compress, session.pk)
     job = None
-    if extract and any(m.role in ("human", "user") for m in created):
+    # Memory paused for the subject or this conversation (memory.pause): the turn is kept, nothing extracted.
+    if extract and paused(org, user_id, session.session_id):
+        extract = False
+    if extract and any(m.role in USER_ROLES for m in created):
         from memory.extraction.services import extraction_job_create
 
         earlier = Message.objects.filter(session=session, id__lt=created[0].pk).order_by("-id")
@@ -127,7 +132,7 @@ def messages_append(
 
 
 def history_text(messages) -> str:
-    return "\n".join(f"{ROLE_NAMES.get(m.role, m.role)}: {m.content}" for m in messages)
+    return "\n".join(f"{ROLE_NAMES[role_kind(m.role)]}: {m.content}" for m in messages)
 
 
 def summary_truncated(existing: str, messages) -> str:

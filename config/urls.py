@@ -10,6 +10,7 @@ api_v1 = [
     path("", include("checkpoints.api.urls")),
     path("", include("memory.api.jobs_urls")),
     path("", include("memory.api.tools_urls")),
+    path("", include("memory.api.store_urls")),
     path("", include("profiles.api.urls")),
     path("", include("workspace.api.urls")),
     path("", include("audit.api.urls")),
@@ -33,6 +34,8 @@ urlpatterns = [
         name="api-redoc",
     ),
     path("i18n/", include("django.conf.urls.i18n")),
+    # Mem0's REST API at the root, where mem0ai's client looks for it (README "Mem0 compatibility").
+    path("", include("mem0compat.api.urls")),
     path("", include("projects.urls")),
     path("", include("memory.urls")),
     path("", include("profiles.urls")),

@@ -19,13 +19,14 @@ from core.text import content_hash
 from projects.access import Actor, memory_read_q, require_create_memory, require_own_org
 from projects.api.errors import error_text
 
-from . import gate
+from . import gate, pause, services
 from .classify import classify
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, subject_key
 from .embeddings import EmbeddingError, provider_for
+from .llm import llm_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Source, Status
 from .revisions import revision_new, snapshot
-from .services import classify_write, memory_supersede, merge_into
+from .services import merge_into
 from .signals import memories_changed, revisions_written
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ log = logging.getLogger(__name__)
 @dataclass
 class BatchResult:
     index: int
-    status: str  # created | duplicate | superseded (created, replacing `supersedes`) | rejected
+    status: str  # created | duplicate | superseded (created, replacing `supersedes`) | rejected | paused
     id: int | None = None
     duplicate_of: int | None = None
     similarity: float | None = None
@@ -72,21 +73,56 @@ def _batch_embed(org, drafts: list[tuple[int, MemoryDraft]]) -> dict[int, tuple[
     return out
 
 
-def _cosine_max(vectors: list, vector) -> tuple[int, float]:
-    import numpy as np
+class _Earlier:
+    """The earlier items of one subject in this batch, their unit vectors kept in one growing matrix, so
+    finding the nearest one is one matrix product (not a conversion of every earlier vector per item)."""
 
-    matrix = np.asarray(vectors, dtype=np.float32)
-    v = np.asarray(vector, dtype=np.float32)
-    sims = matrix @ v / (np.linalg.norm(matrix, axis=1) * np.linalg.norm(v) + 1e-12)
-    best = int(np.argmax(sims))
-    return best, float(sims[best])
+    def __init__(self):
+        self.entries: list[tuple[int, MemoryDraft]] = []
+        self.matrix = None
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+    def add(self, index: int, draft: MemoryDraft, vector) -> None:
+        import numpy as np
+
+        v = np.asarray(vector, dtype=np.float32)
+        v = v / (np.linalg.norm(v) + 1e-12)
+        if self.matrix is None:
+            self.matrix = np.empty((8, v.shape[0]), dtype=np.float32)
+        elif len(self.entries) == self.matrix.shape[0]:
+            self.matrix = np.concatenate([self.matrix, np.empty_like(self.matrix)])
+        self.matrix[len(self.entries)] = v
+        self.entries.append((index, draft))
+
+    def nearest(self, vector) -> tuple[int, MemoryDraft, float]:
+        """The earlier item most similar to vector: (its index, its draft, cosine)."""
+        import numpy as np
+
+        v = np.asarray(vector, dtype=np.float32)
+        sims = self.matrix[: len(self.entries)] @ (v / (np.linalg.norm(v) + 1e-12))
+        best = int(np.argmax(sims))
+        return (*self.entries[best], float(sims[best]))
 
 
-def _admit(actor: Actor, org, draft: MemoryDraft, *, infer: bool, auto_counts: dict[str, int]) -> None:
-    """The checks of one draft, as a single add makes them; raises GateRejection, PermissionDenied, Http404."""
+def _admit(
+    actor: Actor,
+    org,
+    draft: MemoryDraft,
+    *,
+    infer: bool,
+    auto_counts: dict[str, int],
+    pauses: dict[tuple[str, str], str],
+) -> None:
+    """The checks of one draft, as a single add makes them; raises GateRejection, PermissionDenied, Http404,
+    MemoryPaused (memory paused for its subject or session: memory.pause)."""
     require_create_memory(
         actor, scope=draft.scope, user_id=draft.user_id, project=draft.project, session_id=draft.session_id
     )
+    level = pauses.get((draft.user_id, draft.session_id))
+    if level:
+        raise pause.MemoryPaused(draft.user_id, draft.session_id if level == "session" else "", level)
     if infer:
         gate.check(draft.content, draft.confidence)
     else:
@@ -118,13 +154,16 @@ def memory_create_batch(
     results: dict[int, BatchResult] = {}
     accepted: list[tuple[int, MemoryDraft]] = []
     auto_counts: dict[str, int] = {}
+    pauses = pause.paused_keys(
+        org, {(d.user_id, d.session_id) for d in drafts if isinstance(d, MemoryDraft)}
+    )  # one query for the whole batch
     for index, draft in enumerate(drafts):
         if isinstance(draft, BaseException):
             results[index] = _rejection(index, draft)
             continue
         try:
-            _admit(actor, org, draft, infer=infer, auto_counts=auto_counts)
-        except Exception as exc:  # GateRejection, PermissionDenied, Http404
+            _admit(actor, org, draft, infer=infer, auto_counts=auto_counts, pauses=pauses)
+        except Exception as exc:  # GateRejection, PermissionDenied, Http404, MemoryPaused
             results[index] = _rejection(index, exc)
             continue
         accepted.append((index, draft))
@@ -208,10 +247,12 @@ def memory_create_batch(
     revisions_written.send(sender=MemoryRevision, org_id=org.pk, revisions=revisions)
     # Updates: the new item supersedes the stored one, or an earlier item of this batch.
     created = {index: item for (index, _), item in zip(fresh, items, strict=True)}
+    superseded = []
     for index, (old, _sim, decision) in updates.items():
         old_item = created[-1 - old] if isinstance(old, int) else old
-        memory_supersede(actor=actor, old=old_item, new=created[index], reason=decision.reason)
+        superseded.append((old_item, created[index], decision.reason))
         results[index].supersedes = old_item.pk
+    services.memory_supersede_many(actor=actor, pairs=superseded)
     # Duplicates of an earlier item of the same batch merge into the row it became (created or merged into;
     # in index order, an earlier one is resolved first).
     stored_at = {**merged_into, **created}
@@ -234,35 +275,90 @@ def memory_create_batch(
     return [results[i] for i in range(len(drafts))]
 
 
+# A subject with at most this many active memories has them compared in memory, all items of the batch in
+# one matrix product (one query loads them); a larger one is asked per item (the vector index).
+STORED_IN_MEMORY = 5000
+
+
+def _stored_nearest(actor, org, fresh, vectors, read_q) -> dict[int, list]:
+    """index -> the subject's nearest active stored memories [(item, cosine)], nearest first, for the items
+    whose subject has at most STORED_IN_MEMORY of them (the others are not in the answer): the same rows
+    services.nearest_active finds (exact cosine, readable by the actor), in two queries per subject and
+    model instead of one per item."""
+    import numpy as np
+
+    groups: dict[tuple, list[int]] = {}
+    for index, draft in fresh:
+        if index in vectors:
+            groups.setdefault((subject_key(draft), vectors[index][1]), []).append(index)
+    drafts = dict(fresh)
+    out: dict[int, list] = {}
+    for (_key, model), indexes in groups.items():
+        stored = (
+            MemoryItem.objects.filter(read_q, **drafts[indexes[0]].subject(org), status=Status.ACTIVE)
+            .filter(embedding_model=model)
+            .exclude(embedding=None)
+        )
+        rows = list(stored.values_list("pk", "embedding")[: STORED_IN_MEMORY + 1])
+        if len(rows) > STORED_IN_MEMORY:
+            continue
+        if not rows:
+            out.update((index, []) for index in indexes)
+            continue
+        ids = [pk for pk, _ in rows]
+        matrix = np.asarray([vector for _, vector in rows], dtype=np.float32)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True) + 1e-12
+        queries = np.asarray([vectors[index][0] for index in indexes], dtype=np.float32)
+        queries /= np.linalg.norm(queries, axis=1, keepdims=True) + 1e-12
+        sims = queries @ matrix.T
+        k = min(services.NEAREST_K, len(ids))
+        top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
+        wanted = {ids[j] for row in top for j in row}
+        items = MemoryItem.objects.filter(pk__in=wanted).defer("embedding", "search_tokens").in_bulk()
+        for row, index in enumerate(indexes):
+            best = sorted(top[row], key=lambda j, row=row: -sims[row, j])
+            out[index] = [(items[ids[j]], float(sims[row, j])) for j in best]
+    return out
+
+
 def _classify_fresh(actor, org, fresh, vectors, results, merges, updates, in_batch):
     """Duplicate, update or distinct for each new item: against stored rows (services.classify_write, as a
     single add) and, when those leave it distinct, against the nearest earlier item of the same batch
     (memory.classify). Fills merges / updates / results; returns the items still to insert."""
     kept: list[tuple[int, MemoryDraft]] = []
-    seen: dict[tuple, list[tuple[int, MemoryDraft, list[float]]]] = {}
+    seen: dict[tuple, _Earlier] = {}
+    read_q = memory_read_q(actor)  # the same for every item of the batch: built once
+    llm = _once(lambda: llm_for(org))  # looked up at most once per batch, only if a candidate is related
+    nearest = _stored_nearest(actor, org, fresh, vectors, read_q)
     for index, draft in fresh:
         if index not in vectors:
             kept.append((index, draft))
             continue
         vector, model = vectors[index]
         key = subject_key(draft)
-        decided = classify_write(
-            actor=actor,
-            org=org,
-            base=draft.subject(org),
-            content=draft.content,
-            embedding=vector,
-            model=model,
-        )
+        if index in nearest:
+            decided = services.decide_write(
+                actor=actor, org=org, content=draft.content, nearest=nearest[index], model=model, llm=llm
+            )
+        else:
+            decided = services.classify_write(
+                actor=actor,
+                org=org,
+                base=draft.subject(org),
+                content=draft.content,
+                embedding=vector,
+                model=model,
+                llm=llm,
+                read_q=read_q,
+            )
         if decided.kind == "duplicate":
             merges[index] = (decided.target, draft, decided.similarity, decided.decision)
             continue
         if decided.kind == "update":
             updates[index] = (decided.target, decided.similarity, decided.decision)
-        earlier = seen.get(key, [])
+        earlier = seen.get(key)
         if earlier and decided.kind != "update":
-            best, sim = _cosine_max([v for _, _, v in earlier], vector)
-            first, first_draft = earlier[best][0], earlier[best][1]
+            first, first_draft, sim = earlier.nearest(vector)
             decision = classify(first_draft.content, draft.content, sim, model)
             if decision.kind == "duplicate":
                 in_batch.append((index, draft, first, sim))
@@ -272,12 +368,26 @@ def _classify_fresh(actor, org, fresh, vectors, results, merges, updates, in_bat
                 continue
             if decision.kind == "update":
                 updates[index] = (-1 - first, sim, decision)
-        seen.setdefault(key, []).append((index, draft, vector))
+        seen.setdefault(key, _Earlier()).add(index, draft, vector)
         kept.append((index, draft))
     return kept
 
 
+def _once(make):
+    """make(), called at most once, on first use."""
+    box = []
+
+    def get():
+        if not box:
+            box.append(make())
+        return box[0]
+
+    return get
+
+
 def _rejection(index: int, exc: BaseException) -> BatchResult:
+    if isinstance(exc, pause.MemoryPaused):
+        return BatchResult(index, "paused", message=exc.message)
     if isinstance(exc, gate.GateRejection):
         return BatchResult(index, "rejected", code=exc.code, message=exc.message)
     if isinstance(exc, Http404):

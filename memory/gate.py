@@ -58,7 +58,9 @@ def check_length(content: str) -> None:
         )
     if n > settings.MEMORY_MAX_LENGTH:
         raise GateRejection(
-            "too_long", f"A memory may have at most {settings.MEMORY_MAX_LENGTH} characters (got {n})."
+            "too_long",
+            gettext("A memory may have at most %(limit)d characters (got %(count)d).")
+            % {"limit": settings.MEMORY_MAX_LENGTH, "count": n},
         )
 
 
@@ -66,7 +68,8 @@ def check_confidence(confidence: float) -> None:
     if confidence < settings.MEMORY_MIN_CONFIDENCE:
         raise GateRejection(
             "low_confidence",
-            f"Confidence {confidence:.2f} is below the minimum {settings.MEMORY_MIN_CONFIDENCE:.2f}.",
+            gettext("Confidence %(value).2f is below the minimum %(minimum).2f.")
+            % {"value": confidence, "minimum": settings.MEMORY_MIN_CONFIDENCE},
         )
 
 
@@ -146,9 +149,6 @@ def _strings(value, field: str, out: list[tuple[str, str]]) -> None:
             _strings(item, f"{field}[{index}]", out)
 
 
-RATE_LIMIT_MESSAGE = "This session already gave its automatic extractions for the last 24 hours."
-
-
 def check_rate_limit(org, session_id: str, *, batch: dict[str, int] | None = None) -> int:
     """Seed 000's rate limit for automatic extraction: at most MEMORY_MAX_EXTRACTIONS per session per 24 h.
 
@@ -166,7 +166,11 @@ def check_rate_limit(org, session_id: str, *, batch: dict[str, int] | None = Non
     if used >= settings.MEMORY_MAX_EXTRACTIONS:
         raise GateRejection(
             "rate_limited",
-            f"{RATE_LIMIT_MESSAGE} (limit {settings.MEMORY_MAX_EXTRACTIONS}, set by MEMORY_MAX_EXTRACTIONS)",
+            gettext(
+                "This session already gave its automatic extractions for the last 24 hours (limit %(limit)d,"
+                " set by MEMORY_MAX_EXTRACTIONS)."
+            )
+            % {"limit": settings.MEMORY_MAX_EXTRACTIONS},
         )
     if batch is not None:
         batch[session_id] = used + 1

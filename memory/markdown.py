@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from django.db import connection, transaction
 from django.db.models import Max
+from django.utils.translation import get_language, gettext, gettext_noop
 
 from core.times import rfc3339
 from projects.access import Actor
@@ -28,6 +29,7 @@ from projects.models import Project
 from . import gate
 from .drafts import MemoryDraft, default_source, lock_subjects
 from .models import MemoryItem, MemoryRevision, MemoryType, Scope, Status
+from .pause import MemoryPaused
 from .selectors import readable_memories
 from .services import StaleVersion, memory_archive, memory_create, memory_update
 
@@ -53,7 +55,15 @@ for _type, (_en, _zh) in HEADINGS.items():
 _MARKER = re.compile(r"\s*<!--\s*m:(\d+)\s*-->\s*")
 _COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
 _BULLET = re.compile(r"^[-*+]\s+(.*)$")
-_HELP = "<!-- One bullet per memory under a type heading (## Preferences, ## Facts, ...). Keep the m:<id> marks. -->"
+_HELP = gettext_noop(
+    "One bullet per memory under a type heading (## Preferences, ## Facts, ...). Keep the m:<id> marks."
+)
+
+
+def _chinese() -> bool:
+    """Whether the document is written for a Chinese reader (the request's language): headings and the
+    help comment in Chinese; either language's headings are read back."""
+    return (get_language() or "").lower().startswith("zh")
 
 
 class MarkdownError(Exception):
@@ -124,11 +134,12 @@ def render(items, subject: Subject) -> str:
     by_type: dict[str, list[MemoryItem]] = {}
     for item in items:
         by_type.setdefault(item.memory_type, []).append(item)
-    lines = [f"# {subject.title}", "", _HELP]
+    zh = _chinese()
+    lines = [f"# {subject.title}", "", f"<!-- {gettext(_HELP)} -->"]
     for memory_type in TYPE_ORDER:
         if memory_type not in by_type:
             continue
-        lines += ["", f"## {HEADINGS[memory_type][0]}", ""]
+        lines += ["", f"## {HEADINGS[memory_type][1 if zh else 0]}", ""]
         for item in by_type[memory_type]:
             lines += _bullet(item)
     return "\n".join(lines) + "\n"
@@ -188,9 +199,14 @@ def parse(document: str) -> list[Bullet]:
                     {
                         "line": number,
                         "code": "unknown_heading",
-                        "message": f"Line {number}: unknown heading {line[3:].strip()!r}; use one of "
-                        + ", ".join(en for en, _ in HEADINGS.values())
-                        + ".",
+                        "message": gettext(
+                            "Line %(line)d: unknown heading %(heading)s; use one of %(headings)s."
+                        )
+                        % {
+                            "line": number,
+                            "heading": repr(line[3:].strip()),
+                            "headings": ", ".join(pair[1 if _chinese() else 0] for pair in HEADINGS.values()),
+                        },
                     }
                 )
             continue
@@ -204,7 +220,10 @@ def parse(document: str) -> list[Bullet]:
                         {
                             "line": number,
                             "code": "no_heading",
-                            "message": f"Line {number}: a bullet needs a type heading above it (## Facts, ...).",
+                            "message": gettext(
+                                "Line %(line)d: a bullet needs a type heading above it (## Facts, ...)."
+                            )
+                            % {"line": number},
                         }
                     )
                 continue
@@ -218,7 +237,8 @@ def parse(document: str) -> list[Bullet]:
             {
                 "line": number,
                 "code": "not_a_bullet",
-                "message": f"Line {number}: only bullets ('- ...') under a heading are memories.",
+                "message": gettext("Line %(line)d: only bullets ('- ...') under a heading are memories.")
+                % {"line": number},
             }
         )
     seen: dict[int, int] = {}
@@ -229,7 +249,8 @@ def parse(document: str) -> list[Bullet]:
                 {
                     "line": bullet.line,
                     "code": "two_marks",
-                    "message": f"Line {bullet.line}: one bullet carries two memory marks.",
+                    "message": gettext("Line %(line)d: one bullet carries two memory marks.")
+                    % {"line": bullet.line},
                 }
             )
             continue
@@ -242,7 +263,10 @@ def parse(document: str) -> list[Bullet]:
                     {
                         "line": bullet.line,
                         "code": "duplicate_mark",
-                        "message": f"Line {bullet.line}: memory #{ids[0]} appears twice (also line {seen[ids[0]]}).",
+                        "message": gettext(
+                            "Line %(line)d: memory #%(id)d appears twice (also line %(other)d)."
+                        )
+                        % {"line": bullet.line, "id": ids[0], "other": seen[ids[0]]},
                     }
                 )
             seen[ids[0]] = bullet.line
@@ -292,7 +316,12 @@ def _gate_errors(bullets: list[Bullet], current: dict[int, MemoryItem]) -> list[
                 gate.check_length(bullet.content)
         except gate.GateRejection as exc:
             errors.append(
-                {"line": bullet.line, "code": exc.code, "message": f"Line {bullet.line}: {exc.message}"}
+                {
+                    "line": bullet.line,
+                    "code": exc.code,
+                    "message": gettext("Line %(line)d: %(message)s")
+                    % {"line": bullet.line, "message": exc.message},
+                }
             )
     return errors
 
@@ -323,7 +352,9 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
         raise MarkdownError(
             409,
             "conflict",
-            "The memories changed since this document was rendered; reload it and apply your edit again.",
+            gettext(
+                "The memories changed since this document was rendered; reload it and apply your edit again."
+            ),
             {
                 "current_version": document_version(actor, subject, items),
                 "changed": _changes_since(actor, subject, int(base_mark), marked),
@@ -336,7 +367,10 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
                 {
                     "line": b.line,
                     "code": "unknown_memory",
-                    "message": f"Line {b.line}: memory #{b.item_id} is not an active memory of this document.",
+                    "message": gettext(
+                        "Line %(line)d: memory #%(id)d is not an active memory of this document."
+                    )
+                    % {"line": b.line, "id": b.item_id},
                 }
                 for b in foreign
             ]
@@ -366,11 +400,20 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
                 memory_update(actor=actor, item=item, expected_version=item.version, reason=reason, **fields)
             except gate.GateRejection as exc:
                 raise _refuse(
-                    [{"line": bullet.line, "code": exc.code, "message": f"Line {bullet.line}: {exc.message}"}]
+                    [
+                        {
+                            "line": bullet.line,
+                            "code": exc.code,
+                            "message": gettext("Line %(line)d: %(message)s")
+                            % {"line": bullet.line, "message": exc.message},
+                        }
+                    ]
                 )
             except StaleVersion:
                 raise MarkdownError(
-                    409, "conflict", f"Memory #{item.pk} changed while the document was applied."
+                    409,
+                    "conflict",
+                    gettext("Memory #%(id)d changed while the document was applied.") % {"id": item.pk},
                 )
             report["updated"].append(item.pk)
     for bullet in bullets:
@@ -389,7 +432,18 @@ def document_apply(*, actor: Actor, subject: Subject, document: str, base_versio
             result = memory_create(actor=actor, org=subject.org, draft=draft, reason=reason, dedup="hash")
         except gate.GateRejection as exc:
             raise _refuse(
-                [{"line": bullet.line, "code": exc.code, "message": f"Line {bullet.line}: {exc.message}"}]
+                [
+                    {
+                        "line": bullet.line,
+                        "code": exc.code,
+                        "message": gettext("Line %(line)d: %(message)s")
+                        % {"line": bullet.line, "message": exc.message},
+                    }
+                ]
+            )
+        except MemoryPaused as exc:  # memory paused for the subject: a new bullet cannot be stored
+            raise _refuse(
+                [{"line": bullet.line, "code": "paused", "message": f"Line {bullet.line}: {exc.message}"}]
             )
         report["added" if result.created else "merged"].append(result.item.pk)
     return {**document_get(actor=actor, subject=subject), "applied": report}

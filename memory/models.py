@@ -1,6 +1,7 @@
 """Long-term memory: items, their revisions, the extraction queue and injection logs."""
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
@@ -86,6 +87,9 @@ class MemoryItem(models.Model):
     access_count = models.PositiveIntegerField(default=0)
     # How many adds found this memory already stored and merged into it (each one a merge revision).
     confirmations = models.PositiveIntegerField(default=0)
+    # The subjects' feedback (MemoryFeedback) as one bounded number in [-1, 1] (memory.feedback.signal):
+    # a small adjustment in search ranking.
+    feedback = models.FloatField(default=0.0)
     last_accessed_at = models.DateTimeField(null=True, blank=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -119,7 +123,7 @@ class MemoryItem(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"#{self.pk} {self.memory_type}: {self.content[:40]}"
+        return f"memory #{self.pk}"  # ids only: staff pages and logs never show a memory's content
 
 
 class RevisionAction(models.TextChoices):
@@ -271,3 +275,81 @@ class ReembedJob(models.Model):
 
     def __str__(self) -> str:
         return f"re-embed {self.model} {self.done}/{self.total}"
+
+
+class MemoryPause(models.Model):
+    """Memory paused for a subject (session_id blank) or for one of its conversations ("don't remember this").
+
+    While a pause applies, every way of storing a memory about the subject (memory.pause.check) stores
+    nothing and answers "paused"; search and context keep working. A setting, not data about the subject:
+    forgetting the subject leaves it in place."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    user_id = models.CharField(max_length=255)
+    session_id = models.CharField(max_length=255, blank=True, default="")
+    actor = models.CharField(max_length=255, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["org", "user_id", "session_id"], name="uniq_memory_pause")
+        ]
+
+    def __str__(self) -> str:
+        return f"pause {self.pk}"
+
+
+class FeedbackValue(models.TextChoices):
+    USEFUL = "useful"
+    WRONG = "wrong"
+    OUTDATED = "outdated"
+
+
+class MemoryFeedback(models.Model):
+    """What a person the memory is about said of it after an agent was given it: useful, wrong or outdated.
+
+    Each subject's latest word on a memory counts once in MemoryItem.feedback (memory.feedback), a small,
+    bounded signal in ranking."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    memory = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="feedback_rows")
+    subject = models.CharField(max_length=255, db_index=True)  # the user_id giving it
+    injection = models.ForeignKey(
+        InjectionLog, null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback_rows"
+    )
+    value = models.CharField(max_length=12, choices=FeedbackValue.choices)
+    note = models.TextField(blank=True, default="")
+    actor = models.CharField(max_length=255, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True, db_index=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["org", "memory", "subject"], name="feedback_org_memory_subject")]
+
+    def __str__(self) -> str:
+        return f"feedback {self.pk} on #{self.memory_id}: {self.value}"
+
+
+class StoreItem(models.Model):
+    """One item of the LangGraph store API (memory.store): a JSON value under a namespace and a key the
+    caller chooses. Kept apart from memories: no gate on length, no dedup, no history; the content gate
+    still reads its strings."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    namespace = ArrayField(models.CharField(max_length=255))
+    path = models.TextField()  # the namespace joined with ".", for prefix matching
+    key = models.CharField(max_length=1024)
+    value = models.JSONField(default=dict)
+    # What semantic search embeds: null the whole value, [] nothing (index: false), else field paths.
+    index_fields = models.JSONField(null=True, blank=True)
+    embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
+    embedding_model = models.CharField(max_length=200, blank=True, default="")
+    ttl_minutes = models.FloatField(null=True, blank=True)
+    expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["org", "path", "key"], name="uniq_store_item")]
+
+    def __str__(self) -> str:
+        return f"{self.path}/{self.key}"

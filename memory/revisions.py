@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import fields
 from datetime import datetime
 
@@ -41,6 +43,61 @@ SNAPSHOT_FIELDS = [
     "confirmations",
     "version",
 ]
+
+
+# What restoring a revision brings back (memory.services.memory_restore); the item also becomes active.
+RESTORED_FIELDS = (
+    "content",
+    "memory_type",
+    "confidence",
+    "visibility",
+    "pinned",
+    "tags",
+    "metadata",
+    "skill",
+)
+
+
+def restore_changes_anything(item: MemoryItem, revision: MemoryRevision) -> bool:
+    """Whether restoring this revision would change the item (no "restore" offered for its current state)."""
+    state = revision.after or revision.before or {}
+    if not state:
+        return False
+    current = snapshot(item)
+    if item.status != "active":
+        return True
+    return any(current.get(name) != state[name] for name in RESTORED_FIELDS if name in state)
+
+
+# Words of Latin script stay whole; every other character (CJK, punctuation) is a token of its own.
+_DIFF_TOKEN = re.compile(r"[A-Za-z0-9_'’-]+|\s+|.", re.S)
+
+
+def content_diff(before: str, after: str) -> list[tuple[str, str]]:
+    """The change from one content to the next as (op, text) runs: op is "same", "del" or "ins"."""
+    a, b = _DIFF_TOKEN.findall(before or ""), _DIFF_TOKEN.findall(after or "")
+    runs: list[tuple[str, str]] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if op == "equal":
+            runs.append(("same", "".join(a[i1:i2])))
+            continue
+        if i2 > i1:
+            runs.append(("del", "".join(a[i1:i2])))
+        if j2 > j1:
+            runs.append(("ins", "".join(b[j1:j2])))
+    return runs
+
+
+def changed_fields(revision: MemoryRevision) -> list[tuple[str, object, object]]:
+    """The restorable fields other than content a revision changed: (name, before, after)."""
+    before, after = revision.before or {}, revision.after or {}
+    if not before or not after:
+        return []
+    return [
+        (name, before.get(name), after.get(name))
+        for name in RESTORED_FIELDS
+        if name not in ("content", "metadata", "confidence") and before.get(name) != after.get(name)
+    ]
 
 
 def _json(value):

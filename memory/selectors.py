@@ -17,6 +17,7 @@ from projects.access import (
     memory_figures_q,
     memory_read_q,
     reembed_job_read_q,
+    require_read_memory,
 )
 from projects.models import Project
 
@@ -24,6 +25,7 @@ from .filters import MemoryFilterSet
 from .models import (
     ExtractionJob,
     InjectionLog,
+    MemoryFeedback,
     MemoryItem,
     MemoryRevision,
     MemoryType,
@@ -133,6 +135,20 @@ def injections_for_user(*, actor: Actor, user_id: str) -> QuerySet[InjectionLog]
 def injections_for_memory(*, actor: Actor, item: MemoryItem) -> QuerySet[InjectionLog]:
     """Logs that handed this (readable) memory to an agent; an account sees only logs about itself."""
     return InjectionLog.objects.filter(injection_read_q(actor), memory_ids__contains=[item.pk])
+
+
+def injection_count_for_memory(*, actor: Actor, item: MemoryItem) -> int:
+    """How many agent calls, anyone's, were given this memory: a count only (the calls stay their
+    subject's); the item must be readable by the actor."""
+    require_read_memory(actor, item)
+    return InjectionLog.objects.filter(org=item.org_id, memory_ids__contains=[item.pk]).count()
+
+
+def feedback_given(*, actor: Actor) -> QuerySet[MemoryFeedback]:
+    """The feedback the actor (an account: its own subject) gave on memories it may read."""
+    return MemoryFeedback.objects.filter(
+        org=actor.org, subject=actor.user_id or "", memory__in=readable_memories(actor).values("id")
+    )
 
 
 def extraction_jobs_for(actor: Actor) -> QuerySet[ExtractionJob]:

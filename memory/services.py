@@ -9,7 +9,10 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
+from django.db.models import Max
+from django.http import Http404
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
@@ -29,12 +32,12 @@ from projects.access import (
     require_subject,
 )
 
-from . import gate
+from . import gate, pause
 from .classify import Decision
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, tokens_expression
 from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
-from .revisions import INCOMING_FIELDS, incoming_of, revision_write, snapshot
+from .revisions import INCOMING_FIELDS, RESTORED_FIELDS, incoming_of, revision_write, snapshot
 from .signals import memories_changed, revisions_written
 
 log = logging.getLogger(__name__)
@@ -88,15 +91,28 @@ class CreateResult:
 
 
 def nearest_active(
-    *, actor: Actor, base: dict, embedding, model: str, limit: int = 5, exclude_id: int | None = None
+    *,
+    actor: Actor,
+    base: dict,
+    embedding,
+    model: str,
+    limit: int = 5,
+    exclude_id: int | None = None,
+    read_q=None,
 ):
     """The subject's active memories the actor may read nearest to a vector, with cosine similarity.
 
-    Only readable ones: a memory the actor may not read is neither shown, merged into nor superseded."""
+    Only readable ones: a memory the actor may not read is neither shown, merged into nor superseded.
+    read_q: memory_read_q(actor), when the caller already built it (a batch builds it once)."""
     from pgvector.django import CosineDistance
 
     qs = (
-        MemoryItem.objects.filter(memory_read_q(actor), **base, status=Status.ACTIVE, embedding_model=model)
+        MemoryItem.objects.filter(
+            read_q if read_q is not None else memory_read_q(actor),
+            **base,
+            status=Status.ACTIVE,
+            embedding_model=model,
+        )
         .exclude(embedding=None)
         .defer("embedding", "search_tokens")
     )
@@ -144,17 +160,22 @@ def memory_create(
     dedup: str = "similarity",  # "similarity" | "hash" | "none"
     embedding: list[float] | None = None,
     embedding_model: str = "",
+    honour_pause: bool = True,
 ) -> CreateResult:
     """Add one memory through the gate. dedup="similarity" (infer): classified against the subject's
     nearest active memories (classify_write): a duplicate merges into the existing item instead, an
     update is added and supersedes the old one (kept, restorable), anything else is added.
 
     embedding: a vector the caller already has (with its model), so the provider is not asked again.
+    Memory paused for the subject or its session (memory.pause): raises MemoryPaused, nothing stored;
+    honour_pause=False only for an import (the subject's own data coming back).
     """
     require_own_org(actor, org.pk)
     require_create_memory(
         actor, scope=draft.scope, user_id=draft.user_id, project=draft.project, session_id=draft.session_id
     )
+    if honour_pause:
+        pause.check(org, draft.user_id, draft.session_id)
     gate.check(draft.content, draft.confidence)
     gate.check_fields(tags=draft.tags, metadata=draft.metadata)
     base = draft.subject(org)
@@ -229,17 +250,41 @@ def memory_create(
 
 
 def classify_write(
-    *, actor: Actor, org, base: dict, content: str, embedding, model: str, use_llm: bool = True
+    *,
+    actor: Actor,
+    org,
+    base: dict,
+    content: str,
+    embedding,
+    model: str,
+    use_llm: bool = True,
+    llm=None,
+    read_q=None,
 ):
     """Duplicate, update or distinct against the subject's nearest active memories the actor may read
     (memory.write_decision; the org's chat model decides when one is configured).
 
-    An update only of a memory the actor may change: otherwise the new one is added beside it."""
+    llm: the org's chat model as a callable (the batch looks it up once); by default it is looked up only
+    when a candidate is related. An update only of a memory the actor may change: otherwise the new one
+    is added beside it."""
+    nearest = nearest_active(
+        actor=actor, base=base, embedding=embedding, model=model, limit=NEAREST_K, read_q=read_q
+    )
+    return decide_write(
+        actor=actor, org=org, content=content, nearest=nearest, model=model, use_llm=use_llm, llm=llm
+    )
+
+
+def decide_write(
+    *, actor: Actor, org, content: str, nearest: list, model: str, use_llm: bool = True, llm=None
+):
+    """classify_write's decision over nearest [(item, similarity)], nearest first (the batch finds them
+    for all its items at once)."""
     from .llm import llm_for
     from .write_decision import decide
 
-    nearest = nearest_active(actor=actor, base=base, embedding=embedding, model=model, limit=NEAREST_K)
-    decided = decide(content, nearest, model, client=llm_for(org) if nearest and use_llm else None)
+    client = (llm or (lambda: llm_for(org))) if use_llm else None
+    decided = decide(content, nearest, model, client=client)
     if decided.kind == "update" and not can_change_memory(actor, decided.target):
         changeable = [(row, sim) for row, sim in nearest if can_change_memory(actor, row)]
         decided = decide(content, changeable, model)
@@ -324,6 +369,70 @@ def memory_supersede(*, actor: Actor, old: MemoryItem, new: MemoryItem, reason: 
 
 
 @transaction.atomic
+def memory_supersede_many(
+    *, actor: Actor, pairs: list[tuple[MemoryItem, MemoryItem, str]]
+) -> list[MemoryItem]:
+    """memory_supersede for many (old, new, reason) at once, in order (a batch's updates): the same checks,
+    rows, revisions and audit events, with the lookups and writes made once for all of them."""
+    from .revisions import audit_revision, revision_new
+
+    require_actor(actor)
+    if not pairs:
+        return []
+    for _old, new, _reason in pairs:
+        require_own_org(actor, new.org_id)
+    ids = {old.pk for old, _new, _reason in pairs}
+    olds = (
+        MemoryItem.objects.select_for_update()
+        .filter(memory_read_q(actor), pk__in=ids)
+        .defer("embedding", "search_tokens")
+        .in_bulk()
+    )
+    if ids - olds.keys():
+        raise Http404("No such memory.")
+    for old in olds.values():
+        if not can_change_memory(actor, old):
+            raise PermissionDenied("Your role may not change this memory.")
+    numbers = dict(
+        MemoryRevision.objects.filter(org=actor.org, item_ref__in=ids)
+        .values("item_ref")
+        .annotate(n=Max("number"))
+        .values_list("item_ref", "n")
+    )
+    now = timezone.now()
+    revisions, audits = [], []
+    for old_ref, new, reason in pairs:
+        old = olds[old_ref.pk]
+        before = snapshot(old)
+        old.status = Status.SUPERSEDED
+        old.superseded_by = new
+        old.version += 1
+        old.updated_at = now
+        numbers[old.pk] = (numbers.get(old.pk) or 0) + 1
+        after = snapshot(old)
+        revisions.append(
+            revision_new(
+                item=old,
+                action=RevisionAction.SUPERSEDE,
+                actor=actor,
+                number=numbers[old.pk],
+                reason=reason or f"superseded by #{new.pk}",
+                before=before,
+                after=after,
+            )
+        )
+        audits.append((old, before, after))
+    changed = list(olds.values())
+    MemoryItem.objects.bulk_update(changed, ["status", "superseded_by", "version", "updated_at"])
+    MemoryRevision.objects.bulk_create(revisions)
+    memories_changed.send(sender=MemoryItem, org_id=actor.org.pk, items=changed)
+    revisions_written.send(sender=MemoryRevision, org_id=actor.org.pk, revisions=revisions)
+    for old, before, after in audits:
+        audit_revision(item=old, action=RevisionAction.SUPERSEDE, actor=actor, before=before, after=after)
+    return changed
+
+
+@transaction.atomic
 def memory_archive(*, actor: Actor, item: MemoryItem, reason: str = "") -> MemoryItem:
     return memory_update(actor=actor, item=item, status=Status.ARCHIVED, reason=reason or "archived")
 
@@ -339,7 +448,7 @@ def memory_restore(*, actor: Actor, item: MemoryItem, number: int, reason: str =
         raise MemoryRevision.DoesNotExist(f"No revision {number} of memory {item.pk}.")
     state = revision.after or revision.before or {}
     before = snapshot(item)
-    for name in ("content", "memory_type", "confidence", "visibility", "pinned", "tags", "metadata", "skill"):
+    for name in RESTORED_FIELDS:
         if name in state:
             setattr(item, name, state[name])
     item.status = Status.ACTIVE

@@ -170,3 +170,11 @@ def reembed_sweep() -> dict:
     for job_id in ids:
         reembed_run.delay(job_id)
     return {"returned": returned}
+
+
+@shared_task(acks_late=True)
+def store_items_purge() -> int:
+    """Beat: store items whose TTL ran out are deleted (reads never return them already)."""
+    from .store import store_purge_expired
+
+    return store_purge_expired()

@@ -5,6 +5,7 @@ from . import dashboard_views, markdown_views, views
 urlpatterns = [
     path("memories/", views.memory_list, name="memory-list"),
     path("memories/add/", views.memory_add, name="memory-add"),
+    path("memories/suggest-type/", views.memory_suggest_type, name="memory-suggest-type"),
     path("memories/<int:pk>/row/", views.memory_row, name="memory-row"),
     path("memories/<int:pk>/edit/", views.memory_edit, name="memory-edit"),
     path("memories/<int:pk>/pin/", views.memory_pin, name="memory-pin"),

@@ -3,37 +3,54 @@
 from __future__ import annotations
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied
 from django.db.models import Max
-from django.http import HttpResponse
-from django.shortcuts import get_object_or_404, redirect
+from django.http import HttpResponse, HttpResponseBadRequest
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from projects.access import can_change_memory, projects_to_add_to, require_change_memory
+from projects.access import can_change_memory, projects_to_add_to, require_change_memory, visibility_hides
 from projects.models import Project
 from projects.views import project_for_page
 from projects.web import org_page, paginate, render_page
 
-from . import services
+from . import pause, services
 from .drafts import MemoryDraft
 from .filters import MemoryFilterSet
-from .forms import MemoryAddForm, MemoryEditForm, MemoryFilterForm, VisibilityForm
+from .forms import (
+    MemoryAddForm,
+    MemoryEditForm,
+    MemoryFilterForm,
+    VisibilityForm,
+    item_visibility_choices,
+    suggested_type,
+)
 from .gate import GateRejection
 from .models import Scope, Status
-from .selectors import memory_revisions, readable_memories
+from .selectors import memory_revisions, project_memories, readable_memories
 
 SEARCH_PROJECTS = 10  # a search on the page covers the subject and at most this many projects
 
 TEMPLATE = "memory/list.html"
 
 
-def _filtered(actor, form: MemoryFilterForm):
+TABS = ("mine", "projects")  # the subject's own memories (user and session scope); project memories
+
+
+def _tab(request) -> str:
+    tab = request.GET.get("tab", "")
+    if tab not in TABS:  # a link filtering on project scope opens the project tab
+        tab = "projects" if request.GET.get("scope") == Scope.PROJECT else "mine"
+    return tab
+
+
+def _filtered(actor, form: MemoryFilterForm, tab: str):
     qs = readable_memories(actor).select_related("project", "created_by")
+    qs = qs.filter(scope=Scope.PROJECT) if tab == "projects" else qs.exclude(scope=Scope.PROJECT)
     return MemoryFilterSet.apply_values(qs, form.filter_values())
 
 
-def _search(actor, form: MemoryFilterForm, qs):
+def _search(actor, form: MemoryFilterForm, qs, tab: str):
     """The real hybrid search (memory.search): the subject's own memories and each readable project's,
     merged best first and limited to the rows the filters allow."""
     from .search import memory_search
@@ -54,9 +71,9 @@ def _search(actor, form: MemoryFilterForm, qs):
         "include_expired": True,
     }
     subjects = []
-    if data.get("scope") in ("", "user", "session"):
+    if tab == "mine":
         subjects.append(MemoryFilters(user_id=actor.user_id, **common))
-    if data.get("scope") in ("", "project"):
+    else:
         project_ids = qs.filter(scope=Scope.PROJECT).values_list("project_id", flat=True).distinct()
         for project in Project.objects.filter(pk__in=project_ids[:SEARCH_PROJECTS]):
             subjects.append(MemoryFilters(project=project, **common))
@@ -78,30 +95,47 @@ def _rows(actor, items):
 @org_page
 def memory_list(request):
     actor = request.actor
+    tab = _tab(request)
     form = MemoryFilterForm(request.GET or None)
+    if tab == "mine":  # the scopes of one's own memories
+        form.fields["scope"].choices = [c for c in form.fields["scope"].choices if c[0] != Scope.PROJECT]
     form.is_valid()
     if not form.is_bound:
         form.cleaned_data = {"status": ""}
-    qs = _filtered(actor, form)
+    qs = _filtered(actor, form, tab)
     query = form.cleaned_data.get("q", "")
-    items = _search(actor, form, qs) if query else qs.order_by("-pinned", "-updated_at")
+    items = _search(actor, form, qs, tab) if query else qs.order_by("-pinned", "-updated_at")
     page, querystring = paginate(request, items)
+    readable = readable_memories(actor).filter(status=Status.ACTIVE)
     context = {
+        "tab": tab,
+        "tab_counts": {
+            "mine": readable.exclude(scope=Scope.PROJECT).count(),
+            "projects": readable.filter(scope=Scope.PROJECT).count(),
+        },
         "form": form,
         "page": page,
         "rows": _rows(actor, page.object_list),
         "querystring": querystring,
         "query": query,
-        "add_form": MemoryAddForm(projects=projects_to_add_to(actor)),
+        "add_form": MemoryAddForm(projects=projects_to_add_to(actor), org=actor.org),
     }
     return render_page(request, TEMPLATE, context, partial="results")
+
+
+@org_page
+def memory_suggest_type(request):
+    """The add form's hint: the type the extraction rules read from the text typed so far."""
+    content = request.GET.get("content", "")[:20000]
+    context = {"suggested": suggested_type(content) if content.strip() else None}
+    return render(request, "memory/add.html#type-hint", context)
 
 
 @org_page
 @require_POST
 def memory_add(request):
     actor = request.actor
-    form = MemoryAddForm(request.POST, projects=projects_to_add_to(actor))
+    form = MemoryAddForm(request.POST, projects=projects_to_add_to(actor), org=actor.org)
     if form.is_valid():
         data = form.cleaned_data
         project = data["project"]
@@ -122,6 +156,8 @@ def memory_add(request):
             )
         except GateRejection as exc:
             form.add_error("content", exc.message)
+        except pause.MemoryPaused as exc:
+            form.add_error("content", exc.message)
         else:
             if result.supersedes is not None:
                 messages.success(
@@ -136,11 +172,12 @@ def memory_add(request):
                     request,
                     _("This was already remembered (#%(id)s); merged into it.") % {"id": result.item.pk},
                 )
+            landing = "/memories/?tab=projects" if project else "/memories/"
             if request.htmx:
                 response = HttpResponse(status=204)
-                response["HX-Redirect"] = request.POST.get("next") or "/memories/"
+                response["HX-Redirect"] = landing
                 return response
-            return redirect("memory-list")
+            return redirect(landing)
     return render_page(
         request,
         "memory/add.html",
@@ -155,7 +192,16 @@ def _readable(request, pk):
 
 
 def _row_response(request, item, **extra):
-    context = {"item": item, "can_change": can_change_memory(request.actor, item), **extra}
+    # On the memory's own page the row carries no link to that page.
+    on_detail = (
+        request.headers.get("HX-Current-URL", "").split("?")[0].rstrip("/").endswith(f"/memories/{item.pk}")
+    )
+    context = {
+        "item": item,
+        "can_change": can_change_memory(request.actor, item),
+        "on_detail": on_detail,
+        **extra,
+    }
     if request.htmx:
         return render_page(request, TEMPLATE, context, partial="row")
     return redirect("memory-detail", pk=item.pk)
@@ -177,10 +223,24 @@ def memory_edit(request, pk):
     item = _readable(request, pk)
     require_change_memory(request.actor, item)
     if request.method != "POST":
-        form = MemoryEditForm.for_item(item)
+        form = MemoryEditForm.for_item(item, actor=request.actor)
         return render_page(request, "memory/edit.html", {"item": item, "form": form}, partial="edit")
-    form = MemoryEditForm.for_item(item, data=request.POST)
+    form = MemoryEditForm.for_item(item, data=request.POST, actor=request.actor)
     stale = None
+    ask_hide = False
+    if form.is_valid():
+        visibility = form.cleaned_data.get("visibility")
+        if (
+            visibility
+            and visibility != item.visibility
+            and visibility_hides(request.actor, item, visibility)
+            and not form.cleaned_data["confirm_hide"]
+        ):
+            ask_hide = True
+            form.add_error(
+                "visibility",
+                _("This hides the memory from you: only its author will see it. Tick the box to confirm."),
+            )
     if form.is_valid():
         try:
             item = services.memory_update(
@@ -193,7 +253,7 @@ def memory_edit(request, pk):
         except services.StaleVersion as exc:
             # Show both versions; the next save is against the current version.
             stale = exc.current
-            form = MemoryEditForm.for_item(stale, data=request.POST.copy())
+            form = MemoryEditForm.for_item(stale, data=request.POST.copy(), actor=request.actor)
             form.data["version"] = stale.version
             form.is_valid()
         except GateRejection as exc:
@@ -203,7 +263,13 @@ def memory_edit(request, pk):
                 messages.success(request, _("Saved."))
             return _row_response(request, item)
     status = 200 if request.htmx else 409 if stale else 400
-    context = {"item": stale or item, "form": form, "stale": stale, "mine": request.POST.get("content", "")}
+    context = {
+        "item": stale or item,
+        "form": form,
+        "stale": stale,
+        "mine": request.POST.get("content", ""),
+        "ask_hide": ask_hide,
+    }
     return render_page(request, "memory/edit.html", context, partial="edit", status=status)
 
 
@@ -281,25 +347,51 @@ def memory_purge(request, pk):
     return redirect("memory-list")
 
 
+def project_memory_context(request, project) -> dict:
+    """The project page's memory table: a page of the project's memories, each with whether the actor may
+    change it and its visibility choices named for who would see it."""
+    actor = request.actor
+    page, querystring = paginate(request, project_memories(actor=actor, project=project))
+    rows = [(m, can_change_memory(actor, m), item_visibility_choices(actor, m)) for m in page.object_list]
+    return {"project": project, "page": page, "rows": rows, "querystring": querystring}
+
+
 @org_page
 @require_POST
 def memory_visibility(request, slug, pk):
-    """Change a project memory's visibility from the project page."""
+    """Change a project memory's visibility from the project page. A change that would hide the memory from
+    the person making it (owner_only on someone else's memory) is asked again and done only when confirmed.
+    Afterwards the whole table is sent back, so the row moves to its new group (or leaves the page)."""
+    actor = request.actor
     project = project_for_page(request, slug)
     item = get_object_or_404(
-        readable_memories(request.actor).select_related("project", "created_by"), project=project, pk=pk
+        readable_memories(actor).select_related("project", "created_by", "created_by_key"),
+        project=project,
+        pk=pk,
     )
     form = VisibilityForm(request.POST)
     if not form.is_valid():
-        raise PermissionDenied(_("Unknown visibility."))
-    item = services.memory_update(
-        actor=request.actor,
-        item=item,
-        visibility=form.cleaned_data["visibility"],
-        reason="visibility changed",
-    )
+        return HttpResponseBadRequest(_("Unknown visibility."))
+    visibility = form.cleaned_data["visibility"]
+    require_change_memory(actor, item)
+    if (
+        visibility != item.visibility
+        and visibility_hides(actor, item, visibility)
+        and not form.cleaned_data["confirm"]
+    ):
+        choices = dict(item_visibility_choices(actor, item))
+        context = {"m": item, "project": project, "visibility": visibility, "new_label": choices[visibility]}
+        if request.htmx:
+            response = render_page(request, "projects/detail.html", context, partial="confirm-visibility")
+            response["HX-Retarget"] = f"#pm-{item.pk}"
+            response["HX-Reswap"] = "outerHTML"
+            return response
+        return render(request, "projects/confirm_visibility.html", context)
+    if visibility != item.visibility:
+        services.memory_update(actor=actor, item=item, visibility=visibility, reason="visibility changed")
     if request.htmx:
-        context = {"m": item, "can_change": True, "project": project}
-        return render_page(request, "projects/detail.html", context, partial="memory-row")
+        return render_page(
+            request, "projects/detail.html", project_memory_context(request, project), partial="memories"
+        )
     messages.success(request, _("Visibility changed."))
     return redirect("project-detail", slug=slug)

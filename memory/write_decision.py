@@ -68,11 +68,18 @@ def related(content: str, nearest: list, model: str) -> list:
     ]
 
 
-def decide(content: str, nearest: list, model: str, *, client: LLMClient | None = None) -> WriteDecision:
-    """Offline decision, or the chat model's when one is given and there are related candidates."""
+def decide(content: str, nearest: list, model: str, *, client=None) -> WriteDecision:
+    """Offline decision, or the chat model's when one is given and there are related candidates.
+
+    client: an LLMClient, or a callable returning one (or None), asked only when a candidate is related:
+    most adds have none, and then no configuration is looked up."""
     fallback = offline(content, nearest, model)
     candidates = related(content, nearest, model)
-    if client is None or not candidates:
+    if not candidates:
+        return fallback
+    if callable(client) and not isinstance(client, LLMClient):
+        client = client()
+    if client is None:
         return fallback
     try:
         return decide_llm(client, content, candidates)

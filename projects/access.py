@@ -32,10 +32,17 @@ from django.db.models.expressions import RawSQL
 from django.db.models.signals import m2m_changed
 from django.http import Http404
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from guardian.core import ObjectPermissionChecker
 
 from .models import ApiKey, Organization, OrgMembership, Project, ProjectMembership, ProjectRole
 
+ROLE_NAMES = {
+    ProjectRole.OWNER: gettext_lazy("Owner"),
+    ProjectRole.ADMIN: gettext_lazy("Admin"),
+    ProjectRole.EDITOR: gettext_lazy("Editor"),
+    ProjectRole.VIEWER: gettext_lazy("Viewer"),
+}
 ROLE_RANK = {ProjectRole.VIEWER: 1, ProjectRole.EDITOR: 2, ProjectRole.ADMIN: 3, ProjectRole.OWNER: 4}
 
 # Guardian permissions granted per project role; the membership service is their only writer.
@@ -214,9 +221,12 @@ def require_project(actor: Actor, project: Project | None, perm: str = "read_mem
         raise Http404("No such project.")
     if perm != "read_memories":
         if not actor.can_write:
-            raise PermissionDenied("This API key is read-only.")
+            raise PermissionDenied(_("This API key is read-only."))
         if not has_project_perm(actor, project, perm):
-            raise PermissionDenied(f"Your role ({role}) may not do this in project {project.slug}.")
+            raise PermissionDenied(
+                _("Your role (%(role)s) may not do this in project %(project)s.")
+                % {"role": ROLE_NAMES.get(role, role), "project": project.slug}
+            )
     return role
 
 
@@ -229,9 +239,9 @@ def can_act_as_owner(actor: Actor, role: str | None) -> bool:
 def require_org_admin(actor: Actor) -> None:
     """Org-level administration (API keys, org settings)."""
     if actor.is_key:
-        raise PermissionDenied("API keys cannot administer the organization.")
+        raise PermissionDenied(_("API keys cannot administer the organization."))
     if not actor.is_org_admin:
-        raise PermissionDenied("Only organization owners and admins may do this.")
+        raise PermissionDenied(_("Only organization owners and admins may do this."))
 
 
 def embedding_config_subject(actor: Actor, level: str, *, write: bool = False) -> str:
@@ -241,14 +251,16 @@ def embedding_config_subject(actor: Actor, level: str, *, write: bool = False) -
     a member only when the org allows it (Organization.members_set_embedding) and it holds Editor or
     higher in some project; a Viewer never. Removing one's own setting is always allowed."""
     if actor.is_key:
-        raise PermissionDenied("API keys cannot change embedding settings.")
+        raise PermissionDenied(_("API keys cannot change embedding settings."))
     if level == "org":
         require_org_admin(actor)
         return ""
     if write and not can_set_own_embedding(actor):
         raise PermissionDenied(
-            "Only organization owners and admins may choose their own embedding provider"
-            " (or editors, when the organization allows it)."
+            _(
+                "Only organization owners and admins may choose their own embedding provider"
+                " (or editors, when the organization allows it)."
+            )
         )
     return actor.user_id
 
@@ -426,7 +438,7 @@ def extraction_job_read_q(actor: Actor, prefix: str = "") -> Q:
 def require_change_extraction_job(actor: Actor, job) -> None:
     """Retrying a job the actor can see: anyone but a read-only key."""
     if not actor.can_write:
-        raise PermissionDenied("This API key is read-only.")
+        raise PermissionDenied(_("This API key is read-only."))
 
 
 def reembed_job_read_q(actor: Actor, prefix: str = "") -> Q:
@@ -556,7 +568,7 @@ def injection_figures_q(actor: Actor, prefix: str = "") -> Q:
 def require_subject(actor: Actor, user_id: str, *, write: bool = False) -> None:
     """Reading or writing a subject's own (user/session scope) data."""
     if write and not actor.can_write:
-        raise PermissionDenied("This API key is read-only.")
+        raise PermissionDenied(_("This API key is read-only."))
     if actor.is_key or actor.is_system:
         return
     if user_id != actor.user_id:
@@ -598,7 +610,7 @@ def require_create_memory(
     actor: Actor, *, scope: str, user_id: str | None, project: Project | None, session_id: str = ""
 ) -> None:
     if not actor.can_write:
-        raise PermissionDenied("This API key is read-only.")
+        raise PermissionDenied(_("This API key is read-only."))
     if scope == "project":
         require_project(actor, project, "create_memories")
     else:
@@ -609,7 +621,7 @@ def require_create_memory(
         if actor.is_key or actor.is_system:
             return
         if user_id != actor.user_id:
-            raise PermissionDenied("You may only add memories about yourself.")
+            raise PermissionDenied(_("You may only add memories about yourself."))
 
 
 def can_change_memory(actor: Actor, item) -> bool:
@@ -627,6 +639,41 @@ def can_change_memory(actor: Actor, item) -> bool:
     return has_project_perm(actor, item.project, "create_memories") and item.created_by_id == actor.account.pk
 
 
+def visibility_hides(actor: Actor, item, visibility: str) -> bool:
+    """Whether giving a project memory this visibility takes it out of the actor's reach (memory_read_q's
+    rule for project memories): owner_only hides it from everyone but its author, members from anyone
+    who does not reach the project."""
+    if actor.is_system or item.scope != "project":
+        return False
+    if visibility == "owner_only":
+        if actor.is_key:
+            return item.created_by_key_id != actor.api_key.pk
+        return item.created_by_id != actor.account.pk
+    if visibility == "members":
+        return not readable_projects(actor).filter(pk=item.project_id).exists()
+    return False
+
+
+def role_table() -> list[tuple[str, dict[str, bool]]]:
+    """What each project role may do, highest role first, read off ROLE_PERMS and the rules above
+    (can_change_memory: a role that creates edits and deletes its own; can_act_as_owner)."""
+    roles = sorted(ROLE_PERMS, key=lambda role: ROLE_RANK[role], reverse=True)
+    return [
+        (
+            role,
+            {
+                "read": "read_memories" in ROLE_PERMS[role],
+                "create": "create_memories" in ROLE_PERMS[role],
+                "change_own": "create_memories" in ROLE_PERMS[role],
+                "change_any": "change_any_memory" in ROLE_PERMS[role],
+                "manage_members": "manage_members" in ROLE_PERMS[role],
+                "owner_acts": role == ProjectRole.OWNER,
+            },
+        )
+        for role in roles
+    ]
+
+
 def require_read_memory(actor: Actor, item) -> None:
     """404 when the actor may not read the item."""
     readable = type(item)._default_manager.filter(memory_read_q(actor), pk=item.pk)
@@ -638,7 +685,7 @@ def require_change_memory(actor: Actor, item) -> None:
     """404 when the actor may not even read the item, 403 when it may read but not change it."""
     require_read_memory(actor, item)
     if not can_change_memory(actor, item):
-        raise PermissionDenied("Your role may not change this memory.")
+        raise PermissionDenied(_("Your role may not change this memory."))
 
 
 # ---- the system actor ---------------------------------------------------------------------------
@@ -668,6 +715,38 @@ def system_actor_for_job(job) -> Actor:
         reader = Actor(org=org, account=membership.account, membership=membership)
         return Actor(org=org, is_system=True, reads_as=reader)
     return Actor(org=org, is_system=True, shared_only=True)
+
+
+# ---- the LangGraph store ------------------------------------------------------------------------
+
+
+def store_read_q(actor: Actor, prefix: str = "") -> Q:
+    """Items of the LangGraph store (the org's agents' own data): the org's, for whoever may use the store
+    (require_store); nothing for anyone else."""
+    if not can_use_store(actor):
+        return Q(**{f"{prefix}pk__in": []})
+    return org_q(actor, prefix)
+
+
+def can_use_store(actor: Actor) -> bool:
+    """The store is the org's, not a project's nor a subject's: an org-wide API key, the system, and org
+    owners and admins use it; a key restricted to some projects and other members do not."""
+    if actor.is_key:
+        return not is_project_restricted(actor)
+    return actor.is_org_admin
+
+
+def require_store(actor: Actor, *, write: bool = False) -> None:
+    if not can_use_store(actor):
+        if actor.is_key:
+            raise PermissionDenied(
+                _("The store belongs to the whole organization: a key restricted to projects may not use it.")
+            )
+        raise PermissionDenied(
+            _("Only organization owners and admins, and the org's API keys, may use the store.")
+        )
+    if write and not actor.can_write:
+        raise PermissionDenied(_("This API key is read-only."))
 
 
 def require_actor(actor) -> Actor:

@@ -5,7 +5,7 @@ from django.utils.translation import gettext as _
 
 from core import rls
 
-from .api.errors import NUL_MESSAGE, json_error
+from .api.errors import NUL_MESSAGE, is_api_path, json_error
 
 
 def _current_membership(request):
@@ -39,7 +39,7 @@ MAX_PATH_ID = 255
 
 def _bad_input(request, field: str, message: str):
     text = f"{field}: {message}"
-    if request.path.startswith("/api/"):
+    if is_api_path(request.path):
         return json_error(400, "invalid", text)
     return HttpResponseBadRequest(text, content_type="text/plain; charset=utf-8")
 

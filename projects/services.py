@@ -7,6 +7,7 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
 from django.utils.text import slugify
+from django.utils.translation import gettext as _
 from guardian.models import UserObjectPermission
 from guardian.shortcuts import assign_perm, remove_perm
 
@@ -73,12 +74,19 @@ def _lock_project(project_id: int) -> Project:
 
 def _validate_slug(*, org: Organization, slug: str, exclude_pk: int | None = None) -> str:
     if not slug or not SLUG_RE.match(slug) or len(slug) > 64:
-        raise ValidationError({"slug": f"{slug!r} is not a valid slug (letters, digits, '-' and '_')."})
+        raise ValidationError(
+            {
+                "slug": _("%(slug)s is not a valid short name (letters, digits, '-' and '_').")
+                % {"slug": repr(slug)}
+            }
+        )
     clash = Project.objects.filter(org=org, slug=slug)
     if exclude_pk is not None:
         clash = clash.exclude(pk=exclude_pk)
     if clash.exists():
-        raise ValidationError({"slug": f"A project with slug {slug!r} already exists."})
+        raise ValidationError(
+            {"slug": _("A project with the short name %(slug)s already exists.") % {"slug": repr(slug)}}
+        )
     return slug
 
 
@@ -88,15 +96,17 @@ def project_create(*, actor: Actor, name: str, slug: str = "", description: str 
     made the key (while it is still in the org). A key nobody made (create_api_key) leaves the project
     to the org's owners and admins, who act as its Admins."""
     if not actor.can_write:
-        raise PermissionDenied("This API key is read-only.")
+        raise PermissionDenied(_("This API key is read-only."))
     if actor.is_key and actor.api_key.projects.exists():
-        raise PermissionDenied("A project-restricted API key cannot create projects.")
+        raise PermissionDenied(_("A project-restricted API key cannot create projects."))
     slug = _validate_slug(org=actor.org, slug=slug or slugify(name)[:64] or "project")
     try:
         with transaction.atomic():  # a concurrent create of the same slug loses here, as a 400
             project = Project.objects.create(org=actor.org, name=name, slug=slug, description=description)
     except IntegrityError:
-        raise ValidationError({"slug": f"A project with slug {slug!r} already exists."})
+        raise ValidationError(
+            {"slug": _("A project with the short name %(slug)s already exists.") % {"slug": repr(slug)}}
+        )
     owner = actor.account
     if owner is None and actor.is_key and actor.api_key.created_by_id is not None:
         creator = actor.api_key.created_by
@@ -127,7 +137,12 @@ def project_update(*, actor: Actor, project: Project, **fields) -> Project:
         with transaction.atomic():
             project.save()
     except IntegrityError:
-        raise ValidationError({"slug": f"A project with slug {project.slug!r} already exists."})
+        raise ValidationError(
+            {
+                "slug": _("A project with the short name %(slug)s already exists.")
+                % {"slug": repr(project.slug)}
+            }
+        )
     audit(actor, "project.update", target=project, project=project, details={"fields": sorted(fields)})
     return project
 
@@ -137,7 +152,7 @@ def project_delete(*, actor: Actor, project: Project) -> None:
     """Delete a project with its memories; only its Owner or an org owner/admin may."""
     role = require_project(actor, project, "manage_members")
     if not can_act_as_owner(actor, role):
-        raise PermissionDenied("Only the project's Owner may delete it.")
+        raise PermissionDenied(_("Only the project's Owner may delete it."))
     content_type = ContentType.objects.get_for_model(Project)
     UserObjectPermission.objects.filter(content_type=content_type, object_pk=str(project.pk)).delete()
     audit(actor, "project.delete", target=project, details={"slug": project.slug})
@@ -153,7 +168,7 @@ def member_account(org: Organization, account_id: int | None = None, username: s
     elif username:
         account = User.objects.filter(username=username).first()
     if account is None or not OrgMembership.objects.filter(org=org, account=account).exists():
-        raise ValidationError({"account": "No such account in this organization."})
+        raise ValidationError({"account": _("No such account in this organization.")})
     return account
 
 
@@ -164,10 +179,10 @@ _member_account = member_account  # older name
 def project_member_set(*, project: Project, account, role: str) -> ProjectMembership:
     """System write (seed data, imports): make the account a member with this role, grants in step."""
     if role not in ProjectRole.values:
-        raise ValidationError({"role": f"Unknown role {role!r}."})
+        raise ValidationError({"role": _("Unknown role %(role)s.") % {"role": repr(role)}})
     if not OrgMembership.objects.filter(org=project.org, account=account).exists():
-        raise ValidationError({"account": "No such account in this organization."})
-    membership, _ = ProjectMembership.objects.update_or_create(
+        raise ValidationError({"account": _("No such account in this organization.")})
+    membership, _created = ProjectMembership.objects.update_or_create(
         org=project.org, project=project, account=account, defaults={"role": role}
     )
     _sync_guardian(membership, project=project, account=account)
@@ -179,14 +194,14 @@ def project_member_add(*, actor: Actor, project: Project, account, role: str) ->
     """Add a member; only Owner/Admin may, and only an Owner may create another Owner."""
     actor_role = require_project(actor, project, "manage_members")
     if role not in ProjectRole.values:
-        raise ValidationError({"role": f"Unknown role {role!r}."})
+        raise ValidationError({"role": _("Unknown role %(role)s.") % {"role": repr(role)}})
     if role == ProjectRole.OWNER and not can_act_as_owner(actor, actor_role):
-        raise PermissionDenied("Only an Owner may make another Owner.")
+        raise PermissionDenied(_("Only an Owner may make another Owner."))
     project = _lock_project(project.pk)
     if not OrgMembership.objects.filter(org=project.org, account=account).exists():
-        raise ValidationError({"account": "No such account in this organization."})
+        raise ValidationError({"account": _("No such account in this organization.")})
     if ProjectMembership.objects.filter(project=project, account=account).exists():
-        raise ValidationError({"account": "Already a member of this project."})
+        raise ValidationError({"account": _("Already a member of this project.")})
     membership = ProjectMembership.objects.create(
         org=project.org, project=project, account=account, role=role
     )
@@ -208,13 +223,13 @@ def project_member_change_role(
     """Change a member's role; a project never loses its last Owner."""
     actor_role = require_project(actor, membership.project, "manage_members")
     if role not in ProjectRole.values:
-        raise ValidationError({"role": f"Unknown role {role!r}."})
+        raise ValidationError({"role": _("Unknown role %(role)s.") % {"role": repr(role)}})
     project = _lock_project(membership.project_id)
     membership = ProjectMembership.objects.select_related("account").get(pk=membership.pk)
     if ProjectRole.OWNER in (role, membership.role) and not can_act_as_owner(actor, actor_role):
-        raise PermissionDenied("Only an Owner may grant or take the Owner role.")
+        raise PermissionDenied(_("Only an Owner may grant or take the Owner role."))
     if membership.role == ProjectRole.OWNER and role != ProjectRole.OWNER and _owner_count(project) <= 1:
-        raise ValidationError({"role": "A project must keep at least one Owner."})
+        raise ValidationError({"role": _("A project must keep at least one Owner.")})
     if membership.role != role:
         details = {"account": membership.account_id, "old_role": membership.role, "new_role": role}
         audit(actor, "membership.change", target=membership, project=project, details=details)
@@ -232,9 +247,9 @@ def project_member_remove(*, actor: Actor, membership: ProjectMembership) -> Non
     membership = ProjectMembership.objects.select_related("account").get(pk=membership.pk)
     if membership.role == ProjectRole.OWNER:
         if not can_act_as_owner(actor, actor_role):
-            raise PermissionDenied("Only an Owner may remove an Owner.")
+            raise PermissionDenied(_("Only an Owner may remove an Owner."))
         if _owner_count(project) <= 1:
-            raise ValidationError({"role": "A project must keep at least one Owner."})
+            raise ValidationError({"role": _("A project must keep at least one Owner.")})
     account = membership.account
     audit(
         actor,
@@ -261,10 +276,10 @@ def api_key_create(
     if actor is not None:
         require_org_admin(actor)
         if actor.org.pk != org.pk:
-            raise PermissionDenied("You may only create keys for your own organization.")
+            raise PermissionDenied(_("You may only create keys for your own organization."))
     name = (name or "").strip()
     if not name:
-        raise ValidationError({"name": "A key needs a name."})
+        raise ValidationError({"name": _("A key needs a name.")})
     projects = list(projects)
     for project in projects:
         if project.org_id != org.id:
@@ -295,7 +310,7 @@ def api_key_revoke(*, actor: Actor, key: ApiKey) -> ApiKey:
     """Revoke a key at once; requests with it get 401 from then on."""
     require_org_admin(actor)
     if key.org_id != actor.org.pk:
-        raise PermissionDenied("Not a key of your organization.")
+        raise PermissionDenied(_("Not a key of your organization."))
     key.revoke()
     audit(actor, "key.revoke", target=key)
     return key

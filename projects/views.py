@@ -10,6 +10,7 @@ from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from . import services
@@ -24,10 +25,33 @@ from .access import (
     readable_projects,
     require_org_admin,
     require_project,
+    role_table,
 )
+from .api.errors import is_api_path
 from .forms import ApiKeyForm, MemberAddForm, ProjectForm, RoleForm
 from .models import ProjectRole
 from .web import org_page, paginate, render_page
+
+# The rows of the roles panel, in order (the keys of access.role_table's rows).
+ROLE_ABILITIES = [
+    ("read", gettext_lazy("Read memories")),
+    ("create", gettext_lazy("Add memories")),
+    ("change_own", gettext_lazy("Edit and delete their own")),
+    ("change_any", gettext_lazy("Edit and delete anyone's")),
+    ("manage_members", gettext_lazy("Manage members")),
+    ("owner_acts", gettext_lazy("Grant Owner, delete the project")),
+]
+
+
+def roles_panel() -> dict:
+    """What each role may do, read off access.role_table: one row per ability, one column per role."""
+    table = role_table()
+    return {
+        "panel_roles": [role for role, _abilities in table],
+        "panel_rows": [
+            (label, [(role, abilities[key]) for role, abilities in table]) for key, label in ROLE_ABILITIES
+        ],
+    }
 
 
 @login_required
@@ -53,7 +77,7 @@ def switch_org(request):
 
 
 def _wants_json(request) -> bool:
-    return request.path.startswith("/api/")
+    return is_api_path(request.path)
 
 
 def not_found(request, exception=None):
@@ -123,6 +147,7 @@ def members_context(request, project, form=None, errors=None):
         "member_form": form or MemberAddForm(),
         "role_form": RoleForm(),
         "member_errors": errors or {},
+        **roles_panel(),
         # The sole Owner gets no Remove button (the service refuses it anyway).
         "sole_owner_id": owners[0] if len(owners) == 1 else None,
     }

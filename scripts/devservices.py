@@ -11,7 +11,8 @@ Before anything else uses them, a self-check runs one vector distance in Postgre
 embedding: a build that uses instructions this CPU lacks stops here with a message, not later with
 hundreds of errors.
 
-`run` serves the site with gunicorn (gthread workers), the Celery worker beside it, and supervises both:
+`run` serves the site with gunicorn (gthread workers), the Celery worker and the MCP server (uvicorn,
+the official SDK's ASGI app; the web server forwards /api/v1/mcp to it) beside it, and supervises them:
 a child that dies is started again; SIGINT, SIGTERM or SIGHUP stops everything, and further signals
 are ignored until that is done. The children get SIGTERM from the kernel if this process dies.
 """
@@ -242,6 +243,23 @@ def web_command(*, host: str, port: int, dev: bool, workers: int, threads: int) 
     ]
 
 
+def mcp_command(port: int) -> list[str]:
+    """The MCP endpoint (config/mcp.py): one process, on loopback; the web server forwards to it."""
+    return [
+        PY,
+        "-m",
+        "uvicorn",
+        "config.mcp:application",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--no-access-log",
+        "--timeout-graceful-shutdown",
+        "10",
+    ]
+
+
 def worker_command() -> list[str]:
     return [
         PY,
@@ -434,7 +452,9 @@ def run(argv: list[str]) -> int:
                 flush=True,
             )
         # The embedder's OpenMP threads busy-wait: one per process is faster than the default (bench/load.py).
-        web_env = {"OMP_NUM_THREADS": "1", **env}
+        mcp_port = _free_port()
+        mcp_env = {"OMP_NUM_THREADS": "1", **env}
+        web_env = {"OMP_NUM_THREADS": "1", "ENGRAM_MCP_URL": f"http://127.0.0.1:{mcp_port}/api/v1/mcp", **env}
         children = [
             Child(
                 "the web server",
@@ -442,11 +462,15 @@ def run(argv: list[str]) -> int:
                 web_env,
             ),
             Child("the Celery worker", worker_command(), env),
+            Child("the MCP server", mcp_command(mcp_port), mcp_env),
         ]
         for child in children:
             child.start()
         if not _wait_for_port(port, [c.proc for c in children[:1]]):
             print("The web server did not start; see the messages above.", flush=True)
+            return 1
+        if not _wait_for_port(mcp_port, [children[2].proc], timeout=90.0):
+            print("The MCP server did not start; see the messages above.", flush=True)
             return 1
         server = "Django's development server (autoreload)" if args.dev else "gunicorn"
         print(

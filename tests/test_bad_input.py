@@ -247,7 +247,10 @@ def test_it_rejects_a_bad_role_through_the_service_too(alice_actor, project, bob
 BODY_ROUTES = [
     r
     for r in ROUTES
-    if set(r.methods) & {"post", "put", "patch"} and all(kind == "str" for _, kind in r.kwargs)
+    if set(r.methods) & {"post", "put", "patch"}
+    and all(kind == "str" for _, kind in r.kwargs)
+    # MCP is answered by its own process, which reads committed rows: tests/test_mcp.py sends it these
+    and r.template != "api/v1/mcp"
 ]
 HOSTILE = [
     ("malformed", b'{"content": '),

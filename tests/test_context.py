@@ -1,5 +1,7 @@
 """The context call: profile, core, relevant, summary, recent messages, and the prompt section."""
 
+import re
+
 import pytest
 
 from checkpoints.models import Message, Session
@@ -120,8 +122,9 @@ def test_it_writes_chinese_headings_for_a_chinese_user(alice_client, org_a):
     assert body["language"] == "zh"
     prompt = body["prompt"]
     assert prompt.startswith("## 用户画像\n- 职业：采购经理")
-    assert "## 核心记忆\n- [core] 用户是外贸公司的采购经理" in prompt
-    assert "## 相关记忆\n- [fact] 用户常用的 ERP 系统是金蝶" in prompt
+    assert "## 核心记忆\n- [核心] 用户是外贸公司的采购经理" in prompt
+    assert "## 相关记忆\n- [事实] 用户常用的 ERP 系统是金蝶" in prompt
+    assert not re.search(r"\[[a-z]+\]", prompt)  # no English type tags in a Chinese prompt
 
 
 def test_it_picks_the_language_from_the_memories_without_a_preference(alice_client, org_a):

@@ -255,7 +255,6 @@ CREATING = {
         {"arguments": {"content": "The user cycles to work every day"}, "user_id": "u1"},
         {},
     ),
-    "mcp": ("post", "/api/v1/mcp", MCP_ADD, {"HTTP_X_ENGRAM_USER_ID": "u1"}),
 }
 
 
@@ -296,14 +295,6 @@ def test_checkpoint_decisions_honour_the_key(key_a, org_a):
     assert Checkpoint.objects.filter(org=org_a).count() == count
 
 
-def test_an_mcp_tool_error_is_not_kept(key_a, org_a):
-    _, client = key_a
-    body = {**MCP_ADD, "params": {"name": "memory_add", "arguments": {"content": "ok"}}}
-    response = post(client, "/api/v1/mcp", body, "mcp-err", HTTP_X_ENGRAM_USER_ID="u1")
-    assert response.status_code == 200 and response.json()["result"]["isError"] is True
-    assert not IdempotencyKey.objects.filter(key="mcp-err").exists()
-
-
 def test_the_schema_documents_the_header(alice_client):
     schema = alice_client.get("/api/schema/?format=json").json()
     for path, method in [
@@ -314,7 +305,6 @@ def test_the_schema_documents_the_header(alice_client):
         ("/api/v1/sessions/{session_id}/checkpoints", "put"),
         ("/api/v1/users/{user_id}/import", "post"),
         ("/api/v1/tools/{name}/invoke", "post"),
-        ("/api/v1/mcp", "post"),
     ]:
         names = {(p["in"], p["name"]) for p in schema["paths"][path][method].get("parameters", [])}
         assert ("header", "Idempotency-Key") in names, f"{method.upper()} {path}"

@@ -97,10 +97,14 @@ def _walk(patterns, prefix="", kwargs=()):
             yield prefix + text, (*kwargs, *found), p.callback
 
 
+# Engram's API, and the compatibility surfaces at the root under the paths their clients call (Mem0's).
+API_PREFIXES = ("api/v1/", "v1/", "v2/", "v3/")
+
+
 def api_routes() -> list[Route]:
     routes = []
     for template, kwargs, callback in _walk(get_resolver().url_patterns):
-        if not template.startswith("api/v1/"):
+        if not template.startswith(API_PREFIXES):
             continue
         cls = getattr(callback, "cls", None)
         routes.append(
@@ -224,6 +228,7 @@ class World:
             LLMConfig,
             MemoryItem,
             ReembedJob,
+            StoreItem,
         )
         from memory.services import memory_create
         from profiles.models import ProfileRevision, ProjectProfile, UserProfile
@@ -300,6 +305,9 @@ class World:
             org=org_a, base_url="http://127.0.0.1:9/v1", model=f"{MARK}-chat"
         )
         reembed = ReembedJob.objects.create(org=org_a, model=f"{MARK}-model")
+        store_item = StoreItem.objects.create(
+            org=org_a, namespace=["ns-a"], path="ns-a", key="key-a", value={"note": MARK}, **_embedding(org_a)
+        )
         from memory.models import MemoryRevision
 
         for obj in (
@@ -320,6 +328,7 @@ class World:
             embedding_config,
             llm_config,
             reembed,
+            store_item,
         ):
             self.objects[type(obj)] = obj
         self.objects[MemoryItem] = user_item
@@ -399,10 +408,11 @@ KWARG_VALUES: dict[str, object] = {
     "slug": "atlas-a",
     "project_slug": "atlas-a",
     "webhook_pk": "webhooks.WebhookEndpoint",
+    "entity_id": "alice",  # Mem0's DELETE v2/entities/{entity_type}/{entity_id}/: a subject, by name
 }
 
 # Kwargs that name something global, not a tenant's row (a tool's name): the same value for both calls.
-GLOBAL_KWARGS: dict[str, str] = {"name": "memory_search", "format": "json"}
+GLOBAL_KWARGS: dict[str, str] = {"name": "memory_search", "format": "json", "entity_type": "user"}
 
 # Routes whose kwargs are deliberately not checked here, with the reason. Keep it short.
 ALLOWED_UNFILLED: dict[str, str] = {}
@@ -438,7 +448,7 @@ def missing_values(route: Route) -> dict:
     }
 
 
-STRING_SUBJECT_KWARGS = {"user_id", "session_id", "agent_id", "skill"}
+STRING_SUBJECT_KWARGS = {"user_id", "session_id", "agent_id", "skill", "entity_id", "entity_type"}
 
 
 def _call(client, method: str, url: str, body=None, query=None):
@@ -568,6 +578,9 @@ def test_it_would_see_a_leak(world):
     listing = next(r for r in ROUTES if r.template == "api/v1/projects")
     with pytest.raises(AssertionError, match="LEAK"):
         check_route_isolated(listing, world, own)
+    mem0_detail = next(r for r in ROUTES if r.template == "v1/memories/{memory_id}/")
+    with pytest.raises(AssertionError, match="LEAK"):
+        check_route_isolated(mem0_detail, world, own)
 
 
 def test_it_notices_writes_to_org_a(world, org_a):
@@ -586,3 +599,27 @@ def test_it_lists_nothing_of_org_a_for_org_b(world, org_b):
     for client in world.b_clients.values():
         projects = client.get("/api/v1/projects").json()["results"]
         assert [p["slug"] for p in projects] == ["bravo"]
+
+
+def test_the_store_shows_org_b_nothing_of_org_a(world, org_a):
+    """The LangGraph store's routes take the namespace and key in the body or the query string, which the
+    resolver-built checks above do not name: org B asks for org A's item by its namespace and key, by prefix
+    and by meaning, and writes and deletes under the same namespace and key."""
+    before = fingerprint(org_a)
+    for who, client in world.b_clients.items():
+        got = client.get("/api/v1/store/items", {"namespace": "ns-a", "key": "key-a"})
+        missing = client.get("/api/v1/store/items", {"namespace": "ns-zz", "key": "key-zz"})
+        assert (got.status_code, _error_code(got)) == (missing.status_code, _error_code(missing)), who
+        for body in ({}, {"namespace_prefix": ["ns-a"]}, {"query": MARK}, {"filter": {"note": MARK}}):
+            found = client.post("/api/v1/store/items/search", body, format="json")
+            assert found.status_code == 200 and found.json() == {"items": []}, (who, body, found.content)
+        listed = client.post("/api/v1/store/namespaces", {}, format="json")
+        assert listed.json() == {"namespaces": []}, who
+        put = client.put(
+            "/api/v1/store/items", {"namespace": ["ns-a"], "key": "key-a", "value": {"b": 1}}, format="json"
+        )
+        assert put.status_code == 204, (who, put.content)
+        deleted = client.delete("/api/v1/store/items", {"namespace": ["ns-a"], "key": "key-a"}, format="json")
+        assert deleted.status_code == 204, who
+        _no_mark(got, who)
+    assert fingerprint(org_a) == before

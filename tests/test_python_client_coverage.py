@@ -62,7 +62,11 @@ OPERATIONS = {
     ("GET", "/api/v1/llm-config"): lambda c: c.llm_config.get(),
     ("PUT", "/api/v1/llm-config"): lambda c: c.llm_config.set(model=""),
     ("DELETE", "/api/v1/llm-config"): lambda c: c.llm_config.delete(),
-    ("POST", "/api/v1/mcp"): lambda c: c.mcp.request("ping"),
+    ("PUT", "/api/v1/store/items"): lambda c: c.store.put(["ns"], "k", {"v": 1}),
+    ("GET", "/api/v1/store/items"): lambda c: c.store.get(["ns"], "k"),
+    ("DELETE", "/api/v1/store/items"): lambda c: c.store.delete(["ns"], "k"),
+    ("POST", "/api/v1/store/items/search"): lambda c: c.store.search(["ns"], query="tea"),
+    ("POST", "/api/v1/store/namespaces"): lambda c: c.store.namespaces(),
     ("GET", "/api/v1/memories"): lambda c: list(c.memories.list(user_id="nobody")),
     ("POST", "/api/v1/memories"): lambda c: c.memories.add("", user_id="nobody"),
     ("DELETE", "/api/v1/memories"): lambda c: c.memories.delete_all(user_id="nobody"),
@@ -73,6 +77,8 @@ OPERATIONS = {
     ("GET", "/api/v1/memories/{id}/injections"): lambda c: list(c.memories.injections(ID)),
     ("POST", "/api/v1/memories/{id}/restore"): lambda c: c.memories.restore(ID, 1),
     ("POST", "/api/v1/memories/{id}/split"): lambda c: c.memories.split(ID, 1),
+    ("GET", "/api/v1/memories/{id}/feedback"): lambda c: list(c.memories.feedback_list(ID)),
+    ("POST", "/api/v1/memories/{id}/feedback"): lambda c: c.memories.feedback(ID, "useful", user_id="nobody"),
     ("POST", "/api/v1/memories/batch"): lambda c: c.memories.batch([{"content": ""}], infer=False),
     ("GET", "/api/v1/memories/markdown"): lambda c: c.markdown.get(user_id="nobody"),
     ("PUT", "/api/v1/memories/markdown"): lambda c: c.markdown.put("", base_version="x", user_id="nobody"),
@@ -117,6 +123,9 @@ OPERATIONS = {
     ("DELETE", "/api/v1/users/{user_id}"): lambda c: c.users.forget("nobody"),
     ("GET", "/api/v1/users/{user_id}/export"): lambda c: c.users.export("nobody"),
     ("POST", "/api/v1/users/{user_id}/import"): lambda c: c.users.import_("nobody", {}),
+    ("GET", "/api/v1/users/{user_id}/memory-pause"): lambda c: c.users.pause_state("nobody"),
+    ("PUT", "/api/v1/users/{user_id}/memory-pause"): lambda c: c.users.pause("nobody", session_id="s"),
+    ("DELETE", "/api/v1/users/{user_id}/memory-pause"): lambda c: c.users.resume("nobody", session_id="s"),
 }
 
 
@@ -208,6 +217,8 @@ def test_the_client_is_a_package_pip_builds_and_installs(tmp_path):
 
 @pytest.mark.parametrize("module", sorted(p.name for p in (CLIENT_DIR / "engram_client").glob("*.py")))
 def test_the_client_imports_only_httpx_pydantic_and_the_standard_library(module):
+    """And the optional extras: engram_client.langgraph (LangGraph's BaseStore) needs `langgraph`."""
+    extras = {"langgraph.py": {"langgraph"}}.get(module, set())
     tree = ast.parse((CLIENT_DIR / "engram_client" / module).read_text())
     imported = set()
     for node in ast.walk(tree):
@@ -215,5 +226,9 @@ def test_the_client_imports_only_httpx_pydantic_and_the_standard_library(module)
             imported |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.level == 0:
             imported.add(node.module.split(".")[0])
-    foreign = {name for name in imported if name not in sys.stdlib_module_names} - {"httpx", "pydantic"}
+    foreign = {name for name in imported if name not in sys.stdlib_module_names} - {
+        "httpx",
+        "pydantic",
+        *extras,
+    }
     assert not foreign, f"engram_client/{module} imports {sorted(foreign)}"

@@ -13,12 +13,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-import httpx
+import httpx2
 import pytest
 from django.core.management import call_command
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from memory.models import MemoryItem
 from projects.models import ApiKey
+
+from .test_mcp import mcp_upstream, run_async  # noqa: F401  (the MCP process, in a thread)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -101,25 +105,27 @@ def test_the_python_block_runs(env):
     )
 
 
+@pytest.mark.usefixtures("mcp_upstream")
 def test_the_mcp_configuration_reaches_the_memory_tools(env, live_server):
+    """The configuration, as an MCP client reads it, with the official SDK's client (it probes
+    server/discover and speaks 2026-07-28)."""
     [config_block] = blocks("json")
     server = json.loads(config_block)["mcpServers"]["engram"]
     url = server["url"].replace("http://127.0.0.1:8000", live_server.url)
     headers = {k: v.replace("<ENGRAM_API_KEY>", env["ENGRAM_API_KEY"]) for k, v in server["headers"].items()}
-    headers["Accept"] = "application/json, text/event-stream"  # what Streamable HTTP clients send
 
-    def rpc(method, params=None):
-        body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params or {}}
-        response = httpx.post(url, json=body, headers=headers, timeout=60)
-        assert response.status_code == 200, response.text
-        return response.json()["result"]
+    async def session():
+        http = httpx2.AsyncClient(headers=headers, timeout=60)
+        async with Client(streamable_http_client(url, http_client=http)) as client:
+            tools = {t.name for t in (await client.list_tools()).tools}
+            added = await client.call_tool("add_memory", {"text": "Sam collects vinyl records"})
+            found = await client.call_tool("search_memories", {"query": "what does Sam collect?"})
+            return tools, added, found
 
-    assert rpc("initialize", {"protocolVersion": "2025-06-18"})["serverInfo"]["name"] == "engram"
-    assert {t["name"] for t in rpc("tools/list")["tools"]} == {"memory_add", "memory_search"}
-    added = rpc("tools/call", {"name": "memory_add", "arguments": {"content": "Sam collects vinyl records"}})
-    assert added["isError"] is False, added
+    tools, added, found = run_async(session())
+    assert {"add_memory", "search_memories", "get_context", "memory_add", "memory_search"} <= tools
+    assert added.is_error is False, added.content
     assert MemoryItem.objects.filter(
         org__slug="demo", user_id="sam", content="Sam collects vinyl records"
     ).exists()
-    found = rpc("tools/call", {"name": "memory_search", "arguments": {"query": "what does Sam collect?"}})
-    assert "Sam collects vinyl records" in found["content"][0]["text"]
+    assert "Sam collects vinyl records" in found.content[0].text

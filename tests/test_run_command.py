@@ -110,6 +110,40 @@ class Run:
             self.proc.wait()
 
 
+def _mcp_tools(run: Run, env: dict) -> set[str]:
+    """The MCP tools, listed by the official SDK's client through the web server's /api/v1/mcp (forwarded
+    to the MCP process the run command started) with a key made in the run's database."""
+    import asyncio
+
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    slug = f"run-mcp-{os.getpid()}-{time.monotonic_ns()}"
+    manage = [sys.executable, "manage.py"]
+    subprocess.run([*manage, "create_org", slug], cwd=ROOT, env=env, check=True, capture_output=True)
+    made = subprocess.run(
+        [*manage, "create_api_key", "--org", slug, "--name", "mcp"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    secret = made.stdout.decode().strip().splitlines()[-1]
+
+    async def listing():
+        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {secret}"}, timeout=60)
+        async with Client(
+            streamable_http_client(run.url("/api/v1/mcp"), http_client=http), mode="legacy"
+        ) as client:
+            return {tool.name for tool in (await client.list_tools()).tools}
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:  # a browser test may leave a loop in this thread
+        return pool.submit(asyncio.run, listing()).result()
+
+
 def _all_gone(processes: list[psutil.Process]) -> bool:
     return not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in processes)
 
@@ -122,6 +156,7 @@ def test_it_serves_with_gunicorn_on_loopback_restarts_a_dead_worker_and_stops_on
         status, _, body = _get(run.url("/no-such-page/"))
         assert status == 404 and "URLconf" not in body  # DEBUG is off: no URL list for strangers
         assert _get(run.url("/static/css/engram.css"))[0] == 200  # WhiteNoise
+        assert _mcp_tools(run, run_env) >= {"add_memory", "search_memories", "get_context"}
         master = run.children("gunicorn")[0]
         listening = {c.laddr.ip for c in master.net_connections(kind="tcp") if c.status == "LISTEN"}
         assert listening == {"127.0.0.1"}, listening

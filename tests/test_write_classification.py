@@ -215,3 +215,90 @@ def test_an_invented_id_or_a_failed_call_falls_back_to_the_offline_decision(stub
     response = add(client, "The user's son is allergic to shrimp")
     assert response.status_code == 201 and response.json()["decision"]["kind"] == "distinct"
     assert MemoryItem.objects.count() == 2
+
+
+def test_a_batch_finds_the_same_nearest_memories_as_a_single_add(alice_actor, bob, project, org_a):
+    """The batch compares a subject's stored vectors in memory (one query per subject); the rows and
+    similarities are those services.nearest_active finds per item, readable ones only, and past
+    STORED_IN_MEMORY the batch asks the database per item and decides the same."""
+    from memory import batch, services
+    from memory.drafts import MemoryDraft
+    from projects.access import actor_for_account, memory_read_q
+
+    texts = [
+        "The team deploys on Fridays",
+        "The team's database is PostgreSQL 15",
+        "The team uses Slack for chat",
+        "The staging server is in Frankfurt",
+        "团队每周二开例会",
+        "The team prefers squash merges",
+        "Code review needs two approvals",
+    ]
+    for text in texts:
+        services.memory_create(
+            actor=alice_actor,
+            org=org_a,
+            draft=MemoryDraft(content=text, scope="project", project=project),
+            dedup="none",
+        )
+    services.memory_create(  # only its author may read it: never a candidate for bob
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(
+            content="The team uses Slack for all chat",
+            scope="project",
+            project=project,
+            visibility="owner_only",
+        ),
+        dedup="none",
+    )
+    bob_actor = actor_for_account(bob, org_a)
+    incoming = ["The team chats on Slack", "团队每周三开例会", "The staging server moved to Paris", "Bees"]
+    fresh = [(i, MemoryDraft(content=t, scope="project", project=project)) for i, t in enumerate(incoming)]
+    vectors = batch._batch_embed(org_a, fresh)
+    for actor in (alice_actor, bob_actor):
+        found = batch._stored_nearest(actor, org_a, fresh, vectors, memory_read_q(actor))
+        for index, draft in fresh:
+            one = services.nearest_active(
+                actor=actor,
+                base=draft.subject(org_a),
+                embedding=vectors[index][0],
+                model=vectors[index][1],
+                limit=services.NEAREST_K,
+            )
+            assert [item.pk for item, _ in found[index]] == [item.pk for item, _ in one]
+            assert [round(s, 4) for _, s in found[index]] == pytest.approx(
+                [round(s, 4) for _, s in one], abs=1e-3
+            )
+    private = MemoryItem.objects.get(content="The team uses Slack for all chat")
+    bobs = batch._stored_nearest(bob_actor, org_a, fresh, vectors, memory_read_q(bob_actor))
+    assert private.pk not in {item.pk for rows in bobs.values() for item, _ in rows}
+    assert private.pk in {
+        item.pk
+        for rows in batch._stored_nearest(
+            alice_actor, org_a, fresh, vectors, memory_read_q(alice_actor)
+        ).values()
+        for item, _ in rows
+    }
+
+
+@pytest.mark.parametrize("in_memory", [True, False], ids=["in-memory", "per-item"])
+def test_a_batch_decides_the_same_whether_stored_vectors_are_compared_in_memory_or_per_item(
+    key_a, monkeypatch, in_memory
+):
+    from memory import batch
+
+    if not in_memory:
+        monkeypatch.setattr(batch, "STORED_IN_MEMORY", 1)
+    _, client = key_a
+    for text in ("用户每天晚上遛狗", "The user lives in Vancouver", "The user plays chess on Sundays"):
+        add(client, text)
+    memories = [
+        {"content": "用户每晚都会去遛狗", "user_id": "u1"},
+        {"content": "The user now lives in Calgary", "user_id": "u1"},
+        {"content": "The user's son is allergic to shrimp", "user_id": "u1"},
+    ]
+    results = client.post(f"{URL}/batch", {"memories": memories, "infer": True}, format="json").json()[
+        "results"
+    ]
+    assert [r["status"] for r in results] == ["duplicate", "superseded", "created"]

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from checkpoints.models import Message, Session
 from checkpoints.selectors import sessions_for
+from core.roles import role_kind
 from core.text import cjk_count, estimate_tokens
 from memory.injections import injection_log_row
 from memory.models import InjectionLog, MemoryItem
@@ -41,9 +42,26 @@ HEADINGS = {
         "recent": "最近对话",
     },
 }
+# The memory types as the prompt names them (Chinese prompts carry no English tags).
+TYPE_NAMES = {
+    "en": {},
+    "zh": {
+        "preference": "偏好",
+        "fact": "事实",
+        "skill": "技能",
+        "habit": "习惯",
+        "event": "事件",
+        "context": "上下文",
+        "constraint": "约束",
+        "decision": "决策",
+        "core": "核心",
+        "summary": "摘要",
+        "note": "笔记",
+    },
+}
 ROLE_NAMES = {
-    "en": {"human": "User", "user": "User", "ai": "Assistant", "assistant": "Assistant"},
-    "zh": {"human": "用户", "user": "用户", "ai": "助手", "assistant": "助手"},
+    "en": {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"},
+    "zh": {"user": "用户", "assistant": "助手", "system": "系统", "tool": "工具"},
 }
 
 
@@ -76,9 +94,9 @@ def language_of(*, profile: UserProfile | None, texts: list[str]) -> str:
     return "zh" if cjk and cjk * 3 >= latin else "en"
 
 
-def _memory_line(item_type: str, content: str, when) -> str:
+def _memory_line(language: str, item_type: str, content: str, when) -> str:
     date = f" ({when:%Y-%m-%d})" if when else ""
-    return f"- [{item_type}] {content}{date}"
+    return f"- [{TYPE_NAMES[language].get(item_type, item_type)}] {content}{date}"
 
 
 def render_prompt(
@@ -97,18 +115,19 @@ def render_prompt(
     if lines:
         sections.append(f"## {heads['profile']}\n" + "\n".join(lines))
     if core:
-        body = "\n".join(_memory_line(m.memory_type, m.content, m.occurred_at) for m in core)
+        body = "\n".join(_memory_line(language, m.memory_type, m.content, m.occurred_at) for m in core)
         sections.append(f"## {heads['core']}\n{body}")
     if relevant:
         body = "\n".join(
-            _memory_line(h.row["memory_type"], h.row["content"], h.row["occurred_at"]) for h in relevant
+            _memory_line(language, h.row["memory_type"], h.row["content"], h.row["occurred_at"])
+            for h in relevant
         )
         sections.append(f"## {heads['relevant']}\n{body}")
     if summary:
         sections.append(f"## {heads['summary']}\n{summary}")
     if recent:
         names = ROLE_NAMES[language]
-        body = "\n".join(f"- {names.get(m.role, m.role)}: {m.content}" for m in recent)
+        body = "\n".join(f"- {names[role_kind(m.role)]}: {m.content}" for m in recent)
         sections.append(f"## {heads['recent']}\n{body}")
     return "\n\n".join(sections)
 

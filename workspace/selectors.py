@@ -3,8 +3,8 @@ in). Who may see it is projects.access.can_see_origin's decision."""
 
 from __future__ import annotations
 
-from checkpoints.selectors import messages_for
-from memory.selectors import extraction_jobs_for
+from checkpoints.selectors import messages_for, sessions_for
+from memory.selectors import extraction_jobs_for, feedback_given, injections_for_user, readable_memories
 from projects.access import Actor, can_see_origin
 
 
@@ -42,3 +42,24 @@ def memory_origin(*, actor: Actor, item) -> tuple[object | None, object | None]:
                     "session": None,
                 }
     return job, message
+
+
+def my_data_summary(*, actor: Actor) -> dict:
+    """What Engram keeps about the signed-in person (their own subject), as counts for the My data page."""
+    user_id = actor.user_id or ""
+    return {
+        "memories": readable_memories(actor).filter(user_id=user_id).count(),
+        "sessions": sessions_for(actor, user_id=user_id).count(),
+        "injections": injections_for_user(actor=actor, user_id=user_id).count(),
+        "feedback": feedback_given(actor=actor).count(),
+    }
+
+
+def my_sessions(*, actor: Actor):
+    """The signed-in person's conversations, most recently active first."""
+    return sessions_for(actor, user_id=actor.user_id or "").order_by("-last_activity_at", "-id")
+
+
+def given_to_agents(*, actor: Actor):
+    """What agents were handed about the signed-in person (context, search and tool calls), newest first."""
+    return injections_for_user(actor=actor, user_id=actor.user_id or "").order_by("-created_at", "-id")

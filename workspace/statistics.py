@@ -6,7 +6,16 @@ from django.contrib.auth import get_user_model
 from django.db.models import Count, Min, Q
 from django.utils import timezone
 
-from memory.models import ExtractionJob, InjectionLog, JobStatus, MemoryItem, ReembedJob
+from memory.feedback import feedback_counts
+from memory.models import (
+    ExtractionJob,
+    InjectionLog,
+    JobStatus,
+    MemoryFeedback,
+    MemoryItem,
+    MemoryPause,
+    ReembedJob,
+)
 from projects.models import ApiKey, Organization, OrgMembership
 
 
@@ -65,4 +74,13 @@ def statistics() -> dict:
         },
         "reembeds": list(ReembedJob.objects.exclude(status=JobStatus.DONE).order_by("-created_at")[:10]),
         "calls_7d": _grouped(InjectionLog.objects.filter(created_at__gte=now - timedelta(days=7)), "kind"),
+        # Useful / wrong / outdated from the people memories are about: counts only, never which or whose.
+        "feedback": list(feedback_counts().items()),
+        "feedback_7d": _grouped(
+            MemoryFeedback.objects.filter(created_at__gte=now - timedelta(days=7)), "value"
+        ),
+        "pauses": {
+            "subjects paused": MemoryPause.objects.filter(session_id="").count(),
+            "conversations not remembered": MemoryPause.objects.exclude(session_id="").count(),
+        },
     }

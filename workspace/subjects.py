@@ -41,12 +41,14 @@ from core.secrets import redact, redact_json
 from core.times import rfc3339
 from memory import gate
 from memory.drafts import MemoryDraft
+from memory.feedback import forget_feedback
 from memory.injections import injection_log_row
 from memory.models import (
     EmbeddingConfig,
     ExtractionJob,
     InjectionLog,
     JobStatus,
+    MemoryFeedback,
     MemoryItem,
     MemoryRevision,
     MemoryType,
@@ -83,8 +85,9 @@ log = logging.getLogger(__name__)
 
 EXPORT_FORMAT = "engram-subject-export"
 EXPORT_VERSION = 1
-# Models with a user_id that are not data about the subject (the account link itself).
-NOT_SUBJECT_DATA = {"projects.OrgMembership"}
+# Models with a user_id that are not data about the subject (the account link itself; a pause, which
+# forgetting leaves in place: memory stays off for someone who turned it off).
+NOT_SUBJECT_DATA = {"projects.OrgMembership", "memory.MemoryPause"}
 _SKIP_FIELDS = {"embedding", "search_tokens", "api_key_encrypted", "org"}
 
 
@@ -199,6 +202,15 @@ def subject_export(*, actor: Actor, org, user_id: str) -> dict:
             for j in _of_subject(ExtractionJob, extraction_job_read_q, org, user_id, actor).order_by("id")
         ],
         "embedding_config": row(config) if config else None,
+        # Useful / wrong / outdated the subject said of memories the actor may read (ids, no content).
+        "feedback": [
+            row(f)
+            for f in MemoryFeedback.objects.filter(
+                org=org,
+                subject=user_id,
+                memory__in=MemoryItem.objects.filter(memory_read_q(actor)).values("id"),
+            ).order_by("id")
+        ],
     }
 
 
@@ -264,6 +276,11 @@ def subject_forget(*, actor: Actor, org, user_id: str) -> dict:
     remain (empty after a whole erasure)}."""
     reach = None if forgets_everything(actor) else actor
     counts: dict[str, int] = {}
+    # The feedback the subject gave (on its own memories and on project memories, which stay): the
+    # signal of each memory it was on is recomputed without it.
+    feedback = forget_feedback(org, user_id, None if reach is None else memory_read_q(reach))
+    if feedback:
+        counts["MemoryFeedback"] = feedback
     memory_ids = _memories(org, user_id, reach).values("id")
     # Others' items superseded by one of these lose the link (SET_NULL), not their content.
     MemoryItem.objects.filter(superseded_by__in=memory_ids).exclude(id__in=memory_ids).update(
@@ -284,6 +301,7 @@ def subject_forget(*, actor: Actor, org, user_id: str) -> dict:
     idempotency_forget_subject(org=org, user_id=user_id)
     left = {model.__name__: rows.count() for model, rows in _subject_rows(org, user_id)}
     left.update({model.__name__: model.objects.filter(org=org, user_id=user_id).count() for model in others})
+    left["MemoryFeedback"] = MemoryFeedback.objects.filter(org=org, subject=user_id).count()
     subject_forgotten.send(
         sender=None, org_id=org.pk, user_id=user_id, complete=reach is None, deleted=counts
     )
@@ -413,8 +431,14 @@ def subject_import(*, actor: Actor, org, user_id: str, data: dict) -> dict:
                     valid_until=_dt(entry.get("valid_until")),
                     expires_at=_dt(entry.get("expires_at")),
                 )
+                # The subject's own data coming back: stored even while memory is paused.
                 result = memory_create(
-                    actor=actor, org=org, draft=draft, reason=f"imported (was #{old_id})", dedup="hash"
+                    actor=actor,
+                    org=org,
+                    draft=draft,
+                    reason=f"imported (was #{old_id})",
+                    dedup="hash",
+                    honour_pause=False,
                 )
         except gate.GateRejection as exc:
             refused.append({"kind": "memory", "id": old_id, "code": exc.code, "reason": exc.message})

@@ -2,13 +2,14 @@
 
 from rest_framework import serializers
 
+from core.roles import ROLES
 from memory.models import JobStatus
+from memory.pause import PAUSE_LEVELS
 from projects.api.base import StrictSerializer
+from projects.api.choices import invalid_choice_message
 
 from ..models import Checkpoint, CheckpointArchive, Message, Session
 from ..services import archive_payload
-
-ROLES = ["human", "ai", "system", "tool"]
 
 
 class MessageInSerializer(StrictSerializer):
@@ -38,6 +39,15 @@ class CheckpointSaveSerializer(SubjectFields):
     pending_tool_calls = serializers.ListField(child=serializers.JSONField(), required=False, default=list)
     parent = serializers.IntegerField(required=False, allow_null=True, default=None, min_value=1)
     metadata = serializers.DictField(required=False, default=dict)
+
+    def validate_messages(self, value):
+        """Messages are free-form, but a message that names a role names a valid one (core.roles)."""
+        for index, message in enumerate(value):
+            if isinstance(message, dict) and "role" in message and message["role"] not in ROLES:
+                raise serializers.ValidationError(
+                    f"[{index}].role: {invalid_choice_message(message['role'], ROLES)}"
+                )
+        return value
 
 
 class ToolCallDecisionSerializer(StrictSerializer):
@@ -149,6 +159,12 @@ class MessagesAppendedSerializer(serializers.Serializer):
     messages = MessageSerializer(many=True)
     duplicates = serializers.IntegerField(help_text="Messages not stored again (same message_id).")
     extraction_job = JobRefSerializer(allow_null=True, help_text="The extraction job queued, if any.")
+    memory_paused = serializers.ChoiceField(
+        choices=PAUSE_LEVELS,
+        allow_null=True,
+        help_text="Memory is paused for the subject or for this session: the messages are kept, nothing is "
+        "extracted from them (no job).",
+    )
 
 
 class SessionDetailSerializer(SessionSerializer):

@@ -10,6 +10,7 @@ from rest_framework import status
 from rest_framework.response import Response
 
 from audit import services as audit
+from memory.pause import paused
 from projects.access import project_by_ref, require_change_session, require_subject
 from projects.api.base import EngramAPIView
 from projects.api.choices import invalid_choice_message
@@ -150,6 +151,7 @@ MESSAGES_EXAMPLES = [
             ],
             "duplicates": 0,
             "extraction_job": {"id": 12, "status": "pending"},
+            "memory_paused": None,
         },
         response_only=True,
         status_codes=["201"],
@@ -188,6 +190,7 @@ class SessionMessagesView(EngramAPIView):
             "messages": MessageSerializer(created, many=True).data,
             "duplicates": len(data["messages"]) - len(created),
             "extraction_job": {"id": job.pk, "status": job.status} if job else None,
+            "memory_paused": paused(self.org, user_id, session.session_id),
         }
         return Response(body, status=status.HTTP_201_CREATED)
 

@@ -38,6 +38,7 @@ INSTALLED_APPS = [
     "checkpoints",
     "workspace",
     "webhooks",
+    "mem0compat",
 ]
 
 MIDDLEWARE = [
@@ -182,6 +183,8 @@ SPECTACULAR_SETTINGS = {
         "JobStatusEnum": "memory.models.JobStatus",
         "ProjectRoleEnum": "projects.models.ProjectRole",
         "MessageRoleEnum": "checkpoints.api.serializers.ROLES",
+        "PauseLevelEnum": "memory.pause.PAUSE_LEVELS",
+        "PausedStatusEnum": "memory.pause.PAUSED_STATUS",
     },
     # Swagger UI and Redoc from the app's own static files (drf-spectacular-sidecar): no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -199,6 +202,9 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("ENGRAM_CELERY_EAGER", False)
 CELERY_BEAT_SCHEDULE: dict = {}
+
+# The MCP process (config/mcp.py) the web server forwards /api/v1/mcp to; `./engram run` sets it.
+ENGRAM_MCP_URL = env_str("ENGRAM_MCP_URL", "")
 
 # Secrets at rest (provider API keys) are encrypted with Fernet keys derived from this.
 ENGRAM_ENCRYPTION_KEY = env_str("ENGRAM_ENCRYPTION_KEY", "")
@@ -262,6 +268,8 @@ SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 0.3, minimum=0.0, max
 SEARCH_RELEVANCE_WEIGHT = env_float("SEARCH_RELEVANCE_WEIGHT", 0.5, minimum=0.0, maximum=1.0)
 SEARCH_CONFIDENCE_WEIGHT = env_float("SEARCH_CONFIDENCE_WEIGHT", 0.3, minimum=0.0, maximum=1.0)
 SEARCH_SCOPE_WEIGHT = env_float("SEARCH_SCOPE_WEIGHT", 0.2, minimum=0.0, maximum=1.0)
+# The people's feedback (useful / wrong / outdated, memory.feedback): at most this much either way.
+SEARCH_FEEDBACK_WEIGHT = env_float("SEARCH_FEEDBACK_WEIGHT", 0.05, minimum=0.0, maximum=0.2)
 # Candidates taken from each side (at least 3 x top_k), the HNSW iterative-scan ceiling, the word overlap
 # (Jaccard) two near-duplicates need to count as one subject, and how often recall counts are flushed
 # (0 = at once, in the request thread).
@@ -324,6 +332,7 @@ CELERY_BEAT_SCHEDULE.update(
         "sessions-expire": {"task": "checkpoints.tasks.sessions_expire", "schedule": 3600.0},
         "checkpoints-archive": {"task": "checkpoints.tasks.checkpoints_archive", "schedule": 3600.0},
         "idempotency-keys-purge": {"task": "projects.tasks.idempotency_keys_purge", "schedule": 3600.0},
+        "store-items-purge": {"task": "memory.tasks.store_items_purge", "schedule": 600.0},
         "webhooks-sweep": {"task": "webhooks.tasks.webhooks_sweep", "schedule": 60.0},
     }
 )

@@ -79,6 +79,7 @@ BATCH = [
             "duplicate": 0,
             "superseded": 0,
             "rejected": 1,
+            "paused": 0,
             "results": [
                 {"index": 0, "status": "created", "id": 43},
                 {

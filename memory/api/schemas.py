@@ -2,11 +2,11 @@
 configuration): for the OpenAPI schema only, so a generated client gets real types. The views stay the
 source of the bodies; tests/test_openapi_contract.py checks that the two agree."""
 
-from drf_spectacular.utils import extend_schema_field
+from drf_spectacular.utils import PolymorphicProxySerializer
 from rest_framework import serializers
 
 from ..models import MemoryType, Scope, Source, Status
-from .serializers import RevisionSerializer, WriteDecisionSerializer
+from .serializers import PausedSerializer, RevisionSerializer, WriteDecisionSerializer
 
 
 class RevisionHistorySerializer(serializers.Serializer):
@@ -59,6 +59,9 @@ class HitExplainSerializer(serializers.Serializer):
     confidence = serializers.FloatField()
     scope_priority = serializers.FloatField()
     stale = serializers.BooleanField(help_text="An older version of a fact a better-placed hit states.")
+    feedback = serializers.FloatField(
+        help_text="The people's feedback on the memory in (-1, 1); the score adds it times SEARCH_FEEDBACK_WEIGHT."
+    )
     tokens = serializers.IntegerField()
     near_duplicate_group = serializers.IntegerField(allow_null=True)
     neighbour_of = serializers.IntegerField(allow_null=True)
@@ -127,7 +130,12 @@ class FoundMemoriesSerializer(serializers.Serializer):
 
 class MemoryAddInvocationSerializer(serializers.Serializer):
     tool = serializers.ChoiceField(choices=["memory_add"])
-    result = AddResultSerializer()
+    result = PolymorphicProxySerializer(
+        component_name="MemoryAddOutcome",
+        serializers=[AddResultSerializer, PausedSerializer],
+        resource_type_field_name=None,
+        help_text='What was stored; or `"status": "paused"` (memory paused for the user or session: nothing stored).',
+    )
     output = serializers.CharField(help_text="The result as text for the model.")
 
 
@@ -135,64 +143,6 @@ class MemorySearchInvocationSerializer(serializers.Serializer):
     tool = serializers.ChoiceField(choices=["memory_search"])
     result = FoundMemoriesSerializer()
     output = serializers.CharField(help_text="The result as text for the model.")
-
-
-@extend_schema_field({"oneOf": [{"type": "string"}, {"type": "number"}]})
-class JsonRpcIdField(serializers.JSONField):
-    """A JSON-RPC id: a string or a number."""
-
-
-class JsonRpcRequestSerializer(serializers.Serializer):
-    """One JSON-RPC 2.0 message; without `id` it is a notification (answered 202, no body)."""
-
-    jsonrpc = serializers.ChoiceField(choices=["2.0"])
-    id = JsonRpcIdField(required=False, help_text="Echoed in the answer.")
-    method = serializers.CharField(help_text="initialize, ping, tools/list, tools/call or a notification.")
-    params = serializers.DictField(
-        required=False, help_text="tools/call: {name, arguments}; initialize: {protocolVersion, ...}."
-    )
-
-
-class McpToolSerializer(serializers.Serializer):
-    name = serializers.CharField()
-    description = serializers.CharField()
-    inputSchema = serializers.DictField(help_text="The arguments as a JSON Schema object.")  # noqa: N815
-
-
-class McpContentSerializer(serializers.Serializer):
-    type = serializers.ChoiceField(choices=["text"])
-    text = serializers.CharField()
-
-
-class McpResultSerializer(serializers.Serializer):
-    """The `result` of a JSON-RPC answer; which fields it has depends on the method called: initialize
-    (protocolVersion, capabilities, serverInfo, instructions), tools/list (tools), tools/call (isError,
-    content, structuredContent), ping (none)."""
-
-    protocolVersion = serializers.CharField(required=False)  # noqa: N815
-    capabilities = serializers.DictField(required=False)
-    serverInfo = serializers.DictField(child=serializers.CharField(), required=False)  # noqa: N815
-    instructions = serializers.CharField(required=False)
-    tools = McpToolSerializer(many=True, required=False)
-    isError = serializers.BooleanField(required=False, help_text="tools/call: the tool failed.")  # noqa: N815
-    content = McpContentSerializer(many=True, required=False)
-    structuredContent = serializers.DictField(  # noqa: N815
-        required=False, help_text="tools/call: the tool's result, as the REST tools/{name}/invoke returns it."
-    )
-
-
-class JsonRpcErrorSerializer(serializers.Serializer):
-    code = serializers.IntegerField(help_text="-32700 parse error, -32600 invalid request, -32601, -32602.")
-    message = serializers.CharField()
-
-
-class JsonRpcResponseSerializer(serializers.Serializer):
-    """The answer to a JSON-RPC request: `result` on success, `error` otherwise (always HTTP 200)."""
-
-    jsonrpc = serializers.ChoiceField(choices=["2.0"])
-    id = JsonRpcIdField(allow_null=True, help_text="The request's id (null when it could not be read).")
-    result = McpResultSerializer(required=False)
-    error = JsonRpcErrorSerializer(required=False)
 
 
 # ---- Markdown ----------------------------------------------------------------------------------------

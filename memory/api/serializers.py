@@ -17,6 +17,7 @@ from ..models import (
     Status,
 )
 from ..models import Visibility as Vis
+from ..pause import PAUSE_LEVELS, PAUSED_STATUS
 from ..revisions import snapshot_out
 
 
@@ -290,8 +291,9 @@ class BatchErrorSerializer(serializers.Serializer):
 class BatchResultSerializer(serializers.Serializer):
     index = serializers.IntegerField(help_text="Position of the item in the request.")
     status = serializers.ChoiceField(
-        choices=["created", "duplicate", "superseded", "rejected"],
-        help_text="superseded: stored as an update of an older memory (supersedes), which is kept as superseded.",
+        choices=["created", "duplicate", "superseded", "rejected", "paused"],
+        help_text="superseded: stored as an update of an older memory (supersedes), which is kept as superseded. "
+        "paused: memory is paused for the item's subject or session; nothing stored.",
     )
     id = serializers.IntegerField(required=False, help_text="The memory stored or merged into.")
     duplicate_of = serializers.IntegerField(required=False)
@@ -310,7 +312,28 @@ class BatchOutputSerializer(serializers.Serializer):
     duplicate = serializers.IntegerField()
     superseded = serializers.IntegerField(help_text="Items stored as updates of an older memory.")
     rejected = serializers.IntegerField()
+    paused = serializers.IntegerField(
+        help_text="Items not stored: memory is paused for their subject or session."
+    )
+    status = serializers.ChoiceField(
+        choices=PAUSED_STATUS,
+        required=False,
+        help_text="paused: every item's subject or session has memory paused; nothing was stored.",
+    )
     results = BatchResultSerializer(many=True)
+
+
+class PausedSerializer(serializers.Serializer):
+    """A write while memory is paused for the subject or the session (memory.pause): nothing was stored."""
+
+    status = serializers.ChoiceField(choices=PAUSED_STATUS)
+    paused = serializers.ChoiceField(
+        choices=PAUSE_LEVELS, help_text="Paused for the whole subject, or only for this session."
+    )
+    user_id = serializers.CharField()
+    session_id = serializers.CharField(allow_null=True)
+    stored = serializers.IntegerField(help_text="Always 0.")
+    message = serializers.CharField()
 
 
 class SplitResultSerializer(MemorySerializer):

@@ -2,10 +2,9 @@
 
 from django.urls import path
 
-from . import mcp_views, tools_views
+from . import tools_views
 
 urlpatterns = [
     path("tools", tools_views.ToolListView.as_view(), name="tool-list"),
     path("tools/<str:name>/invoke", tools_views.ToolInvokeView.as_view(), name="tool-invoke"),
-    path("mcp", mcp_views.McpView.as_view(), name="mcp"),
 ]

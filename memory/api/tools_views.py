@@ -10,7 +10,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema, ext
 from rest_framework import serializers
 from rest_framework.response import Response
 
-from memory import services
+from memory import pause, services
 from memory.drafts import MemoryDraft
 from memory.gate import GateRejection
 from memory.injections import injection_log_row
@@ -223,6 +223,8 @@ def _add(actor, args: dict, context: dict, project) -> dict:
         result = services.memory_create(actor=actor, org=actor.org, draft=draft, reason="memory_add tool")
     except GateRejection as exc:
         raise ApiError(422, exc.code, exc.message) from exc
+    except pause.MemoryPaused as exc:
+        return {"tool": "memory_add", "result": exc.body(), "output": exc.message}
     item = result.item
     if result.supersedes is not None:
         status, verb = "superseded", f"Remembered, replacing #{result.supersedes}"

@@ -2,6 +2,7 @@
 
 from django.urls import path
 
+from .feedback_views import MemoryFeedbackView
 from .views import AgentMemoryViewSet, EmbeddingConfigView, MemoryViewSet, ReembedJobViewSet
 
 memories = MemoryViewSet.as_view({"get": "list", "post": "create", "delete": "destroy_all"})
@@ -17,6 +18,7 @@ urlpatterns = [
     path("memories/<int:pk>/history", MemoryViewSet.as_view({"get": "history"}), name="memory-history"),
     path("memories/<int:pk>/restore", MemoryViewSet.as_view({"post": "restore"}), name="memory-restore"),
     path("memories/<int:pk>/split", MemoryViewSet.as_view({"post": "split"}), name="memory-split"),
+    path("memories/<int:pk>/feedback", MemoryFeedbackView.as_view(), name="memory-feedback"),
     path("agents/<str:agent_id>/memories", agent_memories, name="agent-memory-list"),
     path(
         "agents/<str:agent_id>/memories/stats",

@@ -11,7 +11,7 @@ import re
 from django.db import transaction
 from django.db.models import BooleanField, Count, ExpressionWrapper, Q
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, PolymorphicProxySerializer, extend_schema
 from rest_framework import serializers, status
 from rest_framework.response import Response
 
@@ -49,6 +49,7 @@ from .serializers import (
     MemorySerializer,
     MemoryStatsSerializer,
     MemoryWriteSerializer,
+    PausedSerializer,
     ReembedJobSerializer,
     RestoreSerializer,
     RevisionSerializer,
@@ -184,7 +185,13 @@ def readable_item(actor, pk, **extra) -> MemoryItem:
 
 
 MERGED = OpenApiResponse(
-    MemoryWriteSerializer, description="A duplicate: the add merged into that memory (what came in is kept)."
+    PolymorphicProxySerializer(
+        component_name="MemoryMergedOrPaused",
+        serializers=[MemoryWriteSerializer, PausedSerializer],
+        resource_type_field_name=None,
+    ),
+    description="A duplicate: the add merged into that memory (what came in is kept). Or memory is paused "
+    'for the subject or the session (memory.pause): `"status": "paused"`, nothing stored.',
 )
 
 # ---- /memories ---------------------------------------------------------------------------------------
@@ -248,8 +255,10 @@ class MemoryViewSet(EngramViewSet):
             if r.code:
                 row["error"] = {"code": r.code, "message": r.message}
             body.append(row)
-        statuses = ("created", "duplicate", "superseded", "rejected")
+        statuses = ("created", "duplicate", "superseded", "rejected", "paused")
         counts = {s: sum(1 for r in results if r.status == s) for s in statuses}
+        if results and counts["paused"] == len(results):
+            counts["status"] = "paused"
         return Response({**counts, "results": body})
 
     def retrieve(self, request, pk=None):

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from core.llm import LLMClient
+from core.roles import role_kind
 from memory.models import MemoryType, Scope
 
 from .rules import USER_ROLES, Candidate, message_too_short
@@ -61,8 +62,8 @@ def _loads(text: str):
 
 
 def transcript(messages: list[dict]) -> str:
-    names = {"human": "User", "user": "User", "ai": "Assistant", "system": "System", "tool": "Tool"}
-    return "\n".join(f"{names.get(m.get('role'), 'User')}: {m.get('content', '')}" for m in messages)
+    names = {"user": "User", "assistant": "Assistant", "system": "System", "tool": "Tool"}
+    return "\n".join(f"{names[role_kind(m.get('role') or 'user')]}: {m.get('content', '')}" for m in messages)
 
 
 def _chat_json(client: LLMClient, messages: list[dict], parse):

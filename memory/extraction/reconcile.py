@@ -48,6 +48,8 @@ class Target:
     agent_id: str
     job_id: int
     actor: Actor
+    # More fields of every memory the job writes (metadata, occurred_at, expires_at), when its sender gave them.
+    draft_fields: dict = field(default_factory=dict)
 
     def subjects(self) -> list[MemoryDraft]:
         """The subjects its candidates may go to: the user's, and the project's when there is one."""
@@ -98,6 +100,7 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
         source_id=f"extraction-job:{target.job_id}",
         source_message_id=candidate.source_message_id,
         confidence=candidate.confidence,
+        **target.draft_fields,
     )
     actor = target.actor
     try:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from core.roles import USER_ROLES
 from core.text import has_cjk
 
 MIN_MESSAGE_CHARS = 10
-USER_ROLES = {"human", "user"}
 
 
 @dataclass

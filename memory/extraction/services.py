@@ -29,6 +29,7 @@ from memory.embeddings import provider_for
 from memory.heartbeat import heartbeat, stale_q
 from memory.llm import llm_for
 from memory.models import ExtractionJob, JobStatus
+from memory.pause import paused
 from memory.signals import extraction_finished
 from projects.access import system_actor_for_job
 
@@ -71,8 +72,10 @@ def extraction_job_create(
     session_id: str = "",
     agent_id: str = "",
     created_by_key=None,
+    enqueue: bool = True,
 ) -> ExtractionJob:
-    """Queue one conversation turn for extraction; the task starts after the transaction commits."""
+    """Queue one conversation turn for extraction; the task starts after the transaction commits
+    (enqueue=False: the caller runs it, extraction_run_now)."""
     job = ExtractionJob.objects.create(
         org=org,
         user_id=user_id,
@@ -90,7 +93,8 @@ def extraction_job_create(
         ],
         created_by_key=created_by_key,
     )
-    _enqueue(job.pk)
+    if enqueue:
+        _enqueue(job.pk)
     return job
 
 
@@ -119,8 +123,10 @@ def _skipped(messages: list[dict]) -> list[dict]:
     ]
 
 
-def _candidates(job: ExtractionJob) -> tuple[list, str, str]:
-    """(candidates, method, note) — the LLM path when configured, else or on its failure the rule path."""
+def _candidates(job: ExtractionJob, *, last: bool = False) -> tuple[list, str, str]:
+    """(candidates, method, note) — the LLM path when configured, else or on its failure the rule path.
+
+    last: no later attempt will come (a job run in the request), so a transient failure uses the rules."""
     client = llm_for(job.org)
     if client is None:
         return extract_rules(job.messages), "rules", ""
@@ -129,7 +135,7 @@ def _candidates(job: ExtractionJob) -> tuple[list, str, str]:
     except LLMInvalidOutput as exc:
         return extract_rules(job.messages), "rules", f"{exc}; used the rule path"
     except LLMError as exc:
-        if exc.transient and job.attempts < settings.EXTRACTION_MAX_ATTEMPTS:
+        if exc.transient and not last and job.attempts < settings.EXTRACTION_MAX_ATTEMPTS:
             message = f"attempt {job.attempts}: {exc}; will retry"
             _release(job, message)
             raise RetryLater(message, _retry_after(job)) from exc
@@ -152,9 +158,58 @@ def extraction_job_run(*, job_id: int) -> str:
     return status
 
 
-def _run(job: ExtractionJob) -> str:
+def extraction_run_now(
+    *,
+    org,
+    user_id: str,
+    messages: list[dict],
+    project=None,
+    session_id: str = "",
+    agent_id: str = "",
+    created_by_key=None,
+    draft_fields: dict | None = None,
+) -> ExtractionJob:
+    """Extract from one turn in the caller's request (the Mem0 add with infer): the same job row, rules,
+    gate and reconciliation as the queue, run once, as its last attempt (no retry: a transient model
+    failure uses the rule path). The job comes back done, with its result, or failed, with its error.
+    draft_fields: more fields of every memory it writes (metadata, occurred_at, expires_at)."""
+    job = extraction_job_create(
+        org=org,
+        user_id=user_id,
+        messages=messages,
+        project=project,
+        session_id=session_id,
+        agent_id=agent_id,
+        created_by_key=created_by_key,
+        enqueue=False,
+    )
+    claimed = _claim(job.pk)  # the sweep must not hand it to a worker meanwhile
+    status = _run(claimed, last=True, draft_fields=draft_fields)
+    extraction_finished.send_robust(sender=ExtractionJob, job=claimed, status=status)
+    claimed.refresh_from_db()
+    return claimed
+
+
+def _run(job: ExtractionJob, *, last: bool = False, draft_fields: dict | None = None) -> str:
+    level = paused(job.org, job.user_id, job.session_id)
+    if level:  # memory paused since the turn was queued: nothing is extracted, the job says why
+        ExtractionJob.objects.filter(pk=job.pk).update(
+            status=JobStatus.DONE,
+            result={
+                "paused": level,
+                "added": [],
+                "merged": [],
+                "superseded": [],
+                "rejected": [],
+                "skipped": [],
+            },
+            error="",
+            finished_at=timezone.now(),
+        )
+        return JobStatus.DONE
+    last = last or job.attempts >= settings.EXTRACTION_MAX_ATTEMPTS
     try:
-        candidates, method, note = _candidates(job)
+        candidates, method, note = _candidates(job, last=last)
         client = llm_for(job.org) if method == "llm" else None
         provider = provider_for(job.org, job.user_id)
         target = Target(
@@ -165,6 +220,7 @@ def _run(job: ExtractionJob) -> str:
             agent_id=job.agent_id,
             job_id=job.pk,
             actor=system_actor_for_job(job),
+            draft_fields=draft_fields or {},
         )
         result: dict = {
             "added": [],
@@ -195,7 +251,7 @@ def _run(job: ExtractionJob) -> str:
     except Exception as exc:
         log.exception("extraction job %s failed on attempt %s", job.pk, job.attempts)
         message = f"attempt {job.attempts}: {type(exc).__name__}: {str(exc)[:500]}"
-        if job.attempts < settings.EXTRACTION_MAX_ATTEMPTS:
+        if not last:
             _release(job, message + "; will retry")
             raise RetryLater(message, _retry_after(job)) from exc
         ExtractionJob.objects.filter(pk=job.pk).update(

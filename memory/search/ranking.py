@@ -43,6 +43,7 @@ class Hit:
     relevance: float = 0.0
     confidence: float = 0.0
     scope_priority: float = 0.0
+    feedback: float = 0.0
     score: float = 0.0
     tokens: int = 0
     coverage: float = 0.0  # inverse-document-frequency share of the query's terms this memory holds
@@ -72,6 +73,7 @@ class Hit:
             "confidence": round(self.confidence, 4),
             "scope_priority": self.scope_priority,
             "stale": self.stale,
+            "feedback": round(self.feedback, 4),
         }
 
 
@@ -184,11 +186,17 @@ def final_score(h: Hit, weights: Weights | None = None) -> None:
     w = weights or final_weights()
     h.confidence = float(h.row["confidence"])
     h.scope_priority = SCOPE_PRIORITY.get(h.row["scope"], 0.6)
+    # The people's feedback (MemoryItem.feedback, in (-1, 1): memory.feedback.signal) times
+    # SEARCH_FEEDBACK_WEIGHT (0.05) in both: it reorders close results, never lifts an unrelated memory.
+    h.feedback = max(-1.0, min(1.0, float(h.row.get("feedback") or 0.0)))
+    feedback = settings.SEARCH_FEEDBACK_WEIGHT * h.feedback
     if w.seed:
-        h.score = w.relevance * h.relevance + w.confidence * h.confidence + w.scope * h.scope_priority
+        h.score = (
+            w.relevance * h.relevance + w.confidence * h.confidence + w.scope * h.scope_priority + feedback
+        )
         return
     scope = (h.scope_priority - SCOPE_PRIORITY["user"]) / (SCOPE_PRIORITY["session"] - SCOPE_PRIORITY["user"])
-    adjusted = h.relevance + w.confidence * (min(1.0, h.confidence) - 1.0) + w.scope * scope
+    adjusted = h.relevance + w.confidence * (min(1.0, h.confidence) - 1.0) + w.scope * scope + feedback
     h.score = min(1.0, max(0.0, adjusted))
 
 

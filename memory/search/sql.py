@@ -49,6 +49,7 @@ COLUMNS = [
     "valid_from",
     "created_at",
     "version",
+    "feedback",
 ]
 
 
@@ -151,7 +152,7 @@ WITH base AS MATERIALIZED (
     SELECT "memory_memoryitem"."id" AS id, "memory_memoryitem"."occurred_at" AS occurred_at,
            "memory_memoryitem"."user_id" AS user_id, "memory_memoryitem"."scope" AS scope,
            "memory_memoryitem"."session_id" AS session_id, "memory_memoryitem"."project_id" AS project_id,
-           "memory_memoryitem"."confidence" AS confidence,
+           "memory_memoryitem"."confidence" AS confidence, "memory_memoryitem"."feedback" AS feedback,
            CASE WHEN "memory_memoryitem"."embedding_model" = %s
                 THEN "memory_memoryitem"."embedding" <=> %s::vector END AS dist,
            coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl,
@@ -215,6 +216,7 @@ _NEAR_CTE = """, lenders AS MATERIALIZED (
              + %s::float8 * coalesce(
                  picked.idf[array_position(picked.ids, b.id)] / nullif((SELECT total FROM qidf), 0), 0)
              + %s::float8 * b.confidence
+             + %s::float8 * greatest(-1, least(1, b.feedback))
              + %s::float8 * CASE b.scope WHEN 'session' THEN 1.0 WHEN 'project' THEN 0.8 ELSE 0.6 END DESC,
              b.id DESC
     LIMIT %s
@@ -403,7 +405,19 @@ def _lender_args(model: str, lenders: int) -> list:
     """Parameters of _NEAR_CTE's ranking (score_hits' order, see ranking.lender_weights) and how many to keep."""
     floor = vector_floor(model)
     rescaled_vector, relative_bm25, cosine, coverage, confidence, scope = lender_weights(model)
-    return [rescaled_vector, floor, floor, relative_bm25, cosine, coverage, confidence, scope, lenders]
+    feedback = settings.SEARCH_FEEDBACK_WEIGHT
+    return [
+        rescaled_vector,
+        floor,
+        floor,
+        relative_bm25,
+        cosine,
+        coverage,
+        confidence,
+        feedback,
+        scope,
+        lenders,
+    ]
 
 
 def decode_json(rows: list[dict]) -> list[dict]:

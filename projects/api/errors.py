@@ -11,6 +11,13 @@ from rest_framework.response import Response
 
 from core.text import unstorable
 
+# Paths answered in JSON, errors included: Engram's API and the Mem0-compatible one at the root (mem0compat).
+API_PATH_PREFIXES = ("/api/", "/v1/", "/v2/", "/v3/")
+
+
+def is_api_path(path: str) -> bool:
+    return path.startswith(API_PATH_PREFIXES)
+
 
 class ApiError(exceptions.APIException):
     """An error with an explicit code and status, e.g. ApiError(422, "too_short", "...")."""
@@ -52,6 +59,16 @@ def unstorable_error(value, field: str = "") -> tuple[str, str] | None:
     }
 
 
+class Answered(Exception):
+    """Not an error: a service decided the answer itself (e.g. memory.pause.MemoryPaused: 200, stored
+    nothing). Every API surface answers `status_code` with `body()`, whichever view raised it."""
+
+    status_code = 200
+
+    def body(self) -> dict:
+        raise NotImplementedError
+
+
 CODES = {
     400: "invalid",
     401: "not_authenticated",
@@ -72,6 +89,8 @@ def exception_handler(exc, context):
     # middleware imports this module before DRF is loaded).
     from rest_framework.views import exception_handler as drf_exception_handler
 
+    if isinstance(exc, Answered):
+        return Response(exc.body(), status=exc.status_code)
     if isinstance(exc, RequestDataTooBig):
         return Response(
             {

@@ -20,6 +20,19 @@ class ApiKeyAuthenticationScheme(OpenApiAuthenticationExtension):
         }
 
 
+class ApiKeyHeaderAuthenticationScheme(OpenApiAuthenticationExtension):
+    target_class = "projects.authentication.ApiKeyHeaderAuthentication"
+    name = "ApiKeyHeader"
+
+    def get_security_definition(self, auto_schema):
+        return {
+            "type": "apiKey",
+            "in": "header",
+            "name": "X-Api-Key",
+            "description": "The same org API key in `X-Api-Key` (as LangGraph's client sends it; the store API).",
+        }
+
+
 # ---- tags ----------------------------------------------------------------------------------------------
 
 TAGS = [
@@ -46,13 +59,20 @@ TAGS = [
     },
     {"name": "jobs", "description": "Extraction and re-embed jobs: status, progress, retry."},
     {"name": "profiles", "description": "User and project profiles, aggregated from memories and editable."},
-    {"name": "users", "description": "A subject's data as a whole: export, import, forget."},
+    {"name": "users", "description": "A subject's data as a whole: export, import, forget, pause memory."},
+    {
+        "name": "feedback",
+        "description": "Useful / wrong / outdated from the people a memory is about; a small ranking signal.",
+    },
     {"name": "injections", "description": "What was handed to agents (context, search, tools), and when."},
     {
         "name": "tools",
         "description": "The memory tools as OpenAI function-calling schemas, and running them.",
     },
-    {"name": "mcp", "description": "The memory tools over the Model Context Protocol (JSON-RPC 2.0)."},
+    {
+        "name": "store",
+        "description": "The LangGraph store: JSON items under namespaces, for LangGraph agents.",
+    },
     {"name": "config", "description": "The org's chat model and embedding provider (org owners and admins)."},
     {"name": "projects", "description": "Projects and their members."},
     {"name": "keys", "description": "The org's API keys (org owners and admins); a secret is shown once."},
@@ -65,6 +85,7 @@ TAG_RULES = [
     (r"memories/search", "search"),
     (r"injections|memories/\{id\}/injections", "injections"),
     (r"memories/markdown", "markdown"),
+    (r"memories/\{id\}/feedback", "feedback"),
     (r"memories", "memories"),
     (r"agents/", "agents"),
     (r"sessions/\{session_id\}/checkpoints|checkpoints", "checkpoints"),
@@ -75,7 +96,7 @@ TAG_RULES = [
     (r"users/", "users"),
     (r"context", "context"),
     (r"tools", "tools"),
-    (r"mcp", "mcp"),
+    (r"store/", "store"),
     (r"llm-config|embedding-config", "config"),
     (r"api-keys", "keys"),
     (r"audit-log", "audit"),
@@ -141,9 +162,18 @@ SUMMARIES = {
     "v1_users_destroy": "Forget a user",
     "v1_users_export_retrieve": "Export a user's data",
     "v1_users_import_create": "Import a user's data",
+    "v1_users_memory_pause_retrieve": "Whether memory is paused for a user",
+    "v1_users_memory_pause_update": "Pause memory for a user or one conversation",
+    "v1_users_memory_pause_destroy": "Turn memory back on for a user or one conversation",
+    "v1_memories_feedback_list": "List the feedback on a memory",
+    "v1_memories_feedback_create": "Give feedback on a memory (useful, wrong, outdated)",
     "v1_tools_retrieve": "List the memory tools",
     "v1_tools_invoke_create": "Run a memory tool",
-    "v1_mcp_create": "MCP message (JSON-RPC)",
+    "v1_store_items_retrieve": "Get a store item",
+    "v1_store_items_update": "Put a store item",
+    "v1_store_items_destroy": "Delete a store item",
+    "v1_store_items_search_create": "Search store items",
+    "v1_store_namespaces_create": "List store namespaces",
     "v1_llm_config_retrieve": "Get the chat model",
     "v1_llm_config_update": "Set the chat model",
     "v1_llm_config_destroy": "Remove the chat model",

@@ -18,3 +18,17 @@ document.addEventListener("submit", function (event) {
   var message = event.target.dataset && event.target.dataset.confirm;
   if (message && !window.confirm(message)) event.preventDefault();
 });
+
+// A field wrapped in <div data-shown-by="id_of_select"> applies only when that select has a value (the add
+// form's "who can see it" is for project memories only): hidden otherwise.
+function engramShowFields(root) {
+  (root || document).querySelectorAll("[data-shown-by]").forEach(function (box) {
+    var select = document.getElementById(box.dataset.shownBy);
+    if (select) box.hidden = !select.value;
+  });
+}
+document.addEventListener("change", function (event) {
+  if (event.target.id && document.querySelector('[data-shown-by="' + event.target.id + '"]')) engramShowFields();
+});
+document.addEventListener("DOMContentLoaded", function () { engramShowFields(); });
+document.addEventListener("htmx:afterSwap", function (event) { engramShowFields(event.detail.target.parentNode); });

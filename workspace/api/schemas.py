@@ -3,6 +3,7 @@ the views build the bodies; tests/test_openapi_contract.py checks that the two a
 
 from rest_framework import serializers
 
+from core.roles import ROLES
 from memory.api.schemas import SearchHitSerializer, SearchMemorySerializer
 
 from ..subjects import EXPORT_FORMAT, EXPORT_VERSION
@@ -14,7 +15,7 @@ class ContextProfileSerializer(serializers.Serializer):
 
 
 class RecentMessageSerializer(serializers.Serializer):
-    role = serializers.ChoiceField(choices=["human", "ai", "system", "tool"])
+    role = serializers.ChoiceField(choices=ROLES)
     content = serializers.CharField()
     created_at = serializers.DateTimeField()
 
@@ -58,6 +59,12 @@ class SubjectExportSerializer(serializers.Serializer):
     injection_logs = _rows("What was handed to agents about the subject.")
     extraction_jobs = _rows("Extraction jobs of the subject's conversations.")
     embedding_config = serializers.DictField(allow_null=True)
+    feedback = serializers.ListField(
+        child=serializers.DictField(),
+        required=False,
+        help_text="Useful / wrong / outdated the subject said of memories (memory ids, no content); "
+        "not imported.",
+    )
 
 
 class RefusedRowSerializer(serializers.Serializer):

@@ -101,6 +101,7 @@ class Request:
     json: Any = None
     headers: dict[str, str] | None = None
     parse: Callable[[Any], Any] | None = None
+    none_if_missing: bool = False  # a 404 answers None instead of raising NotFound
 
 
 class BaseClient:
@@ -173,6 +174,8 @@ class BaseClient:
             if delay is not None:
                 return "retry", delay
             raise error_for(response, retry_after)
+        if response.status_code == 404 and req.none_if_missing:
+            return "done", None
         if response.status_code >= 400:
             raise error_for(response)
         if response.status_code == 204 or not response.content:

@@ -97,8 +97,54 @@ class BatchItemResult(Model):
 class BatchResult(Model):
     created: int = 0
     duplicate: int = 0
+    superseded: int = 0
     rejected: int = 0
+    # Items not stored because memory is paused for their subject or session; `status` "paused" when all.
+    paused: int = 0
+    status: str | None = None
     results: list[BatchItemResult] = []
+
+
+class Paused(Model):
+    """A write while memory is paused for the subject (`paused` "subject") or the session ("session"):
+    nothing was stored."""
+
+    status: str = "paused"
+    paused: str = ""
+    user_id: str = ""
+    session_id: str | None = None
+    stored: int = 0
+    message: str = ""
+
+
+class PausedSession(Model):
+    session_id: str
+    paused_at: datetime | None = None
+
+
+class PauseState(Model):
+    """GET/PUT/DELETE users/{user_id}/memory-pause: whether memory is paused for the subject, and for
+    which of its conversations."""
+
+    user_id: str
+    paused: bool = False
+    paused_at: datetime | None = None
+    sessions: list[PausedSession] = []
+
+
+class Feedback(Model):
+    """Useful / wrong / outdated from a person a memory is about."""
+
+    id: int
+    memory: int
+    user_id: str = ""
+    injection: int | None = None
+    value: str = ""
+    note: str = ""
+    actor: str = ""
+    # The memory's feedback signal after this one, in (-1, 1).
+    memory_feedback: float = 0.0
+    created_at: datetime | None = None
 
 
 class Revision(Model):
@@ -333,6 +379,17 @@ class Forgotten(Model):
     deleted: dict[str, int] = {}
     left: dict[str, int] = {}
     total: int = 0
+
+
+class StoreItem(Model):
+    """An item of the LangGraph store; `score` is the similarity to a search's query (None without one)."""
+
+    namespace: list[str]
+    key: str
+    value: dict[str, Any]
+    created_at: datetime
+    updated_at: datetime
+    score: float | None = None
 
 
 class ToolResult(Model):

@@ -20,6 +20,7 @@ from .models import (
     Context,
     Deleted,
     ExtractionJob,
+    Feedback,
     Forgotten,
     Injection,
     MarkdownDocument,
@@ -27,12 +28,15 @@ from .models import (
     Memory,
     MemoryStats,
     MessagesAppended,
+    Paused,
+    PauseState,
     Project,
     ProjectProfile,
     ReembedJob,
     Revision,
     SearchResponse,
     Session,
+    StoreItem,
     ToolResult,
     UserProfile,
     Webhook,
@@ -57,6 +61,13 @@ def _encode(value: Any) -> Any:
     return value
 
 
+def _memory_or_paused(data: Any) -> Memory | Paused:
+    """An add's answer: the memory, or Paused when memory is paused for the subject or the session."""
+    if isinstance(data, dict) and data.get("status") == "paused":
+        return Paused.model_validate(data)
+    return Memory.model_validate(data)
+
+
 def _results(model):
     return lambda body: [model.model_validate(row) for row in body.get("results", [])]
 
@@ -65,9 +76,9 @@ class Resource:
     def __init__(self, client):
         self._c = client
 
-    def _call(self, method, path, *, params=None, body=None, headers=None, parse=None):
+    def _call(self, method, path, *, params=None, body=None, headers=None, parse=None, none_if_missing=False):
         params = query(params) if params else None
-        return self._c.call(Request(method, path, params, _encode(body), headers, parse))
+        return self._c.call(Request(method, path, params, _encode(body), headers, parse, none_if_missing))
 
     def _list(self, path: str, params: dict[str, Any], model) -> Iterator[Any]:
         return self._c.pages(path, query(params), model.model_validate)
@@ -90,8 +101,9 @@ class Memories(Resource):
         metadata: dict[str, Any] | None = None,
         idempotency_key: str | None = None,
         **fields: Any,
-    ) -> Memory:
-        """Store one memory (through the gate). A duplicate answers the existing memory with `duplicate_of`."""
+    ) -> Memory | Paused:
+        """Store one memory (through the gate). A duplicate answers the existing memory with `duplicate_of`;
+        while memory is paused for the subject or the session, a Paused (nothing stored)."""
         body = clean(
             dict(
                 content=content,
@@ -107,7 +119,7 @@ class Memories(Resource):
             )
         )
         return self._call(
-            "POST", "/memories", body=body, headers=idempotency(idempotency_key), parse=Memory.model_validate
+            "POST", "/memories", body=body, headers=idempotency(idempotency_key), parse=_memory_or_paused
         )
 
     def batch(
@@ -190,6 +202,28 @@ class Memories(Resource):
         """When this memory was given to agents (newest first)."""
         return self._list(f"/memories/{memory_id}/injections", {}, Injection)
 
+    def feedback(
+        self,
+        memory_id: int,
+        value: str,
+        *,
+        user_id: str | None = None,
+        injection: int | None = None,
+        note: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Feedback:
+        """Say a memory an agent was given is "useful", "wrong" or "outdated" (for `user_id`, the person it
+        is about; `injection`: the context answer's injection_id). A small, bounded ranking signal."""
+        body = clean({"value": value, "user_id": user_id, "injection": injection, "note": note})
+        path = f"/memories/{memory_id}/feedback"
+        return self._call(
+            "POST", path, body=body, headers=idempotency(idempotency_key), parse=Feedback.model_validate
+        )
+
+    def feedback_list(self, memory_id: int) -> Iterator[Feedback]:
+        """The feedback on a memory (a key: everyone's; an account: its own), newest first."""
+        return self._list(f"/memories/{memory_id}/feedback", {}, Feedback)
+
 
 class Markdown(Resource):
     """A subject's (or a project's) memories as one Markdown document: /memories/markdown."""
@@ -221,11 +255,11 @@ class Agents(Resource):
     def list(self, agent_id: str, *, user_id: str | None = None) -> Iterator[Memory]:
         return self._list(f"/agents/{_seg(agent_id)}/memories", {"user_id": user_id}, Memory)
 
-    def add(self, agent_id: str, content: str, *, user_id: str | None = None, **fields: Any) -> Memory:
+    def add(
+        self, agent_id: str, content: str, *, user_id: str | None = None, **fields: Any
+    ) -> Memory | Paused:
         body = clean({"content": content, "user_id": user_id, **fields})
-        return self._call(
-            "POST", f"/agents/{_seg(agent_id)}/memories", body=body, parse=Memory.model_validate
-        )
+        return self._call("POST", f"/agents/{_seg(agent_id)}/memories", body=body, parse=_memory_or_paused)
 
     def update(self, agent_id: str, memory_id: int, **fields: Any) -> Memory:
         path = f"/agents/{_seg(agent_id)}/memories/{memory_id}"
@@ -267,8 +301,9 @@ class Sessions(Resource):
         extract: bool | None = None,
         idempotency_key: str | None = None,
     ) -> MessagesAppended:
-        """Append messages ({"role": "human|ai|system|tool", "content", "message_id"?}); with extract (the
-        default) an extraction job is queued: `jobs.wait(result.extraction_job.id)`."""
+        """Append messages ({"role": "user|assistant|system|tool|developer" or "human|ai", "content",
+        "message_id"?}); with extract (the default) an extraction job is queued:
+        `jobs.wait(result.extraction_job.id)`."""
         body = clean(
             {
                 "messages": messages,
@@ -396,7 +431,7 @@ class ReembedJobs(Resource):
 
 
 class Users(Resource):
-    """A subject's data as a whole: export, import, forget."""
+    """A subject's data as a whole: export, import, forget, pause memory."""
 
     def export(self, user_id: str) -> dict[str, Any]:
         return self._call("GET", f"/users/{_seg(user_id)}/export")
@@ -411,6 +446,24 @@ class Users(Resource):
     def forget(self, user_id: str) -> Forgotten:
         """Erase every row about the subject the key may erase; counts per kind deleted and left."""
         return self._call("DELETE", f"/users/{_seg(user_id)}", parse=Forgotten.model_validate)
+
+    def pause_state(self, user_id: str) -> PauseState:
+        """Whether memory is paused for the subject, and which of its conversations have memory off."""
+        return self._call("GET", f"/users/{_seg(user_id)}/memory-pause", parse=PauseState.model_validate)
+
+    def pause(self, user_id: str, *, session_id: str | None = None) -> PauseState:
+        """Pause memory for the subject, or only for one conversation ("don't remember this"): every add
+        about them then answers Paused and stores nothing; search and context keep working."""
+        path = f"/users/{_seg(user_id)}/memory-pause"
+        return self._call(
+            "PUT", path, body=clean({"session_id": session_id}), parse=PauseState.model_validate
+        )
+
+    def resume(self, user_id: str, *, session_id: str | None = None) -> PauseState:
+        """Memory on again for the subject, or for one conversation."""
+        path = f"/users/{_seg(user_id)}/memory-pause"
+        params = {"session_id": session_id}
+        return self._call("DELETE", path, params=params, parse=PauseState.model_validate)
 
 
 class Profiles(Resource):
@@ -574,8 +627,13 @@ class Tools(Resource):
         return self._call("POST", f"/tools/{_seg(name)}/invoke", body=body, parse=ToolResult.model_validate)
 
 
+MCP_REVISION = "2026-07-28"
+
+
 class Mcp(Resource):
-    """One JSON-RPC message to the MCP endpoint (what an MCP client sends); answers the JSON-RPC body."""
+    """One self-contained MCP request (protocol revision 2026-07-28: no handshake, no session), e.g.
+    `mcp.request("tools/call", {"name": "search_memories", "arguments": {...}})`; answers the JSON-RPC body.
+    For a full session use the `mcp` package's client (README, "MCP")."""
 
     def request(
         self,
@@ -588,9 +646,19 @@ class Mcp(Resource):
         session_id: str | None = None,
         agent_id: str | None = None,
     ) -> dict[str, Any]:
+        params = dict(params or {})
+        params["_meta"] = {
+            "io.modelcontextprotocol/protocolVersion": MCP_REVISION,
+            "io.modelcontextprotocol/clientCapabilities": {},
+            **(params.get("_meta") or {}),
+        }
         headers = {
             name: value
             for name, value in {
+                "Accept": "application/json, text/event-stream",
+                "Mcp-Protocol-Version": MCP_REVISION,
+                "Mcp-Method": method,
+                "Mcp-Name": params.get("name") if method in ("tools/call", "prompts/get") else None,
                 "X-Engram-User-Id": user_id,
                 "X-Engram-Project": project,
                 "X-Engram-Session-Id": session_id,
@@ -598,8 +666,91 @@ class Mcp(Resource):
             }.items()
             if value
         }
-        body = {"jsonrpc": "2.0", "id": id, "method": method, "params": params or {}}
+        body = {"jsonrpc": "2.0", "id": id, "method": method, "params": params}
         return self._call("POST", "/mcp", body=body, headers=headers)
+
+
+class Store(Resource):
+    """The LangGraph store: JSON objects under namespaces (tuples of labels) with keys you choose.
+    `engram_client.langgraph.EngramStore` is LangGraph's `BaseStore` built on it."""
+
+    def put(
+        self,
+        namespace,
+        key: str,
+        value: dict[str, Any],
+        *,
+        index: list[str] | bool | None = None,
+        ttl: float | None = None,
+    ) -> None:
+        """Create or replace an item. `index`: the fields semantic search embeds (None: the whole value,
+        False: none); `ttl`: minutes until it expires."""
+        body: dict[str, Any] = {"namespace": list(namespace), "key": key, "value": value}
+        if index is not None:
+            body["index"] = index
+        if ttl is not None:
+            body["ttl"] = ttl
+        return self._call("PUT", "/store/items", body=body)
+
+    def get(self, namespace, key: str, *, refresh_ttl: bool | None = None) -> StoreItem | None:
+        """The item, or None when there is none (or it expired)."""
+        params = {"namespace": ".".join(namespace), "key": key, "refresh_ttl": refresh_ttl}
+        return self._call(
+            "GET", "/store/items", params=params, parse=StoreItem.model_validate, none_if_missing=True
+        )
+
+    def delete(self, namespace, key: str) -> None:
+        return self._call("DELETE", "/store/items", body={"namespace": list(namespace), "key": key})
+
+    def search(
+        self,
+        namespace_prefix=(),
+        *,
+        query: str | None = None,
+        filter: dict[str, Any] | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+        refresh_ttl: bool | None = None,
+    ) -> list[StoreItem]:
+        """Items under the prefix, filtered ({"field": value} or {"field": {"$gt": 3}}), best match first
+        with a `query`, else the most recently updated first."""
+        body = clean(
+            {
+                "namespace_prefix": list(namespace_prefix),
+                "query": query,
+                "filter": filter,
+                "limit": limit,
+                "offset": offset,
+                "refresh_ttl": refresh_ttl,
+            }
+        )
+        return self._call(
+            "POST",
+            "/store/items/search",
+            body=body,
+            parse=lambda answer: [StoreItem.model_validate(row) for row in answer["items"]],
+        )
+
+    def namespaces(
+        self,
+        *,
+        prefix=None,
+        suffix=None,
+        max_depth: int | None = None,
+        limit: int | None = None,
+        offset: int | None = None,
+    ) -> list[list[str]]:
+        """The namespaces in use; "*" in prefix or suffix stands for any one label."""
+        body = clean(
+            {
+                "prefix": list(prefix) if prefix else None,
+                "suffix": list(suffix) if suffix else None,
+                "max_depth": max_depth,
+                "limit": limit,
+                "offset": offset,
+            }
+        )
+        return self._call("POST", "/store/namespaces", body=body, parse=lambda answer: answer["namespaces"])
 
 
 class _Settings(Resource):
@@ -645,6 +796,7 @@ RESOURCES = {
     "injections": Injections,
     "tools": Tools,
     "mcp": Mcp,
+    "store": Store,
     "embedding_config": EmbeddingConfig,
     "llm_config": LlmConfig,
 }
