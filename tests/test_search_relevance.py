@@ -186,7 +186,9 @@ def test_confidence_and_scope_only_break_ties(settings):
     final_score(weak, weights)
     # a clearly better match wins whatever its confidence and scope; the adjustment is at most 0.06
     assert strong.score > weak.score
-    assert 0.8 - strong.score <= 0.06 and weak.score - 0.7 <= 0.06
+    band = settings.SEARCH_FEEDBACK_WEIGHT
+    assert 0.8 - (strong.score - band) / (1 - 2 * band) <= 0.06 + 1e-9
+    assert (weak.score - band) / (1 - 2 * band) - 0.7 <= 0.06 + 1e-9
     # comparable matches: the confident session memory goes first
     strong.relevance = 0.71
     final_score(strong, weights)

@@ -196,8 +196,17 @@ def final_score(h: Hit, weights: Weights | None = None) -> None:
         )
         return
     scope = (h.scope_priority - SCOPE_PRIORITY["user"]) / (SCOPE_PRIORITY["session"] - SCOPE_PRIORITY["user"])
-    adjusted = h.relevance + w.confidence * (min(1.0, h.confidence) - 1.0) + w.scope * scope + feedback
-    h.score = min(1.0, max(0.0, adjusted))
+    adjusted = min(
+        1.0, max(0.0, h.relevance + w.confidence * (min(1.0, h.confidence) - 1.0) + w.scope * scope)
+    )
+    # In [0, 1] with room for the feedback at both ends (neutral feedback: the middle of its band).
+    h.score = to_score(adjusted) + feedback
+
+
+def to_score(relevance: float) -> float:
+    """Where a relevance (after confidence and scope) with neutral feedback lands on the score's scale."""
+    band = settings.SEARCH_FEEDBACK_WEIGHT
+    return (1.0 - 2 * band) * relevance + band
 
 
 def calibration(model: str) -> dict | None:
@@ -205,12 +214,13 @@ def calibration(model: str) -> dict | None:
 
 
 def relevance_floor(model: str) -> float:
-    """The default threshold of a hybrid search: SEARCH_MIN_SCORE when set, else the model's calibrated floor."""
+    """The default threshold of a hybrid search, as a score: SEARCH_MIN_SCORE when set, else the model's
+    calibrated floor (a relevance) where it lands on the score's scale."""
     if settings.SEARCH_MIN_SCORE is not None:
         return settings.SEARCH_MIN_SCORE
     if settings.SEARCH_RANKING == SEED or calibration(model) is None:
         return 0.0
-    return RELEVANCE_FLOORS.get(model, 0.0)
+    return to_score(RELEVANCE_FLOORS.get(model, 0.0))
 
 
 def language(text: str) -> str:
