@@ -43,10 +43,14 @@ from .sql import decode_json, fetch_rows, filter_sql, ids_statement, run_stateme
 
 log = logging.getLogger(__name__)
 
-# The longest query text accepted (API, tools, context): any text up to it is answered. The keyword side
-# reads its first ranking.MAX_QUERY_TERMS terms and the embedding model its first 512 tokens, so a long
-# query costs about what a short one does.
+# The longest query text accepted (API, tools, context): any text up to it is answered, and a long one
+# costs about what a short one does. The embedding model reads the query's first EMBED_QUERY_CHARS
+# characters (its full 512 tokens cost about a second on two cores; a question is at the start of a
+# paste), the keyword side its first KEYWORD_QUERY_CHARS (tokenised, at most ranking.MAX_QUERY_TERMS
+# distinct terms).
 MAX_QUERY_CHARS = 32_000
+EMBED_QUERY_CHARS = 256
+KEYWORD_QUERY_CHARS = 600
 
 # Each side brings at least this many candidates per result asked for (4 gave the same LoCoMo recall).
 CANDIDATES_PER_RESULT = 3
@@ -163,7 +167,7 @@ def memory_search(
         if query_vector is None:
             t0 = time.perf_counter()
             try:
-                query_vector = provider.embed_query(query)
+                query_vector = provider.embed_query(query[:EMBED_QUERY_CHARS])
             except EmbeddingError as exc:
                 # Keyword search still answers while the embedding provider is down.
                 log.warning("query embedding failed, keyword-only search: %s", exc)
@@ -171,7 +175,7 @@ def memory_search(
             embed_ms = (time.perf_counter() - t0) * 1000
         if query_vector is not None:
             qvec = np.asarray(query_vector, dtype=np.float32)
-    terms = query_terms(query) if rank != "vector" else []
+    terms = query_terms(query[:KEYWORD_QUERY_CHARS]) if rank != "vector" else []
     candidates = max(settings.SEARCH_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
     where_sql = filter_sql(actor, filters)
     subject = _exact_subject(actor, filters)
