@@ -18,6 +18,9 @@ def unit(*pairs) -> list[float]:
 
 
 def search(actor, query, vector=None, **kw):
+    """memory_search with threshold 0 unless given: hand-made vectors are not the model's calibrated cosines,
+    so these tests check the order, not the relevance floor (tests/test_search_relevance.py does)."""
+    kw.setdefault("threshold", 0.0)
     filters = MemoryFilters(
         user_id=kw.pop("user_id", "alice"), session_id=kw.pop("session_id", ""), **kw.pop("filters", {})
     )

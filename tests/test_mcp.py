@@ -115,7 +115,7 @@ async def _every_tool(url: str, secret: str, revision: str) -> dict:
             await c.call_tool("update_memory", {"memory_id": memory_id, "text": "用户对花生和虾过敏"})
         )
         seen["entities"] = data(await c.call_tool("list_entities", {}))
-        seen["context"] = data(await c.call_tool("get_context", {"query": "能吃什么", "user_id": "u1"}))
+        seen["context"] = data(await c.call_tool("get_context", {"query": "我对什么过敏", "user_id": "u1"}))
         seen["alias_add"] = data(await c.call_tool("memory_add", {"content": "The user is called Lin"}))
         seen["alias_search"] = data(await c.call_tool("memory_search", {"query": "what is the user called"}))
         seen["openmemory_add"] = data(

@@ -21,7 +21,8 @@ from memory.search.ranking import (
 @pytest.fixture
 def weights(settings):
     """The seed weights, whatever the environment says: relevance = .7 vector + .3 keyword;
-    final = .5 relevance + .3 confidence + .2 scope priority."""
+    final = .5 relevance + .3 confidence + .2 scope priority (SEARCH_RANKING=seed)."""
+    settings.SEARCH_RANKING = "seed"
     settings.SEARCH_VECTOR_WEIGHT = 0.7
     settings.SEARCH_KEYWORD_WEIGHT = 0.3
     settings.SEARCH_RELEVANCE_WEIGHT = 0.5

@@ -51,9 +51,14 @@ class HitExplainSerializer(serializers.Serializer):
     vector_similarity = serializers.FloatField(allow_null=True)
     keyword = serializers.FloatField()
     keyword_bm25 = serializers.FloatField()
-    relevance = serializers.FloatField()
+    keyword_coverage = serializers.FloatField(help_text="Share of the query's terms (by rarity) it holds.")
+    keyword_share = serializers.FloatField(help_text="Its BM25 over the best candidate's.")
+    vector_lift = serializers.FloatField(help_text="Its cosine above the median of the query's 20 best.")
+    language_pair = serializers.CharField(help_text="Query and memory language: zh-zh, zh-en, en-zh, en-en.")
+    relevance = serializers.FloatField(help_text="Calibrated: the probability that it answers the query.")
     confidence = serializers.FloatField()
     scope_priority = serializers.FloatField()
+    stale = serializers.BooleanField(help_text="An older version of a fact a better-placed hit states.")
     feedback = serializers.FloatField(
         help_text="The people's feedback on the memory in (-1, 1); the score adds it times SEARCH_FEEDBACK_WEIGHT."
     )

@@ -11,7 +11,7 @@ from rest_framework.response import Response
 
 from core.times import rfc3339
 from memory.models import InjectionLog, MemoryItem, MemoryType, Scope, Status
-from memory.search import COLUMNS, Hit, SearchError, memory_search
+from memory.search import COLUMNS, MAX_QUERY_CHARS, Hit, SearchError, memory_search
 from memory.selectors import MemoryFilters, injections_for_memory, injections_for_user, readable_memories
 from projects.access import project_by_ref, require_project, require_subject
 from projects.api.base import EngramAPIView, StrictSerializer
@@ -39,7 +39,7 @@ class ReadInput(StrictSerializer):
 
 
 class SearchInput(ReadInput):
-    query = serializers.CharField(max_length=4000, trim_whitespace=True)
+    query = serializers.CharField(max_length=MAX_QUERY_CHARS, trim_whitespace=True)
     memory_types = serializers.ListField(
         child=serializers.ChoiceField(choices=MemoryType.choices), required=False, max_length=20
     )
@@ -54,6 +54,15 @@ class SearchInput(ReadInput):
     include_superseded = serializers.BooleanField(required=False, default=False)
     include_expired = serializers.BooleanField(required=False, default=False)
     explain = serializers.BooleanField(required=False, default=False)
+    threshold = serializers.FloatField(
+        required=False,
+        allow_null=True,
+        default=None,
+        min_value=0.0,
+        max_value=1.0,
+        help_text="Leave out results scoring under this (0..1). Default: the embedding model's calibrated "
+        "relevance floor, so a query about nothing the subject mentioned answers an empty list; 0 keeps all.",
+    )
     # hybrid is the product; vector and keyword rank by one side alone (baselines, debugging).
     mode = serializers.ChoiceField(choices=["hybrid", "vector", "keyword"], required=False, default="hybrid")
 
@@ -166,6 +175,7 @@ class SearchView(EngramAPIView):
                 top_k=data["top_k"],
                 max_tokens=data["max_tokens"],
                 rank=data["mode"],
+                threshold=data["threshold"],
             )
         except SearchError as exc:
             raise ApiError(400, "invalid", str(exc)) from exc

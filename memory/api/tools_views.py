@@ -15,7 +15,7 @@ from memory.drafts import MemoryDraft
 from memory.gate import GateRejection
 from memory.injections import injection_log_row
 from memory.models import MemoryType, Scope, Source
-from memory.search import SearchError, memory_search
+from memory.search import MAX_QUERY_CHARS, SearchError, memory_search
 from memory.selectors import MemoryFilters
 from projects.access import project_by_ref, require_project, require_subject
 from projects.api.base import EngramAPIView, StrictSerializer
@@ -106,7 +106,7 @@ class AddArguments(StrictSerializer):
 
 
 class SearchArguments(StrictSerializer):
-    query = serializers.CharField(max_length=4000)
+    query = serializers.CharField(max_length=MAX_QUERY_CHARS)
     k = serializers.IntegerField(min_value=1, max_value=20, default=5)
     memory_type = serializers.ChoiceField(choices=TYPES, required=False)
     scope = serializers.ChoiceField(choices=SCOPES, required=False)

@@ -35,11 +35,12 @@ cut to top_k, then to the token budget.
 
 from .access_counts import access_recorder
 from .ranking import Hit
-from .service import SearchError, SearchResult, memory_search
+from .service import MAX_QUERY_CHARS, SearchError, SearchResult, memory_search
 from .sql import COLUMNS, filter_sql, vector_literal
 
 __all__ = [
     "COLUMNS",
+    "MAX_QUERY_CHARS",
     "Hit",
     "SearchError",
     "SearchResult",

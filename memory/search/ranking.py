@@ -4,6 +4,7 @@ tested on hand-made rows (tests/test_search_ranking.py)."""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -11,7 +12,7 @@ from functools import lru_cache
 import numpy as np
 from django.conf import settings
 
-from core.text import estimate_tokens, keyword_tokens
+from core.text import estimate_tokens, has_cjk, keyword_tokens
 
 from ..dedup import differs_materially
 from ..thresholds import duplicate_threshold, related_threshold
@@ -45,8 +46,13 @@ class Hit:
     feedback: float = 0.0
     score: float = 0.0
     tokens: int = 0
+    coverage: float = 0.0  # inverse-document-frequency share of the query's terms this memory holds
+    lift: float = 0.0  # cosine above the query's background level (ranking.background)
+    keyword_share: float = 0.0  # BM25 over the best candidate's
+    language_pair: str = "en-en"
     group: int | None = None
     neighbour_of: int | None = None
+    stale: bool = False  # an older version of a fact a newer hit states (see current_first)
     embedding: np.ndarray | None = field(default=None, repr=False)  # the stored vector (current model)
     id: int = field(init=False)
 
@@ -59,9 +65,14 @@ class Hit:
             "vector_similarity": None if self.vector_similarity is None else round(self.vector_similarity, 4),
             "keyword": round(self.keyword, 4),
             "keyword_bm25": round(self.keyword_raw, 4),
+            "keyword_coverage": round(self.coverage, 4),
+            "vector_lift": round(self.lift, 4),
+            "keyword_share": round(self.keyword_share, 4),
+            "language_pair": self.language_pair,
             "relevance": round(self.relevance, 4),
             "confidence": round(self.confidence, 4),
             "scope_priority": self.scope_priority,
+            "stale": self.stale,
             "feedback": round(self.feedback, 4),
         }
 
@@ -117,44 +128,183 @@ def rescaled(similarity: float | None, floor: float) -> float:
     return min(1.0, max(0.0, (similarity - floor) / (1.0 - floor)))
 
 
-def score_hits(hits: list[Hit], model: str = "") -> None:
-    """Normalise both sides to [0, 1], then apply the seed formula.
+# Calibrated relevance per embedding model and language pair (query language - memory language, "zh" for
+# text with Chinese characters, "en" for any other): P(relevant) = 1 / (1 + exp(-z)) with
+# z = a + b_cos * cosine + b_kw * coverage + b_lift * lift + b_bm25 * BM25 share, where coverage is the
+# inverse-document-frequency share of the query's terms the memory holds, lift is how far the cosine stands
+# above the median of the query's 20 best cosines among the subject's memories (an answer stands out; a
+# question about nothing the subject said finds a flat field) and the BM25 share is its BM25 over the
+# best candidate's. Fitted by logistic regression on the tuning half of the
+# bilingual set (bench/bilingual.py --fit); checked on its held-out half and on LoCoMo.
+CALIBRATION = {
+    "multilingual-e5-small": {
+        "en-en": (-19.7, 19.3, -0.5, 49.7, 2.7),
+        "en-zh": (-21.0, 22.2, 2.6, 59.8, -0.3),
+        "zh-en": (-19.1, 20.2, 3.0, 54.4, 0.6),
+        "zh-zh": (-47.5, 49.7, 10.9, 14.4, 1.8),
+    },
+}
+LIFT_REFERENCE = 20  # the median of this many best cosines is the query's background level
+# A search answers nothing when its best hit's calibrated relevance is under the model's floor (a question
+# about a topic the subject never mentioned); when it answers, hits down to RELEVANCE_KEEP x the floor stay.
+# With multilingual-e5-small the two kinds overlap: on the tuning half a floor of 0.1 leaves 51% of the
+# negative questions empty and answers 96% of the others, 0.2 gives 78% / 88%, 0.3 gives 91% / 82%. The
+# default keeps the answers (a missed memory costs more than a weak one shown); callers who want silence
+# over recall pass a higher `threshold`. Models without a calibration have no default floor.
+RELEVANCE_FLOORS = {"multilingual-e5-small": 0.1}
+# Hits under the floor after the first: kept (0) so a second part of a two-part question still comes back.
+RELEVANCE_KEEP = 0.0
+SEED = "seed"  # SEARCH_RANKING value of seed 000's formula
 
-    vector: cosine rescaled from the model's floor to 1 (clipped), so a weak best match stays weak;
-    keyword: BM25 divided by the best candidate's.
+
+@dataclass(frozen=True)
+class Weights:
+    """How a hit's final score is made, read from the settings once per search rather than once per row.
+
+    seed: final = relevance·0.5 + confidence·0.3 + scope_priority·0.2 (the SEARCH_*_WEIGHT settings).
+    relevance (the default): final = relevance + confidence·c + scope·s, where the adjustment is at most
+    SEARCH_ADJUSTMENT in all, shared between confidence and scope as the seed weights share it (3:2): a
+    memory at confidence 1 gains nothing, one at 0 loses c; a session memory gains s, a user memory
+    nothing. So confidence and scope break ties between comparably relevant hits and never override
+    relevance."""
+
+    seed: bool
+    relevance: float
+    confidence: float
+    scope: float
+
+
+def final_weights() -> Weights:
+    confidence, scope = settings.SEARCH_CONFIDENCE_WEIGHT, settings.SEARCH_SCOPE_WEIGHT
+    if settings.SEARCH_RANKING == SEED:
+        return Weights(True, settings.SEARCH_RELEVANCE_WEIGHT, confidence, scope)
+    share = settings.SEARCH_ADJUSTMENT / (confidence + scope) if confidence + scope > 0 else 0.0
+    return Weights(False, 1.0, confidence * share, scope * share)
+
+
+def final_score(h: Hit, weights: Weights | None = None) -> None:
+    w = weights or final_weights()
+    h.confidence = float(h.row["confidence"])
+    h.scope_priority = SCOPE_PRIORITY.get(h.row["scope"], 0.6)
+    # The people's feedback (MemoryItem.feedback, in (-1, 1): memory.feedback.signal) times
+    # SEARCH_FEEDBACK_WEIGHT (0.05) in both: it reorders close results, never lifts an unrelated memory.
+    h.feedback = max(-1.0, min(1.0, float(h.row.get("feedback") or 0.0)))
+    feedback = settings.SEARCH_FEEDBACK_WEIGHT * h.feedback
+    if w.seed:
+        h.score = (
+            w.relevance * h.relevance + w.confidence * h.confidence + w.scope * h.scope_priority + feedback
+        )
+        return
+    scope = (h.scope_priority - SCOPE_PRIORITY["user"]) / (SCOPE_PRIORITY["session"] - SCOPE_PRIORITY["user"])
+    adjusted = min(
+        1.0, max(0.0, h.relevance + w.confidence * (min(1.0, h.confidence) - 1.0) + w.scope * scope)
+    )
+    # In [0, 1] with room for the feedback at both ends (neutral feedback: the middle of its band).
+    h.score = to_score(adjusted) + feedback
+
+
+def to_score(relevance: float) -> float:
+    """Where a relevance (after confidence and scope) with neutral feedback lands on the score's scale."""
+    band = settings.SEARCH_FEEDBACK_WEIGHT
+    return (1.0 - 2 * band) * relevance + band
+
+
+def calibration(model: str) -> dict | None:
+    return CALIBRATION.get(model)
+
+
+def relevance_floor(model: str) -> float:
+    """The default threshold of a hybrid search, as a score: SEARCH_MIN_SCORE when set, else the model's
+    calibrated floor (a relevance) where it lands on the score's scale."""
+    if settings.SEARCH_MIN_SCORE is not None:
+        return settings.SEARCH_MIN_SCORE
+    if settings.SEARCH_RANKING == SEED or calibration(model) is None:
+        return 0.0
+    return to_score(RELEVANCE_FLOORS.get(model, 0.0))
+
+
+def language(text: str) -> str:
+    return "zh" if has_cjk(text) else "en"
+
+
+def calibrated(h: Hit, table: dict) -> float:
+    """P(relevant) from the cosine, the keyword coverage and the lift (no vector: the coverage alone)."""
+    if h.vector_similarity is None:
+        return h.coverage
+    a, b_cos, b_kw, b_lift, b_bm25 = table[h.language_pair]
+    z = a + b_cos * h.vector_similarity + b_kw * h.coverage + b_lift * h.lift + b_bm25 * h.keyword_share
+    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+
+
+def background(hits: list[Hit]) -> float:
+    """The median of the LIFT_REFERENCE best cosines among the candidates (0 without vectors)."""
+    sims = sorted((h.vector_similarity for h in hits if h.vector_similarity is not None), reverse=True)
+    return float(np.median(sims[:LIFT_REFERENCE])) if sims else 0.0
+
+
+def lender_weights(model: str) -> tuple[float, float, float, float, float, float]:
+    """Weights of the subject statement's lender order (sql._NEAR_CTE), in the order score_hits ranks:
+    (rescaled vector, BM25 / best, cosine, keyword coverage, confidence, scope priority)."""
+    w = final_weights()
+    table = calibration(model)
+    if w.seed or table is None:
+        v, k = settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT
+        if w.seed:
+            return (w.relevance * v, w.relevance * k, 0.0, 0.0, w.confidence, w.scope)
+        return (v, 0.0, 0.0, k, w.confidence, w.scope)
+    # The logit is monotone in the probability (the lift is the cosine less one number per query); the
+    # adjustments are small beside it and left out.
+    _, b_cos, b_kw, b_lift, b_bm25 = table["en-en"]
+    return (0.0, b_bm25, b_cos + b_lift, b_kw, 0.0, 0.0)
+
+
+def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: str = "") -> None:
+    """Score every hit: calibrated relevance (or the seed's), then the final score; best first.
+
+    Calibrated (the default for a calibrated model): relevance is P(relevant) from the cosine and the
+    keyword coverage (the share of the query's terms, weighted by their rarity among the subject's
+    memories, that the memory holds), per language pair. Otherwise both sides are normalised to
+    [0, 1] (vector: cosine rescaled from the model's floor; keyword: BM25 divided by the best
+    candidate's in the seed formula, the coverage otherwise) and combined 0.7 / 0.3.
     """
     floor = vector_floor(model)
     best_kw = max((h.keyword_raw for h in hits), default=0.0)
     vector_weight, keyword_weight = settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT
     weights = final_weights()
+    table = None if weights.seed else calibration(model)
+    query_language = language(query)
+    level = background(hits)
     for h in hits:
         h.vector = rescaled(h.vector_similarity, floor)
-        h.keyword = h.keyword_raw / best_kw if best_kw > 0 else 0.0
-        h.relevance = vector_weight * h.vector + keyword_weight * h.keyword
+        h.language_pair = f"{query_language}-{language(h.row['content'])}"
+        h.lift = h.vector_similarity - level if h.vector_similarity is not None else 0.0
+        h.keyword_share = h.keyword_raw / best_kw if best_kw > 0 else 0.0
+        if baseline == "keyword":  # BM25 alone (mode=keyword)
+            h.keyword = h.keyword_raw / best_kw if best_kw > 0 else 0.0
+            h.relevance = h.keyword
+        elif baseline == "vector":  # the cosine alone (mode=vector)
+            h.relevance = h.vector
+        elif weights.seed:
+            h.keyword = h.keyword_raw / best_kw if best_kw > 0 else 0.0
+            h.relevance = vector_weight * h.vector + keyword_weight * h.keyword
+        elif table is not None:
+            h.keyword = h.coverage
+            h.relevance = calibrated(h, table)
+        else:
+            h.keyword = h.coverage
+            h.relevance = vector_weight * h.vector + keyword_weight * h.keyword
         final_score(h, weights)
     hits.sort(key=lambda h: (-h.score, -h.id))
 
 
-def final_weights() -> tuple[float, float, float]:
-    """(relevance, confidence, scope priority) weights, read once per search rather than once per row."""
-    return settings.SEARCH_RELEVANCE_WEIGHT, settings.SEARCH_CONFIDENCE_WEIGHT, settings.SEARCH_SCOPE_WEIGHT
-
-
-def final_score(h: Hit, weights: tuple[float, float, float] | None = None) -> None:
-    """Seed 000: final = relevance·0.5 + confidence·0.3 + scope_priority·0.2, plus the people's feedback
-    (MemoryItem.feedback, in (-1, 1): memory.feedback.signal) times SEARCH_FEEDBACK_WEIGHT (0.05), so
-    feedback moves a memory by less than 0.05 either way: it reorders close results, it never lifts an
-    unrelated memory over a relevant one."""
-    relevance_weight, confidence_weight, scope_weight = weights or final_weights()
-    h.confidence = float(h.row["confidence"])
-    h.scope_priority = SCOPE_PRIORITY.get(h.row["scope"], 0.6)
-    h.feedback = max(-1.0, min(1.0, float(h.row.get("feedback") or 0.0)))
-    h.score = (
-        relevance_weight * h.relevance
-        + confidence_weight * h.confidence
-        + scope_weight * h.scope_priority
-        + settings.SEARCH_FEEDBACK_WEIGHT * h.feedback
-    )
+def neighbour_relevance(h: Hit, model: str, query: str, level: float) -> float:
+    """The relevance of a conversation neighbour that was not a candidate (its vector match alone)."""
+    table = None if final_weights().seed else calibration(model)
+    if table is None:
+        return settings.SEARCH_VECTOR_WEIGHT * h.vector
+    h.language_pair = f"{language(query)}-{language(h.row['content'])}"
+    h.lift = h.vector_similarity - level if h.vector_similarity is not None else 0.0
+    return calibrated(h, table)
 
 
 def _same_conversation(a: dict, b: dict) -> bool:
@@ -179,7 +329,9 @@ def neighbour_lenders(hits: list[Hit], head: int) -> list[Hit]:
     return [h for h in hits[:head] if h.row["occurred_at"] is not None]
 
 
-def add_neighbours(hits: list[Hit], top: list[Hit], rows: list[dict], *, model: str) -> list[Hit]:
+def add_neighbours(
+    hits: list[Hit], top: list[Hit], rows: list[dict], *, model: str, query: str = ""
+) -> list[Hit]:
     """Conversation context: a turn next to a strong match is likely part of the answer.
 
     Turns stored verbatim from a conversation are short and lean on each other ("Thanks! It stands for
@@ -196,12 +348,13 @@ def add_neighbours(hits: list[Hit], top: list[Hit], rows: list[dict], *, model: 
     unconditional = NEIGHBOUR_UNCONDITIONAL
     by_id = {h.id: h for h in hits}
     floor = vector_floor(model)
+    level = background(hits)
     for row in rows:
         if row["id"] in by_id:
             continue
         h = Hit(row=row, vector_similarity=row.pop("vsim"), keyword_raw=0.0, embedding=row.pop("emb"))
         h.vector = rescaled(h.vector_similarity, floor)
-        h.relevance = settings.SEARCH_VECTOR_WEIGHT * h.vector
+        h.relevance = neighbour_relevance(h, model, query, level)
         final_score(h, weights)
         by_id[h.id] = h
         hits.append(h)
@@ -248,17 +401,23 @@ def diversify(hits: list[Hit], sims: np.ndarray, model: str) -> list[int]:
     """Maximal marginal relevance over the head: a second phrasing of what is already shown moves down.
 
     Returns the new order as positions in `hits`.
-    Greedily, each place goes to the hit whose score minus DIVERSITY x relevance weight x its
-    similarity (cosine rescaled from the model's floor to 1) to the closest hit already placed is the
-    highest. Nothing is dropped; hits only change places within the head.
+    Greedily, each place goes to the hit whose score minus a penalty times its similarity (cosine
+    rescaled from the model's floor to 1) to the closest hit already placed is the highest. The penalty
+    is DIVERSITY x the relevance weight with the seed formula; with calibrated scores (probabilities)
+    it is DIVERSITY x the hit's own score (the same share of it), so a weak hit is not pushed under a
+    much weaker one. Nothing is dropped; hits only change places within
+    the head.
     """
     if DIVERSITY <= 0 or len(hits) < 3:
         return list(range(len(hits)))
     floor = vector_floor(model)
-    penalty = DIVERSITY * settings.SEARCH_RELEVANCE_WEIGHT
-    # penalty x redundancy (cosine rescaled from the floor, clipped to [0, 1]) between every two hits
-    costs = (penalty * np.clip((sims - floor) / (1.0 - floor), 0.0, 1.0)).tolist()
+    # redundancy (cosine rescaled from the floor, clipped to [0, 1]) between every two hits, times the penalty
+    redundancy = np.clip((sims - floor) / (1.0 - floor), 0.0, 1.0)
     scores = [h.score for h in hits]
+    if final_weights().seed:
+        costs = (DIVERSITY * settings.SEARCH_RELEVANCE_WEIGHT * redundancy).tolist()
+    else:
+        costs = (DIVERSITY * redundancy * np.asarray(scores, dtype=np.float32)[None, :]).tolist()
     cost = [0.0] * len(hits)
     left = list(range(len(hits)))
     order = []
@@ -365,3 +524,130 @@ def fit_budget(hits: list[Hit], *, top_k: int, max_tokens: int) -> list[Hit]:
         used += h.tokens
         out.append(h)
     return out
+
+
+# ---- the current fact first -------------------------------------------------------------------------
+
+# A question about the past: "before", "used to", "in 2022", "以前", "之前", "2022年".
+_PAST = re.compile(
+    r"\b(?:before|used\s+to|previous(?:ly)?|former(?:ly)?|originally|earlier|back\s+(?:in|then)|at\s+the\s+time"
+    r"|ago|last\s+year|old\s+(?:one|job|address|place|flat|house|car|phone|company|employer)|until)\b"
+    r"|以前|之前|原来|原先|曾经|过去|当时|那时|早先|从前|以往|去年|前任|旧的"
+    r"|(?:搬家|跳槽|涨价|买|合租|结婚|毕业|入职|离职|调整|换|改)[^，。？?\s]{0,6}?前(?![端面台天往进])",
+    re.I,
+)
+_YEAR = re.compile(r"(?<!\d)((?:19|20)\d\d)(?!\d)")
+# A question about the present: "now", "currently", "these days", "现在", "目前".
+_PRESENT = re.compile(
+    r"\b(?:now|current(?:ly)?|these\s+days|at\s+the\s+moment|nowadays|still|today)\b|现在|目前|如今|当前|眼下|最近",
+    re.I,
+)
+# Two hits are versions of one fact for this query when their vectors are at least "related"
+# (memory.thresholds), they name the same specific attribute (memory.classify.slots, less the broad ones
+# that also hold side by side) or the newer one states a change ("now", "switched", "换了",
+# memory.dedup.changed), and both answer the query: for a question about the present or the past, any
+# two in the head; otherwise only two whose calibrated relevance is within VERSION_GAP.
+VERSION_GAP = 0.25
+_BROAD_SLOTS = {"tool", "schedule", "team", "pet", "price", "language", "preference", "name", "status"}
+
+
+def question_time(query: str, now_year: int) -> tuple[str, int | None]:
+    """("past" | "present" | "", the year it names if any before this one)."""
+    years = [int(y) for y in _YEAR.findall(query) if int(y) < now_year]
+    if years or _PAST.search(query):
+        return "past", (max(years) if years else None)
+    return ("present" if _PRESENT.search(query) else ""), None
+
+
+def _version_time(row: dict):
+    return row.get("valid_from") or row["occurred_at"] or row["created_at"]
+
+
+def _same_attribute(older: Hit, newer: Hit) -> bool:
+    from ..classify import slots
+    from ..dedup import changed
+
+    shared = slots(older.row["content"]) & slots(newer.row["content"])
+    return bool(shared - _BROAD_SLOTS) or changed(newer.row["content"])
+
+
+def version_groups(
+    hits: list[Hit], sims: np.ndarray, model: str, floor: float, *, gap: float = VERSION_GAP
+) -> list[list[Hit]]:
+    """Groups of hits (in `hits`' order) that state one attribute at different times, for this query."""
+    from ..dedup import is_cross_lingual
+
+    parent = list(range(len(hits)))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, a in enumerate(hits):
+        if a.row["memory_type"] == EVENT or a.neighbour_of is not None or a.relevance < floor:
+            continue
+        for j in range(i + 1, len(hits)):
+            b = hits[j]
+            if b.row["memory_type"] == EVENT or b.neighbour_of is not None or b.relevance < floor:
+                continue
+            if abs(a.relevance - b.relevance) > gap or _version_time(a.row) == _version_time(b.row):
+                continue
+            cross = is_cross_lingual(a.row["content"], b.row["content"])
+            if sims[i, j] < related_threshold(model, cross_lingual=cross):
+                continue
+            older, newer = (a, b) if _version_time(a.row) < _version_time(b.row) else (b, a)
+            if _same_attribute(older, newer):
+                parent[find(j)] = find(i)
+    groups: dict[int, list[Hit]] = {}
+    for i, h in enumerate(hits):
+        groups.setdefault(find(i), []).append(h)
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def current_first(
+    hits: list[Hit], groups: list[list[Hit]], *, past: bool, year: int | None, floor: float
+) -> list[Hit]:
+    """The version valid now first; older versions drop below the other relevant hits (nothing is deleted).
+
+    For a question about the past the version of that time goes first instead (the newest one stated by
+    the end of the year the question names, else the oldest) and nothing drops. The first version takes
+    the group's best place and score; a dropped one goes after the last hit at or above the floor that is
+    not a stale version, with a score just under it."""
+    if not groups:
+        return hits
+    out = list(hits)
+    position = {h.id: i for i, h in enumerate(out)}
+    stale: list[Hit] = []
+    for members in groups:
+        places = sorted(position[m.id] for m in members)
+        by_time = sorted(members, key=lambda m: (_version_time(m.row), m.score))
+        if past:
+            if year is not None:
+                upto = [m for m in by_time if _version_time(m.row).year <= year]
+                first = upto[-1] if upto else by_time[0]
+            else:
+                first = by_time[0]
+        else:
+            first = by_time[-1]
+        rest = [m for m in members if m is not first]
+        rest.sort(key=lambda m: places.index(position[m.id]))
+        best = max(m.score for m in members)
+        first.score = best
+        for place, member in zip(places, [first, *rest], strict=True):
+            out[place] = member
+        if not past:
+            for m in rest:
+                m.stale = True
+                stale.append(m)
+    if not stale:
+        return out
+    kept = [h for h in out if not h.stale]
+    last = max((i for i, h in enumerate(kept) if h.score >= floor), default=-1)
+    under = kept[last].score if last >= 0 else None
+    for m in stale:
+        if under is not None:
+            m.score = max(0.0, min(m.score, under - 0.001))
+    stale.sort(key=lambda m: -m.score)
+    return kept[: last + 1] + stale + kept[last + 1 :]

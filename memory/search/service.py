@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from cachetools import TTLCache
 from django.conf import settings
+from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from projects.access import Actor
 
@@ -20,20 +22,35 @@ from ..selectors import MemoryFilters
 from .access_counts import access_recorder
 from .ranking import (
     NEIGHBOUR_STEPS,
+    RELEVANCE_KEEP,
+    VERSION_GAP,
     Hit,
     add_neighbours,
+    current_first,
     diversify,
     fit_budget,
     neighbour_lenders,
     order_near_duplicates,
     query_terms,
+    question_time,
+    relevance_floor,
     score_hits,
     similar_pairs,
     similarities,
+    version_groups,
 )
 from .sql import decode_json, fetch_rows, filter_sql, ids_statement, run_statements
 
 log = logging.getLogger(__name__)
+
+# The longest query text accepted (API, tools, context): any text up to it is answered, and a long one
+# costs about what a short one does. The embedding model reads the query's first EMBED_QUERY_CHARS
+# characters (its full 512 tokens cost about a second on two cores; a question is at the start of a
+# paste), the keyword side its first KEYWORD_QUERY_CHARS (tokenised, at most ranking.MAX_QUERY_TERMS
+# distinct terms).
+MAX_QUERY_CHARS = 32_000
+EMBED_QUERY_CHARS = 256
+KEYWORD_QUERY_CHARS = 600
 
 # Each side brings at least this many candidates per result asked for (4 gave the same LoCoMo recall).
 CANDIDATES_PER_RESULT = 3
@@ -61,6 +78,8 @@ def context_and_duplicates(
     model: str,
     top_k: int,
     near: list[dict] | None = None,
+    query: str = "",
+    floor: float = 0.0,
 ) -> list[Hit]:
     """Conversation neighbours (add_neighbours), then the near-duplicate order of the head (top_k * 2).
 
@@ -80,14 +99,19 @@ def context_and_duplicates(
         times = sorted({h.row["occurred_at"] for h in top})
         statement = ids_statement(where_sql, ids=missing, times=times, qvec=qvec, model=model)
         fetched = run_statements([statement])[0]
-    hits = add_neighbours(hits, top, fetched, model=model)
+    hits = add_neighbours(hits, top, fetched, model=model, query=query)
     if len(hits) > 1:
         head = hits[: top_k * 2]
         sims = similarities(head)
         order = diversify(head, sims, model)
         head = [head[i] for i in order]
-        pairs = similar_pairs(head, sims[np.ix_(order, order)], model)
-        hits = order_near_duplicates(head, pairs, model) + hits[top_k * 2 :]
+        sims = sims[np.ix_(order, order)]
+        pairs = similar_pairs(head, sims, model)
+        head = order_near_duplicates(head, pairs, model)
+        # The current fact first (or, for a question about the past, the version of that time).
+        when, year = question_time(query, timezone.now().year)
+        groups = version_groups(head, similarities(head), model, floor, gap=1.0 if when else VERSION_GAP)
+        hits = current_first(head, groups, past=when == "past", year=year, floor=floor) + hits[top_k * 2 :]
     return hits
 
 
@@ -123,11 +147,17 @@ def memory_search(
     query_vector: list[float] | None = None,
     record_access: bool = True,
     rank: str = "hybrid",  # "hybrid" | "vector" | "keyword" (the last two are baselines for benchmarks)
+    threshold: float | None = None,
 ) -> SearchResult:
-    """The memories most useful for the query that the actor may read, best first, within the budget."""
+    """The memories most useful for the query that the actor may read, best first, within the budget.
+
+    Hits scoring under `threshold` are left out; None means the default: the embedding model's
+    calibrated floor for a hybrid search (ranking.relevance_floor), none for the one-sided baselines."""
     started = time.perf_counter()
     if top_k < 1:
         raise SearchError("top_k must be at least 1.")
+    if threshold is not None and not 0 <= threshold <= 1:
+        raise SearchError(_("threshold must be between 0 and 1."))
     provider = cached_provider_for(actor.org, filters.user_id)
     model = provider.model_name
     notes: list[str] = []
@@ -137,7 +167,7 @@ def memory_search(
         if query_vector is None:
             t0 = time.perf_counter()
             try:
-                query_vector = provider.embed_query(query)
+                query_vector = provider.embed_query(query[:EMBED_QUERY_CHARS])
             except EmbeddingError as exc:
                 # Keyword search still answers while the embedding provider is down.
                 log.warning("query embedding failed, keyword-only search: %s", exc)
@@ -145,7 +175,7 @@ def memory_search(
             embed_ms = (time.perf_counter() - t0) * 1000
         if query_vector is not None:
             qvec = np.asarray(query_vector, dtype=np.float32)
-    terms = query_terms(query) if rank != "vector" else []
+    terms = query_terms(query[:KEYWORD_QUERY_CHARS]) if rank != "vector" else []
     candidates = max(settings.SEARCH_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
     where_sql = filter_sql(actor, filters)
     subject = _exact_subject(actor, filters)
@@ -166,21 +196,36 @@ def memory_search(
         )
     near = [r for r in rows if not r["candidate"]] if subject else None
     rows = [r for r in rows if r["candidate"]]
-    hits = [
-        Hit(
+    hits = []
+    for r in rows:
+        hit = Hit(
             row=r,
             vector_similarity=r.pop("vsim"),
             keyword_raw=float(r.pop("bm25") or 0),
             embedding=r.pop("emb"),
         )
-        for r in rows
-    ]
+        idf, total = float(r.pop("idf") or 0), float(r.pop("idf_total") or 0)
+        hit.coverage = min(1.0, idf / total) if total > 0 else 0.0
+        hits.append(hit)
     if rank == "vector":
         for h in hits:
-            h.keyword_raw = 0.0
-    score_hits(hits, model)
+            h.keyword_raw = h.coverage = 0.0
+    score_hits(hits, model, query, baseline="" if rank == "hybrid" else rank)
+    if threshold is None:
+        # The default: nothing unless the best hit reaches the model's floor, then hits down to a share of
+        # it. Without a query vector the scores are keyword coverage alone, not calibrated probabilities.
+        gate = relevance_floor(model) if rank == "hybrid" and qvec is not None else 0.0
+        keep = gate * RELEVANCE_KEEP
+    else:
+        gate = keep = threshold
+    if hits and hits[0].score < gate:
+        hits = []
     if rank == "hybrid" and hits:
-        hits = context_and_duplicates(hits, where_sql, qvec=qvec, model=model, top_k=top_k, near=near)
+        hits = context_and_duplicates(
+            hits, where_sql, qvec=qvec, model=model, top_k=top_k, near=near, query=query, floor=keep
+        )
+    if keep > 0:
+        hits = [h for h in hits if h.score >= keep or h.stale]
     hits = fit_budget(hits, top_k=top_k, max_tokens=max_tokens)
     decode_json([h.row for h in hits])
     if record_access and hits:

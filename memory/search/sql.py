@@ -19,7 +19,7 @@ from psycopg.pq import Format
 from projects.access import Actor, key_project_ids
 
 from ..selectors import MemoryFilters, memory_candidates
-from .ranking import final_weights, vector_floor
+from .ranking import lender_weights, vector_floor
 
 BM25_K1 = 1.2
 BM25_B = 0.3  # short memories: length matters less than for documents (0.3 beat 0.75 on LoCoMo dev)
@@ -46,6 +46,7 @@ COLUMNS = [
     "tags",
     "metadata",
     "occurred_at",
+    "valid_from",
     "created_at",
     "version",
     "feedback",
@@ -175,23 +176,30 @@ _KEYWORD_CTES = """
 terms AS MATERIALIZED (
     SELECT * FROM unnest(%s::text[], %s::tsquery[]) AS t(term, query)
 ), hits AS MATERIALIZED (
-    SELECT kwm.id, kwm.dl, count(*) OVER (PARTITION BY terms.term)::float8 AS df
+    SELECT kwm.id, kwm.dl, terms.term, count(*) OVER (PARTITION BY terms.term)::float8 AS df
     FROM kwm JOIN terms ON kwm.tokens @@ terms.query
 ), kw AS MATERIALIZED (
     SELECT hits.id,
            -- float8 throughout: numeric arithmetic (count, avg and 0.5 literals) costs several times more
            sum(ln(1 + (greatest(stats.n, hits.df) - hits.df + 0.5) / (hits.df + 0.5))
-               * (%s + 1) / (1 + %s * (1 - %s + %s * hits.dl / greatest(stats.avgdl, 1)))) AS bm25
+               * (%s + 1) / (1 + %s * (1 - %s + %s * hits.dl / greatest(stats.avgdl, 1)))) AS bm25,
+           sum(ln(1 + (greatest(stats.n, hits.df) - hits.df + 0.5) / (hits.df + 0.5))) AS idf
     FROM hits CROSS JOIN stats
     GROUP BY hits.id
     ORDER BY bm25 DESC
     LIMIT %s
+), qidf AS MATERIALIZED (
+    -- the inverse document frequencies of all the query's terms (a term no row holds: df 0)
+    SELECT coalesce(sum(ln(1 + (stats.n - coalesce(d.df, 0) + 0.5) / (coalesce(d.df, 0) + 0.5))), 0)::float8
+           AS total
+    FROM terms LEFT JOIN (SELECT term, max(df) AS df FROM hits GROUP BY term) d ON d.term = terms.term
+         CROSS JOIN stats
 ), cand AS MATERIALIZED (
-    SELECT id, max(bm25) AS bm25
-    FROM (SELECT id, 0::float8 AS bm25 FROM vec UNION ALL SELECT id, bm25 FROM kw) both_sides
+    SELECT id, max(bm25) AS bm25, max(idf) AS idf
+    FROM (SELECT id, 0::float8 AS bm25, 0::float8 AS idf FROM vec UNION ALL SELECT id, bm25, idf FROM kw) both_sides
     GROUP BY id
 ), picked AS MATERIALIZED (
-    SELECT array_agg(id) AS ids, array_agg(bm25) AS bm25 FROM cand
+    SELECT array_agg(id) AS ids, array_agg(bm25) AS bm25, array_agg(idf) AS idf FROM cand
 )"""
 
 # Rows of the subject stored next to a likely lender (two ids either side) from the same conversation.
@@ -201,10 +209,12 @@ _NEAR_CTE = """, lenders AS MATERIALIZED (
     SELECT b.id, b.occurred_at, b.user_id, b.scope, b.session_id, b.project_id
     FROM base b, picked
     WHERE b.id = ANY(picked.ids) AND b.occurred_at IS NOT NULL
-    ORDER BY %s::float8 * (
-                 %s::float8 * coalesce(least(1, greatest(0, (1 - b.dist - %s::float8) / (1 - %s::float8))), 0)
-                 + %s::float8 * coalesce(
-                     picked.bm25[array_position(picked.ids, b.id)] / nullif((SELECT max(bm25) FROM kw), 0), 0))
+    ORDER BY %s::float8 * coalesce(least(1, greatest(0, (1 - b.dist - %s::float8) / (1 - %s::float8))), 0)
+             + %s::float8 * coalesce(
+                 picked.bm25[array_position(picked.ids, b.id)] / nullif((SELECT max(bm25) FROM kw), 0), 0)
+             + %s::float8 * coalesce(1 - b.dist, 0)
+             + %s::float8 * coalesce(
+                 picked.idf[array_position(picked.ids, b.id)] / nullif((SELECT total FROM qidf), 0), 0)
              + %s::float8 * b.confidence
              + %s::float8 * greatest(-1, least(1, b.feedback))
              + %s::float8 * CASE b.scope WHEN 'session' THEN 1.0 WHEN 'project' THEN 0.8 ELSE 0.6 END DESC,
@@ -229,6 +239,8 @@ SELECT {columns},
        CASE WHEN m.embedding_model = %s THEN m.embedding END AS emb,
        CASE WHEN m.embedding_model = %s THEN 1 - (m.embedding <=> %s::vector) END AS vsim,
        coalesce(picked.bm25[array_position(picked.ids, m.id)], 0) AS bm25,
+       coalesce(picked.idf[array_position(picked.ids, m.id)], 0) AS idf,
+       (SELECT total FROM qidf) AS idf_total,
        coalesce(m.id = ANY(picked.ids), false) AS candidate,
        (SELECT n FROM stats) AS subject_rows
 FROM "memory_memoryitem" m, picked
@@ -390,18 +402,19 @@ class _RawJsonb(Loader):
 
 
 def _lender_args(model: str, lenders: int) -> list:
-    """Parameters of _NEAR_CTE's ranking: score_hits' weights and floor, and how many lenders to keep."""
+    """Parameters of _NEAR_CTE's ranking (score_hits' order, see ranking.lender_weights) and how many to keep."""
     floor = vector_floor(model)
-    relevance, confidence, scope = final_weights()
-    vector, keyword = settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT
+    rescaled_vector, relative_bm25, cosine, coverage, confidence, scope = lender_weights(model)
+    feedback = settings.SEARCH_FEEDBACK_WEIGHT
     return [
-        relevance,
-        vector,
+        rescaled_vector,
         floor,
         floor,
-        keyword,
+        relative_bm25,
+        cosine,
+        coverage,
         confidence,
-        settings.SEARCH_FEEDBACK_WEIGHT,
+        feedback,
         scope,
         lenders,
     ]

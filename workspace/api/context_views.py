@@ -10,6 +10,7 @@ from rest_framework.response import Response
 
 from memory.api.examples import SEARCH_HIT
 from memory.api.search_views import ReadInput, filters_from, hit_dict, iso, item_dict, validated
+from memory.search import MAX_QUERY_CHARS
 from projects.api.base import EngramAPIView
 
 from ..context import context_build
@@ -17,7 +18,7 @@ from .schemas import ContextSerializer
 
 
 class ContextInput(ReadInput):
-    query = serializers.CharField(max_length=4000, required=False, allow_blank=True, default="")
+    query = serializers.CharField(max_length=MAX_QUERY_CHARS, required=False, allow_blank=True, default="")
 
 
 EXAMPLES = [

@@ -167,11 +167,20 @@ class Memories(Resource):
         params = {"user_id": user_id, "agent_id": agent_id}
         return self._call("DELETE", "/memories", params=params, parse=Deleted.model_validate)
 
-    def search(self, query: str, *, user_id: str, top_k: int | None = None, **options: Any) -> SearchResponse:
-        """Hybrid search; options: project, session_id, agent_id, skills, max_tokens, memory_types, scopes,
-        tags, status, metadata, created_after/before, occurred_after/before, include_superseded,
-        include_expired, explain, mode."""
-        body = clean({"query": query, "user_id": user_id, "top_k": top_k, **options})
+    def search(
+        self,
+        query: str,
+        *,
+        user_id: str,
+        top_k: int | None = None,
+        threshold: float | None = None,
+        **options: Any,
+    ) -> SearchResponse:
+        """Hybrid search; results scoring under `threshold` (0..1) are left out (default: the server's
+        calibrated relevance floor; 0 keeps every candidate). Options: project, session_id, agent_id,
+        skills, max_tokens, memory_types, scopes, tags, status, metadata, created_after/before,
+        occurred_after/before, include_superseded, include_expired, explain, mode."""
+        body = clean({"query": query, "user_id": user_id, "top_k": top_k, "threshold": threshold, **options})
         return self._call("POST", "/memories/search", body=body, parse=SearchResponse.model_validate)
 
     def history(self, memory_id: int) -> list[Revision]:

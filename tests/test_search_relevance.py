@@ -1,0 +1,201 @@
+"""Relevance decides the order (memory/search/ranking.py): the current fact first, questions about the
+past, nothing for an unknown topic, the threshold, long and odd queries. Through the API, with the local
+embedding model, on memories stored with infer=false (nothing superseded at write time)."""
+
+from datetime import UTC, datetime
+
+import pytest
+from django.utils import timezone
+
+from memory.search.ranking import (
+    SCOPE_PRIORITY,
+    Hit,
+    current_first,
+    final_score,
+    final_weights,
+    question_time,
+)
+
+MEMORIES = [
+    ("用户住在北京朝阳区，离望京SOHO不远", "2022-03-01T09:00:00Z"),
+    ("用户今年四月搬到了上海徐汇区，租了一套两居室", "2025-04-18T09:00:00Z"),
+    ("用户对花生过敏，吃到会起荨麻疹", "2023-09-12T09:00:00Z"),
+    ("用户每周二和周四晚上去健身房练力量", "2024-11-03T09:00:00Z"),
+    ("用户喝咖啡只喝美式，不加糖不加奶", "2024-05-02T09:00:00Z"),
+    ("用户在一家做跨境电商的公司当后端工程师，主要写 Go", "2024-01-10T09:00:00Z"),
+    ("The user's dog Biscuit is a twelve-year-old border collie", "2024-03-16T09:00:00Z"),
+]
+
+
+@pytest.fixture
+def stored(alice_client):
+    body = {
+        "memories": [
+            {"content": text, "user_id": "alice", "memory_type": "fact", "occurred_at": when}
+            for text, when in MEMORIES
+        ],
+        "infer": False,
+    }
+    response = alice_client.post("/api/v1/memories/batch", body, format="json")
+    assert response.status_code in (200, 201, 207), response.content
+    ids = [row["id"] for row in sorted(response.json()["results"], key=lambda r: r["index"])]
+    return dict(zip([text for text, _ in MEMORIES], ids, strict=True))
+
+
+def _search(client, query, **extra):
+    body = {"query": query, "user_id": "alice", "top_k": 8, "explain": True, **extra}
+    response = client.post("/api/v1/memories/search", body, format="json")
+    assert response.status_code == 200, response.content
+    return response.json()["results"]
+
+
+def test_the_current_version_comes_first_and_the_stale_one_below_the_other_hits(alice_client, stored):
+    beijing, shanghai = stored[MEMORIES[0][0]], stored[MEMORIES[1][0]]
+    for query in ("我现在住在哪里？", "where do I live now?"):
+        results = _search(alice_client, query, threshold=0)
+        order = [r["id"] for r in results]
+        assert order[0] == shanghai, (query, results)
+        # Nothing is deleted: the old address is still there, marked stale, below every other hit above it
+        assert beijing in order
+        stale = next(r for r in results if r["id"] == beijing)
+        assert stale["explain"]["stale"] is True
+        # ... below every other hit above the floor, with a lower score than theirs
+        above = [i for i, r in enumerate(results) if r["score"] >= 0.1 and r["id"] != beijing]
+        assert order.index(beijing) > max(above)
+        assert stale["score"] < min(results[i]["score"] for i in above)
+    # Both rows are active: nothing was superseded at write time.
+    statuses = {alice_client.get(f"/api/v1/memories/{pk}").json()["status"] for pk in (beijing, shanghai)}
+    assert statuses == {"active"}
+
+
+def test_a_question_about_the_past_finds_the_old_version(alice_client, stored):
+    beijing = stored[MEMORIES[0][0]]
+    for query in ("我搬家之前住在哪个区", "where did I live in 2022", "我以前住在哪"):
+        results = _search(alice_client, query, threshold=0)
+        assert results[0]["id"] == beijing, (query, results)
+        assert not results[0]["explain"]["stale"]
+
+
+def test_an_unknown_topic_answers_nothing(alice_client, stored):
+    for query in ("xyzzy", "qwrtplk zzvx", "🦄🦄🦄"):
+        assert _search(alice_client, query) == [], query
+    # the same through /context: "relevant" stays empty, core and profile are unaffected
+    response = alice_client.post("/api/v1/context", {"user_id": "alice", "query": "xyzzy"}, format="json")
+    assert response.status_code == 200, response.content
+    assert response.json()["relevant"] == []
+    # a real question still answers, with the right memory first
+    results = _search(alice_client, "我对什么食物过敏")
+    assert results and results[0]["id"] == stored[MEMORIES[2][0]]
+
+
+def test_the_threshold_leaves_out_weaker_hits_and_scores_stay_in_0_1(alice_client, stored):
+    everything = _search(alice_client, "我对什么食物过敏", threshold=0)
+    assert len(everything) == len(MEMORIES)
+    assert all(0 <= r["score"] <= 1 for r in everything)
+    assert everything[0]["id"] == stored[MEMORIES[2][0]]
+    strict = _search(alice_client, "我对什么食物过敏", threshold=everything[0]["score"])
+    assert [r["id"] for r in strict] == [everything[0]["id"]]
+    assert all(r["score"] >= everything[0]["score"] for r in strict)
+    for bad in (1.5, -0.1, "high"):
+        response = alice_client.post(
+            "/api/v1/memories/search", {"query": "x", "user_id": "alice", "threshold": bad}, format="json"
+        )
+        assert response.status_code == 400
+        assert "threshold" in response.content.decode()
+
+
+def test_long_and_odd_queries_are_answered(alice_client, stored):
+    allergy = stored[MEMORIES[2][0]]
+    # one 3,000-character word: no 500 (PostgreSQL refuses words over 2,047 characters in a tsquery)
+    response = alice_client.post(
+        "/api/v1/memories/search", {"query": "a" * 3000, "user_id": "alice"}, format="json"
+    )
+    assert response.status_code == 200, response.content
+    # a 10,000-character query: the question first, then a long paste; still answered
+    query = "我对什么食物过敏？" + " ".join(f"词{i} word{i}" for i in range(1200))
+    query = query[:10_000]
+    assert len(query) == 10_000
+    results = _search(alice_client, query, threshold=0)
+    assert allergy in [r["id"] for r in results[:3]]
+    # emoji and other scripts
+    for text in ("☕ 咖啡", "кофе", "コーヒー", "커피"):
+        assert (
+            alice_client.post(
+                "/api/v1/memories/search", {"query": text, "user_id": "alice"}, format="json"
+            ).status_code
+            == 200
+        )
+    # a NUL byte is a 400 naming the field
+    response = alice_client.post(
+        "/api/v1/memories/search", {"query": "peanut\x00", "user_id": "alice"}, format="json"
+    )
+    assert response.status_code == 400
+    assert "query" in response.json()["error"]["message"]
+
+
+# ---- without the database ---------------------------------------------------------------------------
+
+
+def test_question_time_tells_past_from_present():
+    assert question_time("where did I live in 2022", 2026) == ("past", 2022)
+    assert question_time("我搬家之前住在哪", 2026) == ("past", None)
+    assert question_time("what did I use before", 2026) == ("past", None)
+    assert question_time("我现在住在哪里", 2026) == ("present", None)
+    assert question_time("where do I live now", 2026) == ("present", None)
+    assert question_time("目前的领导是谁", 2026) == ("present", None)
+    assert question_time("where do I live", 2026) == ("", None)
+    assert question_time("what is planned for 2027", 2026) == ("", None)  # a future year is no past
+
+
+def _hit(pk, score, content, year, memory_type="fact"):
+    when = datetime(year, 6, 1, tzinfo=UTC)
+    row = {"id": pk, "content": content, "memory_type": memory_type, "occurred_at": when, "created_at": when}
+    return Hit(row=row, vector_similarity=0.9, keyword_raw=0, relevance=score, score=score)
+
+
+def test_current_first_orders_versions_by_time_and_drops_the_stale_one():
+    old = _hit(1, 0.9, "lives in Beijing", 2022)
+    other = _hit(2, 0.6, "likes tea", 2024)
+    weak = _hit(3, 0.05, "has a dog", 2024)
+    new = _hit(4, 0.5, "moved to Shanghai", 2025)
+    hits = [old, other, new, weak]
+    out = current_first(list(hits), [[old, new]], past=False, year=None, floor=0.1)
+    # the newest takes the group's best place and score; the old one drops below the other hits above
+    # the floor, with a score under theirs; the hit under the floor stays last
+    assert [h.id for h in out] == [4, 2, 1, 3]
+    assert new.score == 0.9 and old.stale and old.score < other.score
+    # a question about the past: the old version first, nothing dropped
+    for h, score in ((old, 0.9), (new, 0.5)):
+        h.score, h.stale = score, False
+    out = current_first([old, other, new, weak], [[old, new]], past=True, year=None, floor=0.1)
+    assert [h.id for h in out] == [1, 2, 4, 3] and not any(h.stale for h in out)
+    # a year: the version stated by the end of that year
+    mid = _hit(5, 0.7, "moved to Hangzhou", 2023)
+    out = current_first([old, mid, new], [[old, mid, new]], past=True, year=2023, floor=0.1)
+    assert out[0].id == 5
+
+
+def test_confidence_and_scope_only_break_ties(settings):
+    settings.SEARCH_RANKING = "relevance"
+    settings.SEARCH_ADJUSTMENT = 0.06
+    weights = final_weights()
+    strong = Hit(row={"id": 1, "confidence": 0.2, "scope": "user"}, vector_similarity=0.9, keyword_raw=0)
+    weak = Hit(row={"id": 2, "confidence": 1.0, "scope": "session"}, vector_similarity=0.9, keyword_raw=0)
+    strong.relevance, weak.relevance = 0.8, 0.7
+    final_score(strong, weights)
+    final_score(weak, weights)
+    # a clearly better match wins whatever its confidence and scope; the adjustment is at most 0.06
+    assert strong.score > weak.score
+    band = settings.SEARCH_FEEDBACK_WEIGHT
+    assert 0.8 - (strong.score - band) / (1 - 2 * band) <= 0.06 + 1e-9
+    assert (weak.score - band) / (1 - 2 * band) - 0.7 <= 0.06 + 1e-9
+    # comparable matches: the confident session memory goes first
+    strong.relevance = 0.71
+    final_score(strong, weights)
+    assert weak.score > strong.score
+    assert SCOPE_PRIORITY["session"] > SCOPE_PRIORITY["user"]
+    # the seed formula stays available
+    settings.SEARCH_RANKING = "seed"
+    final_score(strong)
+    assert strong.score == pytest.approx(0.5 * 0.71 + 0.3 * 0.2 + 0.2 * 0.6)
+    assert timezone.now()  # settings restored by the fixture
