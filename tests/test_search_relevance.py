@@ -27,6 +27,12 @@ MEMORIES = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def relevance_ranking(settings):
+    """These tests are about SEARCH_RANKING=relevance (the calibrated ranking, not yet the default)."""
+    settings.SEARCH_RANKING = "relevance"
+
+
 @pytest.fixture
 def stored(alice_client):
     body = {
