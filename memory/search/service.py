@@ -23,6 +23,7 @@ from .access_counts import access_recorder
 from .ranking import (
     NEIGHBOUR_STEPS,
     RELEVANCE_KEEP,
+    SEED,
     VERSION_GAP,
     Hit,
     add_neighbours,
@@ -108,6 +109,10 @@ def context_and_duplicates(
         sims = sims[np.ix_(order, order)]
         pairs = similar_pairs(head, sims, model)
         head = order_near_duplicates(head, pairs, model)
+        if settings.SEARCH_RANKING == SEED:
+            # The seed formula ranks as it always did: on the bilingual set the version groups below lift
+            # "now" questions but cost R@5 overall under it (0.848 against 0.930 held out).
+            return head + hits[top_k * 2 :]
         # The current fact first (or, for a question about the past, the version of that time).
         when, year = question_time(query, timezone.now().year)
         groups = version_groups(head, similarities(head), model, floor, gap=1.0 if when else VERSION_GAP)
