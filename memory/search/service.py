@@ -5,6 +5,7 @@ How the candidates are gathered is in sql.py, how they are ranked in ranking.py.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -52,6 +53,16 @@ log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 32_000
 EMBED_QUERY_CHARS = 256
 KEYWORD_QUERY_CHARS = 600
+
+
+def keyword_part(query: str) -> str:
+    """The query's first KEYWORD_QUERY_CHARS characters, to the end of the word there: a word longer than
+    that (stored as one hashed token) is still found whole."""
+    if len(query) <= KEYWORD_QUERY_CHARS:
+        return query
+    space = re.search(r"\s", query[KEYWORD_QUERY_CHARS:])
+    return query if space is None else query[: KEYWORD_QUERY_CHARS + space.start()]
+
 
 # Each side brings at least this many candidates per result asked for (4 gave the same LoCoMo recall).
 CANDIDATES_PER_RESULT = 3
@@ -180,7 +191,7 @@ def memory_search(
             embed_ms = (time.perf_counter() - t0) * 1000
         if query_vector is not None:
             qvec = np.asarray(query_vector, dtype=np.float32)
-    terms = query_terms(query[:KEYWORD_QUERY_CHARS]) if rank != "vector" else []
+    terms = query_terms(keyword_part(query)) if rank != "vector" else []
     candidates = max(settings.SEARCH_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
     where_sql = filter_sql(actor, filters)
     subject = _exact_subject(actor, filters)
