@@ -178,6 +178,22 @@ def _expiry(ttl_minutes):
     return timezone.now() + timedelta(minutes=ttl_minutes) if ttl_minutes else None
 
 
+def _check_paused(actor, namespace: list[str]) -> None:
+    """A store item is about no one, but LangGraph agents name the person in the namespace
+    (("memories", "<user_id>")): while memory is paused for a person of the org a namespace label names,
+    nothing is stored there (MemoryPaused: a 200 "paused" answer)."""
+    from .models import MemoryPause
+    from .pause import MemoryPaused
+
+    user_id = (
+        MemoryPause.objects.filter(org=actor.org, session_id="", user_id__in=set(namespace))
+        .values_list("user_id", flat=True)
+        .first()
+    )
+    if user_id is not None:
+        raise MemoryPaused(user_id)
+
+
 def store_put(*, actor, namespace, key, value, index=None, ttl=None) -> StoreItem:
     require_store(actor, write=True)
     namespace = check_namespace(namespace)
@@ -187,6 +203,7 @@ def store_put(*, actor, namespace, key, value, index=None, ttl=None) -> StoreIte
     index_fields = check_index(index)
     ttl_minutes = check_ttl(ttl)
     gate_value(namespace, key, value)
+    _check_paused(actor, namespace)
     text = index_text(value, index_fields)
     vector, model = None, ""
     if text:

@@ -335,3 +335,21 @@ def test_a_react_agent_keeps_its_memories_in_engram(engram_store, org):
     assert tool_outputs == ["saved", "用户住在杭州"]
     assert answer["messages"][-1].content == "你住在杭州。"
     assert StoreItem.objects.get(org=org, key="f1").value == {"text": "用户住在杭州"}
+
+
+def test_a_namespace_naming_a_paused_person_stores_nothing(store, live_server, secret, org):
+    from memory.models import MemoryPause
+
+    store.put_item(["memories", "ursula"], key="tea", value={"text": "Ursula likes green tea"})
+    MemoryPause.objects.create(org=org, user_id="ursula")
+    store.put_item(["memories", "ursula"], key="car", value={"text": "Ursula drives a blue car"})  # no error
+    answer = httpx.put(
+        f"{live_server.url}/api/v1/store/items",
+        json={"namespace": ["memories", "ursula"], "key": "bike", "value": {"text": "Ursula rides a bike"}},
+        headers={"Authorization": f"Bearer {secret}"},
+    )
+    assert answer.status_code == 200 and answer.json()["status"] == "paused", answer.text
+    assert list(StoreItem.objects.filter(org=org).values_list("key", flat=True)) == ["tea"]
+    assert store.get_item(["memories", "ursula"], key="tea")["value"]["text"] == "Ursula likes green tea"
+    store.put_item(["memories", "victor"], key="tea", value={"text": "Victor likes black tea"})  # not paused
+    assert StoreItem.objects.filter(org=org).count() == 2

@@ -16,6 +16,7 @@ from rest_framework.response import Response
 
 from core.times import rfc3339
 from memory import store
+from memory.api.serializers import PausedSerializer
 from memory.gate import GateRejection
 from projects.api.base import EngramAPIView, StrictSerializer
 from projects.api.errors import ApiError, unstorable_error
@@ -163,7 +164,14 @@ class _Store(EngramAPIView):
 class StoreItemsView(_Store):
     @extend_schema(
         request=StorePutInput,
-        responses={204: OpenApiResponse(description="Stored (created or replaced)."), **errors(422)},
+        responses={
+            204: OpenApiResponse(description="Stored (created or replaced)."),
+            200: OpenApiResponse(
+                PausedSerializer,
+                description="Memory is paused for a person a namespace label names: nothing was stored.",
+            ),
+            **errors(422),
+        },
     )
     def put(self, request):
         """Store an item (create or replace the one with this namespace and key)."""
