@@ -23,8 +23,6 @@ import re
 
 from core.text import CJK, has_cjk
 
-from .thresholds import duplicate_threshold
-
 # ---- numbers ----------------------------------------------------------------------------------------
 
 _CN_DIGITS = {
@@ -239,9 +237,3 @@ def differs_materially(a: str, b: str) -> bool:
     cross = is_cross_lingual(a, b)
     names_a, names_b = names(a, latin=cross), names(b, latin=cross)
     return bool(names_a - names_b) and bool(names_b - names_a)
-
-
-def is_duplicate(existing: str, new: str, similarity: float, model: str) -> bool:
-    """The merge decision: similar enough for the model (and language pair), and no hard difference."""
-    threshold = duplicate_threshold(model, cross_lingual=is_cross_lingual(existing, new))
-    return similarity >= threshold and not differs_materially(existing, new)

@@ -3,7 +3,8 @@ real local model through the services."""
 
 import pytest
 
-from memory.dedup import differs_materially, is_cross_lingual, is_duplicate, numbers
+from memory.classify import classify
+from memory.dedup import differs_materially, is_cross_lingual, numbers
 from memory.drafts import MemoryDraft
 from memory.models import MemoryItem, MemoryRevision
 from memory.services import memory_create
@@ -70,13 +71,18 @@ def test_it_uses_per_model_and_per_language_thresholds(settings):
     assert duplicate_threshold("multilingual-e5-small", cross_lingual=True) == 0.835
     assert duplicate_threshold("text-embedding-3-small") == 0.92
     assert is_cross_lingual("用户住在杭州", "lives in Hangzhou") and not is_cross_lingual("a b", "c d")
-    assert is_duplicate("用户住在杭州", "The user lives in Hangzhou", 0.84, "multilingual-e5-small")
-    assert not is_duplicate("用户住在杭州", "The user lives in Hangzhou", 0.83, "multilingual-e5-small")
-    assert not is_duplicate("用户住在杭州", "用户目前住在杭州", 0.85, "multilingual-e5-small")
+    assert is_duplicate("用户住在杭州", "The user lives in Hangzhou", 0.84)
+    assert not is_duplicate("用户住在杭州", "The user lives in Hangzhou", 0.83)
+    assert not is_duplicate("用户住在杭州", "用户目前住在杭州", 0.85)
     settings.MEMORY_DUPLICATE_THRESHOLD = 0.8  # the env override wins for every model and language pair
     assert duplicate_threshold("multilingual-e5-small") == 0.8
     assert duplicate_threshold("multilingual-e5-small", cross_lingual=True) == 0.8
-    assert is_duplicate("用户住在杭州", "用户目前住在杭州", 0.85, "multilingual-e5-small")
+    assert is_duplicate("用户住在杭州", "用户目前住在杭州", 0.85)
+
+
+def is_duplicate(existing: str, new: str, similarity: float) -> bool:
+    """The write path's decision (memory.classify) is a merge."""
+    return classify(existing, new, similarity, "multilingual-e5-small").kind == "duplicate"
 
 
 def test_it_merges_paraphrases_and_translations_with_the_real_model(alice_actor, org_a):
