@@ -6,6 +6,7 @@ The same drafts, access checks, gate (rate limit included), dedup and row buildi
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 
@@ -294,11 +295,7 @@ def _stored_nearest(actor, org, fresh, vectors, read_q) -> dict[int, list]:
     drafts = dict(fresh)
     out: dict[int, list] = {}
     for (_key, model), indexes in groups.items():
-        stored = (
-            MemoryItem.objects.filter(read_q, **drafts[indexes[0]].subject(org), status=Status.ACTIVE)
-            .filter(embedding_model=model)
-            .exclude(embedding=None)
-        )
+        stored = services.write_candidates(read_q, drafts[indexes[0]].subject(org), model)
         rows = list(stored.values_list("pk", "embedding")[: STORED_IN_MEMORY + 1])
         if len(rows) > STORED_IN_MEMORY:
             continue
@@ -328,7 +325,7 @@ def _classify_fresh(actor, org, fresh, vectors, results, merges, updates, in_bat
     kept: list[tuple[int, MemoryDraft]] = []
     seen: dict[tuple, _Earlier] = {}
     read_q = memory_read_q(actor)  # the same for every item of the batch: built once
-    llm = _once(lambda: llm_for(org))  # looked up at most once per batch, only if a candidate is related
+    llm = functools.cache(lambda: llm_for(org))  # looked up once per batch, only if a candidate is related
     nearest = _stored_nearest(actor, org, fresh, vectors, read_q)
     for index, draft in fresh:
         if index not in vectors:
@@ -371,18 +368,6 @@ def _classify_fresh(actor, org, fresh, vectors, results, merges, updates, in_bat
         seen.setdefault(key, _Earlier()).add(index, draft, vector)
         kept.append((index, draft))
     return kept
-
-
-def _once(make):
-    """make(), called at most once, on first use."""
-    box = []
-
-    def get():
-        if not box:
-            box.append(make())
-        return box[0]
-
-    return get
 
 
 def _rejection(index: int, exc: BaseException) -> BatchResult:

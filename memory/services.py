@@ -37,7 +37,15 @@ from .classify import Decision
 from .drafts import MemoryDraft, build_item, defer_tokens, lock_subjects, tokens_expression
 from .embeddings import EmbeddingError, provider_for
 from .models import MemoryItem, MemoryRevision, RevisionAction, Scope, Source, Status
-from .revisions import INCOMING_FIELDS, RESTORED_FIELDS, incoming_of, revision_write, snapshot
+from .revisions import (
+    INCOMING_FIELDS,
+    RESTORED_FIELDS,
+    audit_revision,
+    incoming_of,
+    revision_new,
+    revision_write,
+    snapshot,
+)
 from .signals import memories_changed, revisions_written
 
 log = logging.getLogger(__name__)
@@ -90,6 +98,14 @@ class CreateResult:
     decision: object | None = None  # memory.classify.Decision: duplicate / update / distinct and why
 
 
+def write_candidates(read_q, base: dict, model: str):
+    """The subject's active memories with a vector of this model that read_q lets the actor read: what a
+    new memory is compared with at write time (nearest_active, and a batch's in-memory comparison)."""
+    return MemoryItem.objects.filter(read_q, **base, status=Status.ACTIVE, embedding_model=model).exclude(
+        embedding=None
+    )
+
+
 def nearest_active(
     *,
     actor: Actor,
@@ -106,15 +122,8 @@ def nearest_active(
     read_q: memory_read_q(actor), when the caller already built it (a batch builds it once)."""
     from pgvector.django import CosineDistance
 
-    qs = (
-        MemoryItem.objects.filter(
-            read_q if read_q is not None else memory_read_q(actor),
-            **base,
-            status=Status.ACTIVE,
-            embedding_model=model,
-        )
-        .exclude(embedding=None)
-        .defer("embedding", "search_tokens")
+    qs = write_candidates(read_q if read_q is not None else memory_read_q(actor), base, model).defer(
+        "embedding", "search_tokens"
     )
     if exclude_id:
         qs = qs.exclude(pk=exclude_id)
@@ -346,36 +355,18 @@ def memory_update(
 def memory_supersede(*, actor: Actor, old: MemoryItem, new: MemoryItem, reason: str = "") -> MemoryItem:
     """The new item replaces the old one; the old text stays, linked and revisioned.
 
-    The actor must be allowed to change the old item, and the new one must be of the same org.
-    """
-    require_actor(actor)
-    old = MemoryItem.objects.select_for_update().get(pk=old.pk)
-    require_change_memory(actor, old)
-    require_own_org(actor, new.org_id)
-    before = snapshot(old)
-    old.status = Status.SUPERSEDED
-    old.superseded_by = new
-    old.version += 1
-    old.save(update_fields=["status", "superseded_by", "version", "updated_at"])
-    revision_write(
-        item=old,
-        action=RevisionAction.SUPERSEDE,
-        actor=actor,
-        reason=reason or f"superseded by #{new.pk}",
-        before=before,
-        after=snapshot(old),
-    )
-    return old
+    The actor must be allowed to change the old item (404 when it may not read it, 403 when it may not
+    change it), and the new one must be of the same org (404)."""
+    return memory_supersede_many(actor=actor, pairs=[(old, new, reason)])[0]
 
 
 @transaction.atomic
 def memory_supersede_many(
     *, actor: Actor, pairs: list[tuple[MemoryItem, MemoryItem, str]]
 ) -> list[MemoryItem]:
-    """memory_supersede for many (old, new, reason) at once, in order (a batch's updates): the same checks,
-    rows, revisions and audit events, with the lookups and writes made once for all of them."""
-    from .revisions import audit_revision, revision_new
-
+    """Each new item replaces its old one, in order (a batch's updates, or one: memory_supersede): the
+    checks, rows, revisions and audit events of one supersede each, with the lookups and writes made once
+    for all of them. Returns the old items, changed, in the order of pairs."""
     require_actor(actor)
     if not pairs:
         return []
@@ -429,7 +420,7 @@ def memory_supersede_many(
     revisions_written.send(sender=MemoryRevision, org_id=actor.org.pk, revisions=revisions)
     for old, before, after in audits:
         audit_revision(item=old, action=RevisionAction.SUPERSEDE, actor=actor, before=before, after=after)
-    return changed
+    return [olds[old.pk] for old, _new, _reason in pairs]
 
 
 @transaction.atomic

@@ -182,16 +182,13 @@ def _check_paused(actor, namespace: list[str]) -> None:
     """A store item is about no one, but LangGraph agents name the person in the namespace
     (("memories", "<user_id>")): while memory is paused for a person of the org a namespace label names,
     nothing is stored there (MemoryPaused: a 200 "paused" answer)."""
-    from .models import MemoryPause
-    from .pause import MemoryPaused
+    from .pause import MemoryPaused, paused_keys
 
-    user_id = (
-        MemoryPause.objects.filter(org=actor.org, session_id="", user_id__in=set(namespace))
-        .values_list("user_id", flat=True)
-        .first()
+    paused = sorted(
+        user_id for user_id, _session in paused_keys(actor.org, {(label, "") for label in namespace})
     )
-    if user_id is not None:
-        raise MemoryPaused(user_id)
+    if paused:
+        raise MemoryPaused(paused[0])
 
 
 def store_put(*, actor, namespace, key, value, index=None, ttl=None) -> StoreItem:
