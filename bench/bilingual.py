@@ -178,7 +178,6 @@ def main() -> None:
         base_url, key = args.base_url, args.api_key
     else:
         os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
-        os.environ.setdefault("ENGRAM_API_RATE", "100000/min")  # a benchmark, not a client to slow down
         slug = f"bilingual-{uuid.uuid4().hex[:8]}"
         manage("create_org", slug)
         key = manage("create_api_key", "--org", slug, "--name", "bilingual-bench")

@@ -90,6 +90,8 @@ def start_server() -> tuple[subprocess.Popen, str]:
             **os.environ,
             "ENGRAM_ALLOWED_HOSTS": "127.0.0.1,localhost",
             "DJANGO_SETTINGS_MODULE": "config.settings.base",
+            # A benchmark, not a client to slow down: the per-org rate limit would answer 429 mid-run.
+            "ENGRAM_API_RATE": os.environ.get("ENGRAM_API_RATE", "100000/min"),
         },
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
