@@ -1,0 +1,276 @@
+"""A schema Citus can distribute by org_id (core.distribution, docs/scaling.md): every tenant table carries
+org_id and UNIQUE (id, org_id), every foreign key between tenant tables is composite on org_id, every
+other table is a listed reference table. The models and the database's own catalog are both walked, so a
+new model or a hand-made key that breaks the rule fails here. Citus itself is not installed: these are
+the properties its distribution needs, checked on plain PostgreSQL."""
+
+import pytest
+from django.apps import apps
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
+
+from audit.models import AuditEvent
+from checkpoints.models import Checkpoint, CheckpointArchive, Message, Session
+from core.distribution import DISTRIBUTION_COLUMN, REFERENCE_TABLES
+from memory.models import InjectionLog, MemoryFeedback, MemoryItem, MemoryRevision
+from profiles.models import ProfileRevision, ProjectProfile
+from projects.access import actor_for_account
+from projects.models import ApiKey, ApiKeyProject, Organization, Project, ProjectMembership
+from projects.services import api_key_create, project_create, project_delete
+from webhooks.models import WebhookDelivery, WebhookEndpoint
+from workspace.subjects import subject_forget
+
+from .factories import AccountFactory, MemoryItemFactory, ProjectFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def is_tenant(model) -> bool:
+    return any(
+        f.name == "org" and f.is_relation and f.related_model is Organization and not f.null
+        for f in model._meta.concrete_fields
+    )
+
+
+def models_by_table() -> dict[str, type]:
+    return {
+        m._meta.db_table: m
+        for m in apps.get_models(include_auto_created=True)
+        if m._meta.managed and not m._meta.proxy
+    }
+
+
+def tenant_tables() -> set[str]:
+    return {table for table, model in models_by_table().items() if is_tenant(model)}
+
+
+def catalog(sql: str, params=()) -> list[tuple]:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        return cursor.fetchall()
+
+
+def constraints(kind: str) -> list[tuple]:
+    """(table, name, [columns], referenced table, [referenced columns], deferrable, deferred, validated)
+    of every constraint of a kind ('u', 'p', 'f') on the schema's tables, columns in key order."""
+    return catalog(
+        """
+        SELECT c.conrelid::regclass::text, c.conname,
+               ARRAY(SELECT a.attname FROM unnest(c.conkey) WITH ORDINALITY k(n, i)
+                     JOIN pg_attribute a ON a.attrelid = c.conrelid AND a.attnum = k.n ORDER BY k.i),
+               c.confrelid::regclass::text,
+               ARRAY(SELECT a.attname FROM unnest(c.confkey) WITH ORDINALITY k(n, i)
+                     JOIN pg_attribute a ON a.attrelid = c.confrelid AND a.attnum = k.n ORDER BY k.i),
+               c.condeferrable, c.condeferred, c.convalidated
+        FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+        WHERE c.contype = %s AND t.relnamespace = current_schema()::regnamespace
+        """,
+        [kind],
+    )
+
+
+def test_every_model_is_either_a_tenant_table_or_a_listed_reference_table():
+    tables = models_by_table()
+    assert len(tenant_tables()) >= 26
+    unclassified = sorted(t for t, m in tables.items() if not is_tenant(m) and t not in REFERENCE_TABLES)
+    both = sorted(t for t, m in tables.items() if is_tenant(m) and t in REFERENCE_TABLES)
+    assert unclassified == [], "tables without org that core.distribution.REFERENCE_TABLES does not list"
+    assert both == [], "tenant tables listed as reference tables"
+
+
+def test_every_table_in_the_database_is_classified():
+    """The catalog, not only the models: a table made by hand or by a third-party app is caught too."""
+    present = {
+        name for (name,) in catalog("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    }
+    tenants = tenant_tables()
+    assert present >= tenants
+    assert sorted(present - tenants - set(REFERENCE_TABLES)) == []
+
+
+def test_every_tenant_table_carries_a_not_null_org_id_and_unique_id_org():
+    tenants = tenant_tables()
+    org_columns = {
+        table: nullable
+        for table, nullable in catalog(
+            "SELECT table_name, is_nullable FROM information_schema.columns"
+            " WHERE table_schema = current_schema() AND column_name = %s",
+            [DISTRIBUTION_COLUMN],
+        )
+    }
+    assert sorted(t for t in tenants if org_columns.get(t) != "NO") == [], "tenant tables without org_id"
+    unique = {(table, tuple(sorted(cols))) for table, _, cols, *_ in constraints("u") + constraints("p")}
+    missing = sorted(t for t in tenants if (t, ("id", DISTRIBUTION_COLUMN)) not in unique)
+    assert missing == [], "tenant tables without UNIQUE (id, org_id)"
+
+
+def test_every_foreign_key_between_tenant_tables_is_composite_on_org_and_deferred():
+    tenants = tenant_tables()
+    bad = []
+    for table, name, cols, parent, parent_cols, deferrable, deferred, validated in constraints("f"):
+        if table not in tenants:
+            assert parent not in tenants, f"{table} (not a tenant table) points at tenant table {parent}"
+            continue
+        if parent not in tenants:
+            continue  # a reference table: on every node, any key works
+        pairs = dict(zip(cols, parent_cols, strict=True))
+        if not (
+            len(cols) == 2
+            and pairs.get(DISTRIBUTION_COLUMN) == DISTRIBUTION_COLUMN
+            and sorted(parent_cols) == ["id", DISTRIBUTION_COLUMN]
+            and deferrable
+            and deferred
+            and validated
+        ):
+            bad.append((table, name, cols, parent, parent_cols))
+    assert bad == [], "foreign keys between tenant tables that are not (x_id, org_id) -> (id, org_id)"
+
+
+def test_every_relation_between_tenant_models_has_its_composite_key():
+    """The other way round: a model's relation to another tenant model (db_constraint=False, as Django's
+    own single-column key is not allowed) has the composite key in the database."""
+    tenants = tenant_tables()
+    keys = {(table, cols[0], parent) for table, _, cols, parent, *_ in constraints("f") if len(cols) == 2}
+    expected, missing = set(), []
+    for table, model in models_by_table().items():
+        if table not in tenants:
+            continue
+        for field in model._meta.concrete_fields:
+            if field.is_relation and field.related_model._meta.db_table in tenants:
+                assert not field.db_constraint, f"{table}.{field.column}: Django's single-column key"
+                key = (table, field.column, field.related_model._meta.db_table)
+                expected.add(key)
+                if key not in keys:
+                    missing.append(key)
+    assert len(expected) >= 23
+    assert missing == []
+
+
+def check_now():
+    """Deferred keys are checked at commit; make PostgreSQL check the pending ones at once."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+
+
+def refused(write) -> None:
+    with pytest.raises(IntegrityError, match="_org_fk"), transaction.atomic():
+        write()
+        check_now()
+
+
+def test_the_database_refuses_a_row_whose_parent_is_in_another_org(org_a, org_b):
+    """Test code sees every org (core.rls.all_orgs), so no policy is in the way: the keys refuse."""
+    project_b = ProjectFactory(org=org_b)
+    item_a = MemoryItemFactory(org=org_a)
+    MemoryRevision.objects.create(org=org_a, item=item_a, item_ref=item_a.pk, number=1, action="add")
+    refused(lambda: MemoryItemFactory(org=org_a, project=project_b, scope="project", user_id=""))
+    refused(lambda: MemoryItem.objects.filter(pk=item_a.pk).update(project=project_b))
+    refused(lambda: MemoryItem.objects.filter(pk=item_a.pk).update(org=org_b))  # its revision stays in A
+    refused(
+        lambda: MemoryRevision.objects.create(
+            org=org_b, item=item_a, item_ref=item_a.pk, number=2, action="add"
+        )
+    )
+    session = Session.objects.create(org=org_a, session_id="s1", user_id="alice")
+    refused(
+        lambda: Message.objects.create(org=org_b, session=session, user_id="alice", role="human", content="x")
+    )
+    key, _ = api_key_create(org=org_a, name="agent")
+    refused(lambda: ApiKeyProject.objects.create(org=org_a, apikey=key, project=project_b))
+    refused(lambda: ProjectMembership.objects.create(org=org_a, project=project_b, account=AccountFactory()))
+    # The same rows within one org are accepted.
+    with transaction.atomic():
+        Message.objects.create(org=org_a, session=session, user_id="alice", role="human", content="x")
+        MemoryRevision.objects.create(org=org_a, item=item_a, item_ref=item_a.pk, number=2, action="add")
+        check_now()
+
+
+@pytest.fixture
+def populated(alice, alice_actor, bob, org_a):
+    """One of every row that points at another tenant row, all in org A, as the services leave them."""
+    project = project_create(actor=alice_actor, name="Atlas", slug="atlas")
+    key, _ = api_key_create(org=org_a, name="agent", projects=[project])
+    item = MemoryItemFactory(org=org_a, project=project, scope="project", user_id="", created_by_key=key)
+    mine = MemoryItemFactory(org=org_a, user_id="alice", created_by_key=key)
+    newer = MemoryItemFactory(org=org_a, user_id="alice")
+    MemoryItem.objects.filter(pk=mine.pk).update(superseded_by=newer, status="superseded")
+    for number, target in enumerate([item, mine, newer], start=1):
+        MemoryRevision.objects.create(org=org_a, item=target, item_ref=target.pk, number=number, action="add")
+    injection = InjectionLog.objects.create(org=org_a, user_id="alice", project=project, memory_ids=[mine.pk])
+    MemoryFeedback.objects.create(
+        org=org_a, memory=newer, subject="alice", injection=injection, value="useful"
+    )
+    MemoryFeedback.objects.create(org=org_a, memory=item, subject="alice", injection=injection, value="wrong")
+    session = Session.objects.create(org=org_a, session_id="s1", user_id="alice", project=project)
+    Message.objects.create(org=org_a, session=session, user_id="alice", role="human", content="hi")
+    parent = Checkpoint.objects.create(org=org_a, session=session, user_id="alice")
+    Checkpoint.objects.create(
+        org=org_a, session=session, user_id="alice", parent=parent, parent_ref=parent.pk
+    )
+    CheckpointArchive.objects.create(
+        org=org_a, original_id=1, session=session, user_id="alice", payload=b"", created_at=timezone.now()
+    )
+    ProjectProfile.objects.create(org=org_a, project=project)
+    ProfileRevision.objects.create(org=org_a, user_id="alice", project=project)
+    endpoint = WebhookEndpoint.objects.create(
+        org=org_a, project=project, url="https://hooks.example/a", secret_encrypted="x"
+    )
+    WebhookDelivery.objects.create(
+        org=org_a, endpoint=endpoint, event="memory.created", message_id="msg_1", payload={}
+    )
+    AuditEvent.objects.create(
+        org=org_a,
+        actor_kind="key",
+        actor_key=key,
+        actor_label="agent",
+        action="memory.create",
+        project=project,
+    )
+    check_now()
+    return project, key
+
+
+def test_deleting_a_project_still_cascades_and_nulls_under_the_composite_keys(alice, org_a, populated):
+    project, key = populated
+    project_id = project.pk
+    with transaction.atomic():
+        project_delete(actor=actor_for_account(alice, org_a), project=project)
+        check_now()
+    assert not Project.objects.filter(pk=project_id).exists()
+    assert not MemoryItem.objects.filter(project_id=project_id).exists()
+    assert Session.objects.get(session_id="s1").project_id is None  # SET_NULL
+    assert AuditEvent.objects.filter(action="memory.create").get().project_id is None
+    assert not ApiKeyProject.objects.filter(apikey=key).exists()
+    assert MemoryRevision.objects.filter(item__isnull=True).count() == 1  # the project memory's history stays
+
+
+def test_forgetting_a_subject_still_works_under_the_composite_keys(alice, org_a, populated):
+    with transaction.atomic():
+        subject_forget(actor=actor_for_account(alice, org_a), org=org_a, user_id="alice")
+        check_now()
+    assert not MemoryItem.objects.filter(org=org_a, user_id="alice").exists()
+    assert not Session.objects.filter(org=org_a, user_id="alice").exists()
+
+
+def test_deleting_an_org_and_an_api_key_still_works_under_the_composite_keys(org_a, org_b, populated):
+    _, key = populated
+    other = MemoryItemFactory(org=org_b)
+    with transaction.atomic():
+        ApiKey.objects.filter(pk=key.pk).delete()  # SET_NULL on memories, jobs and audit events
+        check_now()
+    assert not MemoryItem.objects.filter(created_by_key__isnull=False).exists()
+    with transaction.atomic():
+        Organization.objects.filter(pk=org_a.pk).delete()
+        check_now()
+    assert list(MemoryItem.objects.values_list("pk", flat=True)) == [other.pk]
+    for model in (
+        MemoryRevision,
+        Session,
+        Message,
+        Checkpoint,
+        WebhookDelivery,
+        ProjectProfile,
+        ApiKeyProject,
+    ):
+        assert not model.objects.filter(org_id=org_a.pk).exists(), model
