@@ -4,8 +4,11 @@ other table is a listed reference table. The models and the database's own catal
 new model or a hand-made key that breaks the rule fails here. Citus itself is not installed: these are
 the properties its distribution needs, checked on plain PostgreSQL."""
 
+import re
+
 import pytest
 from django.apps import apps
+from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -13,10 +16,12 @@ from audit.models import AuditEvent
 from checkpoints.models import Checkpoint, CheckpointArchive, Message, Session
 from core.distribution import DISTRIBUTION_COLUMN, REFERENCE_TABLES
 from memory.models import InjectionLog, MemoryFeedback, MemoryItem, MemoryRevision
+from memory.search.sql import filter_sql, search_statement
+from memory.selectors import MemoryFilters
 from profiles.models import ProfileRevision, ProjectProfile
-from projects.access import actor_for_account
+from projects.access import actor_for_account, actor_for_key, system_actor
 from projects.models import ApiKey, ApiKeyProject, Organization, Project, ProjectMembership
-from projects.services import api_key_create, project_create, project_delete
+from projects.services import api_key_create, project_create, project_delete, project_member_add
 from webhooks.models import WebhookDelivery, WebhookEndpoint
 from workspace.subjects import subject_forget
 
@@ -274,3 +279,70 @@ def test_deleting_an_org_and_an_api_key_still_works_under_the_composite_keys(org
         ApiKeyProject,
     ):
         assert not model.objects.filter(org_id=org_a.pk).exists(), model
+
+
+# ---- search on a table distributed by org_id ------------------------------------------------------------
+
+ORG_FILTER = re.compile(r"\borg_id = (\d+)\b")
+
+
+def scans_of_tenant_tables(plan: dict, tenants: set[str]):
+    """(table, the node's conditions) of every scan of a tenant table in an EXPLAIN (FORMAT JSON) plan."""
+    if plan.get("Relation Name") in tenants:
+        conditions = " ".join(str(plan.get(k, "")) for k in ("Index Cond", "Recheck Cond", "Filter"))
+        yield plan["Relation Name"], conditions
+    for child in plan.get("Plans", []):
+        yield from scans_of_tenant_tables(child, tenants)
+
+
+def orgs_of_every_scan(sql: str, args: list) -> list[tuple[str, set[str]]]:
+    with connection.cursor() as cursor:
+        cursor.execute("EXPLAIN (FORMAT JSON) " + sql, args)
+        (plan,) = cursor.fetchone()[0]
+    return [
+        (table, set(ORG_FILTER.findall(c)))
+        for table, c in scans_of_tenant_tables(plan["Plan"], tenant_tables())
+    ]
+
+
+@pytest.mark.parametrize("subject", [True, False], ids=["subject-statement", "index-statement"])
+def test_every_read_of_a_search_statement_names_the_org(subject, alice, alice_actor, bob, org_a, org_b):
+    """Citus runs a statement on one shard when every distributed table in it is filtered to one value
+    of the distribution column: each scan of a tenant table in the search statement's plan (memories,
+    and the projects and memberships the access filter reads) carries org_id = the caller's org."""
+    project = project_create(actor=alice_actor, name="Atlas", slug="atlas")
+    project_member_add(actor=alice_actor, project=project, account=bob, role="viewer")
+    key, _ = api_key_create(org=org_a, name="restricted", projects=[project])
+    MemoryItemFactory(org=org_a, embedded=True)
+    MemoryItemFactory(org=org_b, embedded=True)
+    vector = "[" + ",".join(["0.01"] * settings.ENGRAM_EMBEDDING_DIM) + "]"
+    actors = {
+        "owner": alice_actor,
+        "member": actor_for_account(bob, org_a),
+        "key": actor_for_key(key),
+        "system": system_actor(org_a),
+    }
+    searches = {
+        "subject": MemoryFilters(user_id="alice"),
+        "project": MemoryFilters(project=project),
+        "subject in project": MemoryFilters(user_id="alice", project=project),
+    }
+    checked = 0
+    for actor_name, actor in actors.items():
+        for search_name, filters in searches.items():
+            sql, args = search_statement(
+                filter_sql(actor, filters),
+                org_id=org_a.pk,
+                qvec=vector,
+                model="m",
+                terms=[("note", False), ("coffee", True)],
+                candidates=40,
+                subject=subject,
+                lenders=8,
+            )
+            scans = orgs_of_every_scan(sql, args)
+            assert scans, (actor_name, search_name)
+            unfiltered = [(table, orgs) for table, orgs in scans if orgs != {str(org_a.pk)}]
+            assert unfiltered == [], (actor_name, search_name)
+            checked += len(scans)
+    assert checked >= 24
