@@ -14,7 +14,14 @@ from django.utils import timezone
 
 from audit.models import AuditEvent
 from checkpoints.models import Checkpoint, CheckpointArchive, Message, Session
-from core.distribution import DISTRIBUTION_COLUMN, REFERENCE_TABLES
+from core.distribution import (
+    COORDINATOR_TABLES,
+    DISTRIBUTION_COLUMN,
+    REFERENCE_TABLES,
+    REFERENCE_TENANT_TABLES,
+    plan,
+)
+from core.rls.roles import as_owner
 from memory.models import InjectionLog, MemoryFeedback, MemoryItem, MemoryRevision
 from memory.search.sql import filter_sql, search_statement
 from memory.selectors import MemoryFilters
@@ -28,6 +35,9 @@ from workspace.subjects import subject_forget
 from .factories import AccountFactory, MemoryItemFactory, ProjectFactory
 
 pytestmark = pytest.mark.django_db
+
+
+NOT_DISTRIBUTED = {**REFERENCE_TABLES, **COORDINATOR_TABLES}
 
 
 def is_tenant(model) -> bool:
@@ -77,10 +87,11 @@ def constraints(kind: str) -> list[tuple]:
 def test_every_model_is_either_a_tenant_table_or_a_listed_reference_table():
     tables = models_by_table()
     assert len(tenant_tables()) >= 26
-    unclassified = sorted(t for t, m in tables.items() if not is_tenant(m) and t not in REFERENCE_TABLES)
-    both = sorted(t for t, m in tables.items() if is_tenant(m) and t in REFERENCE_TABLES)
-    assert unclassified == [], "tables without org that core.distribution.REFERENCE_TABLES does not list"
-    assert both == [], "tenant tables listed as reference tables"
+    unclassified = sorted(t for t, m in tables.items() if not is_tenant(m) and t not in NOT_DISTRIBUTED)
+    both = sorted(t for t, m in tables.items() if is_tenant(m) and t in NOT_DISTRIBUTED)
+    assert unclassified == [], "tables without org that core.distribution does not list"
+    assert both == [], "tenant tables listed among the tables without org"
+    assert set(REFERENCE_TENANT_TABLES) <= tenant_tables()
 
 
 def test_every_table_in_the_database_is_classified():
@@ -90,7 +101,7 @@ def test_every_table_in_the_database_is_classified():
     }
     tenants = tenant_tables()
     assert present >= tenants
-    assert sorted(present - tenants - set(REFERENCE_TABLES)) == []
+    assert sorted(present - tenants - set(NOT_DISTRIBUTED)) == []
 
 
 def test_every_tenant_table_carries_a_not_null_org_id_and_unique_id_org():
@@ -116,6 +127,8 @@ def test_every_foreign_key_between_tenant_tables_is_composite_on_org_and_deferre
         if table not in tenants:
             assert parent not in tenants, f"{table} (not a tenant table) points at tenant table {parent}"
             continue
+        if table in REFERENCE_TENANT_TABLES:
+            assert parent not in tenants or parent in REFERENCE_TENANT_TABLES, (table, name, parent)
         if parent not in tenants:
             continue  # a reference table: on every node, any key works
         pairs = dict(zip(cols, parent_cols, strict=True))
@@ -346,3 +359,60 @@ def test_every_read_of_a_search_statement_names_the_org(subject, alice, alice_ac
             assert unfiltered == [], (actor_name, search_name)
             checked += len(scans)
     assert checked >= 24
+
+
+# ---- the distribution plan (core.distribution.plan, manage.py citus_plan) -------------------------------
+
+
+def test_the_plan_distributes_every_tenant_table_after_the_tables_it_points_at():
+    with connection.cursor() as cursor:
+        prepare, distribute = plan(cursor)
+    calls = [re.match(r"SELECT (create_\w+)\('(\w+)'", s).groups() for s in distribute]
+    distributed = [t for call, t in calls if call == "create_distributed_table"]
+    referenced = [t for call, t in calls if call == "create_reference_table"]
+    assert sorted(distributed) == sorted(tenant_tables() - set(REFERENCE_TENANT_TABLES))
+    assert set(referenced) == (set(REFERENCE_TABLES) | set(REFERENCE_TENANT_TABLES))
+    assert distributed[0] == "projects_project"
+    order = {t: i for i, t in enumerate(referenced + distributed)}
+    for table, _, _, parent, *_ in constraints("f"):
+        if table in order and parent in order and parent != table:
+            assert order[parent] < order[table], (table, parent)
+    assert len(prepare) >= 2 * len(distributed)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_plans_postgresql_step_runs_and_the_app_still_writes_and_deletes(org_a, org_b):
+    """Step 1 of the plan is plain PostgreSQL: run it (and roll it back), then check that every unique key
+    of a table to distribute holds org_id, and that writes, cross-org refusals and cascades still work
+    without the single-column primary keys."""
+    with connection.cursor() as cursor:
+        prepare, distribute = plan(cursor)
+    distributed = {re.search(r"'(\w+)'", s).group(1) for s in distribute if "create_distributed_table" in s}
+    with as_owner(connection), transaction.atomic():
+        with connection.cursor() as cursor:
+            for statement in prepare:
+                cursor.execute(statement)
+        lacking = [
+            (table, name, cols)
+            for table, name, cols, *_ in constraints("u") + constraints("p")
+            if table in distributed and DISTRIBUTION_COLUMN not in cols
+        ]
+        assert lacking == [], "unique keys without org_id on tables to distribute"
+        identity = dict(
+            catalog(
+                "SELECT relname, relreplident FROM pg_class WHERE relname = ANY(%s)", [sorted(distributed)]
+            )
+        )
+        assert set(identity.values()) == {"i"}, identity
+        project = ProjectFactory(org=org_a)
+        item = MemoryItemFactory(org=org_a, project=project, scope="project", user_id="")
+        MemoryRevision.objects.create(org=org_a, item=item, item_ref=item.pk, number=1, action="add")
+        check_now()
+        refused(lambda: MemoryItemFactory(org=org_b, project=project, scope="project", user_id=""))
+        Project.objects.filter(pk=project.pk).delete()
+        check_now()
+        assert not MemoryItem.objects.filter(pk=item.pk).exists()
+        assert MemoryRevision.objects.get(item_ref=item.pk).item_id is None
+        transaction.set_rollback(True)
+    with connection.cursor() as cursor:
+        assert plan(cursor) == (prepare, distribute)  # rolled back: the schema is as it was
