@@ -5,10 +5,12 @@ new model or a hand-made key that breaks the rule fails here. Citus itself is no
 the properties its distribution needs, checked on plain PostgreSQL."""
 
 import re
+from io import StringIO
 
 import pytest
 from django.apps import apps
 from django.conf import settings
+from django.core.management import call_command
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -416,3 +418,16 @@ def test_the_plans_postgresql_step_runs_and_the_app_still_writes_and_deletes(org
         transaction.set_rollback(True)
     with connection.cursor() as cursor:
         assert plan(cursor) == (prepare, distribute)  # rolled back: the schema is as it was
+
+
+def test_the_command_prints_both_steps():
+    out = StringIO()
+    call_command("citus_plan", stdout=out)
+    text = out.getvalue()
+    assert "ALTER TABLE memory_memoryitem DROP CONSTRAINT memory_memoryitem_pkey;" in text
+    assert "SELECT create_reference_table('projects_organization');" in text
+    assert (
+        "SELECT create_distributed_table('memory_memoryitem', 'org_id', colocate_with => 'projects_project');"
+        in text
+    )
+    assert text.index("create_reference_table") < text.index("create_distributed_table")
