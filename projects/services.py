@@ -294,7 +294,7 @@ def api_key_create(
         created_by=created_by,
     )
     if projects:
-        key.projects.set(projects)
+        key.projects.set(projects, through_defaults={"org": org})
     audit(
         actor,
         "key.create",

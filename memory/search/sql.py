@@ -244,7 +244,7 @@ SELECT {columns},
        coalesce(m.id = ANY(picked.ids), false) AS candidate,
        (SELECT n FROM stats) AS subject_rows
 FROM "memory_memoryitem" m, picked
-WHERE m.id = ANY({ids})
+WHERE m.id = ANY({ids}) AND m.org_id = %s
 """
 
 
@@ -327,6 +327,7 @@ def run_statements(statements: list[tuple[str, list]]) -> list[list[dict]]:
 def fetch_rows(
     where_sql: tuple[str, list],
     *,
+    org_id: int,
     qvec: np.ndarray | None,
     model: str,
     terms: list[tuple[str, bool]],
@@ -340,6 +341,36 @@ def fetch_rows(
     `subject_rows` (how many rows the subject statement read, capped at SEARCH_EXACT_SUBJECT_ROWS).
     The subject statement brings the neighbours of the best `lenders` candidates.
     """
+    statement = search_statement(
+        where_sql,
+        org_id=org_id,
+        qvec=qvec,
+        model=model,
+        terms=terms,
+        candidates=candidates,
+        subject=subject,
+        lenders=lenders,
+    )
+    if subject:
+        return run_statements([statement])[0]
+    _, rows = run_statements([(_SCAN_SQL, _scan_args(candidates)), statement])
+    return rows
+
+
+def search_statement(
+    where_sql: tuple[str, list],
+    *,
+    org_id: int,
+    qvec: np.ndarray | None,
+    model: str,
+    terms: list[tuple[str, bool]],
+    candidates: int,
+    subject: bool,
+    lenders: int = 0,
+) -> tuple[str, list]:
+    """fetch_rows' statement and its parameters. Every read of memory_memoryitem in it is limited to the
+    org (the access filter's org_id = %s, and the final read by id), so on a table distributed by org_id
+    (docs/scaling.md) the whole statement runs on the one shard of that org."""
     where, params = where_sql
     tsq = tsquery_text(terms) if terms else None
     vec_limit = candidates if qvec is not None else 0
@@ -353,7 +384,7 @@ def fetch_rows(
         candidates,
     ]
     columns = ", ".join(f'm."{c}"' for c in COLUMNS)
-    select_args = [model, model, qvec]
+    select_args = [model, model, qvec, org_id]
     if subject:
         sql = (
             _SUBJECT_CTES.format(where=where)
@@ -373,7 +404,7 @@ def fetch_rows(
             *_lender_args(model, lenders),
             *select_args,
         ]
-        return run_statements([(sql, args)])[0]
+        return sql, args
     sql = _BROAD_CTES.format(where=where) + _KEYWORD_CTES + _SELECT.format(columns=columns, ids="picked.ids")
     args = [
         *params,
@@ -388,8 +419,7 @@ def fetch_rows(
         *keyword_args,
         *select_args,
     ]
-    _, rows = run_statements([(_SCAN_SQL, _scan_args(candidates)), (sql, args)])
-    return rows
+    return sql, args
 
 
 class _RawJsonb(Loader):
