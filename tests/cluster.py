@@ -68,7 +68,12 @@ class Process:
     def start(self):
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(
-                self.command(), cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+                self.command(),
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
         return self
 
@@ -168,7 +173,9 @@ class WorkerProcess(Process):
 
     def succeeded(self, task: str) -> int:
         """How many `task` runs this worker logged as succeeded."""
-        return sum(1 for line in self.log_text().splitlines() if f"Task {task}[" in line and "succeeded" in line)
+        return sum(
+            1 for line in self.log_text().splitlines() if f"Task {task}[" in line and "succeeded" in line
+        )
 
 
 def start_all(processes: list[Process]) -> list[Process]:
