@@ -20,6 +20,7 @@ import threading
 import uuid
 
 from django.conf import settings
+from django.core.signals import setting_changed
 from django.db import transaction
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,16 @@ def redis_client():
 
             _client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
         return _client
+
+
+def _forget_client(setting=None, **kwargs) -> None:
+    global _client
+    if setting == "REDIS_URL":
+        with _client_lock:
+            _client = None
+
+
+setting_changed.connect(_forget_client, dispatch_uid="engram-shared-redis-url")
 
 
 def key(name: str) -> str:
