@@ -28,7 +28,7 @@ class AccessRecorder:
     thread (started lazily per process, so it survives forking servers) flushes every
     SEARCH_ACCESS_FLUSH_SECONDS after a recall: it takes the whole hash (HGETALL and DEL in one
     transaction) and writes it. What is lost is bounded: a process killed between taking a batch and its
-    UPDATE's commit (a few milliseconds) loses that batch, at most one interval's recalls; a failed UPDATE
+    UPDATE's commit (a few milliseconds) loses that batch, the recalls since the previous flush; a failed UPDATE
     puts its batch back. When Redis cannot be reached the counts wait in the process's memory instead, and
     a process killed then loses its last interval's. With SEARCH_ACCESS_FLUSH_SECONDS = 0 the update runs
     at once in the caller's thread (tests). They are statistics, not data.
