@@ -96,13 +96,7 @@ class Process:
         self.proc.wait()
 
     def stop(self) -> None:
-        if self.proc is None or self.proc.poll() is not None:
-            return
-        self._signal(signal.SIGTERM)
-        try:
-            self.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.kill()
+        stop_all([self])
 
     def _signal(self, sig) -> None:
         try:
@@ -186,7 +180,19 @@ def start_all(processes: list[Process]) -> list[Process]:
         for p in processes:
             p.wait_ready()
     except BaseException:
-        for p in processes:
-            p.stop()
+        stop_all(processes)
         raise
     return processes
+
+
+def stop_all(processes: list[Process], timeout: float = 20.0) -> None:
+    """SIGTERM to all of them at once (each shuts down gracefully), SIGKILL to what is left after timeout."""
+    running = [p for p in processes if p.proc is not None and p.proc.poll() is None]
+    for p in running:
+        p._signal(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    for p in running:
+        try:
+            p.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            p.kill()

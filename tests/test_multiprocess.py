@@ -25,7 +25,7 @@ from projects.access import actor_for_account
 from projects.models import ProjectMembership, ProjectRole
 from projects.services import api_key_create, project_create
 
-from .cluster import WebProcess, WorkerProcess, process_env, start_all
+from .cluster import WebProcess, WorkerProcess, process_env, start_all, stop_all
 from .openai_server import OpenAIStub
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("multiprocess")]
@@ -45,8 +45,7 @@ def cluster(django_db_setup, django_db_blocker, tmp_path_factory):
     workers = [WorkerProcess(f"worker-{i}", process_env(), log_dir) for i in (1, 2)]
     started = start_all([a, b, *workers])
     yield SimpleNamespace(a=a, b=b, workers=workers, log_dir=log_dir, content_types=kept)
-    for p in started:
-        p.stop()
+    stop_all(started)
 
 
 @pytest.fixture
