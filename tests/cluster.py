@@ -196,3 +196,64 @@ def stop_all(processes: list[Process], timeout: float = 20.0) -> None:
             p.proc.wait(timeout=max(0.1, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
             p.kill()
+
+
+class RoundRobin:
+    """A loopback HTTP front (what nginx is in front of gunicorn replicas) that sends each request to the
+    next backend in turn, so one client's consecutive requests land on different processes."""
+
+    HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length", "host", "te", "upgrade"}
+
+    def __init__(self, backends: list[str]):
+        import itertools
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.backends = backends
+        self.served = {url: 0 for url in backends}
+        turn, lock = itertools.cycle(backends), threading.Lock()
+        front = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def _forward(self):
+                with lock:
+                    backend = next(turn)
+                    front.served[backend] += 1
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else None
+                headers = {k: v for k, v in self.headers.items() if k.lower() not in front.HOP_BY_HOP}
+                answer = requests.request(
+                    self.command,
+                    backend + self.path,
+                    headers=headers,
+                    data=body,
+                    allow_redirects=False,
+                    timeout=60,
+                )
+                self.send_response(answer.status_code)
+                for k, v in answer.headers.items():
+                    if k.lower() not in front.HOP_BY_HOP and k.lower() != "content-encoding":
+                        self.send_header(k, v)
+                self.send_header("Content-Length", str(len(answer.content)))
+                self.end_headers()
+                self.wfile.write(answer.content)
+
+            do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = do_HEAD = _forward
+
+            def log_message(self, *args):
+                pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> RoundRobin:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._server.shutdown()
+        self._server.server_close()

@@ -25,7 +25,7 @@ from projects.access import actor_for_account
 from projects.models import ProjectMembership, ProjectRole
 from projects.services import api_key_create, project_create
 
-from .cluster import WebProcess, WorkerProcess, process_env, start_all, stop_all
+from .cluster import RoundRobin, WebProcess, WorkerProcess, process_env, start_all, stop_all
 from .openai_server import OpenAIStub
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("multiprocess")]
@@ -344,3 +344,53 @@ def test_a_role_lowered_through_one_process_refuses_the_next_write_through_the_o
         call(bob_b, "POST", "/memories", json={**body, "content": "Atlas standup is at 11"}).status_code
         == 403
     )
+
+
+def test_the_python_client_through_a_round_robin_front_sees_one_service(cluster, org_a, secret):
+    """Each request goes to the other process: pages, history, a session's extraction by a worker, an
+    idempotent retry, an export and a forget read what the previous request wrote elsewhere."""
+    from engram_client import Engram
+
+    with RoundRobin([cluster.a.url, cluster.b.url]) as front, Engram(front.url, secret) as client:
+        first = client.memories.add("Sam plays the cello on Sundays", user_id="sam")
+        for i in range(4):
+            client.memories.add(f"Sam visited city number {i} last year", user_id="sam")
+        found = client.memories.search("what instrument does Sam play?", user_id="sam", top_k=1)
+        assert [r.id for r in found.results] == [first.id]
+        listed = [m.id for m in client.memories.list(user_id="sam", page_size=2)]  # cursors across processes
+        assert sorted(listed) == sorted(MemoryItem.objects.filter(org=org_a).values_list("id", flat=True))
+        client.memories.update(first.id, content="Sam plays the viola on Sundays")
+        assert [r.action for r in client.memories.history(first.id)] == ["add", "update"]
+        context = client.context.get(user_id="sam", query="instrument")
+        assert "viola" in context.prompt
+        appended = client.sessions.append(
+            "chat-rr",
+            [{"role": "human", "content": "Please remember that my cat is called Miso"}],
+            user_id="sam",
+        )
+        job = client.jobs.wait(appended.extraction_job.id, timeout=60, interval=0.2)
+        assert job.status == "done", job.error
+        exported = client.users.export("sam")
+        assert {m["id"] for m in exported["memories"]} >= set(listed)
+        forgotten = client.users.forget("sam")
+        assert forgotten.deleted["MemoryItem"] >= len(listed)
+        assert client.memories.search("cello", user_id="sam").results == []
+    assert all(front.served.values()) and sum(front.served.values()) >= 14, front.served
+
+
+def test_an_idempotent_retry_through_the_other_process_replays_the_first_answer(cluster, org_a, secret):
+    a, b = api(cluster.a.url, secret=secret), api(cluster.b.url, secret=secret)
+    body = {"content": "Sam drinks oolong tea", "user_id": "sam"}
+    first = call(a, "POST", "/memories", json=body, headers={"Idempotency-Key": "retry-1"})
+    again = call(b, "POST", "/memories", json=body, headers={"Idempotency-Key": "retry-1"})
+    assert first.status_code == again.status_code == 201
+    assert again.headers.get("Idempotent-Replayed") == "true" and again.json() == first.json()
+    assert MemoryItem.objects.filter(org=org_a, user_id="sam").count() == 1
+
+
+def test_the_rate_limit_is_one_budget_across_processes(cluster, org_a, secret):
+    org_a.api_rate = "6/min"
+    org_a.save(update_fields=["api_rate"])
+    a, b = api(cluster.a.url, secret=secret), api(cluster.b.url, secret=secret)
+    codes = [call(http, "GET", "/memories", params={"user_id": "sam"}).status_code for http in (a, b) * 4]
+    assert codes == [200] * 6 + [429] * 2, codes
