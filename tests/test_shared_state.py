@@ -74,3 +74,14 @@ def test_recall_counts_wait_in_the_process_while_redis_is_unreachable(org_a, set
     recorder.record([item.pk])
     assert recorder.flush() == 1
     assert MemoryItem.objects.get(pk=item.pk).access_count == 1
+
+
+@pytest.mark.django_db(transaction=True)
+def test_beats_flush_writes_what_a_stopped_process_left(org_a, settings):
+    from memory.tasks import access_counts_flush
+
+    settings.SEARCH_ACCESS_FLUSH_SECONDS = 3600
+    item = MemoryItemFactory(org=org_a)
+    AccessRecorder().record([item.pk, item.pk])  # a process that stops before its own flush
+    assert access_counts_flush.apply().get() == 1
+    assert MemoryItem.objects.get(pk=item.pk).access_count == 2
