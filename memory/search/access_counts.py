@@ -23,15 +23,16 @@ class AccessRecorder:
     """Counts recalls in the shared Redis (core.shared) and writes them in one UPDATE per batch, off the
     request thread.
 
-    A search adds its hits' counts to one Redis hash (one round trip) before it answers, so a web process
-    that is killed afterwards loses none of them: whichever process flushes next writes them. A daemon
-    thread (started lazily per process, so it survives forking servers) flushes every
-    SEARCH_ACCESS_FLUSH_SECONDS after a recall: it takes the whole hash (HGETALL and DEL in one
-    transaction) and writes it. What is lost is bounded: a process killed between taking a batch and its
-    UPDATE's commit (a few milliseconds) loses that batch, the recalls since the previous flush; a failed UPDATE
-    puts its batch back. When Redis cannot be reached the counts wait in the process's memory instead, and
-    a process killed then loses its last interval's. With SEARCH_ACCESS_FLUSH_SECONDS = 0 the update runs
-    at once in the caller's thread (tests). They are statistics, not data.
+    A search adds its hits' counts to one Redis hash (one MULTI round trip) before it answers, so a web
+    process killed afterwards loses none of them: whichever process flushes next writes them. A daemon
+    thread (started lazily per process, so it survives forking servers) flushes SEARCH_ACCESS_FLUSH_SECONDS
+    after a recall: it takes the whole hash (HGETALL and DEL in one transaction) and writes it; beat's
+    access_counts_flush does the same every minute. What can be lost is bounded: a process killed between
+    taking a batch and its UPDATE's commit (milliseconds) loses that batch, the recalls since the previous
+    flush; a failed UPDATE puts its batch back. While Redis cannot be reached the counts wait in the
+    process's memory instead, and a process killed then loses its last interval's. With
+    SEARCH_ACCESS_FLUSH_SECONDS = 0 the update runs at once in the caller's thread (tests). They are
+    statistics, not data.
     """
 
     _SQL = (
@@ -61,7 +62,7 @@ class AccessRecorder:
 
     def _to_redis(self, counts: Counter) -> bool:
         try:
-            pipe = shared.redis_client().pipeline(transaction=False)
+            pipe = shared.redis_client().pipeline(transaction=True)  # all of them or none
             for memory_id, n in counts.items():
                 pipe.hincrby(shared.key(PENDING), str(memory_id), n)
             pipe.execute()
