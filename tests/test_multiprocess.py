@@ -5,6 +5,9 @@ What one process changes, the other applies on its very next request: a membersh
 a key's restriction narrowed through A, an embedding configuration changed through A. Recall counts of a
 web process killed with SIGKILL are not lost. Work spread over both web processes and both workers
 finishes with no error.
+
+The processes start once per module and xdist worker (about 10 s); under -n, `--dist loadfile` keeps the
+module on one worker (xdist_group with loadgroup does not group with pytest 9.2 and xdist 3.8).
 """
 
 import time
@@ -28,7 +31,7 @@ from projects.services import api_key_create, project_create
 from .cluster import RoundRobin, WebProcess, WorkerProcess, process_env, start_all, stop_all
 from .openai_server import OpenAIStub
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.xdist_group("multiprocess")]
+pytestmark = pytest.mark.django_db(transaction=True)
 
 EXTRACTION_TASK = "memory.extraction.tasks.extraction_run"
 CSRF_TOKEN = "m" * 32
