@@ -25,10 +25,11 @@ from memory.drafts import MemoryDraft
 from memory.models import ExtractionJob, MemoryItem, ReembedJob
 from memory.services import memory_create
 from projects.access import actor_for_account
-from projects.models import ProjectMembership, ProjectRole
-from projects.services import api_key_create, project_create
+from projects.models import OrgRole, ProjectMembership, ProjectRole
+from projects.services import api_key_create, org_membership_set, project_create
 
 from .cluster import RoundRobin, WebProcess, WorkerProcess, process_env, start_all, stop_all
+from .factories import AccountFactory
 from .openai_server import OpenAIStub
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -397,3 +398,28 @@ def test_the_rate_limit_is_one_budget_across_processes(cluster, org_a, secret):
     a, b = api(cluster.a.url, secret=secret), api(cluster.b.url, secret=secret)
     codes = [call(http, "GET", "/memories", params={"user_id": "sam"}).status_code for http in (a, b) * 4]
     assert codes == [200] * 6 + [429] * 2, codes
+
+
+def test_an_org_role_lowered_elsewhere_applies_through_both_processes_at_once(cluster, org_a, alice, project):
+    """An org admin reaches every project; demoted (here by a command's service call, a third process),
+    the next request through A or B reaches only the projects the account is a member of."""
+    dave = AccountFactory(username="dave")
+    org_membership_set(org=org_a, account=dave, role=OrgRole.ADMIN)
+    hidden = note(
+        actor_for_account(alice, org_a),
+        org_a,
+        "Atlas budget is 40k",
+        scope="project",
+        project=project,
+        visibility="members",
+    )
+    dave_session = session_of(dave)
+    a, b = (api(w.url, session=dave_session, org=org_a.slug) for w in (cluster.a, cluster.b))
+    query = {"query": "Atlas budget", "user_id": "dave", "project": "atlas"}
+    for http in (a, b):
+        assert hidden.pk in found(call(http, "POST", "/memories/search", json=query))
+
+    org_membership_set(org=org_a, account=dave, role=OrgRole.MEMBER)
+    for http in (a, b):
+        assert call(http, "POST", "/memories/search", json=query).status_code == 404
+        assert call(http, "GET", f"/memories/{hidden.pk}").status_code == 404
