@@ -5,6 +5,7 @@ import threading
 from cachetools import TTLCache
 from django.conf import settings
 from django.core.signals import setting_changed
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models.signals import post_delete, post_save
 
 from core import shared
@@ -38,7 +39,11 @@ def cached_provider_for(org, user_id: str = ""):
     with _cache_lock:
         entry = _cache.get(org.pk)
     if entry is None or entry["version"] != current:
-        rows = list(EmbeddingConfig.objects.filter(org=org)[: PROVIDER_CACHE_MAX_CONFIGS + 1])
+        # From the primary even where reads go to a replica: rows older than the version would be kept
+        # under it until the next change.
+        rows = list(
+            EmbeddingConfig.objects.using(DEFAULT_DB_ALIAS).filter(org=org)[: PROVIDER_CACHE_MAX_CONFIGS + 1]
+        )
         if len(rows) > PROVIDER_CACHE_MAX_CONFIGS:
             return provider_for(org, user_id)
         entry = {"version": current, "configs": {c.user_id: c for c in rows}, "providers": {}}
