@@ -335,6 +335,7 @@ CELERY_BEAT_SCHEDULE.update(
         "checkpoints-archive": {"task": "checkpoints.tasks.checkpoints_archive", "schedule": 3600.0},
         "idempotency-keys-purge": {"task": "projects.tasks.idempotency_keys_purge", "schedule": 3600.0},
         "store-items-purge": {"task": "memory.tasks.store_items_purge", "schedule": 600.0},
+        "access-counts-flush": {"task": "memory.tasks.access_counts_flush", "schedule": 60.0},
         "webhooks-sweep": {"task": "webhooks.tasks.webhooks_sweep", "schedule": 60.0},
     }
 )
