@@ -9,8 +9,9 @@ Celery tasks and management commands.
 
 A declared read still goes to the primary when
 - the caller (API key or account) wrote in the last DATABASE_REPLICA_PIN_SECONDS: a successful request
-  with an unsafe method (POST, PUT, PATCH, DELETE) that is not a declared read pins its caller, in Redis
-  (Django's cache), so the pin holds in every web process: read-your-writes;
+  with an unsafe method (POST, PUT, PATCH, DELETE) that wrote to the primary (an INSERT, UPDATE, DELETE
+  or MERGE outside a declared read: a context call's injection log does not count) pins its caller, in
+  Redis (Django's cache), so the pin holds in every web process: read-your-writes;
 - no replica is usable: each process checks a replica at most every DATABASE_REPLICA_CHECK_SECONDS (one
   query on the primary, pg_current_wal_lsn(), and one on the replica: has it replayed that far, and if
   not, how old is the last transaction it replayed); one further behind than
@@ -53,6 +54,16 @@ UNSAFE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 READ_HEADER = "X-Engram-Read-From"
 
 _read_alias: ContextVar[str | None] = ContextVar("engram_read_alias", default=None)
+# Whether this request wrote to the primary (outside a declared read): set by note_writes, reset per request.
+_wrote: ContextVar[bool] = ContextVar("engram_wrote", default=False)
+WRITE_STATEMENTS = ("INSERT", "UPDATE", "DELETE", "MERGE ")
+
+
+def note_writes(execute, sql, params, many, context):
+    """An execute wrapper of the primary's connections (core.rls): remembers that a write ran."""
+    if not _wrote.get() and isinstance(sql, str) and sql.lstrip()[:6].upper().startswith(WRITE_STATEMENTS):
+        _wrote.set(True)
+    return execute(sql, params, many, context)
 
 
 def read_alias() -> str:
@@ -64,8 +75,15 @@ def read_alias() -> str:
     return alias
 
 
+# Sign-in, sessions and the admin read from the primary even inside a declared read.
+PRIMARY_APPS = frozenset({"auth", "sessions", "admin"})
+
+
 class ReplicaRouter:
     def db_for_read(self, model, **hints):
+        meta = model._meta
+        if meta.app_label in PRIMARY_APPS or meta.label == settings.AUTH_USER_MODEL:
+            return PRIMARY
         return read_alias()
 
     def db_for_write(self, model, **hints):
@@ -246,6 +264,14 @@ def _broken(alias: str) -> bool:
 def run_read(actor, read, *, request=None):
     """read() on a replica if this actor may read from one now, else on the primary; a read that fails
     on the replica (it went down, or a recovery conflict cancelled the query) runs again on the primary."""
+    wrote = _wrote.get()  # what a declared read writes (an injection log, recall counts) pins no one
+    try:
+        return _run_read(actor, read, request)
+    finally:
+        _wrote.set(wrote)
+
+
+def _run_read(actor, read, request):
     alias = choose(caller_of(actor))
     if request is not None:
         request = getattr(request, "_request", request)  # DRF's request wraps Django's
@@ -285,12 +311,17 @@ class ReadYourWritesMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        response = self.get_response(request)
         if not settings.DATABASE_REPLICAS:
-            return response
+            return self.get_response(request)
+        token = _wrote.set(False)
+        try:
+            response = self.get_response(request)
+            wrote = _wrote.get()
+        finally:
+            _wrote.reset(token)
         served = getattr(request, "engram_read_from", None)
         if served is not None:
             response[READ_HEADER] = served
-        elif request.method in UNSAFE_METHODS and response.status_code < 400:
+        elif wrote and request.method in UNSAFE_METHODS and response.status_code < 400:
             pin(_caller_of_request(request))
         return response
