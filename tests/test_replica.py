@@ -11,6 +11,9 @@ import os
 import time
 
 import pytest
+import redis
+from django.conf import settings as django_settings
+from django.core.cache import cache
 from django.db import connections
 from django.db.utils import load_backend
 
@@ -150,6 +153,9 @@ def test_the_caller_that_wrote_reads_its_write(replica, key_a, settings):
     replica.psql("SELECT pg_wal_replay_pause()")
     created = client.post("/api/v1/memories", {"user_id": "u1", "content": "Drinks oat milk."}, format="json")
     assert created.status_code == 201, created.content
+    # The pin is in Redis, where every web process looks, not in this process's memory.
+    shared = redis.Redis.from_url(django_settings.REDIS_URL)
+    assert shared.ttl(cache.make_key(f"engram:replica-pin:key:{key.pk}")) > 0
     # The writer's next reads are on the primary and see the write...
     response, found = search(client, "oat milk")
     assert response[HEADER] == "default" and found == ["Drinks oat milk."]
