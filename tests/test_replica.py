@@ -39,7 +39,7 @@ def standby():
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
     server = pgreplica.start(pgdata, f"{pgdata}-replica{worker and '-' + worker}")
     yield server
-    server.stop("fast")
+    server.remove()
 
 
 @pytest.fixture
