@@ -151,7 +151,7 @@ def start_embedded_replica(env: dict) -> None:
 def stop_embedded_replicas() -> None:
     while _replicas:
         try:
-            _replicas.pop().stop("fast")
+            _replicas.pop().remove()  # its replication slot too: the primary keeps no WAL for it
         except Exception as exc:  # noqa: BLE001 - best effort at exit, report and go on
             print(f"warning: stopping the replica: {exc}", flush=True)
 
