@@ -1,6 +1,6 @@
 """Start PostgreSQL (pgvector) and Redis when no URL points at running ones, then run the system or the tests.
 
-Usage:  python scripts/devservices.py run [--port 8000] [--host 127.0.0.1] [--dev] [--no-seed]
+Usage:  python scripts/devservices.py run [--port 8000] [--host 127.0.0.1] [--dev] [--no-seed] [--replica]
         python scripts/devservices.py test [pytest args...]
         python scripts/devservices.py exec -- CMD...   (any command with the services' URLs in its env)
 
@@ -139,9 +139,14 @@ def start_embedded_replica(env: dict) -> None:
             "* --replica: only with the embedded PostgreSQL; set DATABASE_REPLICA_URLS yourself", flush=True
         )
         return
+    from pgreplica import ReplicaError
     from pgreplica import start as start_replica
 
-    replica = start_replica(env["ENGRAM_EMBEDDED_PGDATA"])
+    try:
+        replica = start_replica(env["ENGRAM_EMBEDDED_PGDATA"])
+    except ReplicaError as exc:
+        print(f"! the streaming replica did not start; every read goes to the primary: {exc}", flush=True)
+        return
     _replicas.append(replica)
     primary = urlsplit(env["DATABASE_URL"])  # the application's role, on the replica too
     env["DATABASE_REPLICA_URLS"] = replica.url(primary.path.lstrip("/"), primary.username)

@@ -21,6 +21,7 @@ from core import replicas, rls
 from memory.drafts import MemoryDraft
 from memory.services import memory_create
 from projects.access import actor_for_key
+from projects.services import api_key_create
 from scripts import pgreplica
 
 from .conftest import key_client
@@ -104,6 +105,7 @@ def test_search_context_and_list_read_on_the_replica(replica, key_a):
     context = client.post("/api/v1/context", {"user_id": "u1", "query": "tea"}, format="json")
     assert context.status_code == 200 and context[HEADER] == ALIAS
     assert [m["content"] for m in context.json()["relevant"]] == ["Prefers green tea in the morning."]
+    # The context call wrote its injection log on the primary: a declared read's own writes pin no one.
     listed = client.get("/api/v1/memories?user_id=u1")
     assert listed.status_code == 200 and listed[HEADER] == ALIAS
     assert [m["content"] for m in listed.json()["results"]] == ["Prefers green tea in the morning."]
@@ -149,7 +151,7 @@ def test_row_level_security_holds_on_the_replica(replica, key_a, key_b):
 def test_the_caller_that_wrote_reads_its_write(replica, key_a, settings):
     key, client = key_a
     settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 3600.0  # the stale replica stays usable for others
-    other = key_client(replica_key(key))
+    other = key_client(api_key_create(org=key.org, name="another agent")[1])
     replica.psql("SELECT pg_wal_replay_pause()")
     created = client.post("/api/v1/memories", {"user_id": "u1", "content": "Drinks oat milk."}, format="json")
     assert created.status_code == 201, created.content
@@ -174,13 +176,6 @@ def test_the_caller_that_wrote_reads_its_write(replica, key_a, settings):
     time.sleep(settings.DATABASE_REPLICA_PIN_SECONDS + 0.2)
     response, found = search(client, "oat milk")
     assert response[HEADER] == ALIAS and found == ["Drinks oat milk."]
-
-
-def replica_key(key) -> str:
-    from projects.services import api_key_create
-
-    _, secret = api_key_create(org=key.org, name="another agent")
-    return secret
 
 
 def test_a_lagging_replica_sends_reads_to_the_primary(replica, key_a, settings):
