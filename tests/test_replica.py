@@ -38,7 +38,7 @@ def standby():
     if not pgdata:
         pytest.skip("needs the embedded PostgreSQL that ./engram test starts (DATABASE_URL points elsewhere)")
     worker = os.environ.get("PYTEST_XDIST_WORKER", "")
-    server = pgreplica.start(pgdata, f"{pgdata}-replica{worker and '-' + worker}")
+    server = pgreplica.start(pgdata, f"{pgdata}-test-replica{worker and '-' + worker}")
     yield server
     server.remove()
 
