@@ -11,11 +11,12 @@ import numpy as np
 import psycopg
 from cachetools import LRUCache, cached
 from django.conf import settings
-from django.db import connection
+from django.db import connections
 from pgvector.psycopg.vector import VectorBinaryDumper
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
+from core.replicas import read_alias
 from projects.access import Actor, key_project_ids
 
 from ..selectors import MemoryFilters, memory_candidates
@@ -263,7 +264,7 @@ def _scan_args(candidates: int) -> list[str]:
     return [str(max(40, min(1000, candidates * 2))), str(settings.SEARCH_MAX_SCAN_TUPLES)]
 
 
-_VECTOR_ADAPTERS: dict[str, tuple[type, type]] = {}
+_VECTOR_ADAPTERS: dict[tuple[str, str], tuple[type, type]] = {}
 
 
 class _VectorLoader(Loader):
@@ -277,11 +278,12 @@ class _VectorLoader(Loader):
         return np.frombuffer(data, dtype=">f4", count=dim, offset=4)  # big-endian; similarities() converts
 
 
-def _vector_adapters(conn) -> tuple[type, type]:
+def _vector_adapters(connection) -> tuple[type, type]:
     """Loader and dumper for the vector type of this connection's database (its oid is looked up once).
 
     The dumper sends a numpy query vector in pgvector's binary format: no text to format or parse."""
-    name = connection.settings_dict["NAME"]
+    conn = connection.connection
+    name = (connection.settings_dict["HOST"], connection.settings_dict["NAME"])
     adapters = _VECTOR_ADAPTERS.get(name)
     if adapters is None:
         oid = conn.execute("SELECT 'vector'::regtype::oid").fetchone()[0]
@@ -300,13 +302,15 @@ def run_statements(statements: list[tuple[str, list]]) -> list[list[dict]]:
     without BEGIN and COMMIT round trips (inside an atomic block they simply join its transaction).
     Parameters are bound on the server and each statement is prepared, so a search shape the connection
     has run before skips parsing, and PostgreSQL may reuse its plan (see PostgreSQL's plan_cache_mode).
+    They run on the primary, or on a replica inside a declared read (core.replicas).
     """
+    connection = connections[read_alias()]
     connection.ensure_connection()
     connection.bind_row_security()  # Django's execute wrappers (core.rls) do not see the driver's cursors
     conn = connection.connection
     cursors = []
     with connection.wrap_database_errors:
-        vector_loader, vector_dumper = _vector_adapters(conn)
+        vector_loader, vector_dumper = _vector_adapters(connection)
         with conn.pipeline():
             for sql, params in statements:
                 cursor = psycopg.Cursor(conn)
