@@ -12,6 +12,9 @@ A declared read still goes to the primary when
   with an unsafe method (POST, PUT, PATCH, DELETE) that wrote to the primary (an INSERT, UPDATE, DELETE
   or MERGE outside a declared read: a context call's injection log does not count) pins its caller, in
   Redis (Django's cache), so the pin holds in every web process: read-your-writes;
+- its org's access changed in the last DATABASE_REPLICA_PIN_SECONDS (a membership, a role, a project, an
+  API key or a key's projects: projects.signals pins the org, pin_org): the search statement reads those
+  tables itself, so a replica that has not replayed a removed membership would still grant access;
 - no replica is usable: each process checks a replica at most every DATABASE_REPLICA_CHECK_SECONDS (one
   query on the primary, pg_current_wal_lsn(), and one on the replica: has it replayed that far, and if
   not, how old is the last transaction it replayed); one further behind than
@@ -44,7 +47,14 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.core.cache import cache
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, InterfaceError, OperationalError, connections
+from django.db import (
+    DEFAULT_DB_ALIAS,
+    DatabaseError,
+    InterfaceError,
+    OperationalError,
+    connections,
+    transaction,
+)
 
 log = logging.getLogger(__name__)
 
@@ -136,13 +146,31 @@ def pin(caller: str | None) -> None:
         log.warning("could not pin %s to the primary: %s", caller, exc)
 
 
-def pinned(caller: str | None) -> bool:
-    if caller is None:
+def pinned(caller: str | None, org_id: int | None = None) -> bool:
+    """Whether the caller, or its whole org, reads from the primary now (one Redis round trip)."""
+    keys = [_pin_key(caller)] if caller is not None else []
+    if org_id is not None:
+        keys.append(_pin_key(f"org:{org_id}"))
+    if not keys:
         return False
     try:
-        return cache.get(_pin_key(caller)) is not None
+        return bool(cache.get_many(keys))
     except Exception:  # noqa: BLE001 - without Redis the pin is unknown: the primary is always right
         return True
+
+
+def pin_org(org_id: int | None) -> None:
+    """Send every read of the org to the primary for DATABASE_REPLICA_PIN_SECONDS (every process).
+
+    For changes of who may read what (memberships, roles, projects, API keys and their projects): the
+    search statement reads those tables itself, so on a replica a removed membership would still grant
+    access until replayed. Pinned at once and again when the transaction commits, so the pin outlasts the
+    commit by the full interval and no read of the org meets a replica that has not replayed the change.
+    """
+    if org_id is None or not settings.DATABASE_REPLICAS:
+        return
+    pin(f"org:{org_id}")
+    transaction.on_commit(lambda: pin(f"org:{org_id}"))
 
 
 # ---- replica health: lag check and circuit breaker -----------------------------------------------------
@@ -244,10 +272,10 @@ def _usable(alias: str) -> bool:
         _checking.release()
 
 
-def choose(caller: str | None) -> str | None:
+def choose(caller: str | None, org_id: int | None = None) -> str | None:
     """The replica this caller's next read goes to, or None for the primary."""
     replicas = settings.DATABASE_REPLICAS
-    if not replicas or connections[PRIMARY].in_atomic_block or pinned(caller):
+    if not replicas or connections[PRIMARY].in_atomic_block or pinned(caller, org_id):
         return None
     usable = [alias for alias in replicas if _usable(alias)]
     return random.choice(usable) if usable else None
@@ -272,7 +300,8 @@ def run_read(actor, read, *, request=None):
 
 
 def _run_read(actor, read, request):
-    alias = choose(caller_of(actor))
+    org = getattr(actor, "org", None)
+    alias = choose(caller_of(actor), getattr(org, "pk", None))
     if request is not None:
         request = getattr(request, "_request", request)  # DRF's request wraps Django's
         request.engram_read_from = alias or PRIMARY

@@ -21,7 +21,8 @@ from core import replicas, rls
 from memory.drafts import MemoryDraft
 from memory.services import memory_create
 from projects.access import actor_for_key
-from projects.services import api_key_create
+from projects.models import ProjectMembership
+from projects.services import api_key_create, project_member_remove
 from scripts import pgreplica
 
 from .conftest import key_client
@@ -77,7 +78,12 @@ def replica(standby, transactional_db, settings):
 
 
 def caught_up(standby):
+    """The standby has replayed everything committed; the orgs' access pins (set by the fixtures' keys,
+    projects and memberships, core.replicas.pin_org) have done their work and are dropped."""
     pgreplica.wait_for_replay(standby, os.environ["ENGRAM_EMBEDDED_PGDATA"])
+    shared = redis.Redis.from_url(django_settings.REDIS_URL)
+    for name in shared.scan_iter(cache.make_key("engram:replica-pin:org:*")):
+        shared.delete(name)
 
 
 def add(key, content: str, user_id: str = "u1"):
@@ -152,6 +158,7 @@ def test_the_caller_that_wrote_reads_its_write(replica, key_a, settings):
     key, client = key_a
     settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 3600.0  # the stale replica stays usable for others
     other = key_client(api_key_create(org=key.org, name="another agent")[1])
+    caught_up(replica)
     replica.psql("SELECT pg_wal_replay_pause()")
     created = client.post("/api/v1/memories", {"user_id": "u1", "content": "Drinks oat milk."}, format="json")
     assert created.status_code == 201, created.content
@@ -228,3 +235,38 @@ def test_without_replicas_every_read_is_on_the_primary_and_unmarked(key_a, setti
     add(key, "Collects stamps.")
     response, found = search(client, "stamps")
     assert HEADER not in response and found == ["Collects stamps."]
+
+
+def test_a_membership_removed_is_never_read_back_from_a_stale_replica(
+    replica, settings, org_a, alice, alice_actor, bob, bob_client, project
+):
+    settings.DATABASE_REPLICA_MAX_LAG_SECONDS = 3600.0  # the stale replica stays usable
+    hidden = memory_create(
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(
+            content="The Atlas launch code word is heron",
+            scope="project",
+            project=project,
+            visibility="members",
+        ),
+    ).item
+    caught_up(replica)
+    query = {"query": "Atlas launch code word", "user_id": "bob", "project": "atlas", "top_k": 5}
+    response = bob_client.post("/api/v1/memories/search", query, format="json")
+    assert response.status_code == 200 and response[HEADER] == ALIAS
+    assert [hit["id"] for hit in response.json()["results"]] == [hidden.pk]
+
+    replica.psql("SELECT pg_wal_replay_pause()")  # the replica will not see the removal
+    project_member_remove(
+        actor=alice_actor, membership=ProjectMembership.objects.get(project=project, account=bob)
+    )
+    # The org is pinned in Redis (every web process looks there): bob's reads go to the primary.
+    shared = redis.Redis.from_url(django_settings.REDIS_URL)
+    assert shared.ttl(cache.make_key(f"engram:replica-pin:org:{org_a.pk}")) > 0
+    response = bob_client.post("/api/v1/memories/search", query, format="json")
+    assert response.status_code == 404 and response[HEADER] == "default"
+    listed = bob_client.get("/api/v1/memories?user_id=bob&project=atlas")
+    assert listed[HEADER] == "default" and listed.status_code == 404
+    # Another org's reads are not pinned by it.
+    assert not replicas.pinned(None, org_a.pk + 1000)
