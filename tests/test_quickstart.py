@@ -66,7 +66,8 @@ def test_the_readme_states_the_demo_org_and_no_other():
     readme = (ROOT / "README.md").read_text()
     assert "the demo organization is **`demo`**" in quickstart()
     assert "acme" not in readme.lower()
-    assert "Mem0" in quickstart() and "issue 18" in quickstart()  # says there is no Mem0 endpoint yet
+    # The Mem0 line names the host change tests/test_mem0_client.py makes with the real client.
+    assert 'MemoryClient(api_key=os.environ["ENGRAM_API_KEY"], host=os.environ["ENGRAM_URL"])' in quickstart()
 
 
 def test_the_curl_commands_add_search_and_build_context(env):
