@@ -164,7 +164,16 @@ def extraction_job_run(*, job_id: int) -> str:
         status = _run(job)
     # The job's row says it is done: a receiver's error is logged (send_robust), never the task's.
     extraction_finished.send_robust(sender=ExtractionJob, job=job, status=status)
+    _wake_next()
     return status
+
+
+def _wake_next() -> None:
+    """After a job: wake the next worker while fresh jobs wait (bounded; see memory/extraction/fair.py).
+
+    Job messages (retries, the sweep's) count as waiting; a worker that ran one keeps the fresh jobs going."""
+    if settings.EXTRACTION_FAIR and not settings.CELERY_TASK_ALWAYS_EAGER and fair.fresh_jobs().exists():
+        fair.wake()
 
 
 def extraction_job_run_next() -> str:
@@ -187,8 +196,7 @@ def extraction_job_run_next() -> str:
             log.warning("could not schedule the retry of job %s: %s", job.pk, type(send_error).__name__)
     else:
         extraction_finished.send_robust(sender=ExtractionJob, job=job, status=status)
-    if fair.fresh_jobs().exists():
-        fair.wake()
+    _wake_next()
     return status
 
 
@@ -390,7 +398,7 @@ def extraction_jobs_sweep() -> dict:
     if not fair_mode:
         return {"returned": returned, "enqueued": len(ids)}
     # Fresh jobs are the fair scheduler's: a minute-old one means wake-ups were lost; top them up.
-    woken = (
-        fair.wake(most=settings.EXTRACTION_WAKEUPS) if fair.fresh_jobs().filter(never_claimed).exists() else 0
-    )
+    woken = 0
+    if fair.fresh_jobs().filter(never_claimed).exists():
+        woken = fair.wake(most=fair.fresh_jobs()[: settings.EXTRACTION_WAKEUPS].count())
     return {"returned": returned, "enqueued": len(ids), "woken": woken}
