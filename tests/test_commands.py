@@ -127,6 +127,16 @@ def test_it_keeps_the_production_compose_file_valid():
         assert services[name]["environment"]["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
         assert services[name]["build"] == "."
     assert "celery -A config worker" in services["worker"]["command"]
+    # The workers by kind consume every kind between them (config/queues.py).
+    from config.queues import KINDS, parse_kinds
+
+    kinds = [
+        kind
+        for service in services.values()
+        if "celery -A config worker" in service.get("command", "")
+        for kind in parse_kinds(service["command"].split("ENGRAM_WORKER_QUEUES=")[1].split()[0])
+    ]
+    assert sorted(kinds) == sorted(KINDS)
     assert "celery -A config beat" in services["beat"]["command"]
     for volume in services["nginx"]["volumes"]:
         source = volume.split(":")[0]
