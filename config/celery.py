@@ -80,7 +80,8 @@ def consume_some_kinds(sender=None, instance=None, **kwargs):
     from django.conf import settings
 
     if settings.ENGRAM_WORKER_QUEUES:
-        names = [
-            queues.queue_name(settings.ENGRAM_QUEUE_PREFIX, kind) for kind in settings.ENGRAM_WORKER_QUEUES
-        ]
+        kinds = settings.ENGRAM_WORKER_QUEUES
+        names = [queues.queue_name(settings.ENGRAM_QUEUE_PREFIX, kind) for kind in kinds]
+        if "maintenance" in kinds:  # it also drains Celery's default queue (what an older release left there)
+            names.append(settings.CELERY_TASK_DEFAULT_QUEUE)
         instance.app.amqp.queues.select(names)

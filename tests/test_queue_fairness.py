@@ -135,6 +135,10 @@ def test_a_worker_consumes_every_kind_unless_told_some():
         f"{prefix}.profiles",
         f"{prefix}.webhooks",
     ]
+    # The worker of the maintenance kind also drains Celery's default queue (what an older release left).
+    assert _worker_queues({"ENGRAM_WORKER_QUEUES": "maintenance"}) == sorted(
+        [f"{prefix}.maintenance", prefix]
+    )
 
 
 def test_an_unknown_kind_stops_the_worker_with_the_list_of_kinds():

@@ -109,6 +109,7 @@ def waiting_wakeups() -> int | None:
     """Messages waiting in the extraction queue (wake-ups and job retries); None if the broker did not say."""
     try:
         with app.pool.acquire(block=True, timeout=2) as conn:
+            conn.ensure_connection(max_retries=1, interval_start=0.2, interval_step=0.2, timeout=1)
             return conn.default_channel.queue_declare(extraction_queue()).message_count
     except Exception:  # noqa: BLE001 - kombu and redis raise several kinds
         return None
