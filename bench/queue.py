@@ -1,7 +1,7 @@
 """Celery at scale: one org's flood of turns against another org's next turn, with 2 real workers.
 
     .venv/bin/python scripts/devservices.py exec -- .venv/bin/python bench/queue.py [--flood 2000]
-        [--turns 12] [--interval 5] [--workers 2]
+        [--turns 12] [--interval 5] [--workers 2] [--bulk] [--only before|after]
 
 Runs in its own throw-away database (engram_bench_queue on the server of $DATABASE_URL) and starts
 `--workers` real Celery worker processes (one slot each, every queue) on the Redis of $CELERY_BROKER_URL.
@@ -21,7 +21,9 @@ each turn a webhook delivery task and a profile rebuild task (B's person). Measu
   the workers records the time in Redis);
 - the most messages waiting in the extraction queue, and A's jobs done per second during the phase.
 The baseline phase runs until B's last turn is claimed (A's flood drained before it); the fair phase
-stops when B's last turn is claimed, and A's remaining jobs are cancelled. Waits are wall-clock on a
+stops when B's last turn is claimed, and A's remaining jobs are cancelled. --bulk inserts the flood's job
+rows in batches instead of appending turns one by one (how 100,000 turns are queued in reasonable time),
+and --only runs one phase (the baseline of a 100,000-turn flood takes hours to drain on 2 cores). Waits are wall-clock on a
 shared 2-core machine; the ratio between the phases is the figure.
 """
 
@@ -162,6 +164,35 @@ def warm_up(org) -> None:
         time.sleep(0.2)
 
 
+def bulk_flood(org, n: int, *, fair: bool) -> None:
+    """--bulk: the flood's job rows inserted in batches (as an import writes them), then its messages: one
+    per job first in first out, or the fair scheduler's wake-ups."""
+    from django.conf import settings
+
+    from config.celery import send_quietly
+    from memory.extraction import fair as fair_scheduling
+    from memory.extraction.tasks import extraction_run
+    from memory.models import ExtractionJob
+
+    for start in range(0, n, 5000):
+        rows = ExtractionJob.objects.bulk_create(
+            [
+                ExtractionJob(
+                    org=org,
+                    user_id=f"person-{i % 50}",
+                    session_id=f"import-{i % 50}",
+                    messages=[{"role": "human", "content": flood_text(i), "message_id": ""}],
+                )
+                for i in range(start, min(n, start + 5000))
+            ]
+        )
+        if not fair:
+            for row in rows:
+                send_quietly(extraction_run, row.pk)
+    if fair:
+        fair_scheduling.wake(most=settings.EXTRACTION_WAKEUPS)
+
+
 def phase(name: str, *, fair: bool, args, org_a, org_b) -> dict:
     from django.conf import settings
     from django.core.cache import cache
@@ -176,14 +207,17 @@ def phase(name: str, *, fair: bool, args, org_a, org_b) -> dict:
     extraction_queue = f"{settings.ENGRAM_QUEUE_PREFIX}.extraction"
     print(f"\n== {name}", flush=True)
     t0 = time.time()
-    for i in range(args.flood):
-        messages_append(
-            org=org_a,
-            session_id=f"import-{i % 50}",
-            user_id=f"person-{i % 50}",
-            messages=[{"role": "human", "content": flood_text(i)}],
-            extract=True,
-        )
+    if args.bulk:
+        bulk_flood(org_a, args.flood, fair=fair)
+    else:
+        for i in range(args.flood):
+            messages_append(
+                org=org_a,
+                session_id=f"import-{i % 50}",
+                user_id=f"person-{i % 50}",
+                messages=[{"role": "human", "content": flood_text(i)}],
+                extract=True,
+            )
     print(f"org A queued {args.flood} turns in {time.time() - t0:.1f} s", flush=True)
     peak = waiting_wakeups() or 0
     b_jobs, probes = [], {"webhook": [], "profile": []}
@@ -238,7 +272,8 @@ def phase(name: str, *, fair: bool, args, org_a, org_b) -> dict:
         result[kind] = [
             cache.get(STARTED + task_id) - sent for task_id, sent in runs if cache.get(STARTED + task_id)
         ]
-    print(f"B's turn, queued → claimed:   {percentiles(b_waits)}", flush=True)
+    unclaimed = f"; {result['unclaimed']} not claimed within --timeout" if result["unclaimed"] else ""
+    print(f"B's turn, queued → claimed:   {percentiles(b_waits)}{unclaimed}", flush=True)
     print(f"webhook task, sent → started: {percentiles(result['webhook'])}", flush=True)
     print(f"profile task, sent → started: {percentiles(result['profile'])}", flush=True)
     print(
@@ -264,6 +299,10 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=12, help="org B's turns (default 12)")
     parser.add_argument("--interval", type=float, default=5.0, help="seconds between B's turns (default 5)")
     parser.add_argument("--workers", type=int, default=2, help="worker processes, one slot each (default 2)")
+    parser.add_argument(
+        "--bulk", action="store_true", help="insert the flood's job rows in batches (fast: for 100,000 turns)"
+    )
+    parser.add_argument("--only", choices=["before", "after"], help="run one phase")
     parser.add_argument(
         "--timeout", type=float, default=1800.0, help="most seconds a phase waits (default 1800)"
     )
@@ -293,16 +332,18 @@ def main() -> None:
                 f"{args.turns} turns every {args.interval:g} s",
                 flush=True,
             )
-            before = phase(
-                "before: one message per job (FIFO), one queue",
-                fair=False,
-                args=args,
-                org_a=org_a,
-                org_b=org_b,
-            )
-            after = phase(
-                "after: fair scheduling, queues by kind", fair=True, args=args, org_a=org_a, org_b=org_b
-            )
+            phases = {
+                "before": ("before: one message per job (FIFO), one queue", False),
+                "after": ("after: fair scheduling, queues by kind", True),
+            }
+            results = {
+                key: phase(title, fair=fair, args=args, org_a=org_a, org_b=org_b)
+                for key, (title, fair) in phases.items()
+                if args.only in (None, key)
+            }
+            if len(results) < 2:
+                return
+            before, after = results["before"], results["after"]
             print("\n== summary (before → after; ratio = before / after)")
             for label, key in (("B's turn", "b"), ("webhook task", "webhook"), ("profile task", "profile")):
                 b, a = before[key], after[key]
