@@ -42,6 +42,11 @@ log = logging.getLogger(__name__)
 SERVED_TTL = 24 * 3600
 
 
+def enabled() -> bool:
+    """Fair scheduling is on (EXTRACTION_FAIR), and tasks go through the broker (not run in the caller)."""
+    return settings.EXTRACTION_FAIR and not settings.CELERY_TASK_ALWAYS_EAGER
+
+
 def _served_key(org_id: int) -> str:
     return f"engram:extraction:served:{org_id}"
 

@@ -62,7 +62,7 @@ def _enqueue(job_id: int) -> None:
     (and when tasks run in the caller, CELERY_TASK_ALWAYS_EAGER) a message for this job."""
     from .tasks import extraction_run
 
-    if settings.EXTRACTION_FAIR and not settings.CELERY_TASK_ALWAYS_EAGER:
+    if fair.enabled():
         fair.wake_on_commit()
     else:
         enqueue_on_commit(extraction_run, job_id)
@@ -172,7 +172,7 @@ def _wake_next() -> None:
     """After a job: wake the next worker while fresh jobs wait (bounded; see memory/extraction/fair.py).
 
     Job messages (retries, the sweep's) count as waiting; a worker that ran one keeps the fresh jobs going."""
-    if settings.EXTRACTION_FAIR and not settings.CELERY_TASK_ALWAYS_EAGER and fair.fresh_jobs().exists():
+    if fair.enabled() and fair.fresh_jobs().exists():
         fair.wake()
 
 
@@ -386,7 +386,7 @@ def extraction_jobs_sweep() -> dict:
     # Never claimed and older than a minute (the enqueue was lost), or claimed long ago and released.
     never_claimed = Q(attempts=0, created_at__lt=now - timedelta(seconds=60))
     released = Q(attempts__gt=0, started_at__lt=now - timedelta(seconds=settings.EXTRACTION_STALE_AFTER))
-    fair_mode = settings.EXTRACTION_FAIR and not settings.CELERY_TASK_ALWAYS_EAGER
+    fair_mode = fair.enabled()
     lost = ExtractionJob.objects.filter(status=JobStatus.PENDING).filter(
         Q(pk__in=stale) | released | (Q() if fair_mode else never_claimed)
     )
