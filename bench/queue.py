@@ -313,56 +313,60 @@ def main() -> None:
     from bench.ingest import owned_test_databases
 
     django.setup()
-    workers = []
-    try:
-        with owned_test_databases():
-            from django.conf import settings
+    with owned_test_databases():
+        workers: list[subprocess.Popen] = []
+        try:
+            run(args, workers)
+        finally:  # the workers stop before the database is dropped
+            for proc in workers:
+                proc.send_signal(signal.SIGTERM)
+            for proc in workers:
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
 
-            from projects.models import Organization
 
-            org_a = Organization.objects.create(name="Flood", slug="bench-flood")
-            org_b = Organization.objects.create(name="Steady", slug="bench-steady")
-            purge()
-            workers = start_workers(args.workers)
-            wait_for_workers(args.workers)
-            settings.EXTRACTION_FAIR = True
-            warm_up(org_a)
+def run(args, workers: list) -> None:
+    from django.conf import settings
+
+    from projects.models import Organization
+
+    org_a = Organization.objects.create(name="Flood", slug="bench-flood")
+    org_b = Organization.objects.create(name="Steady", slug="bench-steady")
+    purge()
+    workers += start_workers(args.workers)
+    wait_for_workers(args.workers)
+    settings.EXTRACTION_FAIR = True
+    warm_up(org_a)
+    print(
+        f"{args.workers} workers (one slot each, every queue); org A floods {args.flood} turns, org B sends "
+        f"{args.turns} turns every {args.interval:g} s",
+        flush=True,
+    )
+    phases = {
+        "before": ("before: one message per job (FIFO), one queue", False),
+        "after": ("after: fair scheduling, queues by kind", True),
+    }
+    results = {
+        key: phase(title, fair=fair, args=args, org_a=org_a, org_b=org_b)
+        for key, (title, fair) in phases.items()
+        if args.only in (None, key)
+    }
+    if len(results) < 2:
+        return
+    before, after = results["before"], results["after"]
+    print("\n== summary (before → after; ratio = before / after)")
+    for label, key in (("B's turn", "b"), ("webhook task", "webhook"), ("profile task", "profile")):
+        b, a = before[key], after[key]
+        if b and a:
+            p50b, p50a = statistics.median(b), statistics.median(a)
             print(
-                f"{args.workers} workers (one slot each, every queue); org A floods {args.flood} turns, org B sends "
-                f"{args.turns} turns every {args.interval:g} s",
-                flush=True,
+                f"{label:13} p50 {p50b:8.2f} s → {p50a:6.2f} s  max {max(b):8.2f} s → {max(a):6.2f} s"
+                f"  (p50 ×{p50b / max(p50a, 1e-3):.0f})"
             )
-            phases = {
-                "before": ("before: one message per job (FIFO), one queue", False),
-                "after": ("after: fair scheduling, queues by kind", True),
-            }
-            results = {
-                key: phase(title, fair=fair, args=args, org_a=org_a, org_b=org_b)
-                for key, (title, fair) in phases.items()
-                if args.only in (None, key)
-            }
-            if len(results) < 2:
-                return
-            before, after = results["before"], results["after"]
-            print("\n== summary (before → after; ratio = before / after)")
-            for label, key in (("B's turn", "b"), ("webhook task", "webhook"), ("profile task", "profile")):
-                b, a = before[key], after[key]
-                if b and a:
-                    p50b, p50a = statistics.median(b), statistics.median(a)
-                    print(
-                        f"{label:13} p50 {p50b:8.2f} s → {p50a:6.2f} s  max {max(b):8.2f} s → {max(a):6.2f} s"
-                        f"  (p50 ×{p50b / max(p50a, 1e-3):.0f})"
-                    )
-            print(f"messages waiting in the extraction queue at most: {before['peak']} → {after['peak']}")
-            print(f"A's turns done per second: {a_rate(before)} → {a_rate(after)}")
-    finally:
-        for proc in workers:
-            proc.send_signal(signal.SIGTERM)
-        for proc in workers:
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+    print(f"messages waiting in the extraction queue at most: {before['peak']} → {after['peak']}")
+    print(f"A's turns done per second: {a_rate(before)} → {a_rate(after)}")
 
 
 if __name__ == "__main__":
