@@ -168,6 +168,28 @@ def test_it_reports_exit_codes_and_busy_ports_like_a_shell_would():
     assert not devservices._port_taken(free)
 
 
+def test_it_starts_the_run_commands_worker_for_every_kind_or_the_kinds_asked():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    try:
+        import devservices
+    finally:
+        sys.path.pop(0)
+    env = {"REDIS_URL": "redis://127.0.0.1:6379/0"}
+    assert devservices.worker_env(env, "") == env  # every kind
+    assert devservices.worker_env(env, " webhooks, extraction ") == {
+        **env,
+        "ENGRAM_WORKER_QUEUES": "webhooks,extraction",
+    }
+    with pytest.raises(
+        ValueError, match="the kinds are extraction, embedding, profiles, webhooks, maintenance"
+    ):
+        devservices.worker_env(env, "extract")
+    assert "-Q" not in devservices.worker_command()
+
+
 def _stored_tokens(item) -> set[str]:
     with connection.cursor() as cursor:
         cursor.execute(
