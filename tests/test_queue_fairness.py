@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
+from celery.worker import state as worker_state
 from django.conf import settings
 
 from config.celery import app
@@ -55,6 +56,16 @@ def flood(org, n: int) -> list[ExtractionJob]:
     ]
 
 
+def cancel_and_wait_idle() -> None:
+    """Before the worker stops: what is left of the backlog is cancelled and the worker's threads finish
+    their task (a test worker stopping mid-task leaves the thread running into the next test)."""
+    ExtractionJob.objects.filter(status="pending").update(status="failed", error="cancelled by the test")
+    deadline = time.monotonic() + 60
+    while worker_state.active_requests:
+        assert time.monotonic() < deadline, "the worker did not finish its tasks"
+        time.sleep(0.05)
+
+
 def claim_order() -> list[int]:
     return list(
         ExtractionJob.objects.exclude(started_at=None)
@@ -84,9 +95,10 @@ def test_every_task_has_a_kind_and_beat_tasks_are_maintenance():
 
 def test_the_queue_names_carry_the_prefix_of_the_test_database():
     prefix = settings.ENGRAM_QUEUE_PREFIX
-    assert settings.DATABASES["default"]["TEST"]["NAME"] in prefix
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        assert prefix.endswith(os.environ["PYTEST_XDIST_WORKER"])
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    assert prefix == "-".join(
+        filter(None, ["engram", os.environ.get("ENGRAM_TEST_DB", "test_engram"), worker])
+    )
     names = [q.name for q in settings.CELERY_TASK_QUEUES]
     assert names == [f"{prefix}.{kind}" for kind in KINDS] + [settings.CELERY_TASK_DEFAULT_QUEUE]
     # Production: engram.<kind>, and Celery's default queue, still consumed.
@@ -184,6 +196,7 @@ def test_another_orgs_turn_is_claimed_before_a_backlog_drains(clean_queues, org_
         assert last.status == "done", last.error
         a_order = [pk for pk in claim_order() if pk != b.pk]
         assert a_order == sorted(a_order)
+        cancel_and_wait_idle()
     assert not fair.fresh_jobs().exists()
 
 
@@ -197,6 +210,7 @@ def test_first_in_first_out_keeps_the_turn_behind_the_backlog(clean_queues, org_
         assert b.status == "done", b.error
         assert claim_order()[-1] == b.pk
         assert all(ExtractionJob.objects.get(pk=job.pk).status == "done" for job in backlog)
+        cancel_and_wait_idle()
 
 
 def test_two_workers_share_a_backlog_and_still_serve_the_other_org_next(clean_queues, org_a, org_b, settings):
@@ -210,6 +224,7 @@ def test_two_workers_share_a_backlog_and_still_serve_the_other_org_next(clean_qu
         assert order.index(b.pk) <= before_b + 2, (order.index(b.pk), before_b)
         # Two workers never took the same job: each was attempted once.
         assert set(ExtractionJob.objects.exclude(started_at=None).values_list("attempts", flat=True)) == {1}
+        cancel_and_wait_idle()
 
 
 def test_the_sweep_wakes_workers_for_fresh_jobs_whose_wake_ups_were_lost(clean_queues, org_a, settings):
@@ -229,6 +244,7 @@ def test_the_sweep_wakes_workers_for_fresh_jobs_whose_wake_ups_were_lost(clean_q
     assert extraction_jobs_sweep() == {"returned": 0, "enqueued": 0, "woken": 1}
     with real_worker(concurrency=1):
         assert wait_for(job.pk).status == "done"
+        cancel_and_wait_idle()
 
 
 # ---- queues by kind -----------------------------------------------------------------------------------------
@@ -249,3 +265,4 @@ def test_a_flood_of_extraction_does_not_hold_up_a_profile_rebuild(clean_queues, 
             time.sleep(0.05)
         pending = ExtractionJob.objects.filter(pk__in=[j.pk for j in backlog], status="pending").count()
         assert pending >= BACKLOG // 2, pending
+        cancel_and_wait_idle()

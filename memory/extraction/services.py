@@ -159,6 +159,7 @@ def extraction_job_run(*, job_id: int) -> str:
     """Claim and process one job; returns its status ("skipped" when another worker has it or it is done)."""
     job = _claim(job_id)
     if job is None:
+        _wake_next()  # a message for a job already taken or gone still passes the turn on
         return "skipped"
     with heartbeat(ExtractionJob, job.pk):
         status = _run(job)
