@@ -36,6 +36,7 @@ KINDS: dict[str, tuple[str, ...]] = {
         "memory.tasks.memory_embed_sweep",
         "memory.tasks.reembed_sweep",
         "memory.tasks.store_items_purge",
+        "memory.tasks.access_counts_flush",
         "checkpoints.tasks.sessions_expire",
         "checkpoints.tasks.checkpoints_archive",
         "projects.tasks.idempotency_keys_purge",
