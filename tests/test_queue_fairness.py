@@ -128,7 +128,7 @@ def _worker_queues(extra_env: dict) -> list[str]:
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180  # a loaded machine starts Django and Celery slowly
         while time.monotonic() < deadline:
             answer = app.control.inspect([name], timeout=1.0).active_queues()
             if answer and name in answer:
