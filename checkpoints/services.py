@@ -22,6 +22,9 @@ from memory.pause import paused
 from .models import Checkpoint, CheckpointArchive, Message, Session
 
 SUMMARY_MAX_CHARS = 4000
+# A session over SHORT_TERM_MAX_MESSAGES queues one compression, and one more for every this many messages
+# after it while none has run: not one per message, which a busy queue turned into hundreds of copies.
+COMPRESS_EVERY = 10
 # Messages before the new turn handed to the extraction model as context (never extracted from again).
 EXTRACTION_CONTEXT_MESSAGES = 6
 ROLE_NAMES = {"user": "用户", "assistant": "AI", "system": "系统", "tool": "工具"}
@@ -102,7 +105,8 @@ def messages_append(
             )
         )
     created = Message.objects.bulk_create(rows)
-    if Message.objects.filter(session=session).count() > settings.SHORT_TERM_MAX_MESSAGES:
+    total = Message.objects.filter(session=session).count()
+    if _overflow_step(total) > _overflow_step(total - len(created)):
         from .tasks import session_compress
 
         enqueue_on_commit(session_compress, session.pk)
@@ -129,6 +133,12 @@ def messages_append(
             created_by_key=created_by_key,
         )
     return session, created, job
+
+
+def _overflow_step(count: int) -> int:
+    """-1 within the window; 0 for the first COMPRESS_EVERY messages over it, 1 for the next ones, ..."""
+    over = count - settings.SHORT_TERM_MAX_MESSAGES
+    return -1 if over <= 0 else (over - 1) // COMPRESS_EVERY
 
 
 def history_text(messages) -> str:

@@ -20,6 +20,7 @@ are ignored until that is done. The children get SIGTERM from the kernel if this
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import signal
 import socket
@@ -310,6 +311,18 @@ def worker_command() -> list[str]:
     ]
 
 
+def worker_env(env: dict, queues: str) -> dict:
+    """The worker consumes every kind's queue; `queues` ("extraction,webhooks") limits it to those kinds
+    (ENGRAM_WORKER_QUEUES, config/queues.py). An unknown kind stops here with the list of kinds."""
+    if not queues:
+        return env
+    spec = importlib.util.spec_from_file_location("engram_queues", ROOT / "config" / "queues.py")
+    kinds_module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(kinds_module)
+    kinds = kinds_module.parse_kinds(queues)  # ValueError names the kinds
+    return {**env, "ENGRAM_WORKER_QUEUES": ",".join(kinds)}
+
+
 class Child:
     """One supervised process: started again (after a growing pause) whenever it exits on its own."""
 
@@ -457,7 +470,17 @@ def run(argv: list[str]) -> int:
     parser.add_argument(
         "--replica", action="store_true", help="also start a streaming replica for search and list reads"
     )
+    parser.add_argument(
+        "--queues",
+        default="",
+        help="the worker consumes only these kinds of tasks, e.g. extraction,webhooks "
+        "(kinds: extraction, embedding, profiles, webhooks, maintenance; default all)",
+    )
     args = parser.parse_args(argv)
+    try:
+        worker_env({}, args.queues)
+    except ValueError as exc:
+        parser.error(str(exc))
     port, host = args.port, args.host
     exposed = host not in ("127.0.0.1", "localhost", "::1")
     if _port_taken(port):
@@ -499,7 +522,7 @@ def run(argv: list[str]) -> int:
                 web_command(host=host, port=port, dev=args.dev, workers=args.workers, threads=args.threads),
                 web_env,
             ),
-            Child("the Celery worker", worker_command(), env),
+            Child("the Celery worker", worker_command(), worker_env(env, args.queues)),
             Child("the MCP server", mcp_command(mcp_port), mcp_env),
         ]
         for child in children:

@@ -165,10 +165,12 @@ class WorkerProcess(Process):
     def ready(self) -> bool:
         return " ready." in self.log_text()
 
-    def succeeded(self, task: str) -> int:
-        """How many `task` runs this worker logged as succeeded."""
+    def succeeded(self, task: str, returned: str = "") -> int:
+        """How many `task` runs this worker logged as succeeded (returning `returned`, when given)."""
         return sum(
-            1 for line in self.log_text().splitlines() if f"Task {task}[" in line and "succeeded" in line
+            1
+            for line in self.log_text().splitlines()
+            if f"Task {task}[" in line and "succeeded" in line and line.rstrip().endswith(returned)
         )
 
 

@@ -127,6 +127,16 @@ def test_it_keeps_the_production_compose_file_valid():
         assert services[name]["environment"]["DJANGO_SETTINGS_MODULE"] == "config.settings.production"
         assert services[name]["build"] == "."
     assert "celery -A config worker" in services["worker"]["command"]
+    # The workers by kind consume every kind between them (config/queues.py).
+    from config.queues import KINDS, parse_kinds
+
+    kinds = [
+        kind
+        for service in services.values()
+        if "celery -A config worker" in service.get("command", "")
+        for kind in parse_kinds(service["command"].split("ENGRAM_WORKER_QUEUES=")[1].split()[0])
+    ]
+    assert sorted(kinds) == sorted(KINDS)
     assert "celery -A config beat" in services["beat"]["command"]
     for volume in services["nginx"]["volumes"]:
         source = volume.split(":")[0]
@@ -156,6 +166,28 @@ def test_it_reports_exit_codes_and_busy_ports_like_a_shell_would():
         probe.bind(("127.0.0.1", 0))
         free = probe.getsockname()[1]
     assert not devservices._port_taken(free)
+
+
+def test_it_starts_the_run_commands_worker_for_every_kind_or_the_kinds_asked():
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+    try:
+        import devservices
+    finally:
+        sys.path.pop(0)
+    env = {"REDIS_URL": "redis://127.0.0.1:6379/0"}
+    assert devservices.worker_env(env, "") == env  # every kind
+    assert devservices.worker_env(env, " webhooks, extraction ") == {
+        **env,
+        "ENGRAM_WORKER_QUEUES": "webhooks,extraction",
+    }
+    with pytest.raises(
+        ValueError, match="the kinds are extraction, embedding, profiles, webhooks, maintenance"
+    ):
+        devservices.worker_env(env, "extract")
+    assert "-Q" not in devservices.worker_command()
 
 
 def _stored_tokens(item) -> set[str]:

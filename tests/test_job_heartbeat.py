@@ -38,7 +38,7 @@ def processing_job(org, *, started: timedelta, heartbeat: timedelta | None) -> E
 def test_it_requeues_a_job_whose_heartbeat_stopped_minutes_ago(worker, org_a):  # noqa: F811
     # Claimed three minutes ago; the worker's last beat was 150 s ago: it died.
     job = processing_job(org_a, started=timedelta(minutes=3), heartbeat=timedelta(seconds=150))
-    assert extraction_jobs_sweep() == {"returned": 1, "enqueued": 1}
+    assert extraction_jobs_sweep() == {"returned": 1, "enqueued": 1, "woken": 0}
     job = wait_for(job.pk)
     assert (job.status, job.attempts) == ("done", 2), job.error
     assert MemoryItem.objects.get(org=org_a).content == "The user is allergic to shellfish"
@@ -47,7 +47,7 @@ def test_it_requeues_a_job_whose_heartbeat_stopped_minutes_ago(worker, org_a):  
 @pytest.mark.django_db
 def test_it_leaves_a_long_job_with_a_fresh_heartbeat_alone(org_a):
     job = processing_job(org_a, started=timedelta(hours=1), heartbeat=timedelta(seconds=10))
-    assert extraction_jobs_sweep() == {"returned": 0, "enqueued": 0}
+    assert extraction_jobs_sweep() == {"returned": 0, "enqueued": 0, "woken": 0}
     job.refresh_from_db()
     assert job.status == "processing" and job.error == ""
 

@@ -5,6 +5,7 @@ from django.core.cache import cache
 from django.test import Client
 
 from config.celery import app as celery_app
+from config.queues import queue_name
 from memory.drafts import MemoryDraft
 from memory.services import memory_archive, memory_create
 from profiles.aggregation import project_profile_rebuild, project_values, user_profile_rebuild, user_values
@@ -254,14 +255,17 @@ def test_it_rebuilds_nothing_for_a_subject_without_memories(org_a):
 # ---- debounced task -----------------------------------------------------------------------------
 
 
+PROFILES_QUEUE = queue_name(settings.ENGRAM_QUEUE_PREFIX, "profiles")
+
+
 def _queue_length() -> int:
     with celery_app.connection_for_write() as conn:
-        return conn.default_channel.queue_declare(settings.CELERY_TASK_DEFAULT_QUEUE).message_count
+        return conn.default_channel.queue_declare(PROFILES_QUEUE).message_count
 
 
 def _queue_purge() -> None:
     with celery_app.connection_for_write() as conn:
-        conn.default_channel.queue_purge(settings.CELERY_TASK_DEFAULT_QUEUE)
+        conn.default_channel.queue_purge(PROFILES_QUEUE)
 
 
 def test_it_enqueues_one_rebuild_for_a_burst_of_changes(org_a):

@@ -144,6 +144,13 @@ def test_it_queues_compression_only_past_the_window(org_a, django_capture_on_com
     with django_capture_on_commit_callbacks() as callbacks:
         append(org_a, "w", turn(1))
     assert len(callbacks) == 1
+    # While no compression has run, one more is queued per ten messages, not one per message.
+    queued = []
+    for _ in range(20):
+        with django_capture_on_commit_callbacks() as callbacks:
+            append(org_a, "w", turn(1))
+        queued.append(len(callbacks))
+    assert queued == [0] * 9 + [1] + [0] * 9 + [1]
 
 
 def test_it_compresses_to_the_newest_20_and_summarizes_recursively(org_a):

@@ -1,11 +1,13 @@
 """Integration with a real Celery worker on Redis: post a conversation, the job finishes, the memories
 are there; a correction supersedes the old memory and the history shows both.
 
-The worker runs in this process (threads pool) and consumes this test run's own queue
-(settings.CELERY_TASK_DEFAULT_QUEUE is per test database), so parallel runs do not take each other's tasks.
+The worker runs in this process (threads pool) and consumes this test run's own queues (every kind's queue
+name carries a prefix per test database, settings.ENGRAM_QUEUE_PREFIX), so parallel runs do not take each
+other's tasks.
 """
 
 import time
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
@@ -15,22 +17,36 @@ from django.utils import timezone
 
 from checkpoints.models import Message, Session
 from config.celery import app
+from config.queues import queue_name
 from memory.extraction.services import extraction_jobs_sweep
 from memory.models import ExtractionJob, MemoryItem
 
 
 @pytest.fixture
 def worker(transactional_db):
+    with real_worker(concurrency=2) as w:
+        yield w
+
+
+@contextmanager
+def real_worker(*, concurrency: int = 2, kinds=None):
+    """A Celery worker in this process consuming this run's queues: every kind's, or only `kinds`'."""
     app.conf.task_default_queue = settings.CELERY_TASK_DEFAULT_QUEUE
+    app.conf.task_queues = settings.CELERY_TASK_QUEUES
+    app.conf.task_routes = settings.CELERY_TASK_ROUTES
     app.loader.import_default_modules()
+    if kinds is None:
+        names = [q.name for q in settings.CELERY_TASK_QUEUES]
+    else:
+        names = [queue_name(settings.ENGRAM_QUEUE_PREFIX, kind) for kind in kinds]
     with start_worker(
         app,
         pool="threads",
-        concurrency=2,
+        concurrency=concurrency,
         perform_ping_check=False,
         shutdown_timeout=30,
         loglevel="WARNING",
-        queues=[settings.CELERY_TASK_DEFAULT_QUEUE],
+        queues=names,
     ) as w:
         yield w
 
@@ -105,7 +121,7 @@ def test_it_returns_a_dead_workers_job_to_the_queue(worker, org_a):
         attempts=1,
         started_at=timezone.now() - timedelta(hours=1),
     )
-    assert extraction_jobs_sweep() == {"returned": 1, "enqueued": 1}
+    assert extraction_jobs_sweep() == {"returned": 1, "enqueued": 1, "woken": 0}
     job = wait_for(job.pk)
     assert (job.status, job.attempts) == ("done", 2)
     assert MemoryItem.objects.get(org=org_a).content == "The user is allergic to shellfish"

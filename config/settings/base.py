@@ -6,6 +6,7 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.translation import gettext_lazy as _
 
+from config import queues as celery_queues
 from config.env import env_bool, env_float, env_int, env_list, env_rate, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
@@ -230,6 +231,17 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_ALWAYS_EAGER = env_bool("ENGRAM_CELERY_EAGER", False)
 CELERY_BEAT_SCHEDULE: dict = {}
+# Queues by kind (config/queues.py): <prefix>.extraction, .embedding, .profiles, .webhooks, .maintenance.
+# A worker consumes them all unless ENGRAM_WORKER_QUEUES names some kinds. The default queue holds nothing
+# new (every task has a kind) and is still consumed, for messages an older release left there.
+ENGRAM_QUEUE_PREFIX = env_str("ENGRAM_QUEUE_PREFIX", "engram")
+CELERY_TASK_DEFAULT_QUEUE = "celery"
+CELERY_TASK_QUEUES = celery_queues.task_queues(ENGRAM_QUEUE_PREFIX, CELERY_TASK_DEFAULT_QUEUE)
+CELERY_TASK_ROUTES = celery_queues.task_routes(ENGRAM_QUEUE_PREFIX)
+try:
+    ENGRAM_WORKER_QUEUES = celery_queues.parse_kinds(env_str("ENGRAM_WORKER_QUEUES", ""))
+except ValueError as exc:
+    raise ImproperlyConfigured(f"ENGRAM_WORKER_QUEUES: {exc}") from exc
 
 # The MCP process (config/mcp.py) the web server forwards /api/v1/mcp to; `./engram run` sets it.
 ENGRAM_MCP_URL = env_str("ENGRAM_MCP_URL", "")
@@ -326,6 +338,11 @@ CHECKPOINT_ARCHIVE_AFTER = env_int("CHECKPOINT_ARCHIVE_AFTER", 30 * 24 * 3600, m
 EXTRACTION_MAX_ATTEMPTS = env_int("ENGRAM_EXTRACTION_MAX_ATTEMPTS", 3, minimum=1)
 EXTRACTION_RETRY_BACKOFF = env_float("ENGRAM_EXTRACTION_RETRY_BACKOFF", 5.0, minimum=0.0)
 EXTRACTION_STALE_AFTER = env_int("ENGRAM_EXTRACTION_STALE_AFTER", 600, minimum=10)
+# Fair scheduling (memory/extraction/fair.py): a worker takes the next job of the org with the fewest jobs
+# running, then the one served longest ago; at most EXTRACTION_WAKEUPS wake-up messages wait in the
+# extraction queue however many jobs are pending. Off (0): one message per job, first in first out.
+EXTRACTION_FAIR = env_bool("ENGRAM_EXTRACTION_FAIR", True)
+EXTRACTION_WAKEUPS = env_int("ENGRAM_EXTRACTION_WAKEUPS", 16, minimum=1)
 # A running job's row gets a heartbeat this often (s); a job whose heartbeat is older than the second
 # value (s) lost its worker and goes back to the queue. Claims without a heartbeat use the value above.
 JOB_HEARTBEAT_SECONDS = env_float("ENGRAM_JOB_HEARTBEAT_SECONDS", 20.0, minimum=0.1)

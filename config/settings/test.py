@@ -11,9 +11,13 @@ DATABASES["default"]["TEST"] = {"NAME": env_str("ENGRAM_TEST_DB", "test_engram")
 # A worker started by one test run must not take another run's tasks on a shared Redis.
 # pytest-xdist gives each of its workers a database of its own (test_engram_gw0, ...): a queue of its own too,
 # or one process's Celery worker takes the other's tasks and finds none of their rows.
-CELERY_TASK_DEFAULT_QUEUE = "-".join(
+# Every kind's queue carries the same prefix (config/queues.py): engram-test_engram-gw0.extraction, ...
+ENGRAM_QUEUE_PREFIX = "-".join(
     filter(None, ["engram", DATABASES["default"]["TEST"]["NAME"], os.environ.get("PYTEST_XDIST_WORKER")])  # noqa: F405
 )
+CELERY_TASK_DEFAULT_QUEUE = ENGRAM_QUEUE_PREFIX
+CELERY_TASK_QUEUES = celery_queues.task_queues(ENGRAM_QUEUE_PREFIX, CELERY_TASK_DEFAULT_QUEUE)  # noqa: F405
+CELERY_TASK_ROUTES = celery_queues.task_routes(ENGRAM_QUEUE_PREFIX)  # noqa: F405
 # Recall counts are written in the request thread, inside the test transaction, so tests can see them; the
 # processes tests/test_multiprocess.py starts set it to buffer them as a deployment does.
 SEARCH_ACCESS_FLUSH_SECONDS = env_float("SEARCH_ACCESS_FLUSH_SECONDS", 0.0, minimum=0.0)

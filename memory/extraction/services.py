@@ -33,6 +33,7 @@ from memory.pause import paused
 from memory.signals import extraction_finished
 from projects.access import system_actor_for_job
 
+from . import fair
 from .llm import LLMInvalidOutput, extract_llm
 from .reconcile import Target, reconcile
 from .rules import USER_ROLES, Candidate, extract_rules, message_too_short
@@ -57,9 +58,14 @@ def _retry_after(job: ExtractionJob) -> float:
 
 
 def _enqueue(job_id: int) -> None:
+    """After commit: a wake-up of the fair scheduler (memory/extraction/fair.py), or with EXTRACTION_FAIR off
+    (and when tasks run in the caller, CELERY_TASK_ALWAYS_EAGER) a message for this job."""
     from .tasks import extraction_run
 
-    enqueue_on_commit(extraction_run, job_id)
+    if fair.enabled():
+        fair.wake_on_commit()
+    else:
+        enqueue_on_commit(extraction_run, job_id)
 
 
 @transaction.atomic
@@ -153,11 +159,45 @@ def extraction_job_run(*, job_id: int) -> str:
     """Claim and process one job; returns its status ("skipped" when another worker has it or it is done)."""
     job = _claim(job_id)
     if job is None:
+        _wake_next()  # a message for a job already taken or gone still passes the turn on
         return "skipped"
     with heartbeat(ExtractionJob, job.pk):
         status = _run(job)
     # The job's row says it is done: a receiver's error is logged (send_robust), never the task's.
     extraction_finished.send_robust(sender=ExtractionJob, job=job, status=status)
+    _wake_next()
+    return status
+
+
+def _wake_next() -> None:
+    """After a job: wake the next worker while fresh jobs wait (bounded; see memory/extraction/fair.py).
+
+    Job messages (retries, the sweep's) count as waiting; a worker that ran one keeps the fresh jobs going."""
+    if fair.enabled() and fair.fresh_jobs().exists():
+        fair.wake()
+
+
+def extraction_job_run_next() -> str:
+    """A wake-up of the fair scheduler: claim and process the fairest fresh job, then wake the next worker
+    while fresh jobs remain. "idle" when there was none; a job that must retry gets a message of its own,
+    after its backoff."""
+    job = fair.claim_next()
+    if job is None:
+        return "idle"
+    try:
+        with heartbeat(ExtractionJob, job.pk):
+            status = _run(job)
+    except RetryLater as exc:
+        from .tasks import extraction_run
+
+        status = "retry"
+        try:
+            extraction_run.apply_async(args=[job.pk], countdown=exc.countdown)
+        except Exception as send_error:  # noqa: BLE001 - the sweep sends released jobs again
+            log.warning("could not schedule the retry of job %s: %s", job.pk, type(send_error).__name__)
+    else:
+        extraction_finished.send_robust(sender=ExtractionJob, job=job, status=status)
+    _wake_next()
     return status
 
 
@@ -345,14 +385,21 @@ def extraction_jobs_sweep() -> dict:
         status=JobStatus.PENDING, error="returned to pending by the sweep (the worker stopped)"
     )
     # Never claimed and older than a minute (the enqueue was lost), or claimed long ago and released.
+    never_claimed = Q(attempts=0, created_at__lt=now - timedelta(seconds=60))
+    released = Q(attempts__gt=0, started_at__lt=now - timedelta(seconds=settings.EXTRACTION_STALE_AFTER))
+    fair_mode = fair.enabled()
     lost = ExtractionJob.objects.filter(status=JobStatus.PENDING).filter(
-        Q(pk__in=stale)
-        | Q(attempts=0, created_at__lt=now - timedelta(seconds=60))
-        | Q(attempts__gt=0, started_at__lt=now - timedelta(seconds=settings.EXTRACTION_STALE_AFTER))
+        Q(pk__in=stale) | released | (Q() if fair_mode else never_claimed)
     )
     ids = list(lost.values_list("pk", flat=True)[:1000])
     from .tasks import extraction_run
 
     for job_id in ids:
         extraction_run.delay(job_id)
-    return {"returned": returned, "enqueued": len(ids)}
+    if not fair_mode:
+        return {"returned": returned, "enqueued": len(ids)}
+    # Fresh jobs are the fair scheduler's: a minute-old one means wake-ups were lost; top them up.
+    woken = 0
+    if fair.fresh_jobs().filter(never_claimed).exists():
+        woken = fair.wake(most=fair.fresh_jobs()[: settings.EXTRACTION_WAKEUPS].count())
+    return {"returned": returned, "enqueued": len(ids), "woken": woken}

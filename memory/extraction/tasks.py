@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from .services import RetryLater, extraction_job_run, extraction_jobs_sweep
+from .services import RetryLater, extraction_job_run, extraction_job_run_next, extraction_jobs_sweep
 
 
 @shared_task(bind=True, acks_late=True, max_retries=None)
@@ -13,6 +13,12 @@ def extraction_run(self, job_id: int) -> str:
     except RetryLater as exc:
         # The attempts limit lives in the job row (EXTRACTION_MAX_ATTEMPTS), not in the broker.
         raise self.retry(countdown=exc.countdown, exc=exc) from exc
+
+
+@shared_task(acks_late=True)
+def extraction_next() -> str:
+    """A wake-up: run the fairest pending turn of any org (memory/extraction/fair.py)."""
+    return extraction_job_run_next()
 
 
 @shared_task(acks_late=True)
