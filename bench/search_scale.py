@@ -402,10 +402,13 @@ RECALL_K = 10
 def measure_shape(args, label, orgs, actor, model, provider, queries, qvecs, targets, candidates) -> None:
     """Raw pgvector and Engram on the same queries, alternately, for one shape: subjects (user ids) or a
     project as the target of each query."""
+    import numpy as np
+    from django.conf import settings
     from django.db import connection, transaction
 
     from memory.search import memory_search, vector_literal
-    from memory.search.sql import _scan_args
+    from memory.search.service import _exact_subject
+    from memory.search.sql import _scan_args, fetch_rows, filter_sql
     from memory.selectors import MemoryFilters
 
     is_project = not isinstance(targets[0], str)
@@ -463,14 +466,25 @@ def measure_shape(args, label, orgs, actor, model, provider, queries, qvecs, tar
         started = time.perf_counter()
         memory_search(actor=actor, query=q, filters=filters(t), top_k=TOP_K, record_access=False)
         e2e_ms.append((time.perf_counter() - started) * 1000)
-    # Recall@10 against the exact top 10 (every row's distance): raw pgvector's, and Engram's vector ranking
-    # (rank="vector": the same statement and index path, hits ordered by similarity).
+    # Recall@10 against the exact top 10 (every row's distance): raw pgvector's (LIMIT 10), and that of
+    # Engram's vector side (its statement's vector candidates, the 10 most similar).
     raw_recall, engram_recall = [], []
-    for q, t, v in list(zip(queries, targets, qvecs, strict=True))[: args.recall]:
+    for t, v in list(zip(targets, qvecs, strict=True))[: args.recall]:
         exact = set(run_raw(t, v, k=RECALL_K, exact=True)[1])
         raw_recall.append(len(exact & set(run_raw(t, v, k=RECALL_K)[1])) / max(1, len(exact)))
-        _, hits = run_engram(q, t, v, top_k=RECALL_K, max_tokens=100_000, rank="vector")
-        engram_recall.append(len(exact & set(hits)) / max(1, len(exact)))
+        where_sql = filter_sql(actor, filters(t))
+        subject = _exact_subject(actor, filters(t))
+        rows = fetch_rows(
+            where_sql, qvec=np.asarray(v, dtype=np.float32), model=model, terms=[], candidates=candidates,
+            subject=subject,
+        )  # fmt: skip
+        if subject and rows and rows[0]["subject_rows"] >= settings.SEARCH_EXACT_SUBJECT_ROWS:
+            rows = fetch_rows(
+                where_sql, qvec=np.asarray(v, dtype=np.float32), model=model, terms=[],
+                candidates=candidates, subject=False,
+            )  # fmt: skip
+        rows = sorted((r for r in rows if r["candidate"]), key=lambda r: -r["vsim"])[:RECALL_K]
+        engram_recall.append(len(exact & {r["id"] for r in rows}) / max(1, len(exact)))
     with connection.cursor() as cur:
         cur.execute(
             "SELECT set_config('hnsw.iterative_scan', 'relaxed_order', false),"
@@ -503,12 +517,13 @@ def measure_shape(args, label, orgs, actor, model, provider, queries, qvecs, tar
     if raw_recall:
         print(
             f"recall@{RECALL_K} vs exact ({len(raw_recall)} queries): raw pgvector "
-            f"{statistics.fmean(raw_recall):.3f}, Engram vector ranking {statistics.fmean(engram_recall):.3f}"
+            f"{statistics.fmean(raw_recall):.3f}, Engram's vector side {statistics.fmean(engram_recall):.3f}"
         )
     print(f"raw plan: {plan}")
 
 
 def main() -> None:
+    global BENCH_DB
     parser = argparse.ArgumentParser(
         description="Search latency at 100k memories per org / 500k in the database."
     )
@@ -528,11 +543,12 @@ def main() -> None:
         "--project-rows", type=int, default=0, help="shared memories of one project in the measured org"
     )
     parser.add_argument("--recall", type=int, default=20, help="queries whose recall@10 is measured")
-    parser.add_argument("--keep", action="store_true", help="keep the engram_bench database")
+    parser.add_argument("--database", default=BENCH_DB, help="the scratch database's name")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument(
         "--reuse",
         action="store_true",
-        help="measure on the engram_bench database left by --keep (same sizes)",
+        help="measure on the scratch database left by --keep (same sizes)",
     )
     parser.add_argument(
         "--as-owner",
@@ -542,6 +558,7 @@ def main() -> None:
     parser.add_argument("--inner", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--loaded", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    BENCH_DB = args.database
     if args.inner:
         inner(args)
     else:
