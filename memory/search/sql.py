@@ -234,6 +234,10 @@ _NEAR_CTE = """, lenders AS MATERIALIZED (
     WHERE n.project_id IS NOT DISTINCT FROM s.project_id
 )"""
 
+# The rows are fetched by primary key from an array computed before the scan (an InitPlan: `{ids}` is
+# `(SELECT ids FROM picked)...`), so `id = ANY(...)` is always an index condition. Written as the joined
+# CTE's column (picked.ids) it is a join filter the planner may apply to every row of the table: it did
+# for a 500-memory subject among a million rows (a second instead of 7 ms, bench/search_scale.py).
 _SELECT = """
 SELECT {columns},
        CASE WHEN m.embedding_model = %s THEN m.embedding END AS emb,
@@ -359,7 +363,7 @@ def fetch_rows(
             _SUBJECT_CTES.format(where=where)
             + _KEYWORD_CTES
             + _NEAR_CTE
-            + _SELECT.format(columns=columns, ids="picked.ids || ARRAY(SELECT id FROM near)")
+            + _SELECT.format(columns=columns, ids="(SELECT ids FROM picked) || ARRAY(SELECT id FROM near)")
         )
         args = [
             model,
@@ -374,7 +378,11 @@ def fetch_rows(
             *select_args,
         ]
         return run_statements([(sql, args)])[0]
-    sql = _BROAD_CTES.format(where=where) + _KEYWORD_CTES + _SELECT.format(columns=columns, ids="picked.ids")
+    sql = (
+        _BROAD_CTES.format(where=where)
+        + _KEYWORD_CTES
+        + _SELECT.format(columns=columns, ids="(SELECT ids FROM picked)::bigint[]")
+    )
     args = [
         *params,
         model,
