@@ -455,13 +455,14 @@ def measure_shape(args, label, orgs, actor, model, provider, queries, qvecs, tar
     for q, t, v in warm:  # caches, the plan cache, and a big subject's first (one-pass) attempt
         run_raw(t, v)
         run_engram(q, t, v, top_k=TOP_K)
-    raw_ms, engram_ms, e2e_ms, counts = [], [], [], []
+    raw_ms, engram_ms, vector_ms, e2e_ms, counts = [], [], [], [], []
     for q, t, v in zip(queries, targets, qvecs, strict=True):
         ms, ids = run_raw(t, v)
         raw_ms.append(ms)
         ms, hits = run_engram(q, t, v, top_k=TOP_K)
         engram_ms.append(ms)
         counts.append((len(ids), len(hits)))
+        vector_ms.append(run_engram(q, t, v, top_k=TOP_K, rank="vector")[0])
     for q, t in zip(queries, targets, strict=True):
         started = time.perf_counter()
         memory_search(actor=actor, query=q, filters=filters(t), top_k=TOP_K, record_access=False)
@@ -505,6 +506,10 @@ def measure_shape(args, label, orgs, actor, model, provider, queries, qvecs, tar
     print(
         f"ratio Engram/raw       p50 {pct(engram_ms, 50) / pct(raw_ms, 50):7.2f} x   "
         f"p95 {pct(engram_ms, 95) / pct(raw_ms, 95):7.2f} x   (goal <= 2x)"
+    )
+    print(
+        f"Engram mode=vector     p50 {pct(vector_ms, 50):7.2f} ms   p95 {pct(vector_ms, 95):7.2f} ms"
+        f"   (no keyword side: ratio p50 {pct(vector_ms, 50) / pct(raw_ms, 50):.2f} x)"
     )
     print(
         f"end to end incl. query embedding p50 {pct(e2e_ms, 50):.1f} ms, p95 {pct(e2e_ms, 95):.1f} ms; "
