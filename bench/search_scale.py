@@ -1,11 +1,21 @@
-"""Search at scale: 100,000 memories in one org, 500,000 in the database, Chinese and English.
+"""Search at scale: 100,000 memories in one org, 500,000 in the database, Chinese and English; with
+--big-subjects and --project-rows also subjects of 50,000 memories and a project of 200,000.
 
     .venv/bin/python bench/search_scale.py [--pool 4000] [--per-org 100000] [--orgs 5] [--users 200]
-                                           [--queries 100] [--keep] [--reuse] [--as-owner]
+                                           [--big-subjects 0] [--subject-rows 50000] [--project-rows 0]
+                                           [--queries 100] [--recall 20] [--database engram_bench]
+                                           [--keep] [--reuse] [--as-owner]
 
-Runs in its own database (engram_bench on the server of $DATABASE_URL), created, migrated and dropped
-at the end (--keep leaves it; --reuse measures again on the database a --keep run left, without loading,
-and keeps it).
+The million-row run (docs/scaling.md, "Measured: search at 1M rows"): 5 orgs of 120,000 memories
+(240 subjects of 500), plus 4 subjects of 50,000 and a project of 200,000 in the measured org:
+
+    .venv/bin/python bench/search_scale.py --orgs 5 --per-org 120000 --users 240 \
+        --big-subjects 4 --subject-rows 50000 --project-rows 200000 --keep
+    (then the same with --reuse instead of --keep to measure again without loading)
+
+Runs in its own database (--database, default engram_bench, on the server of $DATABASE_URL), created,
+migrated and dropped at the end (--keep leaves it; --reuse measures again on the database a --keep run
+left, without loading, and keeps it).
 
 Data. Embedding 500,000 texts with the local model takes hours on two cores, so a pool of real
 sentences (--pool, default 4,000: short statements about people and projects, English and Chinese,
@@ -13,15 +23,24 @@ from templates) is embedded with the real model, and every stored memory is buil
 its text and keyword tokens are those of one pool sentence, its vector the normalised mixture
 a*v(i) + (1-a)*v(j) of that sentence's vector and another one's (a in 0.55..0.95), so vectors are
 spread like real ones rather than repeated. Rows are bulk-inserted with INSERT ... SELECT; the HNSW
-index is built after loading. Each org has --users subjects (500 memories each with the defaults).
+index (the migration's: m = 16, ef_construction = 64) is built after loading. Each org has --users
+subjects (500 memories each with the defaults); the measured org also has --big-subjects subjects
+big0, big1, ... of --subject-rows memories and one project's --project-rows shared (project-scope)
+memories.
 
-Measured, for --queries real queries (embedded once, outside the timings) each against a random subject
-of the big org, with the same vector and filters:
+Measured for each shape (a subject of the ordinary size, a big subject, the project), for --queries
+real queries (embedded once, outside the timings) each against a random target of that shape in the
+measured org, with the same vector and filters, alternately:
 - Engram search server time without query embedding: memory.search.memory_search with query_vector,
-  i.e. access filter, both SQL sides, ranking, near-duplicate step, budget (no HTTP);
-- the raw pgvector query (the physical limit): SELECT id ... WHERE org, subject, status, model
-  ORDER BY embedding <=> q LIMIT k with the same iterative-scan settings;
-- end to end including the query embedding (memory_search embedding the text itself).
+  i.e. access filter, both SQL sides, ranking, near-duplicate step, budget (no HTTP); and the same in
+  mode "vector" (no keyword side), to show what the keyword side costs;
+- the raw pgvector query (the physical limit): SELECT id ... WHERE org, subject or project, scope,
+  status, model ORDER BY embedding <=> q LIMIT k, with the search statement's own iterative-scan
+  settings (memory.search.sql._scan_args: ef_search, max_scan_tuples, relaxed order);
+- end to end including the query embedding (memory_search embedding the text itself);
+- recall@10 against the exact top 10 (every row's distance, no index) for the first --recall queries:
+  of the raw query (LIMIT 10) and of Engram's vector side (the 10 most similar of its vector
+  candidates).
 """
 
 from __future__ import annotations
