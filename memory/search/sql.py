@@ -140,9 +140,34 @@ WITH vec AS (
            length("memory_memoryitem"."search_tokens") AS dl,
            "memory_memoryitem"."search_tokens" AS tokens
     FROM "memory_memoryitem"
-    WHERE ({where}) AND "memory_memoryitem"."search_tokens" @@ %s::tsquery
+    WHERE ({where}) AND {match} @@ %s::tsquery
     LIMIT %s
 ),"""
+
+# The keyword match of a broad search: the row's search tokens prefixed with whose row it is (migration
+# memory 0006, index mem_search_keys), against the query's terms prefixed with the subject's and the
+# project's keys (keyword_keys). The GIN index over it yields the matching rows of that subject or
+# project only; the plain index on search_tokens yields a common word's rows in the whole table, which
+# then had to be intersected with the subject's (at a million rows most of the search's time). A row
+# matches the keyed query exactly when its own tokens match the plain one and its key is one of the
+# filter's, which the WHERE clause requires anyway, so the rows found are the same.
+_KEYED_MATCH = (
+    'memory_search_keys("memory_memoryitem"."org_id", "memory_memoryitem"."scope"::text,'
+    ' "memory_memoryitem"."user_id"::text, "memory_memoryitem"."project_id", "memory_memoryitem"."search_tokens")'
+)
+_PLAIN_MATCH = '"memory_memoryitem"."search_tokens"'
+
+
+def keyword_keys(org_id: int, filters: MemoryFilters) -> list[str]:
+    """The keys (memory_search_keys' prefixes) of the rows a search's subject filter admits: the user's
+    own and session memories, the project's memories."""
+    keys = []
+    if filters.user_id:
+        keys.append(f"{org_id}|u|{filters.user_id}|")
+    if filters.project is not None:
+        keys.append(f"{org_id}|p|{filters.project.pk}|")
+    return keys
+
 
 # A subject's own memories (user and session scope): one pass over its rows gives exact distances, the
 # keyword statistics and matches, and the conversation neighbours of every candidate, so the search
@@ -337,12 +362,14 @@ def fetch_rows(
     candidates: int,
     subject: bool,
     lenders: int = 0,
+    keys: list[str] | None = None,
 ) -> list[dict]:
     """Candidates of both sides, scored by SQL (vector similarity, BM25), as dicts.
 
     Rows carry `candidate` (False for a conversation neighbour the subject statement brought along) and
     `subject_rows` (how many rows the subject statement read, capped at SEARCH_EXACT_SUBJECT_ROWS).
-    The subject statement brings the neighbours of the best `lenders` candidates.
+    The subject statement brings the neighbours of the best `lenders` candidates. `keys` (keyword_keys)
+    let a broad statement match keywords through the keyed index.
     """
     where, params = where_sql
     tsq = tsquery_text(terms) if terms else None
@@ -378,8 +405,12 @@ def fetch_rows(
             *select_args,
         ]
         return run_statements([(sql, args)])[0]
+    if keys and terms:
+        match, tsq = _KEYED_MATCH, tsquery_text([(key + t, p) for key in keys for t, p in terms])
+    else:
+        match = _PLAIN_MATCH
     sql = (
-        _BROAD_CTES.format(where=where)
+        _BROAD_CTES.format(where=where, match=match)
         + _KEYWORD_CTES
         + _SELECT.format(columns=columns, ids="(SELECT ids FROM picked)::bigint[]")
     )
