@@ -195,7 +195,8 @@ def test_a_subject_too_big_for_one_pass_goes_through_the_indexes(alice_actor, or
 def test_the_keyed_keyword_match_finds_what_the_plain_one_finds(org_a, project, settings):
     """A broad search matches keywords through memory_search_keys (index mem_search_keys): the same rows,
     BM25 and all, as matching search_tokens itself; a subject whose id is a prefix of another's, or holds
-    the separator or a quote, gets its own rows only (the WHERE clause decides, the key only narrows)."""
+    the separator or a quote, gets its own rows only (the WHERE clause decides, the key only narrows); a
+    row too long to be keyed is still found."""
     from memory.search.ranking import query_terms
     from memory.search.sql import fetch_rows, keyword_keys
 
@@ -224,6 +225,10 @@ def test_the_keyed_keyword_match_finds_what_the_plain_one_finds(org_a, project, 
         MemoryItemFactory(
             org=org_a, scope="project", project=project, content=f"garden lake project note {i}"
         )
+    # More than 2,000 tokens: stored unprefixed (tsvector's size limit), found through the plain term.
+    long_row = MemoryItemFactory(
+        org=org_a, user_id="a", content="Berlin " + " ".join(f"w{i}x" for i in range(2100))
+    )
     vec = [rng.gauss(0, 1) for _ in range(DIM)]
     model = provider_for(org_a, "a").model_name
     cases = [MemoryFilters(user_id=s) for s in subjects]
@@ -248,3 +253,5 @@ def test_the_keyed_keyword_match_finds_what_the_plain_one_finds(org_a, project, 
             assert any(bm25 > 0 for _, bm25 in keyed)  # keyword matches were found at all
             if filters.user_id and filters.project is None:
                 assert {r["user_id"] for r in runs[1]} == {filters.user_id}
+            if filters.user_id == "a" and query == "Berlin":
+                assert any(r["id"] == long_row.id and r["bm25"] > 0 for r in runs[1])

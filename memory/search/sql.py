@@ -3,6 +3,7 @@ BM25) and of the conversation neighbours, and one round trip through psycopg's p
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from datetime import datetime
@@ -145,12 +146,12 @@ WITH vec AS (
 ),"""
 
 # The keyword match of a broad search: the row's search tokens prefixed with whose row it is (migration
-# memory 0006, index mem_search_keys), against the query's terms prefixed with the subject's and the
-# project's keys (keyword_keys). The GIN index over it yields the matching rows of that subject or
-# project only; the plain index on search_tokens yields a common word's rows in the whole table, which
-# then had to be intersected with the subject's (at a million rows most of the search's time). A row
-# matches the keyed query exactly when its own tokens match the plain one and its key is one of the
-# filter's, which the WHERE clause requires anyway, so the rows found are the same.
+# memory 0006, index mem_search_keys), against the query's terms prefixed with the keys of the filter's
+# subject and project (keyword_keys), and unprefixed for rows too long to be keyed. The GIN index over it
+# yields the matching rows of that subject or project only; the plain index on search_tokens yields a
+# common word's rows in the whole table, which then had to be intersected with the subject's (at a
+# million rows most of the search's time). A row matches the keyed query when its own tokens match the
+# plain one and its key is one of the filter's, which the WHERE clause requires anyway: the same rows.
 _KEYED_MATCH = (
     'memory_search_keys("memory_memoryitem"."org_id", "memory_memoryitem"."scope"::text,'
     ' "memory_memoryitem"."user_id"::text, "memory_memoryitem"."project_id", "memory_memoryitem"."search_tokens")'
@@ -159,14 +160,18 @@ _PLAIN_MATCH = '"memory_memoryitem"."search_tokens"'
 
 
 def keyword_keys(org_id: int, filters: MemoryFilters) -> list[str]:
-    """The keys (memory_search_keys' prefixes) of the rows a search's subject filter admits: the user's
-    own and session memories, the project's memories."""
-    keys = []
+    """memory_search_keys' prefixes of the rows a search's subject filter admits (the user's own and
+    session memories, the project's), and "" for the rows stored unprefixed."""
+    owners = []
     if filters.user_id:
-        keys.append(f"{org_id}|u|{filters.user_id}|")
+        owners.append(f"{org_id}|u|{filters.user_id}")
     if filters.project is not None:
-        keys.append(f"{org_id}|p|{filters.project.pk}|")
-    return keys
+        owners.append(f"{org_id}|p|{filters.project.pk}")
+    if not owners:
+        return []
+    return [
+        "|" + hashlib.md5(owner.encode(), usedforsecurity=False).hexdigest()[:10] + "|" for owner in owners
+    ] + [""]
 
 
 # A subject's own memories (user and session scope): one pass over its rows gives exact distances, the
