@@ -98,14 +98,24 @@ class AuditEvent(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     actor_key = models.ForeignKey(
-        "projects.ApiKey", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "projects.ApiKey",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
     )
     actor_label = models.CharField(max_length=200)  # username or "prefix (name)": kept after a deletion
     action = models.CharField(max_length=32, choices=Action.choices)
     target_type = models.CharField(max_length=32, blank=True, default="", choices=TargetType.choices)
     target_id = models.CharField(max_length=64, blank=True, default="")
     project = models.ForeignKey(
-        "projects.Project", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "projects.Project",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        db_constraint=False,
     )
     subject_id = models.CharField(max_length=255, blank=True, default="")
     subject_hash = models.CharField(max_length=64, blank=True, default="", db_index=True)
@@ -120,6 +130,7 @@ class AuditEvent(models.Model):
             models.Index(fields=["org", "-created_at", "-id"], name="audit_org_created"),
             models.Index(fields=["org", "action", "-created_at"], name="audit_org_action"),
         ]
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="audit_auditevent_id_org")]
 
     def __str__(self) -> str:
         return f"{self.created_at:%Y-%m-%d %H:%M} {self.actor_label} {self.action}"

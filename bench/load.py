@@ -27,6 +27,17 @@ reference for the ratio.
 
 Only loopback servers are accepted (127.0.0.0/8, ::1, localhost).
 
+Reads on a replica (--replica-compare, under `./engram exec --`, which starts the embedded PostgreSQL):
+
+    ./engram exec -- .venv/bin/python bench/load.py --replica-compare [--seconds 30] [--rounds 2]
+
+starts a streaming replica of the embedded server (scripts/pgreplica.py) and, in turn, a web server
+(gunicorn, 2 workers x 4 threads, as `./engram run`) without replicas, one with DATABASE_REPLICA_URLS
+pointing at the replica, and the same with the replica stopped; each takes the search-only level at
+N=16 (after a short warm-up), --rounds times in alternation. It prints search/s of each, the ratio to the
+primary-only server of the same round, the errors, and the share of searches the replica served (the
+X-Engram-Read-From header of each answer).
+
 The API key: --key, or $ENGRAM_API_KEY; without either the bench makes one with the management
 commands (`create_org --org` if missing, then `create_api_key`), running them directly when
 DATABASE_URL is set and through `./engram exec --` otherwise, so run it with the same environment
@@ -61,6 +72,7 @@ OPS = ("add", "batch", "search", "context", "messages")
 DEFAULT_MIX = "search=35,context=20,messages=20,add=15,batch=10"
 BATCH_SIZE = 8
 REQUEST_TIMEOUT = 60.0
+READ_HEADER = "X-Engram-Read-From"  # core/replicas.py
 
 # --- realistic text ------------------------------------------------------------------------------
 
@@ -265,6 +277,7 @@ class Client:
         self.host, self.port, self.prefix = host, port, prefix
         self.headers = {"Authorization": f"Bearer {key}", "Content-Type": "application/json"}
         self.conn = None
+        self.read_from: Counter = Counter()  # X-Engram-Read-From of the answers: which database served a read
 
     def request(self, method: str, path: str, body=None) -> tuple[int, bytes]:
         if self.conn is None:
@@ -279,6 +292,9 @@ class Client:
             raise
         if response.getheader("Connection", "").lower() == "close":
             self.close()
+        served = response.getheader(READ_HEADER)
+        if served:
+            self.read_from["primary" if served == "default" else "replica"] += 1
         return response.status, payload
 
     def close(self) -> None:
@@ -300,6 +316,7 @@ class Level:
         self.error_messages: Counter = Counter()
         self.jobs: list[int] = []
         self.budget = max_requests
+        self.read_from: Counter = Counter()
 
     def take(self) -> bool:
         with self.lock:
@@ -390,6 +407,7 @@ def agent_loop(agent: Agent, ops: list[str], weights: list[float], deadline: flo
         level.errors.update(errors)
         level.error_messages.update(messages)
         level.jobs.extend(jobs)
+        level.read_from.update(agent.client.read_from)
 
 
 def run_level(args, n: int, mix: dict[str, float], run: str, key: str, label: str) -> dict:
@@ -436,6 +454,8 @@ def run_level(args, n: int, mix: dict[str, float], run: str, key: str, label: st
         "rps": sum(v["ok"] for v in per_op.values()) / wall,
         "errors": sum(level.errors.values()),
         "search_rps": per_op.get("search", {}).get("ok", 0) / wall,
+        # Declared reads (search, context) by the database that served them; empty without replicas.
+        "read_from": dict(level.read_from),
         "ops": per_op,
         "first_errors": [f"{count}x {msg}" for msg, count in level.error_messages.most_common(5)],
         "extraction_jobs": len(level.jobs),
@@ -615,6 +635,135 @@ def parse_mix(text: str) -> dict[str, float]:
     return mix
 
 
+# --- reads on a replica ---------------------------------------------------------------------------
+
+WEB_WORKERS, WEB_THREADS = 2, 4  # as ./engram run
+
+
+def start_web(extra_env: dict, key: str) -> tuple[subprocess.Popen, int]:
+    """gunicorn as `./engram run` starts it, on a free loopback port; returns once it answers the key."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.local",
+        "ENGRAM_DEBUG": "0",
+        "ENGRAM_SSL_REDIRECT": "0",
+        "OMP_NUM_THREADS": "1",
+        "ENGRAM_API_RATE": "100000/min",  # a benchmark, not a client to slow down
+        **extra_env,
+    }
+    cmd = [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind", f"127.0.0.1:{port}"]
+    cmd += ["--worker-class", "gthread", "--workers", str(WEB_WORKERS), "--threads", str(WEB_THREADS)]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = Client("127.0.0.1", port, "/api/v1", key)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"the web server exited ({proc.returncode})")
+        try:
+            if client.request("GET", "/memories/stats")[0] == 200:
+                client.close()
+                return proc, port
+        except OSError:
+            pass
+        time.sleep(0.3)
+    proc.kill()
+    raise SystemExit("the web server did not start in 120 s")
+
+
+def stop_web(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+def compare_replica(args, log) -> dict:
+    pgdata = os.environ.get("ENGRAM_EMBEDDED_PGDATA")
+    if not pgdata:
+        raise SystemExit("--replica-compare needs the embedded PostgreSQL: run it under ./engram exec --")
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import pgreplica
+
+    subprocess.run([sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"], cwd=ROOT, check=True)
+    key = args.key or make_key(args.org)
+    database = urlsplit(os.environ["DATABASE_URL"])
+    t0 = time.perf_counter()
+    replica = pgreplica.start(pgdata, f"{pgdata}-bench-replica")
+    log(f"streaming replica started in {time.perf_counter() - t0:.1f} s (pg_basebackup -R)")
+    replica_env = {"DATABASE_REPLICA_URLS": replica.url(database.path.lstrip("/"), database.username)}
+    n = 16
+    run = f"load{args.seed}-{int(time.time())}"
+    configs = [
+        ("primary only", {}, True),
+        ("with a replica", replica_env, True),
+        ("replica down", replica_env, False),
+    ]
+    rounds = []
+    proc = None
+    try:
+        for number in range(args.rounds):
+            levels = {}
+            for label, extra, up in configs:
+                if up:
+                    replica.start()
+                    pgreplica.wait_for_replay(replica, pgdata)
+                else:
+                    replica.stop("immediate")
+                proc, port = start_web(extra, key)
+                args.conn = ("127.0.0.1", "/api/v1", port)
+                if not rounds and not levels:
+                    preload(args, key, run, n)
+                    pgreplica.wait_for_replay(replica, pgdata)
+                seconds, args.seconds = args.seconds, min(5.0, args.seconds)
+                run_level(args, n, {"search": 1.0}, run, key, "warm-up")  # every worker loads the embedder
+                args.seconds = seconds
+                level = run_level(args, n, {"search": 1.0}, run, key, label)
+                levels[label] = level
+                served = level["read_from"]
+                share = served.get("replica", 0) / max(1, sum(served.values()))
+                log(
+                    f"[round {number + 1}] {label}: search {level['search_rps']:.1f}/s, errors {level['errors']},"
+                    f" served by the replica {share:.0%}"
+                )
+                if number < args.rounds - 1 or label != configs[-1][0]:
+                    stop_web(proc)
+                    proc = None
+            rounds.append(levels)
+        finish_args = argparse.Namespace(**{**vars(args), "drain": 0.0})
+        finished = finish(finish_args, key, run, n, 0)
+    finally:
+        if proc is not None:
+            stop_web(proc)
+        replica.remove()
+    return {"agents": n, "seconds_per_level": args.seconds, "rounds": rounds, "finish": finished}
+
+
+def print_replica_report(result: dict) -> None:
+    print(f"\nSearch-only, N={result['agents']}, {result['seconds_per_level']:.0f} s per level; ratio to the")
+    print("primary-only server of the same round; share: searches the replica served (X-Engram-Read-From);")
+    print("load: the 1-minute load average at the end of the level (2 cores: above 2, processes queue).")
+    head = f"{'round':>5}  {'server':<15} {'search/s':>9} {'ratio':>6} {'p50 ms':>7} {'p95 ms':>7}"
+    print(head + f" {'errors':>6} {'share':>6} {'load':>5}")
+    for number, levels in enumerate(result["rounds"], 1):
+        base = levels["primary only"]["search_rps"] or 1.0
+        for label, level in levels.items():
+            served = level["read_from"]
+            share = served.get("replica", 0) / max(1, sum(served.values())) if served else 0.0
+            search = level["ops"].get("search", {})
+            print(
+                f"{number:>5}  {label:<15} {level['search_rps']:>9.1f} {level['search_rps'] / base:>6.2f}"
+                f" {_ms(search.get('p50_ms')):>7} {_ms(search.get('p95_ms')):>7} {level['errors']:>6}"
+                f" {share:>6.0%} {level['loadavg']:>5.1f}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -635,11 +784,23 @@ def main() -> None:
     parser.add_argument("--drain", type=float, default=180.0, help="seconds to wait for the extraction queue")
     parser.add_argument("--keep", action="store_true", help="keep the bench subjects' data")
     parser.add_argument("--json", help="write the results as JSON to this file ('-' for stdout)")
+    parser.add_argument(
+        "--replica-compare",
+        action="store_true",
+        help="search at N=16 without a replica, with one, and with it down (servers started here)",
+    )
+    parser.add_argument("--rounds", type=int, default=2, help="--replica-compare: alternations")
     parser.add_argument("--embedder-child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.embedder_child:
         embedder_child(args.seconds, args.seed)
+        return
+    if args.replica_compare:
+        result = compare_replica(args, print)
+        print_replica_report(result)
+        if args.json:
+            Path(args.json).write_text(json.dumps(result, indent=2))
         return
     host, prefix, port = check_loopback(args.url)
     args.conn = (host, prefix + "/api/v1", port)

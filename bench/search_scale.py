@@ -495,13 +495,13 @@ def measure_shape(args, label, orgs, actor, model, provider, queries, qvecs, tar
         where_sql = filter_sql(actor, filters(t))
         subject = _exact_subject(actor, filters(t))
         rows = fetch_rows(
-            where_sql, qvec=np.asarray(v, dtype=np.float32), model=model, terms=[], candidates=candidates,
-            subject=subject,
+            where_sql, org_id=orgs[0].pk, qvec=np.asarray(v, dtype=np.float32), model=model, terms=[],
+            candidates=candidates, subject=subject,
         )  # fmt: skip
         if subject and rows and rows[0]["subject_rows"] >= settings.SEARCH_EXACT_SUBJECT_ROWS:
             rows = fetch_rows(
-                where_sql, qvec=np.asarray(v, dtype=np.float32), model=model, terms=[],
-                candidates=candidates, subject=False,
+                where_sql, org_id=orgs[0].pk, qvec=np.asarray(v, dtype=np.float32), model=model,
+                terms=[], candidates=candidates, subject=False,
             )  # fmt: skip
         rows = sorted((r for r in rows if r["candidate"]), key=lambda r: -r["vsim"])[:RECALL_K]
         engram_recall.append(len(exact & {r["id"] for r in rows}) / max(1, len(exact)))

@@ -11,7 +11,9 @@ class Session(models.Model):
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="sessions")
     session_id = models.CharField(max_length=255)
     user_id = models.CharField(max_length=255, db_index=True)
-    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_constraint=False
+    )
     agent_id = models.CharField(max_length=255, blank=True, default="")
     summary = models.TextField(blank=True, default="")
     summarized_count = models.PositiveIntegerField(default=0)
@@ -20,7 +22,10 @@ class Session(models.Model):
     last_activity_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["org", "session_id"], name="uniq_org_session")]
+        constraints = [
+            models.UniqueConstraint(fields=["org", "session_id"], name="uniq_org_session"),
+            models.UniqueConstraint(fields=["id", "org"], name="checkpoints_session_id_org"),
+        ]
 
     def __str__(self) -> str:
         return self.session_id
@@ -30,7 +35,9 @@ class Message(models.Model):
     """One message of a session (short-term memory)."""
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    session = models.ForeignKey(
+        Session, on_delete=models.CASCADE, related_name="messages", db_constraint=False
+    )
     user_id = models.CharField(max_length=255, db_index=True)
     role = models.CharField(max_length=12)  # human / ai / system / tool
     content = models.TextField()
@@ -40,6 +47,7 @@ class Message(models.Model):
     class Meta:
         ordering = ["id"]
         indexes = [models.Index(fields=["session", "id"], name="msg_session_id")]
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="checkpoints_message_id_org")]
 
     def __str__(self) -> str:
         return f"message #{self.pk}"  # ids only, never the content
@@ -49,10 +57,12 @@ class Checkpoint(models.Model):
     """A resumable snapshot of an agent's state in a session (episodic memory)."""
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="checkpoints")
+    session = models.ForeignKey(
+        Session, on_delete=models.CASCADE, related_name="checkpoints", db_constraint=False
+    )
     user_id = models.CharField(max_length=255, db_index=True)
     parent = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children", db_constraint=False
     )
     # The parent's id even after the parent was archived (the foreign key then becomes null).
     parent_ref = models.BigIntegerField(null=True, blank=True)
@@ -63,6 +73,9 @@ class Checkpoint(models.Model):
     metadata = models.JSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="checkpoints_checkpoint_id_org")]
+
     def __str__(self) -> str:
         return f"checkpoint {self.pk} of {self.session_id}"
 
@@ -72,12 +85,19 @@ class CheckpointArchive(models.Model):
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
     original_id = models.BigIntegerField(db_index=True)
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="archived_checkpoints")
+    session = models.ForeignKey(
+        Session, on_delete=models.CASCADE, related_name="archived_checkpoints", db_constraint=False
+    )
     user_id = models.CharField(max_length=255, db_index=True)
     parent_id_ref = models.BigIntegerField(null=True, blank=True)
     payload = models.BinaryField()  # zlib-compressed JSON of the checkpoint's fields
     created_at = models.DateTimeField()
     archived_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["id", "org"], name="checkpoints_checkpointarchive_id_org")
+        ]
 
     def __str__(self) -> str:
         return f"archived checkpoint {self.original_id}"

@@ -63,7 +63,7 @@ class MemoryItem(models.Model):
     scope = models.CharField(max_length=8, choices=Scope.choices, default=Scope.USER)
     user_id = models.CharField(max_length=255, blank=True, default="")
     project = models.ForeignKey(
-        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="memories"
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="memories", db_constraint=False
     )
     session_id = models.CharField(max_length=255, blank=True, default="")
     agent_id = models.CharField(max_length=255, blank=True, default="")
@@ -75,7 +75,12 @@ class MemoryItem(models.Model):
     visibility = models.CharField(max_length=12, choices=Visibility.choices, default=Visibility.MEMBERS)
     status = models.CharField(max_length=12, choices=Status.choices, default=Status.ACTIVE)
     superseded_by = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="supersedes"
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="supersedes",
+        db_constraint=False,
     )
     pinned = models.BooleanField(default=False)
     tags = models.JSONField(default=list, blank=True)
@@ -95,7 +100,7 @@ class MemoryItem(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_by_key = models.ForeignKey(
-        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_constraint=False
     )
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -121,6 +126,7 @@ class MemoryItem(models.Model):
                 opclasses=["vector_cosine_ops"],
             ),
         ]
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="memory_memoryitem_id_org")]
 
     def __str__(self) -> str:
         return f"memory #{self.pk}"  # ids only: staff pages and logs never show a memory's content
@@ -143,7 +149,12 @@ class MemoryRevision(models.Model):
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
     # Kept after a hard delete (item set null) so the fact of the deletion survives.
     item = models.ForeignKey(
-        MemoryItem, null=True, blank=True, on_delete=models.SET_NULL, related_name="revisions"
+        MemoryItem,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="revisions",
+        db_constraint=False,
     )
     item_ref = models.BigIntegerField(db_index=True)
     user_id = models.CharField(max_length=255, blank=True, default="", db_index=True)
@@ -163,6 +174,7 @@ class MemoryRevision(models.Model):
     class Meta:
         ordering = ["item_ref", "number"]
         indexes = [models.Index(fields=["org", "item_ref", "number"], name="rev_org_item_number")]
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="memory_memoryrevision_id_org")]
 
     def __str__(self) -> str:
         return f"rev {self.number} of #{self.item_ref}: {self.action}"
@@ -180,7 +192,9 @@ class ExtractionJob(models.Model):
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="extraction_jobs")
     user_id = models.CharField(max_length=255, db_index=True)
-    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
     session_id = models.CharField(max_length=255, blank=True, default="")
     agent_id = models.CharField(max_length=255, blank=True, default="")
     messages = models.JSONField(default=list)
@@ -192,7 +206,7 @@ class ExtractionJob(models.Model):
     method = models.CharField(max_length=12, blank=True, default="")  # "llm" or "rules"
     result = models.JSONField(default=dict, blank=True)  # added/merged/superseded/rejected with reasons
     created_by_key = models.ForeignKey(
-        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        ApiKey, null=True, blank=True, on_delete=models.SET_NULL, related_name="+", db_constraint=False
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -202,6 +216,7 @@ class ExtractionJob(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["org", "status", "created_at"], name="job_org_status")]
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="memory_extractionjob_id_org")]
 
     def __str__(self) -> str:
         return f"job {self.pk} {self.status}"
@@ -212,7 +227,9 @@ class InjectionLog(models.Model):
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
     user_id = models.CharField(max_length=255, db_index=True)
-    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
     session_id = models.CharField(max_length=255, blank=True, default="")
     kind = models.CharField(max_length=12, default="context")  # context / search / tool
     query = models.TextField(blank=True, default="")
@@ -222,6 +239,7 @@ class InjectionLog(models.Model):
 
     class Meta:
         indexes = [GinIndex(fields=["memory_ids"], name="inj_memory_ids")]
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="memory_injectionlog_id_org")]
 
     def __str__(self) -> str:
         return f"injection {self.pk} for {self.user_id}"
@@ -240,7 +258,10 @@ class EmbeddingConfig(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["org", "user_id"], name="uniq_embedding_config")]
+        constraints = [
+            models.UniqueConstraint(fields=["org", "user_id"], name="uniq_embedding_config"),
+            models.UniqueConstraint(fields=["id", "org"], name="memory_embeddingconfig_id_org"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.provider}:{self.model}"
@@ -254,6 +275,9 @@ class LLMConfig(models.Model):
     model = models.CharField(max_length=200)
     api_key_encrypted = models.TextField(blank=True, default="")
     updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="memory_llmconfig_id_org")]
 
     def __str__(self) -> str:
         return self.model
@@ -272,6 +296,9 @@ class ReembedJob(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     heartbeat_at = models.DateTimeField(null=True, blank=True)  # as ExtractionJob's
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="memory_reembedjob_id_org")]
 
     def __str__(self) -> str:
         return f"re-embed {self.model} {self.done}/{self.total}"
@@ -292,7 +319,8 @@ class MemoryPause(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["org", "user_id", "session_id"], name="uniq_memory_pause")
+            models.UniqueConstraint(fields=["org", "user_id", "session_id"], name="uniq_memory_pause"),
+            models.UniqueConstraint(fields=["id", "org"], name="memory_memorypause_id_org"),
         ]
 
     def __str__(self) -> str:
@@ -312,10 +340,17 @@ class MemoryFeedback(models.Model):
     bounded signal in ranking."""
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
-    memory = models.ForeignKey(MemoryItem, on_delete=models.CASCADE, related_name="feedback_rows")
+    memory = models.ForeignKey(
+        MemoryItem, on_delete=models.CASCADE, related_name="feedback_rows", db_constraint=False
+    )
     subject = models.CharField(max_length=255, db_index=True)  # the user_id giving it
     injection = models.ForeignKey(
-        InjectionLog, null=True, blank=True, on_delete=models.SET_NULL, related_name="feedback_rows"
+        InjectionLog,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="feedback_rows",
+        db_constraint=False,
     )
     value = models.CharField(max_length=12, choices=FeedbackValue.choices)
     note = models.TextField(blank=True, default="")
@@ -324,6 +359,7 @@ class MemoryFeedback(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["org", "memory", "subject"], name="feedback_org_memory_subject")]
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="memory_memoryfeedback_id_org")]
 
     def __str__(self) -> str:
         return f"feedback {self.pk} on #{self.memory_id}: {self.value}"
@@ -349,7 +385,10 @@ class StoreItem(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["org", "path", "key"], name="uniq_store_item")]
+        constraints = [
+            models.UniqueConstraint(fields=["org", "path", "key"], name="uniq_store_item"),
+            models.UniqueConstraint(fields=["id", "org"], name="memory_storeitem_id_org"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.path}/{self.key}"

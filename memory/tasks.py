@@ -178,3 +178,12 @@ def store_items_purge() -> int:
     from .store import store_purge_expired
 
     return store_purge_expired()
+
+
+@shared_task
+def access_counts_flush() -> int:
+    """Beat: write the recall counts waiting in Redis (memory.search.access_counts), e.g. those of a web
+    process that was stopped before its own flush; the number of memories written."""
+    from .search.access_counts import access_recorder
+
+    return access_recorder.flush()

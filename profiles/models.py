@@ -29,7 +29,10 @@ class UserProfile(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["org", "user_id"], name="uniq_user_profile")]
+        constraints = [
+            models.UniqueConstraint(fields=["org", "user_id"], name="uniq_user_profile"),
+            models.UniqueConstraint(fields=["id", "org"], name="profiles_userprofile_id_org"),
+        ]
 
     def __str__(self) -> str:
         return f"profile of {self.user_id}"
@@ -39,7 +42,9 @@ class ProjectProfile(models.Model):
     """A project's shared profile (goal, stack, constraints, decisions, conventions, phase)."""
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
-    project = models.OneToOneField(Project, on_delete=models.CASCADE, related_name="profile")
+    project = models.OneToOneField(
+        Project, on_delete=models.CASCADE, related_name="profile", db_constraint=False
+    )
     project_goal = models.TextField(blank=True, default="")
     tech_stack = models.JSONField(default=list, blank=True)
     constraints = models.JSONField(default=list, blank=True)
@@ -51,6 +56,9 @@ class ProjectProfile(models.Model):
     aggregated_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="profiles_projectprofile_id_org")]
+
     def __str__(self) -> str:
         return f"profile of {self.project}"
 
@@ -60,10 +68,15 @@ class ProfileRevision(models.Model):
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
     user_id = models.CharField(max_length=255, blank=True, default="", db_index=True)
-    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
     actor = models.CharField(max_length=255, blank=True, default="")  # "aggregation" or the person
     changes = models.JSONField(default=dict)  # field -> [before, after]
     created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="profiles_profilerevision_id_org")]
 
     def __str__(self) -> str:
         return f"profile change {self.pk}"

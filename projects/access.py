@@ -167,7 +167,8 @@ def readable_projects(actor: Actor) -> QuerySet[Project]:
         return qs if ids is None else qs.filter(id__in=ids)
     if actor.is_org_admin:
         return qs
-    return qs.filter(memberships__account=actor.account)
+    # The membership's own org too: every table the filter reads is limited to the org (docs/scaling.md).
+    return qs.filter(memberships__account=actor.account, memberships__org=actor.org)
 
 
 def project_by_ref(actor: Actor, ref: str | None) -> Project | None:

@@ -57,6 +57,7 @@ class OrgMembership(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["org", "account"], name="uniq_org_account"),
             models.UniqueConstraint(fields=["org", "user_id"], name="uniq_org_user_id"),
+            models.UniqueConstraint(fields=["id", "org"], name="projects_orgmembership_id_org"),
         ]
 
     def __str__(self) -> str:
@@ -78,7 +79,10 @@ class Project(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["org", "slug"], name="uniq_project_slug")]
+        constraints = [
+            models.UniqueConstraint(fields=["org", "slug"], name="uniq_project_slug"),
+            models.UniqueConstraint(fields=["id", "org"], name="projects_project_id_org"),
+        ]
         permissions = [
             ("read_memories", "Read the project's memories"),
             ("create_memories", "Create project memories"),
@@ -101,7 +105,9 @@ class ProjectMembership(models.Model):
     """An account's role in a project (seed 000's Owner/Admin/Editor/Viewer)."""
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
-    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="memberships")
+    project = models.ForeignKey(
+        Project, on_delete=models.CASCADE, related_name="memberships", db_constraint=False
+    )
     account = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="project_memberships"
     )
@@ -109,7 +115,10 @@ class ProjectMembership(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["project", "account"], name="uniq_project_account")]
+        constraints = [
+            models.UniqueConstraint(fields=["project", "account"], name="uniq_project_account"),
+            models.UniqueConstraint(fields=["id", "org"], name="projects_projectmembership_id_org"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.account} in {self.project} ({self.role})"
@@ -130,13 +139,16 @@ class ApiKey(models.Model):
     prefix = models.CharField(max_length=16, unique=True)
     hashed_secret = models.CharField(max_length=64, unique=True)
     read_only = models.BooleanField(default=False)
-    projects = models.ManyToManyField(Project, blank=True, related_name="api_keys")
+    projects = models.ManyToManyField(Project, blank=True, related_name="api_keys", through="ApiKeyProject")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="projects_apikey_id_org")]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
@@ -161,6 +173,22 @@ class ApiKey(models.Model):
             self.save(update_fields=["revoked_at"])
 
 
+class ApiKeyProject(models.Model):
+    """A project a restricted key may reach (ApiKey.projects): the key's org, which is the project's too."""
+
+    org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
+    apikey = models.ForeignKey(ApiKey, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    project = models.ForeignKey(Project, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+
+    class Meta:
+        db_table = "projects_apikey_projects"  # the table Django made for the key's project list
+        unique_together = [("apikey", "project")]
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="projects_apikey_projects_id_org")]
+
+    def __str__(self) -> str:
+        return f"key {self.apikey_id} reaches project {self.project_id}"
+
+
 class IdempotencyKey(models.Model):
     """A write's Idempotency-Key and the first answer to it, replayed for 24 hours (projects.idempotency)."""
 
@@ -177,7 +205,8 @@ class IdempotencyKey(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["org", "principal", "key"], name="uniq_idempotency_key")
+            models.UniqueConstraint(fields=["org", "principal", "key"], name="uniq_idempotency_key"),
+            models.UniqueConstraint(fields=["id", "org"], name="projects_idempotencykey_id_org"),
         ]
 
     def __str__(self) -> str:

@@ -6,6 +6,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Count
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 from guardian.models import UserObjectPermission
@@ -155,8 +156,20 @@ def project_delete(*, actor: Actor, project: Project) -> None:
         raise PermissionDenied(_("Only the project's Owner may delete it."))
     content_type = ContentType.objects.get_for_model(Project)
     UserObjectPermission.objects.filter(content_type=content_type, object_pk=str(project.pk)).delete()
+    # A key restricted to this project alone would reach every project once it is gone (no restriction
+    # left reads as none): it is revoked instead. Keys with other projects keep those.
+    restricted_here = ApiKey.objects.filter(org=project.org_id, revoked_at=None, projects=project)
+    # Counted apart from that filter's join, which holds this project only.
+    orphaned = list(
+        ApiKey.objects.filter(pk__in=restricted_here.values("pk"))
+        .annotate(reach=Count("projects"))
+        .filter(reach=1)
+    )
     audit(actor, "project.delete", target=project, details={"slug": project.slug})
     project.delete()
+    for key in orphaned:
+        key.revoke()
+        audit(actor, "key.revoke", target=key, details={"project_deleted": project.slug})
 
 
 def member_account(org: Organization, account_id: int | None = None, username: str | None = None):
@@ -294,7 +307,7 @@ def api_key_create(
         created_by=created_by,
     )
     if projects:
-        key.projects.set(projects)
+        key.projects.set(projects, through_defaults={"org": org})
     audit(
         actor,
         "key.create",

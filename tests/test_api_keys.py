@@ -246,3 +246,26 @@ def test_a_project_made_with_a_key_is_owned_by_whoever_made_the_key(org_a, alice
     _, orphan = api_key_create(org=org_a, name="cli-bot")
     response = key_client(orphan).post("/api/v1/projects", {"name": "CLI project"}, format="json")
     assert not ProjectMembership.objects.filter(project_id=response.json()["id"]).exists()
+
+
+def test_a_key_whose_every_project_was_deleted_reaches_nothing(org_a, alice, project):
+    """Deleting the projects a key is restricted to must not lift its restriction: it is revoked."""
+    alice_actor = actor_for_account(alice, org_a)
+    other = project_create(actor=alice_actor, name="Borealis", slug="borealis")
+    elsewhere = memory_create(
+        actor=alice_actor,
+        org=org_a,
+        draft=MemoryDraft(content="Borealis is a secret skunkworks.", scope="project", project=other),
+    ).item
+    both, both_secret = api_key_create(org=org_a, name="two-projects", projects=[project, other])
+    only, only_secret = api_key_create(org=org_a, name="atlas-only", projects=[project])
+    client_for(alice).delete(f"/api/v1/projects/{project.pk}")
+
+    assert key_client(only_secret).get(f"/api/v1/memories/{elsewhere.pk}").status_code == 401
+    assert key_client(only_secret).get("/api/v1/projects").status_code == 401
+    assert ApiKey.objects.get(pk=only.pk).revoked_at is not None
+    # A key that still has a project keeps it, and only it.
+    assert [p["slug"] for p in key_client(both_secret).get("/api/v1/projects").json()["results"]] == [
+        "borealis"
+    ]
+    assert ApiKey.objects.get(pk=both.pk).revoked_at is None

@@ -239,6 +239,7 @@ def test_the_keyed_keyword_match_finds_what_the_plain_one_finds(org_a, project, 
             runs = [
                 fetch_rows(
                     filter_sql(actor, filters),
+                    org_id=org_a.pk,
                     qvec=np.asarray(vec, dtype=np.float32),
                     model=model,
                     terms=terms,

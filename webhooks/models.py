@@ -27,7 +27,9 @@ class WebhookEndpoint(models.Model):
     """A URL that receives the org's (or one project's) events, signed with its own secret."""
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
-    project = models.ForeignKey(Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
+    project = models.ForeignKey(
+        Project, null=True, blank=True, on_delete=models.CASCADE, related_name="+", db_constraint=False
+    )
     url = models.URLField(max_length=500)
     description = models.CharField(max_length=200, blank=True, default="")
     events = models.JSONField(default=list, blank=True)  # event names; empty: every event
@@ -45,6 +47,7 @@ class WebhookEndpoint(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["org", "is_active"], name="webhook_org_active")]
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="webhooks_webhookendpoint_id_org")]
 
     def __str__(self) -> str:
         return self.url
@@ -64,7 +67,9 @@ class WebhookDelivery(models.Model):
     """One event for one endpoint: its payload, and how its attempts went (no secrets in the error)."""
 
     org = models.ForeignKey(Organization, on_delete=models.CASCADE, related_name="+")
-    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    endpoint = models.ForeignKey(
+        WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries", db_constraint=False
+    )
     event = models.CharField(max_length=40, choices=Event.choices)
     message_id = models.CharField(max_length=40, unique=True)  # msg_...: the webhook-id header
     # The subject the event is about: a forget of that subject removes the delivery with the rest.
@@ -84,6 +89,7 @@ class WebhookDelivery(models.Model):
             models.Index(fields=["endpoint", "-created_at", "-id"], name="webhook_delivery_log"),
             models.Index(fields=["status", "next_attempt_at"], name="webhook_delivery_due"),
         ]
+        constraints = [models.UniqueConstraint(fields=["id", "org"], name="webhooks_webhookdelivery_id_org")]
 
     def __str__(self) -> str:
         return f"{self.event} {self.message_id}"

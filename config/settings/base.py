@@ -56,6 +56,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "projects.middleware.CurrentOrgMiddleware",
+    "core.replicas.ReadYourWritesMiddleware",
 ]
 
 # Content-Security-Policy (core.middleware): only our own scripts, styles, images and requests; nothing
@@ -111,6 +112,33 @@ DATABASE_APP_ROLE = DATABASES["default"]["USER"] if DATABASE_OWNER else ""
 # before 1.21 in transaction mode).
 if env_bool("DATABASE_PREPARED_STATEMENTS", True):
     DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = 5
+
+# Read replicas (core/replicas.py): search, context and list reads go to a streaming replica of the primary,
+# everything else to the primary. DATABASE_REPLICA_URLS: comma-separated URLs (same database, same
+# application role: row-level security holds there as on the primary); empty, no replicas. A caller (API key
+# or account) that just wrote reads from the primary for DATABASE_REPLICA_PIN_SECONDS; a replica more than
+# DATABASE_REPLICA_MAX_LAG_SECONDS behind, or down, is not used (checked at most every
+# DATABASE_REPLICA_CHECK_SECONDS per process; one that failed is left alone for DATABASE_REPLICA_RETRY_SECONDS).
+DATABASE_REPLICAS = []
+for _number, _url in enumerate(env_list("DATABASE_REPLICA_URLS")):
+    _replica = dj_database_url.parse(_url, conn_max_age=60)
+    _replica["ENGINE"] = "core.rls"
+    # A replica that does not answer costs one short wait per retry interval, not a long one per request.
+    _replica["OPTIONS"] = {**DATABASES["default"].get("OPTIONS", {}), "connect_timeout": 2}
+    DATABASES[f"replica_{_number}"] = _replica
+    DATABASE_REPLICAS.append(f"replica_{_number}")
+DATABASE_ROUTERS = ["core.replicas.ReplicaRouter"]
+DATABASE_REPLICA_MAX_LAG_SECONDS = env_float("DATABASE_REPLICA_MAX_LAG_SECONDS", 2.0, minimum=0.0)
+DATABASE_REPLICA_CHECK_SECONDS = env_float("DATABASE_REPLICA_CHECK_SECONDS", 1.0, minimum=0.0)
+DATABASE_REPLICA_RETRY_SECONDS = env_float("DATABASE_REPLICA_RETRY_SECONDS", 10.0, minimum=0.0)
+DATABASE_REPLICA_PIN_SECONDS = env_float("DATABASE_REPLICA_PIN_SECONDS", 5.0, minimum=0.0)
+# With the pin at least the lag bound plus the check interval, a caller's next read after the pin sees its
+# write (core/replicas.py explains why); a shorter pin would make read-your-writes a matter of luck.
+if DATABASE_REPLICA_PIN_SECONDS < DATABASE_REPLICA_MAX_LAG_SECONDS + DATABASE_REPLICA_CHECK_SECONDS:
+    raise ImproperlyConfigured(
+        "DATABASE_REPLICA_PIN_SECONDS must be at least DATABASE_REPLICA_MAX_LAG_SECONDS +"
+        " DATABASE_REPLICA_CHECK_SECONDS"
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_str("REDIS_URL", "redis://localhost:6379/0")
@@ -335,6 +363,7 @@ CELERY_BEAT_SCHEDULE.update(
         "checkpoints-archive": {"task": "checkpoints.tasks.checkpoints_archive", "schedule": 3600.0},
         "idempotency-keys-purge": {"task": "projects.tasks.idempotency_keys_purge", "schedule": 3600.0},
         "store-items-purge": {"task": "memory.tasks.store_items_purge", "schedule": 600.0},
+        "access-counts-flush": {"task": "memory.tasks.access_counts_flush", "schedule": 60.0},
         "webhooks-sweep": {"task": "webhooks.tasks.webhooks_sweep", "schedule": 60.0},
     }
 )

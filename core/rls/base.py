@@ -10,7 +10,10 @@ from __future__ import annotations
 import logging
 
 from django.conf import settings
+from django.db import DEFAULT_DB_ALIAS
 from django.db.backends.postgresql import base
+
+from core.replicas import note_writes
 
 from . import ACCOUNT_SETTING, ALL_ORGS_SETTING, ORG_SETTING, current
 
@@ -40,6 +43,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
         super().__init__(*args, **kwargs)
         self.rls_bound = None  # the scope this connection's settings hold; None: unknown
         self.execute_wrappers.append(bind_scope)
+        if self.alias == DEFAULT_DB_ALIAS:  # the primary: read-your-writes notes what wrote (core.replicas)
+            self.execute_wrappers.append(note_writes)
 
     def bind_row_security(self) -> None:
         """Give the open connection the current scope, if it has another; code that runs statements on the

@@ -16,6 +16,7 @@ from django.http import Http404
 from django.utils.translation import gettext as _
 from rest_framework.response import Response
 
+from core.replicas import read_on_replica
 from core.roles import ROLES
 from core.times import rfc3339
 from memory.search import SearchError, memory_search
@@ -398,6 +399,7 @@ LIST_FIELDS = {
 class ListView(Mem0View):
     """POST /v3/memories/: get_all, a page at a time (?page=&page_size=, or in the body)."""
 
+    @read_on_replica
     def post(self, request):
         data = body_of(request, LIST_FIELDS)
         query = query_of(request, ("page", "page_size"))
@@ -444,6 +446,7 @@ SEARCH_FIELDS = {
 class SearchView(Mem0View):
     """POST /v3/memories/search/: Engram's hybrid search, narrowed by the filters; score in 0..1."""
 
+    @read_on_replica
     def post(self, request):
         data = body_of(request, SEARCH_FIELDS)
         query = data.get("query")

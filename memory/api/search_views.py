@@ -9,6 +9,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from core.replicas import read_on_replica
 from core.times import rfc3339
 from memory.models import InjectionLog, MemoryItem, MemoryType, Scope, Status
 from memory.search import COLUMNS, MAX_QUERY_CHARS, Hit, SearchError, memory_search
@@ -163,6 +164,7 @@ class SearchView(EngramAPIView):
     """POST /memories/search: hybrid (vector + keyword) search over what the caller may read."""
 
     @extend_schema(request=SearchInput, responses=SearchResultsSerializer, examples=examples.SEARCH)
+    @read_on_replica
     def post(self, request):
         started = time.perf_counter()
         data = validated(SearchInput, request)

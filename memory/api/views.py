@@ -16,6 +16,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 
 from audit import services as audit
+from core.replicas import read_on_replica
 from projects.access import embedding_config_subject, project_by_ref
 from projects.api.base import EngramAPIView, EngramViewSet
 from projects.api.choices import invalid_choice_message
@@ -208,6 +209,7 @@ class MemoryViewSet(EngramViewSet):
         return list_queryset(self.actor)
 
     @extend_schema(responses=MemorySerializer(many=True))
+    @read_on_replica
     def list(self, request):
         qs = self.filter_queryset(self.get_queryset())
         page = self.paginate_queryset(qs)

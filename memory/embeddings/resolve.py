@@ -5,33 +5,48 @@ import threading
 from cachetools import TTLCache
 from django.conf import settings
 from django.core.signals import setting_changed
+from django.db import DEFAULT_DB_ALIAS
 from django.db.models.signals import post_delete, post_save
+
+from core import shared
 
 from .local import LocalE5Provider
 
 _local = LocalE5Provider()
 
-# Searches resolve the provider on every call; a few seconds of caching saves a query each time. The cache
-# holds an org's configurations (one query for all of its subjects). A change of configuration clears this
-# process's cache at once (signals below); other processes see it within PROVIDER_CACHE_SECONDS, and a
-# change of model needs a re-embedding anyway.
-PROVIDER_CACHE_SECONDS = 5.0
+# Searches resolve the provider on every call; caching saves a query each time. The cache holds an org's
+# configurations (one query for all of its subjects) with the version of them (core.shared) it was read
+# under; every use compares that with the current version (one Redis GET) and reads again when a change,
+# through any process, replaced it. PROVIDER_CACHE_SECONDS only bounds how long a change is missed when
+# Redis could not be told of it; with Redis unreachable nothing is cached.
+PROVIDER_CACHE_SECONDS = 300.0
 PROVIDER_CACHE_MAX_CONFIGS = 1000  # an org with more subject overrides than this is not cached
 _cache: TTLCache = TTLCache(maxsize=10_000, ttl=PROVIDER_CACHE_SECONDS)
 _cache_lock = threading.Lock()
 
 
+def _version_name(org_id) -> str:
+    return f"embedding-config:{org_id}"
+
+
 def cached_provider_for(org, user_id: str = ""):
-    """provider_for, with the org's configurations remembered for PROVIDER_CACHE_SECONDS in this process."""
+    """provider_for, with the org's configurations remembered in this process until they change."""
     from memory.models import EmbeddingConfig
 
+    current = shared.version(_version_name(org.pk))  # read before the rows: they are at least this new
+    if current is None:
+        return provider_for(org, user_id)
     with _cache_lock:
         entry = _cache.get(org.pk)
-    if entry is None:
-        rows = list(EmbeddingConfig.objects.filter(org=org)[: PROVIDER_CACHE_MAX_CONFIGS + 1])
+    if entry is None or entry["version"] != current:
+        # From the primary even where reads go to a replica: rows older than the version would be kept
+        # under it until the next change.
+        rows = list(
+            EmbeddingConfig.objects.using(DEFAULT_DB_ALIAS).filter(org=org)[: PROVIDER_CACHE_MAX_CONFIGS + 1]
+        )
         if len(rows) > PROVIDER_CACHE_MAX_CONFIGS:
             return provider_for(org, user_id)
-        entry = {"configs": {c.user_id: c for c in rows}, "providers": {}}
+        entry = {"version": current, "configs": {c.user_id: c for c in rows}, "providers": {}}
         with _cache_lock:
             _cache[org.pk] = entry
     configs = entry["configs"]
@@ -47,11 +62,16 @@ def clear_provider_cache(**kwargs) -> None:
         _cache.clear()
 
 
-post_save.connect(
-    clear_provider_cache, sender="memory.EmbeddingConfig", dispatch_uid="engram-provider-cache-save"
-)
+def _config_changed(sender, instance, **kwargs) -> None:
+    """A configuration was saved or deleted: every process reads the org's again (core.shared.bump)."""
+    shared.bump(_version_name(instance.org_id))
+    with _cache_lock:
+        _cache.pop(instance.org_id, None)
+
+
+post_save.connect(_config_changed, sender="memory.EmbeddingConfig", dispatch_uid="engram-provider-cache-save")
 post_delete.connect(
-    clear_provider_cache, sender="memory.EmbeddingConfig", dispatch_uid="engram-provider-cache-delete"
+    _config_changed, sender="memory.EmbeddingConfig", dispatch_uid="engram-provider-cache-delete"
 )
 setting_changed.connect(clear_provider_cache, dispatch_uid="engram-provider-cache-settings")
 

@@ -198,6 +198,7 @@ def memory_search(
     subject = _exact_subject(actor, filters)
     rows = fetch_rows(
         where_sql,
+        org_id=actor.org.pk,
         qvec=qvec,
         model=model,
         terms=terms,
@@ -210,7 +211,14 @@ def memory_search(
         _big_subject(actor, filters)  # too many rows to read them all: the indexes' way, now and next time
         subject = False
         rows = fetch_rows(
-            where_sql, qvec=qvec, model=model, terms=terms, candidates=candidates, subject=False, keys=keys
+            where_sql,
+            org_id=actor.org.pk,
+            qvec=qvec,
+            model=model,
+            terms=terms,
+            candidates=candidates,
+            subject=False,
+            keys=keys,
         )
     near = [r for r in rows if not r["candidate"]] if subject else None
     rows = [r for r in rows if r["candidate"]]

@@ -12,11 +12,12 @@ import numpy as np
 import psycopg
 from cachetools import LRUCache, cached
 from django.conf import settings
-from django.db import connection
+from django.db import connections
 from pgvector.psycopg.vector import VectorBinaryDumper
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
+from core.replicas import read_alias
 from projects.access import Actor, key_project_ids
 
 from ..selectors import MemoryFilters, memory_candidates
@@ -146,7 +147,7 @@ WITH vec AS (
 ),"""
 
 # The keyword match of a broad search: the row's search tokens prefixed with whose row it is (migration
-# memory 0006, index mem_search_keys), against the query's terms prefixed with the keys of the filter's
+# memory 0007, index mem_search_keys), against the query's terms prefixed with the keys of the filter's
 # subject and project (keyword_keys), and unprefixed for rows too long to be keyed. The GIN index over it
 # yields the matching rows of that subject or project only; the plain index on search_tokens yields a
 # common word's rows in the whole table, which then had to be intersected with the subject's (at a
@@ -278,7 +279,7 @@ SELECT {columns},
        coalesce(m.id = ANY(picked.ids), false) AS candidate,
        (SELECT n FROM stats) AS subject_rows
 FROM "memory_memoryitem" m, picked
-WHERE m.id = ANY({ids})
+WHERE m.id = ANY({ids}) AND m.org_id = %s
 """
 
 
@@ -297,7 +298,7 @@ def _scan_args(candidates: int) -> list[str]:
     return [str(max(40, min(1000, candidates * 2))), str(settings.SEARCH_MAX_SCAN_TUPLES)]
 
 
-_VECTOR_ADAPTERS: dict[str, tuple[type, type]] = {}
+_VECTOR_ADAPTERS: dict[tuple[str, str], tuple[type, type]] = {}
 
 
 class _VectorLoader(Loader):
@@ -311,11 +312,12 @@ class _VectorLoader(Loader):
         return np.frombuffer(data, dtype=">f4", count=dim, offset=4)  # big-endian; similarities() converts
 
 
-def _vector_adapters(conn) -> tuple[type, type]:
+def _vector_adapters(connection) -> tuple[type, type]:
     """Loader and dumper for the vector type of this connection's database (its oid is looked up once).
 
     The dumper sends a numpy query vector in pgvector's binary format: no text to format or parse."""
-    name = connection.settings_dict["NAME"]
+    conn = connection.connection
+    name = (connection.settings_dict["HOST"], connection.settings_dict["NAME"])
     adapters = _VECTOR_ADAPTERS.get(name)
     if adapters is None:
         oid = conn.execute("SELECT 'vector'::regtype::oid").fetchone()[0]
@@ -334,13 +336,15 @@ def run_statements(statements: list[tuple[str, list]]) -> list[list[dict]]:
     without BEGIN and COMMIT round trips (inside an atomic block they simply join its transaction).
     Parameters are bound on the server and each statement is prepared, so a search shape the connection
     has run before skips parsing, and PostgreSQL may reuse its plan (see PostgreSQL's plan_cache_mode).
+    They run on the primary, or on a replica inside a declared read (core.replicas).
     """
+    connection = connections[read_alias()]
     connection.ensure_connection()
     connection.bind_row_security()  # Django's execute wrappers (core.rls) do not see the driver's cursors
     conn = connection.connection
     cursors = []
     with connection.wrap_database_errors:
-        vector_loader, vector_dumper = _vector_adapters(conn)
+        vector_loader, vector_dumper = _vector_adapters(connection)
         with conn.pipeline():
             for sql, params in statements:
                 cursor = psycopg.Cursor(conn)
@@ -361,6 +365,7 @@ def run_statements(statements: list[tuple[str, list]]) -> list[list[dict]]:
 def fetch_rows(
     where_sql: tuple[str, list],
     *,
+    org_id: int,
     qvec: np.ndarray | None,
     model: str,
     terms: list[tuple[str, bool]],
@@ -376,6 +381,38 @@ def fetch_rows(
     The subject statement brings the neighbours of the best `lenders` candidates. `keys` (keyword_keys)
     let a broad statement match keywords through the keyed index.
     """
+    statement = search_statement(
+        where_sql,
+        org_id=org_id,
+        qvec=qvec,
+        model=model,
+        terms=terms,
+        candidates=candidates,
+        subject=subject,
+        lenders=lenders,
+        keys=keys,
+    )
+    if subject:
+        return run_statements([statement])[0]
+    _, rows = run_statements([(_SCAN_SQL, _scan_args(candidates)), statement])
+    return rows
+
+
+def search_statement(
+    where_sql: tuple[str, list],
+    *,
+    org_id: int,
+    qvec: np.ndarray | None,
+    model: str,
+    terms: list[tuple[str, bool]],
+    candidates: int,
+    subject: bool,
+    lenders: int = 0,
+    keys: list[str] | None = None,
+) -> tuple[str, list]:
+    """fetch_rows' statement and its parameters. Every read of memory_memoryitem in it is limited to the
+    org (the access filter's org_id = %s, and the final read by id), so on a table distributed by org_id
+    (docs/scaling.md) the whole statement runs on the one shard of that org."""
     where, params = where_sql
     tsq = tsquery_text(terms) if terms else None
     vec_limit = candidates if qvec is not None else 0
@@ -389,7 +426,7 @@ def fetch_rows(
         candidates,
     ]
     columns = ", ".join(f'm."{c}"' for c in COLUMNS)
-    select_args = [model, model, qvec]
+    select_args = [model, model, qvec, org_id]
     if subject:
         sql = (
             _SUBJECT_CTES.format(where=where)
@@ -409,7 +446,7 @@ def fetch_rows(
             *_lender_args(model, lenders),
             *select_args,
         ]
-        return run_statements([(sql, args)])[0]
+        return sql, args
     if keys and terms:
         match, tsq = _KEYED_MATCH, tsquery_text([(key + t, p) for key in keys for t, p in terms])
     else:
@@ -432,8 +469,7 @@ def fetch_rows(
         *keyword_args,
         *select_args,
     ]
-    _, rows = run_statements([(_SCAN_SQL, _scan_args(candidates)), (sql, args)])
-    return rows
+    return sql, args
 
 
 class _RawJsonb(Loader):

@@ -8,6 +8,7 @@ from drf_spectacular.utils import OpenApiExample, extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from core.replicas import read_on_replica
 from memory.api.examples import SEARCH_HIT
 from memory.api.search_views import ReadInput, filters_from, hit_dict, iso, item_dict, validated
 from memory.search import MAX_QUERY_CHARS
@@ -57,6 +58,7 @@ class ContextView(EngramAPIView):
     """POST /context: profile, core and relevant memories, session summary and recent messages, prompt."""
 
     @extend_schema(request=ContextInput, responses=ContextSerializer, examples=EXAMPLES)
+    @read_on_replica
     def post(self, request):
         started = time.perf_counter()
         data = validated(ContextInput, request)

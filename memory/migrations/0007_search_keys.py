@@ -41,7 +41,7 @@ LEAKPROOF = (
 
 
 class Migration(migrations.Migration):
-    dependencies = [("memory", "0005_store_items")]
+    dependencies = [("memory", "0006_composite_org_keys")]
 
     operations = [
         migrations.RunSQL(
