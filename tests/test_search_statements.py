@@ -198,9 +198,10 @@ def test_the_keyed_keyword_match_finds_what_the_plain_one_finds(org_a, project, 
     the separator or a quote, gets its own rows only (the WHERE clause decides, the key only narrows); a
     row too long to be keyed is still found."""
     from memory.search.ranking import query_terms
-    from memory.search.sql import fetch_rows, keyword_keys
+    from memory.search.sql import _keyed_match_usable, fetch_rows, keyword_keys
 
     settings.SEARCH_EXACT_SUBJECT_ROWS = 0
+    assert _keyed_match_usable()  # the tests' owner is a superuser: migration 0007 marked it leakproof
     actor = system_actor(org_a)
     rng = random.Random(3)
     words = ["garden", "gardening", "tomatoes", "violin", "lake", "Berlin", "tickets", "用户对花生过敏"]

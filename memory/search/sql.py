@@ -362,6 +362,26 @@ def run_statements(statements: list[tuple[str, list]]) -> list[list[dict]]:
     return out
 
 
+# Databases (host, name) where memory_search_keys is leakproof, so that the keyed match can drive its index
+# under row-level security (memory migration 0007 marks it when it runs as a superuser). A fact of the
+# schema, looked up once per database like the vector type's oid; without it the keyed function would be
+# computed for every row of the subject, far slower than the plain match it replaces.
+_KEYED_USABLE: dict[tuple[str, str], bool] = {}
+
+
+def _keyed_match_usable() -> bool:
+    connection = connections[read_alias()]
+    name = (connection.settings_dict["HOST"], connection.settings_dict["NAME"])
+    usable = _KEYED_USABLE.get(name)
+    if usable is None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT coalesce(bool_and(proleakproof), false) FROM pg_proc WHERE proname = 'memory_search_keys'"
+            )
+            usable = _KEYED_USABLE[name] = cursor.fetchone()[0]
+    return usable
+
+
 def fetch_rows(
     where_sql: tuple[str, list],
     *,
@@ -379,8 +399,10 @@ def fetch_rows(
     Rows carry `candidate` (False for a conversation neighbour the subject statement brought along) and
     `subject_rows` (how many rows the subject statement read, capped at SEARCH_EXACT_SUBJECT_ROWS).
     The subject statement brings the neighbours of the best `lenders` candidates. `keys` (keyword_keys)
-    let a broad statement match keywords through the keyed index.
+    let a broad statement match keywords through the keyed index, where that index can serve it.
     """
+    if keys and not subject and not _keyed_match_usable():
+        keys = None
     statement = search_statement(
         where_sql,
         org_id=org_id,
