@@ -25,7 +25,7 @@ from core.distribution import (
 )
 from core.rls.roles import as_owner
 from memory.models import InjectionLog, MemoryFeedback, MemoryItem, MemoryRevision
-from memory.search.sql import filter_sql, search_statement
+from memory.search.sql import filter_sql, keyword_keys, search_statement
 from memory.selectors import MemoryFilters
 from profiles.models import ProfileRevision, ProjectProfile
 from projects.access import actor_for_account, actor_for_key, system_actor
@@ -354,6 +354,7 @@ def test_every_read_of_a_search_statement_names_the_org(subject, alice, alice_ac
                 candidates=40,
                 subject=subject,
                 lenders=8,
+                keys=keyword_keys(org_a.pk, filters),
             )
             scans = orgs_of_every_scan(sql, args)
             assert scans, (actor_name, search_name)

@@ -6,6 +6,7 @@ import math
 import random
 from datetime import UTC, datetime
 
+import numpy as np
 import pytest
 from django.db import connection
 
@@ -189,3 +190,70 @@ def test_a_subject_too_big_for_one_pass_goes_through_the_indexes(alice_actor, or
         assert ids(search(alice_actor, "garden", vec, top_k=8)) == expected
     finally:
         search_module._big_subjects.clear()  # the process cache outlives this test's rows
+
+
+def test_the_keyed_keyword_match_finds_what_the_plain_one_finds(org_a, project, settings):
+    """A broad search matches keywords through memory_search_keys (index mem_search_keys): the same rows,
+    BM25 and all, as matching search_tokens itself; a subject whose id is a prefix of another's, or holds
+    the separator or a quote, gets its own rows only (the WHERE clause decides, the key only narrows); a
+    row too long to be keyed is still found."""
+    from memory.search.ranking import query_terms
+    from memory.search.sql import _keyed_match_usable, fetch_rows, keyword_keys
+
+    settings.SEARCH_EXACT_SUBJECT_ROWS = 0
+    assert _keyed_match_usable()  # the tests' owner is a superuser: migration 0007 marked it leakproof
+    actor = system_actor(org_a)
+    rng = random.Random(3)
+    words = ["garden", "gardening", "tomatoes", "violin", "lake", "Berlin", "tickets", "用户对花生过敏"]
+    subjects = ["a", "a|b", "a|b 'x", "ab"]
+    for user_id in subjects:
+        for i in range(15):
+            vec = [rng.gauss(0, 1) for _ in range(DIM)]
+            norm = math.sqrt(sum(x * x for x in vec))
+            extra = {}
+            if i % 5 == 0:
+                extra = {"scope": "session", "session_id": "s1"}
+            elif i % 5 == 1:
+                extra = {"project": project}  # a user memory filed under the project: still the user's
+            MemoryItemFactory(
+                org=org_a,
+                user_id=user_id,
+                content=" ".join(rng.sample(words, 3)) + f" {user_id} {i}",
+                embedding=[x / norm for x in vec],
+                **extra,
+            )
+    for i in range(10):
+        MemoryItemFactory(
+            org=org_a, scope="project", project=project, content=f"garden lake project note {i}"
+        )
+    # More than 2,000 tokens: stored unprefixed (tsvector's size limit), found through the plain term.
+    long_row = MemoryItemFactory(
+        org=org_a, user_id="a", content="Berlin " + " ".join(f"w{i}x" for i in range(2100))
+    )
+    vec = [rng.gauss(0, 1) for _ in range(DIM)]
+    model = provider_for(org_a, "a").model_name
+    cases = [MemoryFilters(user_id=s) for s in subjects]
+    cases += [MemoryFilters(project=project), MemoryFilters(user_id="a", project=project)]
+    for filters in cases:
+        for query in ("garden tickets", "violin 用户 过敏", "Berlin"):
+            terms = query_terms(query)
+            runs = [
+                fetch_rows(
+                    filter_sql(actor, filters),
+                    org_id=org_a.pk,
+                    qvec=np.asarray(vec, dtype=np.float32),
+                    model=model,
+                    terms=terms,
+                    candidates=200,
+                    subject=False,
+                    keys=keys,
+                )
+                for keys in (None, keyword_keys(org_a.pk, filters))
+            ]
+            plain, keyed = ({(r["id"], round(float(r["bm25"]), 9)) for r in rows} for rows in runs)
+            assert keyed == plain
+            assert any(bm25 > 0 for _, bm25 in keyed)  # keyword matches were found at all
+            if filters.user_id and filters.project is None:
+                assert {r["user_id"] for r in runs[1]} == {filters.user_id}
+            if filters.user_id == "a" and query == "Berlin":
+                assert any(r["id"] == long_row.id and r["bm25"] > 0 for r in runs[1])

@@ -41,7 +41,7 @@ from .ranking import (
     similarities,
     version_groups,
 )
-from .sql import decode_json, fetch_rows, filter_sql, ids_statement, run_statements
+from .sql import decode_json, fetch_rows, filter_sql, ids_statement, keyword_keys, run_statements
 
 log = logging.getLogger(__name__)
 
@@ -194,6 +194,7 @@ def memory_search(
     terms = query_terms(keyword_part(query)) if rank != "vector" else []
     candidates = max(settings.SEARCH_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
     where_sql = filter_sql(actor, filters)
+    keys = keyword_keys(actor.org.pk, filters)
     subject = _exact_subject(actor, filters)
     rows = fetch_rows(
         where_sql,
@@ -204,6 +205,7 @@ def memory_search(
         candidates=candidates,
         subject=subject,
         lenders=top_k * 2,
+        keys=keys,
     )
     if subject and rows and rows[0]["subject_rows"] >= settings.SEARCH_EXACT_SUBJECT_ROWS:
         _big_subject(actor, filters)  # too many rows to read them all: the indexes' way, now and next time
@@ -216,6 +218,7 @@ def memory_search(
             terms=terms,
             candidates=candidates,
             subject=False,
+            keys=keys,
         )
     near = [r for r in rows if not r["candidate"]] if subject else None
     rows = [r for r in rows if r["candidate"]]

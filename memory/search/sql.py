@@ -3,6 +3,7 @@ BM25) and of the conversation neighbours, and one round trip through psycopg's p
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from datetime import datetime
@@ -141,9 +142,38 @@ WITH vec AS (
            length("memory_memoryitem"."search_tokens") AS dl,
            "memory_memoryitem"."search_tokens" AS tokens
     FROM "memory_memoryitem"
-    WHERE ({where}) AND "memory_memoryitem"."search_tokens" @@ %s::tsquery
+    WHERE ({where}) AND {match} @@ %s::tsquery
     LIMIT %s
 ),"""
+
+# The keyword match of a broad search: the row's search tokens prefixed with whose row it is (migration
+# memory 0007, index mem_search_keys), against the query's terms prefixed with the keys of the filter's
+# subject and project (keyword_keys), and unprefixed for rows too long to be keyed. The GIN index over it
+# yields the matching rows of that subject or project only; the plain index on search_tokens yields a
+# common word's rows in the whole table, which then had to be intersected with the subject's (at a
+# million rows most of the search's time). A row matches the keyed query when its own tokens match the
+# plain one and its key is one of the filter's, which the WHERE clause requires anyway: the same rows.
+_KEYED_MATCH = (
+    'memory_search_keys("memory_memoryitem"."org_id", "memory_memoryitem"."scope"::text,'
+    ' "memory_memoryitem"."user_id"::text, "memory_memoryitem"."project_id", "memory_memoryitem"."search_tokens")'
+)
+_PLAIN_MATCH = '"memory_memoryitem"."search_tokens"'
+
+
+def keyword_keys(org_id: int, filters: MemoryFilters) -> list[str]:
+    """memory_search_keys' prefixes of the rows a search's subject filter admits (the user's own and
+    session memories, the project's), and "" for the rows stored unprefixed."""
+    owners = []
+    if filters.user_id:
+        owners.append(f"{org_id}|u|{filters.user_id}")
+    if filters.project is not None:
+        owners.append(f"{org_id}|p|{filters.project.pk}")
+    if not owners:
+        return []
+    return [
+        "|" + hashlib.md5(owner.encode(), usedforsecurity=False).hexdigest()[:10] + "|" for owner in owners
+    ] + [""]
+
 
 # A subject's own memories (user and session scope): one pass over its rows gives exact distances, the
 # keyword statistics and matches, and the conversation neighbours of every candidate, so the search
@@ -235,6 +265,10 @@ _NEAR_CTE = """, lenders AS MATERIALIZED (
     WHERE n.project_id IS NOT DISTINCT FROM s.project_id
 )"""
 
+# The rows are fetched by primary key from an array computed before the scan (an InitPlan: `{ids}` is
+# `(SELECT ids FROM picked)...`), so `id = ANY(...)` is always an index condition. Written as the joined
+# CTE's column (picked.ids) it is a join filter the planner may apply to every row of the table: it did
+# for a 500-memory subject among a million rows (a second instead of 7 ms, bench/search_scale.py).
 _SELECT = """
 SELECT {columns},
        CASE WHEN m.embedding_model = %s THEN m.embedding END AS emb,
@@ -328,6 +362,26 @@ def run_statements(statements: list[tuple[str, list]]) -> list[list[dict]]:
     return out
 
 
+# Databases (host, name) where memory_search_keys is leakproof, so that the keyed match can drive its index
+# under row-level security (memory migration 0007 marks it when it runs as a superuser). A fact of the
+# schema, looked up once per database like the vector type's oid; without it the keyed function would be
+# computed for every row of the subject, far slower than the plain match it replaces.
+_KEYED_USABLE: dict[tuple[str, str], bool] = {}
+
+
+def _keyed_match_usable() -> bool:
+    connection = connections[read_alias()]
+    name = (connection.settings_dict["HOST"], connection.settings_dict["NAME"])
+    usable = _KEYED_USABLE.get(name)
+    if usable is None:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT coalesce(bool_and(proleakproof), false) FROM pg_proc WHERE proname = 'memory_search_keys'"
+            )
+            usable = _KEYED_USABLE[name] = cursor.fetchone()[0]
+    return usable
+
+
 def fetch_rows(
     where_sql: tuple[str, list],
     *,
@@ -338,13 +392,17 @@ def fetch_rows(
     candidates: int,
     subject: bool,
     lenders: int = 0,
+    keys: list[str] | None = None,
 ) -> list[dict]:
     """Candidates of both sides, scored by SQL (vector similarity, BM25), as dicts.
 
     Rows carry `candidate` (False for a conversation neighbour the subject statement brought along) and
     `subject_rows` (how many rows the subject statement read, capped at SEARCH_EXACT_SUBJECT_ROWS).
-    The subject statement brings the neighbours of the best `lenders` candidates.
+    The subject statement brings the neighbours of the best `lenders` candidates. `keys` (keyword_keys)
+    let a broad statement match keywords through the keyed index, where that index can serve it.
     """
+    if keys and not subject and not _keyed_match_usable():
+        keys = None
     statement = search_statement(
         where_sql,
         org_id=org_id,
@@ -354,6 +412,7 @@ def fetch_rows(
         candidates=candidates,
         subject=subject,
         lenders=lenders,
+        keys=keys,
     )
     if subject:
         return run_statements([statement])[0]
@@ -371,6 +430,7 @@ def search_statement(
     candidates: int,
     subject: bool,
     lenders: int = 0,
+    keys: list[str] | None = None,
 ) -> tuple[str, list]:
     """fetch_rows' statement and its parameters. Every read of memory_memoryitem in it is limited to the
     org (the access filter's org_id = %s, and the final read by id), so on a table distributed by org_id
@@ -394,7 +454,7 @@ def search_statement(
             _SUBJECT_CTES.format(where=where)
             + _KEYWORD_CTES
             + _NEAR_CTE
-            + _SELECT.format(columns=columns, ids="picked.ids || ARRAY(SELECT id FROM near)")
+            + _SELECT.format(columns=columns, ids="(SELECT ids FROM picked) || ARRAY(SELECT id FROM near)")
         )
         args = [
             model,
@@ -409,7 +469,15 @@ def search_statement(
             *select_args,
         ]
         return sql, args
-    sql = _BROAD_CTES.format(where=where) + _KEYWORD_CTES + _SELECT.format(columns=columns, ids="picked.ids")
+    if keys and terms:
+        match, tsq = _KEYED_MATCH, tsquery_text([(key + t, p) for key in keys for t, p in terms])
+    else:
+        match = _PLAIN_MATCH
+    sql = (
+        _BROAD_CTES.format(where=where, match=match)
+        + _KEYWORD_CTES
+        + _SELECT.format(columns=columns, ids="(SELECT ids FROM picked)::bigint[]")
+    )
     args = [
         *params,
         model,
