@@ -4,6 +4,7 @@ How the candidates are gathered is in sql.py, how they are ranked in ranking.py.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import threading
@@ -196,30 +197,14 @@ def memory_search(
     where_sql = filter_sql(actor, filters)
     keys = keyword_keys(actor.org.pk, filters)
     subject = _exact_subject(actor, filters)
-    rows = fetch_rows(
-        where_sql,
-        org_id=actor.org.pk,
-        qvec=qvec,
-        model=model,
-        terms=terms,
-        candidates=candidates,
-        subject=subject,
-        lenders=top_k * 2,
-        keys=keys,
+    fetch = functools.partial(
+        fetch_rows, where_sql, org_id=actor.org.pk, qvec=qvec, model=model, terms=terms, candidates=candidates
     )
+    rows = fetch(subject=subject, lenders=top_k * 2, keys=keys)
     if subject and rows and rows[0]["subject_rows"] >= settings.SEARCH_EXACT_SUBJECT_ROWS:
         _big_subject(actor, filters)  # too many rows to read them all: the indexes' way, now and next time
         subject = False
-        rows = fetch_rows(
-            where_sql,
-            org_id=actor.org.pk,
-            qvec=qvec,
-            model=model,
-            terms=terms,
-            candidates=candidates,
-            subject=False,
-            keys=keys,
-        )
+        rows = fetch(subject=False, keys=keys)
     near = [r for r in rows if not r["candidate"]] if subject else None
     rows = [r for r in rows if r["candidate"]]
     hits = []
