@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pytest
+from django.core.cache import cache
 from django.db import connection
 
 from core.text import content_hash
@@ -257,3 +258,51 @@ def test_the_keyed_keyword_match_finds_what_the_plain_one_finds(org_a, project, 
                 assert {r["user_id"] for r in runs[1]} == {filters.user_id}
             if filters.user_id == "a" and query == "Berlin":
                 assert any(r["id"] == long_row.id and r["bm25"] > 0 for r in runs[1])
+
+
+def test_a_broad_search_reuses_its_filters_keyword_statistics(org_a, alice_actor, bob, project, settings):
+    """The keyword statistics a broad search reads (a sample of its filter's rows) are kept in Redis for
+    the next search with the same compiled filter: the same rows and scores, without the sample; another
+    caller's filter has its own; with the setting at 0 nothing is kept."""
+    from memory.search.ranking import query_terms
+    from memory.search.sql import _stats_key, fetch_rows, known_stats
+
+    settings.SEARCH_EXACT_SUBJECT_ROWS = 0
+    rng = random.Random(9)
+    for i in range(40):
+        MemoryItemFactory(
+            org=org_a, scope="project", project=project, content=f"garden lake note {i} " * (i % 4 + 1)
+        )
+    vec = np.asarray([rng.gauss(0, 1) for _ in range(DIM)], dtype=np.float32)
+    model = provider_for(org_a, "alice").model_name
+    filters = MemoryFilters(project=project)
+    where = filter_sql(alice_actor, filters)
+    cache.delete(_stats_key(where))
+
+    def rows():
+        found = fetch_rows(
+            where,
+            org_id=org_a.pk,
+            qvec=vec,
+            model=model,
+            terms=query_terms("garden"),
+            candidates=50,
+            subject=False,
+        )
+        return sorted(
+            (r["id"], round(float(r["bm25"]), 9), r["subject_rows"], r["stats_avgdl"]) for r in found
+        )
+
+    assert known_stats(where) is None
+    first = rows()
+    assert any(bm25 > 0 for _, bm25, _, _ in first)
+    assert known_stats(where) == (40.0, first[0][3])
+    # The next search uses them: same rows, same BM25, same statistics.
+    assert rows() == first
+    # Statistics that differ show in the scores (they really are the ones used).
+    cache.set(_stats_key(where), (40.0, 1.0), timeout=60)
+    assert [bm25 for _, bm25, _, _ in rows()] != [bm25 for _, bm25, _, _ in first]
+    # Bob (a project viewer) reads through another compiled filter: a key of its own.
+    assert _stats_key(filter_sql(actor_for_account(bob, org_a), filters)) != _stats_key(where)
+    settings.SEARCH_KEYWORD_STATS_SECONDS = 0
+    assert known_stats(where) is None

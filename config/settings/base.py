@@ -320,6 +320,9 @@ SEARCH_MAX_SCAN_TUPLES = env_int("SEARCH_MAX_SCAN_TUPLES", 20000, minimum=100)
 # A subject with at most this many memories is searched in one exact pass over its rows (no HNSW); a bigger
 # one through the indexes. 0 = always through the indexes.
 SEARCH_EXACT_SUBJECT_ROWS = env_int("SEARCH_EXACT_SUBJECT_ROWS", 5000, minimum=0)
+# How long a broad search's keyword statistics (row count, average length of its filter's rows) are
+# reused from Redis before they are read again (memory.search.sql.known_stats); 0: read on every search.
+SEARCH_KEYWORD_STATS_SECONDS = env_int("SEARCH_KEYWORD_STATS_SECONDS", 300, minimum=0)
 SEARCH_GROUP_MIN_OVERLAP = env_float("SEARCH_GROUP_MIN_OVERLAP", 0.3, minimum=0.0, maximum=1.0)
 SEARCH_ACCESS_FLUSH_SECONDS = env_float("SEARCH_ACCESS_FLUSH_SECONDS", 1.0, minimum=0.0)
 # Cosine that counts as "no match" when normalising the vector side; empty = per model (memory/search/).

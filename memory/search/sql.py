@@ -12,6 +12,7 @@ import numpy as np
 import psycopg
 from cachetools import LRUCache, cached
 from django.conf import settings
+from django.core.cache import cache
 from django.db import connections
 from pgvector.psycopg.vector import VectorBinaryDumper
 from psycopg.adapt import Loader
@@ -132,12 +133,7 @@ WITH vec AS (
       AND "memory_memoryitem"."embedding" IS NOT NULL
     ORDER BY "memory_memoryitem"."embedding" <=> %s::vector
     LIMIT %s
-), stats AS MATERIALIZED (
-    SELECT count(*)::float8 AS n, coalesce(avg(dl)::float8, 1) AS avgdl FROM (
-        SELECT coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl
-        FROM "memory_memoryitem" WHERE ({where}) LIMIT %s
-    ) s
-), kwm AS MATERIALIZED (
+), {stats}, kwm AS MATERIALIZED (
     SELECT "memory_memoryitem"."id" AS id,
            length("memory_memoryitem"."search_tokens") AS dl,
            "memory_memoryitem"."search_tokens" AS tokens
@@ -145,6 +141,54 @@ WITH vec AS (
     WHERE ({where}) AND {match} @@ %s::tsquery
     LIMIT %s
 ),"""
+
+# A broad search's keyword statistics: read from a sample of the filter's rows, or given (known_stats).
+_STATS_SAMPLE = """stats AS MATERIALIZED (
+    SELECT count(*)::float8 AS n, coalesce(avg(dl)::float8, 1) AS avgdl FROM (
+        SELECT coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl
+        FROM "memory_memoryitem" WHERE ({where}) LIMIT %s
+    ) s
+)"""
+_STATS_GIVEN = "stats AS MATERIALIZED (SELECT %s::float8 AS n, %s::float8 AS avgdl)"
+
+
+def _stats_key(where_sql: tuple[str, list]) -> str:
+    where, params = where_sql
+    database = connections[read_alias()].settings_dict["NAME"]  # a replica's is the primary's
+    digest = hashlib.md5(f"{database}\x00{where}\x00{params!r}".encode(), usedforsecurity=False).hexdigest()
+    return f"engram:keyword-stats:{digest}"
+
+
+def known_stats(where_sql: tuple[str, list]) -> tuple[float, float] | None:
+    """The keyword statistics (row count, average length) a broad search with this filter last read.
+
+    Reading them is a sample of up to KEYWORD_STATS_ROWS of the filter's rows, about half of a broad
+    search's time at a million rows (docs/scaling.md). They only normalise BM25 (and are a sample past
+    5,000 rows anyway), so they are kept in Redis, shared by every process, for
+    SEARCH_KEYWORD_STATS_SECONDS: a search in the meantime scores with values at most that old. The key
+    is the compiled filter itself (the caller's access and the filters), so two callers who may read
+    different rows never share them. Without Redis every search reads them."""
+    if not settings.SEARCH_KEYWORD_STATS_SECONDS:
+        return None
+    try:
+        value = cache.get(_stats_key(where_sql))
+    except Exception:  # noqa: BLE001 - Redis unreachable: read them from the rows, as without the cache
+        return None
+    return tuple(value) if value is not None else None
+
+
+def remember_stats(where_sql: tuple[str, list], rows: list[dict]) -> None:
+    if not rows or not settings.SEARCH_KEYWORD_STATS_SECONDS:
+        return  # no row carries the statistics
+    try:
+        cache.set(
+            _stats_key(where_sql),
+            (rows[0]["subject_rows"], rows[0]["stats_avgdl"]),
+            timeout=settings.SEARCH_KEYWORD_STATS_SECONDS,
+        )
+    except Exception:  # noqa: BLE001 - not remembered: the next search reads them again
+        pass
+
 
 # The keyword match of a broad search: the row's search tokens prefixed with whose row it is (migration
 # memory 0007, index mem_search_keys), against the query's terms prefixed with the keys of the filter's
@@ -277,7 +321,8 @@ SELECT {columns},
        coalesce(picked.idf[array_position(picked.ids, m.id)], 0) AS idf,
        (SELECT total FROM qidf) AS idf_total,
        coalesce(m.id = ANY(picked.ids), false) AS candidate,
-       (SELECT n FROM stats) AS subject_rows
+       (SELECT n FROM stats) AS subject_rows,
+       (SELECT avgdl FROM stats) AS stats_avgdl
 FROM "memory_memoryitem" m, picked
 WHERE m.id = ANY({ids}) AND m.org_id = %s
 """
@@ -403,6 +448,7 @@ def fetch_rows(
     """
     if keys and not subject and not _keyed_match_usable():
         keys = None
+    stats = None if subject else known_stats(where_sql)
     statement = search_statement(
         where_sql,
         org_id=org_id,
@@ -413,10 +459,13 @@ def fetch_rows(
         subject=subject,
         lenders=lenders,
         keys=keys,
+        stats=stats,
     )
     if subject:
         return run_statements([statement])[0]
     _, rows = run_statements([(_SCAN_SQL, _scan_args(candidates)), statement])
+    if stats is None:
+        remember_stats(where_sql, rows)
     return rows
 
 
@@ -431,6 +480,7 @@ def search_statement(
     subject: bool,
     lenders: int = 0,
     keys: list[str] | None = None,
+    stats: tuple[float, float] | None = None,
 ) -> tuple[str, list]:
     """fetch_rows' statement and its parameters. Every read of memory_memoryitem in it is limited to the
     org (the access filter's org_id = %s, and the final read by id), so on a table distributed by org_id
@@ -473,8 +523,10 @@ def search_statement(
         match, tsq = _KEYED_MATCH, tsquery_text([(key + t, p) for key in keys for t, p in terms])
     else:
         match = _PLAIN_MATCH
+    stats_sql = _STATS_GIVEN if stats is not None else _STATS_SAMPLE.format(where=where)
+    stats_args = list(stats) if stats is not None else [*params, KEYWORD_STATS_ROWS]
     sql = (
-        _BROAD_CTES.format(where=where, match=match)
+        _BROAD_CTES.format(where=where, match=match, stats=stats_sql)
         + _KEYWORD_CTES
         + _SELECT.format(columns=columns, ids="(SELECT ids FROM picked)::bigint[]")
     )
@@ -483,8 +535,7 @@ def search_statement(
         model,
         qvec,
         vec_limit,
-        *params,
-        KEYWORD_STATS_ROWS,
+        *stats_args,
         *params,
         tsq,
         KEYWORD_MATCH_ROWS if tsq else 0,
