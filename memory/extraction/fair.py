@@ -18,11 +18,11 @@ a person's retry, a dead worker's job) are messages for that job as before; the 
 wake-ups up when fresh jobs have waited a minute (a lost message, a broker that was down).
 
 A claim costs one probe of the (org, status, created_at) index per org (which orgs have fresh jobs), a
-count of the processing rows and one Redis read: it does not grow with the backlog (bench/queue.py: the
+count of the processing rows and one Redis read: it does not grow with the backlog (bench/queues.py: the
 same waits with 2,000 and with 100,000 pending turns).
 
 EXTRACTION_FAIR = False sends one message per job (first in, first out), the behaviour before; the
-benchmark (bench/queue.py) measures both.
+benchmark (bench/queues.py) measures both.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Celery at scale: one org's flood of turns against another org's next turn, with 2 real workers.
 
-    .venv/bin/python scripts/devservices.py exec -- .venv/bin/python bench/queue.py [--flood 2000]
+    .venv/bin/python scripts/devservices.py exec -- .venv/bin/python bench/queues.py [--flood 2000]
         [--turns 12] [--interval 5] [--workers 2] [--bulk] [--only before|after]
 
 Runs in its own throw-away database (engram_bench_queue on the server of $DATABASE_URL) and starts
@@ -29,24 +29,20 @@ shared 2-core machine; the ratio between the phases is the figure.
 
 from __future__ import annotations
 
+import argparse
+import os
+import signal
+import statistics
+import subprocess
 import sys
+import time
+import uuid
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
-# Run as a script, this file's folder comes first on sys.path, and its name would hide the standard
-# library's `queue` (Celery, kombu and threading's users import it): drop the folder before anything does.
-HERE = Path(__file__).resolve().parent
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
-
-import argparse  # noqa: E402
-import os  # noqa: E402
-import signal  # noqa: E402
-import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import time  # noqa: E402
-import uuid  # noqa: E402
-from urllib.parse import urlsplit, urlunsplit  # noqa: E402
-
-ROOT = HERE.parent
+# Not named queue.py: run as a script, a file's folder comes first on sys.path, and that name would hide
+# the standard library's `queue` from every script in bench/ (psycopg, Celery and kombu import it).
+ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DB_NAME = "engram_bench_queue"
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
@@ -64,10 +60,10 @@ def _record_start(task_id=None, **kwargs) -> None:
     cache.set(STARTED + str(task_id), time.time(), timeout=3600)
 
 
-if os.environ.get("ENGRAM_BENCH_QUEUE_WORKER"):  # `celery -A bench.queue worker`: the app, with the hook
+if os.environ.get("ENGRAM_BENCH_QUEUE_WORKER"):  # `celery -A bench.queues worker`: the app, with the hook
     from celery.signals import task_prerun
 
-    from config.celery import app  # noqa: F401 - what `celery -A bench.queue` looks for
+    from config.celery import app  # noqa: F401 - what `celery -A bench.queues` looks for
 
     task_prerun.connect(_record_start, weak=False)
 
@@ -108,7 +104,7 @@ def start_workers(n: int) -> list[subprocess.Popen]:
             "-m",
             "celery",
             "-A",
-            "bench.queue",
+            "bench.queues",
             "worker",
             "--pool=threads",
             "--concurrency=1",
