@@ -56,6 +56,8 @@ from django.db import (
     transaction,
 )
 
+from core import shared
+
 log = logging.getLogger(__name__)
 
 PRIMARY = DEFAULT_DB_ALIAS
@@ -133,7 +135,7 @@ def _caller_of_request(request) -> str | None:
 
 
 def _pin_key(caller: str) -> str:
-    return f"engram:replica-pin:{caller}"
+    return shared.key(f"replica-pin:{caller}")  # named after the database, like all shared state
 
 
 def pin(caller: str | None) -> None:

@@ -18,6 +18,7 @@ from django.db import connections
 from django.db.utils import load_backend
 
 from core import replicas, rls
+from core.shared import key as shared_key
 from memory.drafts import MemoryDraft
 from memory.services import memory_create
 from projects.access import actor_for_key
@@ -82,7 +83,7 @@ def caught_up(standby):
     projects and memberships, core.replicas.pin_org) have done their work and are dropped."""
     pgreplica.wait_for_replay(standby, os.environ["ENGRAM_EMBEDDED_PGDATA"])
     shared = redis.Redis.from_url(django_settings.REDIS_URL)
-    for name in shared.scan_iter(cache.make_key("engram:replica-pin:org:*")):
+    for name in shared.scan_iter(cache.make_key(shared_key("replica-pin:org:*"))):
         shared.delete(name)
 
 
@@ -164,7 +165,7 @@ def test_the_caller_that_wrote_reads_its_write(replica, key_a, settings):
     assert created.status_code == 201, created.content
     # The pin is in Redis, where every web process looks, not in this process's memory.
     shared = redis.Redis.from_url(django_settings.REDIS_URL)
-    assert shared.ttl(cache.make_key(f"engram:replica-pin:key:{key.pk}")) > 0
+    assert shared.ttl(cache.make_key(shared_key(f"replica-pin:key:{key.pk}"))) > 0
     # The writer's next reads are on the primary and see the write...
     response, found = search(client, "oat milk")
     assert response[HEADER] == "default" and found == ["Drinks oat milk."]
@@ -265,7 +266,7 @@ def test_a_membership_removed_is_never_read_back_from_a_stale_replica(
     )
     # The org is pinned in Redis (every web process looks there): bob's reads go to the primary.
     shared = redis.Redis.from_url(django_settings.REDIS_URL)
-    assert shared.ttl(cache.make_key(f"engram:replica-pin:org:{org_a.pk}")) > 0
+    assert shared.ttl(cache.make_key(shared_key(f"replica-pin:org:{org_a.pk}"))) > 0
     response = bob_client.post("/api/v1/memories/search", query, format="json")
     assert response.status_code == 404 and response[HEADER] == "default"
     listed = bob_client.get("/api/v1/memories?user_id=bob&project=atlas")

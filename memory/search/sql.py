@@ -18,6 +18,7 @@ from pgvector.psycopg.vector import VectorBinaryDumper
 from psycopg.adapt import Loader
 from psycopg.pq import Format
 
+from core import shared
 from core.replicas import read_alias
 from projects.access import Actor, key_project_ids
 
@@ -154,9 +155,8 @@ _STATS_GIVEN = "stats AS MATERIALIZED (SELECT %s::float8 AS n, %s::float8 AS avg
 
 def _stats_key(where_sql: tuple[str, list]) -> str:
     where, params = where_sql
-    database = connections[read_alias()].settings_dict["NAME"]  # a replica's is the primary's
-    digest = hashlib.md5(f"{database}\x00{where}\x00{params!r}".encode(), usedforsecurity=False).hexdigest()
-    return f"engram:keyword-stats:{digest}"
+    digest = hashlib.md5(f"{where}\x00{params!r}".encode(), usedforsecurity=False).hexdigest()
+    return shared.key(f"keyword-stats:{digest}")  # named after the database (a replica's is the primary's)
 
 
 def known_stats(where_sql: tuple[str, list]) -> tuple[float, float] | None:
