@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from config import queues
 from config.celery import app, send_quietly
+from core import shared
 from memory.models import ExtractionJob, JobStatus
 from projects.models import Organization
 
@@ -52,7 +53,7 @@ def enabled() -> bool:
 
 
 def _served_key(org_id: int) -> str:
-    return f"engram:extraction:served:{org_id}"
+    return shared.key(f"extraction-served:{org_id}")  # named after the database, like all shared state
 
 
 def fresh_jobs():

@@ -161,11 +161,17 @@ def extraction_job_run(*, job_id: int) -> str:
     if job is None:
         _wake_next()  # a message for a job already taken or gone still passes the turn on
         return "skipped"
+    status = _process(job)
+    _wake_next()
+    return status
+
+
+def _process(job: ExtractionJob) -> str:
+    """Run a claimed job under its heartbeat and announce its end; RetryLater passes through."""
     with heartbeat(ExtractionJob, job.pk):
         status = _run(job)
     # The job's row says it is done: a receiver's error is logged (send_robust), never the task's.
     extraction_finished.send_robust(sender=ExtractionJob, job=job, status=status)
-    _wake_next()
     return status
 
 
@@ -185,8 +191,7 @@ def extraction_job_run_next() -> str:
     if job is None:
         return "idle"
     try:
-        with heartbeat(ExtractionJob, job.pk):
-            status = _run(job)
+        status = _process(job)
     except RetryLater as exc:
         from .tasks import extraction_run
 
@@ -195,8 +200,6 @@ def extraction_job_run_next() -> str:
             extraction_run.apply_async(args=[job.pk], countdown=exc.countdown)
         except Exception as send_error:  # noqa: BLE001 - the sweep sends released jobs again
             log.warning("could not schedule the retry of job %s: %s", job.pk, type(send_error).__name__)
-    else:
-        extraction_finished.send_robust(sender=ExtractionJob, job=job, status=status)
     _wake_next()
     return status
 
