@@ -71,7 +71,10 @@ def test_it_ranks_project_scope_between_session_and_user(alice_actor, org_a, pro
     )
 
     filters = MemoryFilters(user_id="alice", project=project, session_id="s9")
-    result = memory_search(actor=alice_actor, query="qqq", filters=filters, query_vector=vec, top_k=5)
+    # Hand-made vectors, all equal: none stands out from the others, so no floor (see search_helpers.search).
+    result = memory_search(
+        actor=alice_actor, query="qqq", filters=filters, query_vector=vec, top_k=5, threshold=0
+    )
 
     assert ids(result) == [sess.pk, proj.pk, user.pk]
     assert [h.scope_priority for h in result.hits] == [1.0, 0.8, 0.6]

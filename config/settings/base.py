@@ -292,13 +292,13 @@ MEMORY_MAX_LENGTH = env_int("MEMORY_MAX_LENGTH", 2000, minimum=1)
 # Profiles are rebuilt this many seconds after the first of a burst of memory changes (one rebuild per burst).
 PROFILE_REBUILD_DEBOUNCE_SECONDS = env_int("ENGRAM_PROFILE_DEBOUNCE_SECONDS", 30, minimum=0)
 
-# Retrieval. SEARCH_RANKING "seed" (default): seed 000's final = 0.5·relevance + 0.3·confidence + 0.2·scope
-# with the weights below; "relevance": calibrated relevance decides the order, confidence and scope adjust it
-# by at most SEARCH_ADJUSTMENT in all (shared 3:2 like the seed weights), with the model's relevance floor.
-# "relevance" wins R@1 on the bilingual set but loses LoCoMo R@10 (0.695 vs 0.762): not the default yet
-# (README, "Search and context"). SEARCH_MIN_SCORE: the default threshold of a search (empty = the
-# embedding model's calibrated floor under "relevance", none under "seed"; see memory/search/ranking.py).
-SEARCH_RANKING = env_str("SEARCH_RANKING", "seed")
+# Retrieval. SEARCH_RANKING "relevance" (default): relevance decides the order (the two sides fused with
+# each language pair's bias taken out, read as a calibrated probability), confidence and scope adjust it by
+# at most SEARCH_ADJUSTMENT in all (shared 3:2 like the seed weights), with the model's relevance floor;
+# "seed": seed 000's final = 0.5·relevance + 0.3·confidence + 0.2·scope with the weights below (README,
+# "Search and context"). SEARCH_MIN_SCORE: the default threshold of a search (empty = the embedding model's
+# calibrated floor under "relevance", none under "seed"; see memory/search/ranking.py).
+SEARCH_RANKING = env_str("SEARCH_RANKING", "relevance")
 if SEARCH_RANKING not in ("relevance", "seed"):
     raise ImproperlyConfigured("SEARCH_RANKING must be 'relevance' or 'seed'.")
 SEARCH_ADJUSTMENT = env_float("SEARCH_ADJUSTMENT", 0.06, minimum=0.0, maximum=0.5)

@@ -53,8 +53,13 @@ class HitExplainSerializer(serializers.Serializer):
     keyword_bm25 = serializers.FloatField()
     keyword_coverage = serializers.FloatField(help_text="Share of the query's terms (by rarity) it holds.")
     keyword_share = serializers.FloatField(help_text="Its BM25 over the best candidate's.")
-    vector_lift = serializers.FloatField(help_text="Its cosine above the median of the query's 20 best.")
+    vector_lift = serializers.FloatField(
+        help_text="Its cosine above the median of its language pair's 20 best among the candidates."
+    )
     language_pair = serializers.CharField(help_text="Query and memory language: zh-zh, zh-en, en-zh, en-en.")
+    fused = serializers.FloatField(
+        help_text="Vector and keyword sides fused 0.7 / 0.3 (the order within one search, before adjustments)."
+    )
     relevance = serializers.FloatField(help_text="Calibrated: the probability that it answers the query.")
     confidence = serializers.FloatField()
     scope_priority = serializers.FloatField()

@@ -47,8 +47,9 @@ class Hit:
     score: float = 0.0
     tokens: int = 0
     coverage: float = 0.0  # inverse-document-frequency share of the query's terms this memory holds
-    lift: float = 0.0  # cosine above the query's background level (ranking.background)
+    lift: float = 0.0  # cosine above its language pair's background level (ranking.Backdrop)
     keyword_share: float = 0.0  # BM25 over the best candidate's
+    fused: float = 0.0  # the two sides fused (the order within one search); the seed's relevance itself
     language_pair: str = "en-en"
     group: int | None = None
     neighbour_of: int | None = None
@@ -69,6 +70,7 @@ class Hit:
             "vector_lift": round(self.lift, 4),
             "keyword_share": round(self.keyword_share, 4),
             "language_pair": self.language_pair,
+            "fused": round(self.fused, 4),
             "relevance": round(self.relevance, 4),
             "confidence": round(self.confidence, 4),
             "scope_priority": self.scope_priority,
@@ -128,30 +130,37 @@ def rescaled(similarity: float | None, floor: float) -> float:
     return min(1.0, max(0.0, (similarity - floor) / (1.0 - floor)))
 
 
-# Calibrated relevance per embedding model and language pair (query language - memory language, "zh" for
-# text with Chinese characters, "en" for any other): P(relevant) = 1 / (1 + exp(-z)) with
-# z = a + b_cos * cosine + b_kw * coverage + b_lift * lift + b_bm25 * BM25 share, where coverage is the
-# inverse-document-frequency share of the query's terms the memory holds, lift is how far the cosine stands
-# above the median of the query's 20 best cosines among the subject's memories (an answer stands out; a
-# question about nothing the subject said finds a flat field) and the BM25 share is its BM25 over the
-# best candidate's. Fitted by logistic regression on the tuning half of the
-# bilingual set (bench/bilingual.py --fit); checked on its held-out half and on LoCoMo.
-CALIBRATION = {
-    "multilingual-e5-small": {
-        "en-en": (-19.7, 19.3, -0.5, 49.7, 2.7),
-        "en-zh": (-21.0, 22.2, 2.6, 59.8, -0.3),
-        "zh-en": (-19.1, 20.2, 3.0, 54.4, 0.6),
-        "zh-zh": (-47.5, 49.7, 10.9, 14.4, 1.8),
-    },
-}
-LIFT_REFERENCE = 20  # the median of this many best cosines is the query's background level
+# Calibrated relevance per embedding model. The two sides are fused as the seed fuses them (vector 0.7,
+# keyword 0.3: SEARCH_VECTOR_WEIGHT / SEARCH_KEYWORD_WEIGHT), with two changes that make the fusion mean the
+# same in every language (score_hits):
+# - the vector side is the cosine over its language pair's background: e5 scores two texts of one language
+#   higher than a text and its translation, so a Chinese question's English answer lost to any Chinese
+#   memory. Each pair (query language - memory language, "zh" for text with Chinese characters, "en" for any
+#   other) is measured against the median of its own LIFT_REFERENCE best cosines among the candidates, then
+#   put back on the query's own-language level (cosine - level[pair] + level[query-query]);
+# - the keyword side is the coverage (the inverse-document-frequency share of the query's terms a memory
+#   holds), not BM25 over the best candidate's: a best weak word match no longer counts as a full match.
+# The fused match over the background's (what a memory at the background level with no word in common
+# would get) is then read as P(relevant) = 1 / (1 + exp(-(a + b * (fused - background)))), one logistic per
+# model, fitted on the tuning half of the bilingual set (bench/bilingual.py --fit) and checked on its
+# held-out half and on LoCoMo. Within one search the order is the fused order; the probability only gives
+# the score its meaning (the floor, `threshold`, the version gap).
+CALIBRATION = {"multilingual-e5-small": (-5.44, 36.9)}
+LIFT_REFERENCE = 20  # the median of this many best cosines of a language pair is its background level
+# Where unrelated texts sit per model (same language, across languages): the median cosine of the
+# candidates that do not answer, 0.819 / 0.755 on the bilingual set's tuning half and 0.817 on LoCoMo (all
+# English). A language pair seen fewer than PRIOR_COUNT times among the candidates (a new subject with two
+# memories, the one English memory of a Chinese subject) is completed up to that count with these, so a
+# lone memory is measured against where unrelated texts sit, not against itself.
+UNRELATED_COSINES = {"multilingual-e5-small": (0.82, 0.755)}
+PRIOR_COUNT = 5
 # A search answers nothing when its best hit's calibrated relevance is under the model's floor (a question
 # about a topic the subject never mentioned); when it answers, hits down to RELEVANCE_KEEP x the floor stay.
-# With multilingual-e5-small the two kinds overlap: on the tuning half a floor of 0.1 leaves 51% of the
-# negative questions empty and answers 96% of the others, 0.2 gives 78% / 88%, 0.3 gives 91% / 82%. The
+# With multilingual-e5-small the two kinds overlap: on the tuning half a floor of 0.05 leaves 22% of the
+# negative questions empty and answers 98% of the others, 0.1 gives 58% / 95%, 0.2 gives 78% / 86%. The
 # default keeps the answers (a missed memory costs more than a weak one shown); callers who want silence
 # over recall pass a higher `threshold`. Models without a calibration have no default floor.
-RELEVANCE_FLOORS = {"multilingual-e5-small": 0.1}
+RELEVANCE_FLOORS = {"multilingual-e5-small": 0.05}
 # Hits under the floor after the first: kept (0) so a second part of a two-part question still comes back.
 RELEVANCE_KEEP = 0.0
 SEED = "seed"  # SEARCH_RANKING value of seed 000's formula
@@ -227,84 +236,106 @@ def language(text: str) -> str:
     return "zh" if has_cjk(text) else "en"
 
 
-def calibrated(h: Hit, table: dict) -> float:
-    """P(relevant) from the cosine, the keyword coverage and the lift (no vector: the coverage alone)."""
-    if h.vector_similarity is None:
-        return h.coverage
-    a, b_cos, b_kw, b_lift, b_bm25 = table[h.language_pair]
-    z = a + b_cos * h.vector_similarity + b_kw * h.coverage + b_lift * h.lift + b_bm25 * h.keyword_share
-    return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
+@dataclass(frozen=True)
+class Backdrop:
+    """What one search's candidates look like: each language pair's background cosine, the query's own
+    level and the fused match a background memory gets; turns a fused match into a calibrated relevance."""
 
+    levels: dict
+    level: float
+    background: float
+    table: tuple | None
 
-def background(hits: list[Hit]) -> float:
-    """The median of the LIFT_REFERENCE best cosines among the candidates (0 without vectors)."""
-    sims = sorted((h.vector_similarity for h in hits if h.vector_similarity is not None), reverse=True)
-    return float(np.median(sims[:LIFT_REFERENCE])) if sims else 0.0
+    @classmethod
+    def of(cls, hits: list[Hit], query_language: str, model: str, table: tuple | None) -> Backdrop:
+        by_pair: dict[str, list[float]] = {}
+        for h in hits:
+            if h.vector_similarity is not None:
+                by_pair.setdefault(h.language_pair, []).append(h.vector_similarity)
+        prior = UNRELATED_COSINES.get(model)
+        levels = {}
+        for pair, sims in by_pair.items():
+            top = sorted(sims, reverse=True)[:LIFT_REFERENCE]
+            if prior is not None and len(top) < PRIOR_COUNT:
+                asked, stored = pair.split("-")
+                top += [prior[0] if asked == stored else prior[1]] * (PRIOR_COUNT - len(top))
+            levels[pair] = float(np.median(top))
+        own = f"{query_language}-{query_language}"
+        if own in levels or prior is None:
+            level = levels.get(own, max(levels.values(), default=0.0))
+        else:
+            level = prior[0]
+        background = settings.SEARCH_VECTOR_WEIGHT * rescaled(level, vector_floor(model)) if levels else 0.0
+        return cls(levels, level, background, table)
+
+    def debiased(self, h: Hit) -> float | None:
+        """The cosine put on the query's own-language level (see CALIBRATION); sets the hit's lift."""
+        if h.vector_similarity is None:
+            return None
+        pair_level = self.levels.get(h.language_pair, self.level)
+        h.lift = h.vector_similarity - pair_level
+        return h.vector_similarity - pair_level + self.level
+
+    def relevance(self, fused: float) -> float:
+        """P(relevant) of a fused match (the fused match itself for an uncalibrated model or the seed)."""
+        if self.table is None:
+            return fused
+        a, b = self.table
+        z = a + b * (fused - self.background)
+        return 1.0 / (1.0 + math.exp(-max(-50.0, min(50.0, z))))
 
 
 def lender_weights(model: str) -> tuple[float, float, float, float, float, float]:
     """Weights of the subject statement's lender order (sql._NEAR_CTE), in the order score_hits ranks:
     (rescaled vector, BM25 / best, cosine, keyword coverage, confidence, scope priority)."""
     w = final_weights()
-    table = calibration(model)
-    if w.seed or table is None:
-        v, k = settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT
-        if w.seed:
-            return (w.relevance * v, w.relevance * k, 0.0, 0.0, w.confidence, w.scope)
-        return (v, 0.0, 0.0, k, w.confidence, w.scope)
-    # The logit is monotone in the probability (the lift is the cosine less one number per query); the
-    # adjustments are small beside it and left out.
-    _, b_cos, b_kw, b_lift, b_bm25 = table["en-en"]
-    return (0.0, b_bm25, b_cos + b_lift, b_kw, 0.0, 0.0)
+    v, k = settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT
+    if w.seed:
+        return (w.relevance * v, w.relevance * k, 0.0, 0.0, w.confidence, w.scope)
+    # The fused order without the language pairs' levels (the statement does not know them) and without the
+    # adjustments, which are small beside it.
+    return (v, 0.0, 0.0, k, 0.0, 0.0)
 
 
-def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: str = "") -> None:
-    """Score every hit: calibrated relevance (or the seed's), then the final score; best first.
+def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: str = "") -> Backdrop:
+    """Score every hit: its relevance (calibrated, or the seed's), then the final score; best first.
 
-    Calibrated (the default for a calibrated model): relevance is P(relevant) from the cosine and the
-    keyword coverage (the share of the query's terms, weighted by their rarity among the subject's
-    memories, that the memory holds), per language pair. Otherwise both sides are normalised to
-    [0, 1] (vector: cosine rescaled from the model's floor; keyword: BM25 divided by the best
-    candidate's in the seed formula, the coverage otherwise) and combined 0.7 / 0.3.
+    Both sides are normalised to [0, 1] (vector: cosine rescaled from the model's floor; keyword: BM25
+    divided by the best candidate's in the seed formula, the keyword coverage otherwise) and fused 0.7 / 0.3.
+    Under "relevance" the vector side first has its language pair's bias taken out and the fused match is
+    read as a calibrated probability (Backdrop, CALIBRATION). Returns the search's Backdrop, which the
+    conversation neighbours are scored against.
     """
     floor = vector_floor(model)
     best_kw = max((h.keyword_raw for h in hits), default=0.0)
     vector_weight, keyword_weight = settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT
     weights = final_weights()
-    table = None if weights.seed else calibration(model)
     query_language = language(query)
-    level = background(hits)
     for h in hits:
-        h.vector = rescaled(h.vector_similarity, floor)
         h.language_pair = f"{query_language}-{language(h.row['content'])}"
-        h.lift = h.vector_similarity - level if h.vector_similarity is not None else 0.0
+    table = None if weights.seed or baseline else calibration(model)
+    backdrop = Backdrop.of(hits, query_language, model, table)
+    for h in hits:
         h.keyword_share = h.keyword_raw / best_kw if best_kw > 0 else 0.0
+        cosine = backdrop.debiased(h)
+        if table is None:
+            cosine = h.vector_similarity  # the raw cosine: the seed and the one-sided baselines
+        h.vector = rescaled(cosine, floor)
         if baseline == "keyword":  # BM25 alone (mode=keyword)
-            h.keyword = h.keyword_raw / best_kw if best_kw > 0 else 0.0
-            h.relevance = h.keyword
+            h.keyword = h.keyword_share
+            h.fused = h.keyword
         elif baseline == "vector":  # the cosine alone (mode=vector)
-            h.relevance = h.vector
+            h.fused = h.vector
         elif weights.seed:
-            h.keyword = h.keyword_raw / best_kw if best_kw > 0 else 0.0
-            h.relevance = vector_weight * h.vector + keyword_weight * h.keyword
-        elif table is not None:
-            h.keyword = h.coverage
-            h.relevance = calibrated(h, table)
+            h.keyword = h.keyword_share
+            h.fused = vector_weight * h.vector + keyword_weight * h.keyword
         else:
             h.keyword = h.coverage
-            h.relevance = vector_weight * h.vector + keyword_weight * h.keyword
+            h.fused = vector_weight * h.vector + keyword_weight * h.keyword
+        h.relevance = backdrop.relevance(h.fused)
         final_score(h, weights)
     hits.sort(key=lambda h: (-h.score, -h.id))
-
-
-def neighbour_relevance(h: Hit, model: str, query: str, level: float) -> float:
-    """The relevance of a conversation neighbour that was not a candidate (its vector match alone)."""
-    table = None if final_weights().seed else calibration(model)
-    if table is None:
-        return settings.SEARCH_VECTOR_WEIGHT * h.vector
-    h.language_pair = f"{language(query)}-{language(h.row['content'])}"
-    h.lift = h.vector_similarity - level if h.vector_similarity is not None else 0.0
-    return calibrated(h, table)
+    return backdrop
 
 
 def _same_conversation(a: dict, b: dict) -> bool:
@@ -330,14 +361,21 @@ def neighbour_lenders(hits: list[Hit], head: int) -> list[Hit]:
 
 
 def add_neighbours(
-    hits: list[Hit], top: list[Hit], rows: list[dict], *, model: str, query: str = ""
+    hits: list[Hit],
+    top: list[Hit],
+    rows: list[dict],
+    *,
+    model: str,
+    query: str = "",
+    backdrop: Backdrop | None = None,
 ) -> list[Hit]:
     """Conversation context: a turn next to a strong match is likely part of the answer.
 
     Turns stored verbatim from a conversation are short and lean on each other ("Thanks! It stands for
     freedom" answers the question before it). Each of the best hits (`top`, see neighbour_lenders) lends
     its neighbours (the rows stored just before and after it, from the same conversation: same subject,
-    session and time) up to SEARCH_NEIGHBOUR_WEIGHT of its relevance. `rows` are the neighbours that
+    session and time) up to SEARCH_NEIGHBOUR_WEIGHT of its fused match, which is then read as a relevance
+    against the search's `backdrop` (score_hits' return) like any candidate's. `rows` are the neighbours that
     were not candidates, fetched under the same filters, so only readable rows come in. Memories without
     an occurred_at, or written one by one, have no neighbours.
     """
@@ -348,17 +386,23 @@ def add_neighbours(
     unconditional = NEIGHBOUR_UNCONDITIONAL
     by_id = {h.id: h for h in hits}
     floor = vector_floor(model)
-    level = background(hits)
+    if backdrop is None:
+        backdrop = Backdrop.of(hits, language(query), model, None)
+    vector_weight = settings.SEARCH_VECTOR_WEIGHT
     for row in rows:
         if row["id"] in by_id:
             continue
         h = Hit(row=row, vector_similarity=row.pop("vsim"), keyword_raw=0.0, embedding=row.pop("emb"))
-        h.vector = rescaled(h.vector_similarity, floor)
-        h.relevance = neighbour_relevance(h, model, query, level)
+        h.language_pair = f"{language(query)}-{language(row['content'])}"
+        cosine = backdrop.debiased(h)
+        h.vector = rescaled(cosine if backdrop.table is not None else h.vector_similarity, floor)
+        # Not a candidate: no word in common with the query, its vector match alone.
+        h.fused = vector_weight * h.vector
+        h.relevance = backdrop.relevance(h.fused)
         final_score(h, weights)
         by_id[h.id] = h
         hits.append(h)
-    lent = {h.id: h.relevance for h in top}
+    lent = {h.id: h.fused for h in top}
     for h in top:
         for d in NEIGHBOUR_STEPS:
             n = by_id.get(h.id + d)
@@ -370,8 +414,9 @@ def add_neighbours(
             # matches nothing NEIGHBOUR_UNCONDITIONAL of it: context is likelier to matter when on topic.
             closeness = min(1.0, n.vector / h.vector) if h.vector > 0 else 1.0
             lend = weight ** abs(d) * lent[h.id] * (unconditional + (1 - unconditional) * closeness)
-            if lend > n.relevance:
-                n.relevance = lend
+            if lend > n.fused:
+                n.fused = lend
+                n.relevance = backdrop.relevance(lend)
                 n.neighbour_of = h.id
                 final_score(n, weights)
     hits.sort(key=lambda h: (-h.score, -h.id))
@@ -586,11 +631,11 @@ def version_groups(
         return i
 
     for i, a in enumerate(hits):
-        if a.row["memory_type"] == EVENT or a.neighbour_of is not None or a.relevance < floor:
+        if a.row["memory_type"] == EVENT or a.neighbour_of is not None or a.score < floor:
             continue
         for j in range(i + 1, len(hits)):
             b = hits[j]
-            if b.row["memory_type"] == EVENT or b.neighbour_of is not None or b.relevance < floor:
+            if b.row["memory_type"] == EVENT or b.neighbour_of is not None or b.score < floor:
                 continue
             if abs(a.relevance - b.relevance) > gap or _version_time(a.row) == _version_time(b.row):
                 continue
@@ -645,7 +690,7 @@ def current_first(
         return out
     kept = [h for h in out if not h.stale]
     last = max((i for i, h in enumerate(kept) if h.score >= floor), default=-1)
-    under = kept[last].score if last >= 0 else None
+    under = min(h.score for h in kept[: last + 1]) if last >= 0 else None
     for m in stale:
         if under is not None:
             m.score = max(0.0, min(m.score, under - 0.001))

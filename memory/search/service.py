@@ -27,6 +27,7 @@ from .ranking import (
     RELEVANCE_KEEP,
     SEED,
     VERSION_GAP,
+    Backdrop,
     Hit,
     add_neighbours,
     current_first,
@@ -93,6 +94,7 @@ def context_and_duplicates(
     near: list[dict] | None = None,
     query: str = "",
     floor: float = 0.0,
+    backdrop: Backdrop | None = None,
 ) -> list[Hit]:
     """Conversation neighbours (add_neighbours), then the near-duplicate order of the head (top_k * 2).
 
@@ -112,7 +114,7 @@ def context_and_duplicates(
         times = sorted({h.row["occurred_at"] for h in top})
         statement = ids_statement(where_sql, ids=missing, times=times, qvec=qvec, model=model)
         fetched = run_statements([statement])[0]
-    hits = add_neighbours(hits, top, fetched, model=model, query=query)
+    hits = add_neighbours(hits, top, fetched, model=model, query=query, backdrop=backdrop)
     if len(hits) > 1:
         head = hits[: top_k * 2]
         sims = similarities(head)
@@ -127,7 +129,13 @@ def context_and_duplicates(
             return head + hits[top_k * 2 :]
         # The current fact first (or, for a question about the past, the version of that time).
         when, year = question_time(query, timezone.now().year)
-        groups = version_groups(head, similarities(head), model, floor, gap=1.0 if when else VERSION_GAP)
+        # Without a word about time only hits that answer the query (at or above the model's floor whatever
+        # the threshold) are versions: a newer memory that merely resembles an answer must not push the
+        # answer down as "stale". A question about now or the past asks for the versions themselves.
+        version_floor = floor if when else max(floor, relevance_floor(model))
+        groups = version_groups(
+            head, similarities(head), model, version_floor, gap=1.0 if when else VERSION_GAP
+        )
         hits = current_first(head, groups, past=when == "past", year=year, floor=floor) + hits[top_k * 2 :]
     return hits
 
@@ -221,7 +229,7 @@ def memory_search(
     if rank == "vector":
         for h in hits:
             h.keyword_raw = h.coverage = 0.0
-    score_hits(hits, model, query, baseline="" if rank == "hybrid" else rank)
+    backdrop = score_hits(hits, model, query, baseline="" if rank == "hybrid" else rank)
     if threshold is None:
         # The default: nothing unless the best hit reaches the model's floor, then hits down to a share of
         # it. Without a query vector the scores are keyword coverage alone, not calibrated probabilities.
@@ -233,7 +241,15 @@ def memory_search(
         hits = []
     if rank == "hybrid" and hits:
         hits = context_and_duplicates(
-            hits, where_sql, qvec=qvec, model=model, top_k=top_k, near=near, query=query, floor=keep
+            hits,
+            where_sql,
+            qvec=qvec,
+            model=model,
+            top_k=top_k,
+            near=near,
+            query=query,
+            floor=keep,
+            backdrop=backdrop,
         )
     if keep > 0:
         hits = [h for h in hits if h.score >= keep or h.stale]
