@@ -273,6 +273,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="timing rounds over the set")
     parser.add_argument("--no-timing", action="store_true")
     parser.add_argument("--verbose", action="store_true", help="list the conversations with a miss")
+    parser.add_argument(
+        "--show-errors",
+        choices=["tune", "held-out"],
+        help="list the conversations with a miss of one half only (tune while working on the rules)",
+    )
     parser.add_argument("--omp-threads", type=int, default=1, help="OpenMP threads of the model (0: default)")
     args = parser.parse_args()
     if args.omp_threads:
@@ -293,7 +298,8 @@ def main() -> None:
     for name, path in HALVES.items():
         rows = load(path)
         every += rows
-        quality(scorer, rows, f"{args.path} path - {name} half", args.path, args.verbose)
+        verbose = args.verbose or args.show_errors == name.replace(" ", "-")
+        quality(scorer, rows, f"{args.path} path - {name} half", args.path, verbose)
     if args.no_timing:
         return
     from bench.ingest import owned_test_databases
