@@ -569,14 +569,42 @@ _EN_STATE = re.compile(
 )
 
 
-def _bare_statement(items: list[str], header: str, zh: bool) -> str:
-    if not zh and len(items) == 1 and _EN_STATE.match(items[0]):
-        return f"The user is {items[0]}"  # "married", "based in Warsaw"
+# A listed part with the role it plays: "Next.js 前端", "数据库 PostgreSQL 16".
+_ROLE_ZH = re.compile(
+    r"^(?P<term>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)\s*(?P<role>[\u4e00-\u9fff]{2,4})$"
+    r"|^(?P<role2>[\u4e00-\u9fff]{2,4})\s*(?P<term2>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)$"
+)
+# A named thing (a product, a version), listed with the other named things of the same header.
+_NAMED_EN = re.compile(r"^(?:an? |the )?(?:[\w-]+ ){0,2}?(?:[A-Z0-9][\w.+#-]*)(?: [\w.+#-]+){0,3}$")
+
+
+def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
+    """Statements from the bare items of a background list: a state reads "the user is …", a part with
+    its role says what the role uses ("用户的前端使用 Next.js"), and the named things are listed together
+    under the header's noun ("The user's setup: M2 MacBook Air, external 4K monitor")."""
     noun = _BARE_NOUN.search(header)
     name = noun.group(0) if noun else ("背景" if zh else "background")
-    if zh:
-        return f"用户的{name}：" + "、".join(items)
-    return f"The user's {name.lower()}: " + ", ".join(items)
+    out: list[str] = []
+    named: list[str] = []
+    for item in items:
+        if not zh and _EN_STATE.match(item):
+            out.append(f"The user is {item}")  # "married", "based in Warsaw"
+        elif zh and (m := _ROLE_ZH.match(item)):
+            role, term = (
+                (m.group("role"), m.group("term"))
+                if m.group("role")
+                else (m.group("role2"), m.group("term2"))
+            )
+            out.append(f"用户的{role}使用 {term}")
+        elif zh or _NAMED_EN.match(item):
+            named.append(item)
+        else:
+            out.append(f"The user's {name.lower()}: {item}")
+    if named:
+        out.append(
+            f"用户的{name}：" + "、".join(named) if zh else f"The user's {name.lower()}: " + ", ".join(named)
+        )
+    return out
 
 
 def _message_candidates(content: str) -> list[Candidate]:
@@ -690,8 +718,7 @@ def _message_candidates(content: str) -> list[Candidate]:
                     explicit=explicit,
                 )
             )
-        for item in bare:
-            text = _bare_statement([item], header_text, zh)
+        for text in _bare_statements(bare, header_text, zh):
             out.append(Candidate(text, "fact", 0.95, rule="remember", explicit=True))
     return out
 
