@@ -538,6 +538,38 @@ def _moved(statement: str) -> str:
     return statement
 
 
+# A switch names what is used now: "改用 Neovim", "换了 Teams", "switched to Linear".
+_SWITCHED_ZH = re.compile(
+    r"^(?P<subj>用户[^，,。\s]{0,8}?)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都)*)"
+    r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
+    r"|(?:换成|换了|换到)了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
+)
+_SWITCHED_EN = re.compile(
+    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?(?:switched|changed|moved) (?:over )?to (?P<what>[A-Z][\w.+#-]*"
+    r"(?: [A-Z0-9][\w.+#-]*)*)(?P<rest> .+)?$"
+    r"|^(?P<subj2>The user(?:'s [a-z]+)?) went with (?P<what2>[A-Z][\w.+#-]*(?: [A-Z0-9][\w.+#-]*)*)"
+    r"(?: in the end| eventually| after all)?(?P<rest2> .+)?$"
+)
+
+
+def _switched(statement: str) -> str:
+    """A switch says what is used now, the slot the old value held:
+    "用户上个月换了 Teams" → "用户现在使用 Teams（上个月换的）", "The user went with Postgres in the end"
+    → "The user chose Postgres"."""
+    if m := _SWITCHED_ZH.match(statement):
+        what = (m.group("any") or m.group("named")).strip()
+        when = m.group("when").strip("也都")
+        return f"{m.group('subj')}现在使用 {what}" + (
+            f"（{when}换的）" if when and not when.startswith(("刚", "已经")) else ""
+        )
+    if m := _SWITCHED_EN.match(statement):
+        if m.group("subj"):
+            rest = (m.group("rest") or "").strip()
+            return f"{m.group('subj')} now uses {m.group('what')}" + (f" (switched {rest})" if rest else "")
+        return f"{m.group('subj2')} chose {m.group('what2')}" + (m.group("rest2") or "")
+    return statement
+
+
 def _zh_subject(statement: str) -> str:
     m = re.match(rf"^用户(?:的(?:{_OWN_NOUN}))?", statement)
     return m.group(0) if m else "用户"
@@ -704,7 +736,7 @@ def _message_candidates(content: str) -> list[Candidate]:
             else:
                 kept_before = False
                 continue
-            text = _clean(_moved(text) if changed else text)
+            text = _clean(_switched(_moved(text)) if changed else text)
             if len(text) < (4 if zh else 10) or len(clause) < (3 if zh else 6):
                 continue
             kept_before = True
