@@ -99,7 +99,7 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
             if (
                 last
                 and len(last.split()) <= 2
-                and not _FIRST_EN.match(last.strip())
+                and not re.match(r"(?:I|I'm|we|we're|us)\b", last.strip(), re.I)
                 and _FIRST_EN.match(part.strip())
             ):
                 merged[-1] = f"{merged[-1]} and {part.strip()}"
@@ -423,7 +423,15 @@ _EN_SELF_LEAD = [
 ]  # fmt: skip
 
 
+_EN_WITH_OWN = re.compile(
+    r"^(?:my|our) ([\w-]+(?: [\w-]+)?) and I (?=are|were|have|both|will|'re|'ve|\w+)", re.I
+)
+
+
 def _rewrite_en(clause: str) -> str:
+    if m := _EN_WITH_OWN.match(clause):  # "My partner and I are expecting our first baby"
+        rest = re.sub(r"(?<![\w'])(?:our|my)(?![\w'])", "their", clause[m.end() :], flags=re.I)
+        return f"The user and their {m.group(1)} {rest}"
     text = re.sub(
         r"^(?:we're|we are) an? (?=(?:\d+-person |small |tiny |big |large )?(?:team|company|startup|agency|studio|shop))",
         "the user's team is a ",
