@@ -748,19 +748,34 @@ def _message_candidates(content: str) -> list[Candidate]:
             if len(text) < (4 if zh else 10) or len(clause) < (3 if zh else 6):
                 continue
             kept_before = True
-            out.append(
-                Candidate(
-                    text,
-                    memory_type_of(clause),
-                    0.95 if explicit else (0.9 if rule in ("correction", "instruction") else 0.85),
-                    correction=correction or (changed and rule == "correction"),
-                    rule=rule,
-                    explicit=explicit,
+            for part in _split_objects(text) if not zh and rule != "instruction" else [text]:
+                out.append(
+                    Candidate(
+                        part,
+                        memory_type_of(clause),
+                        0.95 if explicit else (0.9 if rule in ("correction", "instruction") else 0.85),
+                        correction=correction or (changed and rule == "correction"),
+                        rule=rule,
+                        explicit=explicit,
+                    )
                 )
-            )
         for text in _bare_statements(bare, header_text, zh):
             out.append(Candidate(text, "fact", 0.95, rule="remember", explicit=True))
     return out
+
+
+_QUANTIFIED = r"(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|\d+) "
+# "The user has a border collie called Max and a cat called Pepper": two things had, two statements.
+_OBJECTS_EN = re.compile(
+    rf"^(?P<head>The user(?:'s [a-z-]+)? (?:also )?(?:has|owns|keeps|is|speaks|plays))"
+    rf" (?P<one>{_QUANTIFIED}.+?),? and (?P<two>{_QUANTIFIED}.+)$"
+)
+
+
+def _split_objects(statement: str) -> list[str]:
+    if (m := _OBJECTS_EN.match(statement)) and " and " not in m.group("two"):
+        return [f"{m.group('head')} {m.group('one')}", f"{m.group('head')} {m.group('two')}"]
+    return [statement]
 
 
 def _about_user_fact(clause: str, zh: bool) -> bool:
