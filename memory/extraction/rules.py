@@ -219,6 +219,9 @@ _SELF_ZH_TIMED = re.compile(
     r".{0,4}?(?:从.{1,10}?)?(?:搬到|搬去|调到|调去|转到|入职|离职|辞职|跳槽|换了工作|结婚|退休|毕业|"
     r"在.{1,15}(?:上班|工作))"
 )
+# A short subjectless contrast that completes the statement before it ("Word 基本不碰", "升级不了").
+_COMPLEMENT_ZH = re.compile(r"^[^你他她它这那我].{0,9}(?:不|没|无法)")
+_EMPHASIS_ZH = re.compile(r"一点|都不行|也不行|不行$|不错|不好|不知道|没事|没关系|不用谢")
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
@@ -742,6 +745,17 @@ def _message_candidates(content: str) -> list[Candidate]:
                 text = text[:1].upper() + text[1:]
                 rule = "correction"
             else:
+                if (
+                    zh
+                    and kept_before
+                    and out
+                    and _COMPLEMENT_ZH.search(clause)
+                    and not _EMPHASIS_ZH.search(clause)
+                ):
+                    # "用 Markdown，Word 基本不碰", "跑的是 CentOS 7，升级不了": the contrast belongs to the statement
+                    out[-1].content += "，" + clause
+                    kept_before = False
+                    continue
                 kept_before = False
                 continue
             text = _clean(_switched(_moved(text)) if changed else text)
