@@ -184,7 +184,10 @@ _MOOD = re.compile(
 _ANAPHORA = re.compile(r"这么|这样|那样|那么定|如此|\b(?:like that|that way|this way)\b", re.I)
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
 _ERRAND = re.compile(
-    r"下周|这周|本周|明天|后天|今晚|周末|\b(?:tomorrow|next week|this week|tonight|this weekend)\b", re.I
+    r"下周|这周|本周|明天|后天|今晚|周末|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
+    r"\b(?:tomorrow|next week|this week|tonight|this weekend|"
+    r"(?<!every )(?<!on )(?:this|next|on) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?!s))\b",
+    re.I,
 )
 
 # Who a clause is about.
