@@ -153,7 +153,10 @@ _SCHEDULE_CHANGE = re.compile(
     r"\b(?:moved|slipped|postponed|pushed(?: back)?|relocated|rescheduled|changed) (?:to|until)\b",
     re.I,
 )
-_DENIED = re.compile(r"^(?:不是|而不是|并不是|rather than|not|instead of)\b|^(?:不是|而不是)", re.I)
+_DENIED = re.compile(
+    r"^(?:不是|而不是|并不是|rather than|not(?! (?:really )?(?:a |big |huge )*fan of)|instead of)\b|^(?:不是|而不是)",
+    re.I,
+)
 _FROM_OLD = re.compile(
     r"从[^，,到]{1,12}(?=搬到|搬去|调到|调去|转到|换到|换成|改到|改成)|\bfrom [\w .'-]{1,30}?(?= to\b)", re.I
 )
@@ -232,9 +235,16 @@ _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前)"
 )
+# A self-description without a subject: "Not a fan of emoji", "Allergic to cats", "Originally from Oslo".
+_STATE_EN = (
+    r"^(?:not |not really |a |a big |a huge |big |huge )*fan of\b|^(?:severely |mildly )?allergic to\b|"
+    r"^(?:originally )?from [A-Z]|^(?:married|divorced|single|engaged|retired|pregnant|left-handed|"
+    r"right-handed|colou?r-?blind|vegetarian|vegan|lactose intolerant|gluten intolerant|diabetic)\b"
+)
 _SELF_EN = re.compile(
     r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
-    r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|^(?:\w+ )?years of\b",
+    r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|^(?:\w+ )?years of\b|"
+    + _STATE_EN,
     re.I,
 )
 
@@ -265,7 +275,7 @@ _IDENTITY = re.compile(
 _PREFERENCE = re.compile(
     r"我(?:比较|更|最|很|也|还是|一直)?(?:不)?(?:喜欢|偏好|偏爱|爱用|讨厌|倾向)|我的偏好|"
     r"\bI (?:really |also |much |strongly )?(?:prefer|like|love|enjoy|hate|dislike)\b|"
-    r"\bI (?:don't|do not) (?:like|want|enjoy)\b|\bmy favou?rite\b|"
+    r"\bI (?:don't|do not) (?:like|want|enjoy)\b|\bmy favou?rite\b|\bfan of\b|"
     r"我(?:不再)?吃素|素食|我不(?:能)?吃|我不喝|\bI(?:'m| am) (?:a )?(?:vegetarian|vegan)\b|\bI (?:don't|do not|never) eat\b",
     re.I,
 )
@@ -425,6 +435,8 @@ _EN_SELF_LEAD = [
     (re.compile(r"^as (an?)\s+", re.I), r"the user is \1 "),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
+    (re.compile(r"^(?:big |huge )(?=fan of\b)", re.I), "the user is a big "),
+    (re.compile(rf"(?={_STATE_EN})", re.I), "the user is "),
     (re.compile(r"^(?=(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
                 r"relocated|graduated)\b)", re.I), "the user "),
     (re.compile(r"^((?:\w+ )?years of .+)$", re.I), lambda m: "the user has " + m.group(1)[:1].lower() + m.group(1)[1:]),
@@ -450,7 +462,11 @@ def _rewrite_en(clause: str) -> str:
         text, n = pattern.subn(repl, text, count=1)
         if n:
             break
-    text = re.sub(r"^the user ([A-Z])(?=[a-z])", lambda m: "the user " + m.group(1).lower(), text)
+    text = re.sub(
+        r"^the user (is )?([A-Z])(?=[a-z])",
+        lambda m: f"the user {m.group(1) or ''}{m.group(2).lower()}",
+        text,
+    )
     text = _EN_SUBJECT.sub(_subject_repl, text)
     for pattern, repl in _EN_POSSESSIVE:
         text = pattern.sub(repl, text)
