@@ -138,19 +138,22 @@ _POINTING = re.compile(
 )
 _CORRECTION_PREFIX = re.compile(
     r"^(?:不对|不是这样的?|错了|不是的|说错了|搞错了|弄错了|纠正一下|更正一下|更正|我说错了|刚才说错了)"
-    r"|^(?:no|nope|sorry|wait)?[\s,]*(?:actually|correction)\b|^sorry,? I got (?:that|it) wrong(?: earlier)?\b",
+    r"|^(?:no|nope|sorry|wait)?[\s,]*(?:actually|correction)\b|^sorry,? I got (?:that|it) wrong(?: earlier)?\b"
+    r"|^(?:scratch that|update|quick update|small update|turns out|it turns out)\b[\s,:]*",
     re.I,
 )
 _CHANGE = re.compile(
     r"改到|改成|改为|改在|换了|换成|换到|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
     r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|"
     r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
-    r"went with|in the end|instead|new job|since)\b",
+    r"went with|in the end|instead|new job|since|turns out)\b|(?:涨|降|砍|减|扩|缩|升)到",
     re.I,
 )
 _SCHEDULE_CHANGE = re.compile(
-    r"改到|推迟到|推迟至|延期到|提前到|改期到|改在|"
-    r"\b(?:moved|slipped|postponed|pushed(?: back)?|relocated|rescheduled|changed) (?:to|until)\b",
+    r"改到|推迟到|推迟至|延期到|提前到|改期到|改在|(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调)到|"
+    r"\b(?:moved|slipped|postponed|pushed(?: back)?|relocated|rescheduled|changed|"
+    r"(?:went|gone|was|is|been|got) (?:up|down|cut|raised|increased|reduced|lowered)|increased|reduced|raised|"
+    r"lowered|cut) (?:to|until)\b",
     re.I,
 )
 _DENIED = re.compile(
@@ -158,7 +161,9 @@ _DENIED = re.compile(
     re.I,
 )
 _FROM_OLD = re.compile(
-    r"从[^，,到]{1,12}(?=搬到|搬去|调到|调去|转到|换到|换成|改到|改成)|\bfrom [\w .'-]{1,30}?(?= to\b)", re.I
+    r"从[^，,到]{1,12}(?=搬到|搬去|调到|调去|转到|换到|换成|改到|改成|"
+    r"(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调|变)了?(?:到|成|为))|\bfrom [\w .'-]{1,30}?(?= to\b)",
+    re.I,
 )
 
 _REQUEST_ZH = re.compile(
@@ -555,9 +560,37 @@ _MOVED_EN = re.compile(r"^The user (?:moved|relocated) to ([A-Z][\w'-]*(?: [A-Z]
 _MOVED_ZH = re.compile(r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到)了?([^，,。\s（(]{2,10}?)了?$")
 
 
+# A denied old value at the end of a clause, parallel to the value before it: "at 4pm not 3pm", "at Acme, not
+# Initech", "nine, not seven"; "用 A 而不是 B".
+_DENIED_TAIL = re.compile(
+    r"(?P<before>[\w.:']+)[,\s]+not (?P<old>(?:\w[\w.:-]* ){0,2}\w[\w.:-]*)$|\s*而不是[^，,。]{1,12}$", re.I
+)
+_NUMBER_WORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred)"
+)
+
+
+def _value_kind(word: str) -> str:
+    if re.search(r"\d", word) or re.fullmatch(_NUMBER_WORD, word, re.I):
+        return "number"
+    return "name" if word[:1].isupper() else ""
+
+
+def _denied_tail(clause: str) -> re.Match | None:
+    m = _DENIED_TAIL.search(clause)
+    if not m or not m.group("before"):
+        return m
+    kind = _value_kind(m.group("before"))
+    return m if kind and kind == _value_kind(m.group("old").split()[0]) else None
+
+
 def _value_change(clause: str) -> str:
-    """The new value only: "从广州搬到了厦门" → "搬到了厦门", "moved from Leeds to Bristol" → "moved to Bristol"."""
-    return _FROM_OLD.sub("", clause).replace("  ", " ").strip()
+    """The new value only: "从广州搬到了厦门" → "搬到了厦门", "moved from Leeds to Bristol" → "moved to Bristol",
+    "at 4pm not 3pm" → "at 4pm"."""
+    clause = _FROM_OLD.sub("", clause)
+    if m := _denied_tail(clause):
+        clause = clause[: m.start()] + (m.group("before") or "")
+    return clause.replace("  ", " ").strip()
 
 
 def _moved(statement: str) -> str:
@@ -731,7 +764,7 @@ def _message_candidates(content: str) -> list[Candidate]:
                 pronoun = (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause).group(0)
                 verb = {"'s": " is", "'re": " are"}.get(pronoun[-2:].lower(), "") if not zh else ""
                 clause = (f"我的{owned}" if zh else f"my {owned}{verb}") + clause[len(pronoun) :]
-            changed = bool(_CHANGE.search(clause))
+            changed = bool(_CHANGE.search(clause) or _SCHEDULE_CHANGE.search(clause) or _denied_tail(clause))
             continues = kept_before and (
                 (zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause))
             )
