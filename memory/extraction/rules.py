@@ -190,6 +190,12 @@ _MOOD = re.compile(
     r"out of (?:the )?office)\b|出差中|休假中|不在家",
     re.I,
 )
+_NOT_IDENTITY = re.compile(
+    r"^(?:我|本人)?(?:其实|并|也)?不是|^I(?:'m| am) (?:actually )?not (?:a|an|the)\b", re.I
+)
+_IS_IDENTITY = re.compile(
+    r"^(?:我|本人)?(?:其实|现在)?是|^(?:I'm|I am) (?:actually |now )?(?:a|an|the)\b", re.I
+)
 # A clause that leans on another one for its meaning ("公司报销标准就这么定的") is not a statement of its own.
 _ANAPHORA = re.compile(r"这么|这样|那样|那么定|如此|\b(?:like that|that way|this way)\b", re.I)
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
@@ -612,6 +618,8 @@ _SWITCHED_ZH = re.compile(
 _SWITCHED_EN = re.compile(
     r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?(?:switched|changed|moved) (?:over )?to (?P<what>[A-Z][\w.+#-]*"
     r"(?: [A-Z0-9][\w.+#-]*)*)(?P<rest> .+)?$"
+    r"|^(?P<subj3>The user(?:'s [a-z]+)?) (?:dropped|ditched|replaced|swapped) (?:[\w.+#-]+ ){1,3}?(?:for|with) "
+    r"(?P<what3>[A-Z][\w.+#-]*(?: [A-Z0-9][\w.+#-]*)*)(?P<rest3> .+)?$"
     r"|^(?P<subj2>The user(?:'s [a-z]+)?) went with (?P<what2>[A-Z][\w.+#-]*(?: [A-Z0-9][\w.+#-]*)*)"
     r"(?: in the end| eventually| after all)?(?P<rest2> .+)?$"
 )
@@ -628,9 +636,10 @@ def _switched(statement: str) -> str:
             f"（{when}换的）" if when and not when.startswith(("刚", "已经")) else ""
         )
     if m := _SWITCHED_EN.match(statement):
-        if m.group("subj"):
-            rest = (m.group("rest") or "").strip()
-            return f"{m.group('subj')} now uses {m.group('what')}" + (f" (switched {rest})" if rest else "")
+        if m.group("subj") or m.group("subj3"):
+            subj, what = m.group("subj") or m.group("subj3"), m.group("what") or m.group("what3")
+            rest = (m.group("rest") or m.group("rest3") or "").strip()
+            return f"{subj} now uses {what}" + (f" (switched {rest})" if rest else "")
         return f"{m.group('subj2')} chose {m.group('what2')}" + (m.group("rest2") or "")
     return statement
 
@@ -737,11 +746,19 @@ def _message_candidates(content: str) -> list[Candidate]:
         kept_before = False
         bare: list[str] = []
         # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
-        correction = correction or any(_DENIED.match(c) for _w, c in _clauses(body, zh))
-        for written, clause in _clauses(body, zh):
+        clauses = _clauses(body, zh)
+        correction = correction or any(_DENIED.match(c) for _w, c in clauses)
+        # "我不是程序员，我是产品经理", "I'm not a developer, I'm a designer": the first clause is the old value.
+        denied = {
+            k
+            for k, (_w, c) in enumerate(clauses)
+            if _NOT_IDENTITY.match(c) and any(_IS_IDENTITY.match(later) for _w2, later in clauses[k + 1 :])
+        }
+        correction = correction or bool(denied)
+        for k, (written, clause) in enumerate(clauses):
             if found := (_OWNED_ZH if zh else _OWNED_EN).search(clause):
                 owned = found.group(1)
-            if _DENIED.match(clause):
+            if _DENIED.match(clause) or k in denied:
                 continue
             if marker := _CLAUSE_MARKER.match(clause):  # "…, and keep in mind we deploy on AWS Lambda"
                 clause = clause[marker.end() :]
