@@ -190,6 +190,12 @@ _MOOD = re.compile(
     r"out of (?:the )?office)\b|出差中|休假中|不在家",
     re.I,
 )
+_NEW_VALUE_ZH = re.compile(r"^新(?=[\u4e00-\u9fff])")
+# Children or pets the user looks after, named by number ("给两个孩子辅导作业", "带三只猫").
+_CARES_FOR_ZH = re.compile(
+    r"(?:给|带|陪|接|送|照顾|辅导)(?:我(?:的|家)?)?(?P<n>[两三四五六七八九十\d]+(?:个|只|条))"
+    r"(?P<noun>孩子|儿子|女儿|娃|小孩|猫|狗)"
+)
 _NOT_IDENTITY = re.compile(
     r"^(?:我|本人)?(?:其实|并|也)?不是|^I(?:'m| am) (?:actually )?not (?:a|an|the)\b", re.I
 )
@@ -781,7 +787,15 @@ def _message_candidates(content: str) -> list[Candidate]:
                 pronoun = (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause).group(0)
                 verb = {"'s": " is", "'re": " are"}.get(pronoun[-2:].lower(), "") if not zh else ""
                 clause = (f"我的{owned}" if zh else f"my {owned}{verb}") + clause[len(pronoun) :]
-            changed = bool(_CHANGE.search(clause) or _SCHEDULE_CHANGE.search(clause) or _denied_tail(clause))
+            new_value = bool(zh and kept_before and _NEW_VALUE_ZH.match(clause))
+            if new_value:
+                clause = "我的" + clause  # "手机号换了，新号码尾号 6621": the new value is the user's
+            if zh and (had := _CARES_FOR_ZH.search(clause)) and not _about_user_fact(clause, zh):
+                # "下班回家还要给两个孩子辅导作业": what lasts is that the user has two children
+                clause = f"我有{had.group('n')}{had.group('noun')}"
+            changed = bool(
+                new_value or _CHANGE.search(clause) or _SCHEDULE_CHANGE.search(clause) or _denied_tail(clause)
+            )
             continues = kept_before and (
                 (zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause))
             )
