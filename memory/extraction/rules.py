@@ -261,7 +261,7 @@ _STATE_EN = (
 _SELF_EN = re.compile(
     r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
     r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|^(?:\w+ )?years of\b|"
-    + _STATE_EN,
+    r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|" + _STATE_EN,
     re.I,
 )
 
@@ -452,6 +452,8 @@ _EN_SELF_LEAD = [
     (re.compile(r"^as (an?)\s+", re.I), r"the user is \1 "),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
+    (re.compile(r"^(everything |all |most things )?at work\b", re.I), r"\1at the user's workplace"),
+    (re.compile(r"^work(?= (?:uses|runs|is|has|gives|pays|lets)\b)", re.I), "the user's workplace"),
     (re.compile(r"^(?:big |huge )(?=fan of\b)", re.I), "the user is a big "),
     (re.compile(rf"(?={_STATE_EN})", re.I), "the user is "),
     (re.compile(r"^(?=(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
