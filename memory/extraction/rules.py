@@ -66,8 +66,11 @@ _EN_CLAUSE = re.compile(
     r"\s*(?:,(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
     r"(?=(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
-    r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b)",
+    r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b)"
+    r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)",
 )
+# "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
+_BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
     r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway)\b)+",
@@ -789,6 +792,8 @@ def _message_candidates(content: str) -> list[Candidate]:
                 pronoun = (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause).group(0)
                 verb = {"'s": " is", "'re": " are"}.get(pronoun[-2:].lower(), "") if not zh else ""
                 clause = (f"我的{owned}" if zh else f"my {owned}{verb}") + clause[len(pronoun) :]
+            if not zh and kept_before and _BRIDGED_EN.match(clause):
+                clause = "my " + clause[4:]
             new_value = bool(zh and kept_before and _NEW_VALUE_ZH.match(clause))
             if new_value:
                 clause = "我的" + clause  # "手机号换了，新号码尾号 6621": the new value is the user's
