@@ -730,6 +730,7 @@ def _message_candidates(content: str) -> list[Candidate]:
     explicit_message = False
     owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
     for sentence in split_sentences(content):
+        first = len(out)
         explicit = background = False
         correction = bool(_CORRECTION_PREFIX.search(sentence))
         body = sentence
@@ -867,7 +868,23 @@ def _message_candidates(content: str) -> list[Candidate]:
                 )
         for text in _bare_statements(bare, header_text, zh):
             out.append(Candidate(text, "fact", 0.95, rule="remember", explicit=True))
+        # "手机号换了，新号码尾号 6621", "离职了，现在在…": the bare announcement of a change says nothing the
+        # new value right after it does not say better.
+        mine = out[first:]
+        out[first:] = [
+            c
+            for k, c in enumerate(mine)
+            if not (_ANNOUNCEMENT.match(c.content) and k + 1 < len(mine) and mine[k + 1].correction)
+        ]
     return out
+
+
+_ANNOUNCEMENT = re.compile(
+    rf"^用户(?:的?(?:{_OWN_NOUN}|[\u4e00-\u9fff]{{1,4}}?))?(?:刚刚?|已经|也)*"
+    r"(?:换了|改了|变了|换人了|离职了|辞职了|搬家了|跳槽了|换工作了|换了工作|退休了)$"
+    r"|^The user(?:'s [a-z]+(?: [a-z]+)?)? (?:recently |just |also )?(?:changed|switched|moved|quit|left)"
+    r"(?: (?:the |a )?(?:jobs?|teams?|numbers?|house|flats?|compan(?:y|ies)|roles?|address|phones?))?$"
+)
 
 
 _QUANTIFIED = r"(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|\d+) "
