@@ -359,8 +359,28 @@ _ZH_INITIAL_OWN = re.compile(rf"^(?:{_OWN_NOUN})")
 _ZH_AS_ONE = re.compile(r"^作为一(?:个|名|位)(.+?)的人$|^作为一(?:个|名|位)(.+)$")
 
 
+_TERM = r"[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*"
+# A named thing put first as the topic: "Vue 我就会这一个框架", "Word 基本不碰", "React 没碰过".
+_TOPIC_ZH = re.compile(rf"^(?P<term>{_TERM})\s*(?P<rest>(?:我|本人)?[\u4e00-\u9fff].*)$")
+_TOPIC_VERB_ZH = re.compile(r"(?:会|用|写|学|懂|碰|喜欢|讨厌|熟悉|擅长)(?:过)?")
+
+
+def _untopicalize(clause: str) -> str:
+    """The topic back after its verb: "Vue 我就会这一个框架" → "我就会 Vue 这一个框架", "React 没碰过" → "没碰过 React"."""
+    m = _TOPIC_ZH.match(clause)
+    if not m or not (verb := _TOPIC_VERB_ZH.search(m.group("rest"))):
+        return clause
+    rest, term = m.group("rest"), m.group("term")
+    tail = rest[verb.end() :]
+    if tail == "了":
+        return f"{rest[: verb.end()]} {term} 了"
+    if tail.startswith("了"):
+        return f"{rest[: verb.end()]}了 {term} {tail[1:]}".rstrip()
+    return f"{rest[: verb.end()]} {term} {tail}".rstrip()
+
+
 def _rewrite_zh(clause: str, subject: str) -> str:
-    text = clause
+    text = _untopicalize(clause)
     if m := _ZH_AS_ONE.match(text):
         text = f"用户{m.group(1)}" if m.group(1) else f"用户是{m.group(2)}"
     for pattern, repl in _ZH_PERSON:
@@ -846,7 +866,7 @@ def _message_candidates(content: str) -> list[Candidate]:
                     and not _EMPHASIS_ZH.search(clause)
                 ):
                     # "用 Markdown，Word 基本不碰", "跑的是 CentOS 7，升级不了": the contrast belongs to the statement
-                    out[-1].content += "，" + clause
+                    out[-1].content += "，" + _untopicalize(clause)
                     kept_before = False
                     continue
                 kept_before = False
