@@ -393,7 +393,12 @@ def _rewrite_zh(clause: str, subject: str) -> str:
     for colloquial, word in _KIN.items():
         text = text.replace("用户的" + colloquial, "用户的" + word)
     text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", text)
+    text = _WRITTEN_USE.sub("使用 ", text)
     return text.replace("用户一个人", "用户独自").replace("用户的的", "用户的")
+
+
+# The written register of "use" before a named thing: "用的是 ThinkPad", "用 Markdown" → "使用 ThinkPad".
+_WRITTEN_USE = re.compile(r"(?<![使采运费作应利信享不没改换转])用(?:的是|的)?\s*(?=[A-Za-z])")
 
 
 _KIN = {
