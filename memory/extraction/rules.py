@@ -397,6 +397,8 @@ def _rewrite_zh(clause: str, subject: str) -> str:
     return text.replace("用户一个人", "用户独自").replace("用户的的", "用户的")
 
 
+# A short clause "升级不了" reads "无法升级" (not the idioms 受不了, 少不了, 免不了, 大不了).
+_CANNOT = re.compile(r"^(?![受少免大])([\u4e00-\u9fff]{1,3})不了$")
 # The written register of "use" before a named thing: "用的是 ThinkPad", "用 Markdown" → "使用 ThinkPad".
 _WRITTEN_USE = re.compile(r"(?<![使采运费作应利信享不没改换转])用(?:的是|的)?\s*(?=[A-Za-z])")
 
@@ -871,7 +873,7 @@ def _message_candidates(content: str) -> list[Candidate]:
                     and not _EMPHASIS_ZH.search(clause)
                 ):
                     # "用 Markdown，Word 基本不碰", "跑的是 CentOS 7，升级不了": the contrast belongs to the statement
-                    out[-1].content += "，" + _untopicalize(clause)
+                    out[-1].content += "，" + _CANNOT.sub(r"无法\1", _untopicalize(clause))
                     kept_before = False
                     continue
                 kept_before = False
