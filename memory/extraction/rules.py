@@ -73,7 +73,8 @@ _EN_CLAUSE = re.compile(
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
     r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|"
-    r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway)\b)+",
+    r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
+    r"heads up|just so you know|for context|for what it's worth)\b)+",
     re.I,
 )
 _TRAIL = re.compile(r"(?:[\s，,：:、;；。.!！…~]|[啊呀吧呢哈嘛哦]|by the way|though)+$", re.I)
@@ -209,8 +210,8 @@ _IS_IDENTITY = re.compile(
 _ANAPHORA = re.compile(r"这么|这样|那样|那么定|如此|\b(?:like that|that way|this way)\b", re.I)
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
 _ERRAND = re.compile(
-    r"下周|这周|本周|明天|后天|今晚|周末|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
-    r"\b(?:tomorrow|next week|this week|tonight|this weekend|"
+    r"下周|这周|本周|这个月|本月|这次|这一次|明天|后天|今晚|周末|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
+    r"\b(?:tomorrow|next week|this week|tonight|this weekend|this month|this time|for now|for this|"
     r"(?<!every )(?<!on )(?:this|next|on) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?!s))\b",
     re.I,
 )
@@ -233,7 +234,8 @@ _SELF_ZH = re.compile(
 # A passing opinion or a discourse phrase, not a durable fact ("我是说…", "我觉得…", "I mean …").
 _OPINION = re.compile(
     r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜|我看|"
-    r"I mean|I think|I guess|I feel like|I wonder|I was wondering|I'd like to know|I want to know)\b|"
+    r"I mean|I think|I guess|I feel like|I wonder|I was wondering|I'd like to know|I want to know|"
+    r"I(?:'m| am) (?:pretty |fairly |quite |not )?sure|I suppose|I reckon|I bet|I believe|I doubt|I hope)\b|"
     r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜)",
     re.I,
 )
