@@ -103,7 +103,7 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
             if (
                 last
                 and len(last.split()) <= 2
-                and not re.match(r"(?:I|I'm|we|we're|us)\b", last.strip(), re.I)
+                and re.match(r"(?:my|our|his|her|the|a)\s|\w+$", last.strip(), re.I)
                 and _FIRST_EN.match(part.strip())
             ):
                 merged[-1] = f"{merged[-1]} and {part.strip()}"
@@ -250,7 +250,9 @@ _SELF_ZH_TIMED = re.compile(
     r"在.{1,15}(?:上班|工作))"
 )
 # A short subjectless contrast that completes the statement before it ("Word 基本不碰", "升级不了").
-_COMPLEMENT_ZH = re.compile(r"^[^你他她它这那我].{0,9}(?:不|没|无法)")
+_COMPLEMENT_ZH = re.compile(
+    r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*\s*)?[^你他她它这那我]{0,9}?(?:不|没|无法)"
+)
 _EMPHASIS_ZH = re.compile(r"一点|都不行|也不行|不行$|不错|不好|不知道|没事|没关系|不用谢")
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
@@ -495,14 +497,15 @@ _EN_SELF_LEAD = [
 
 
 _EN_WITH_OWN = re.compile(
-    r"^(?:my|our) ([\w-]+(?: [\w-]+)?) and I (?=are|were|have|both|will|'re|'ve|\w+)", re.I
+    r"^(?:(?:[Mm]y|[Oo]ur) (?P<own>[\w-]+(?: [\w-]+)?)|(?P<name>[A-Z][a-z]+)) and I (?=\w)"
 )
 
 
 def _rewrite_en(clause: str) -> str:
     if m := _EN_WITH_OWN.match(clause):  # "My partner and I are expecting our first baby"
         rest = re.sub(r"(?<![\w'])(?:our|my)(?![\w'])", "their", clause[m.end() :], flags=re.I)
-        return f"The user and their {m.group(1)} {rest}"
+        other = f"their {m.group('own')}" if m.group("own") else m.group("name")
+        return f"The user and {other} {rest}"
     text = re.sub(
         r"^(?:we're|we are) an? (?=(?:\d+-person |small |tiny |big |large )?(?:team|company|startup|agency|studio|shop))",
         "the user's team is a ",
