@@ -123,6 +123,82 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
 
 
 @pytest.mark.parametrize(
+    "text, contents",
+    [
+        # A background list: a part with its role says what the role uses; named things are one statement.
+        (
+            "记住我的开发环境：Vite 前端，Flask 后端，数据库 MySQL 8",
+            ["用户的前端使用 Vite", "用户的后端使用 Flask", "用户的数据库使用 MySQL 8"],
+        ),
+        (
+            "Please remember my setup: Dell XPS 13, Ubuntu 24.04, and I write in Neovim.",
+            ["The user writes in Neovim", "The user's setup: Dell XPS 13, Ubuntu 24.04"],
+        ),
+        # Two things had, joined by "and a …", are two statements; "X and I" keeps both people.
+        (
+            "I have a husky called Luna and a parrot called Kiwi.",
+            ["The user has a husky called Luna", "The user has a parrot called Kiwi"],
+        ),
+        ("My wife and I both work from home.", ["The user and their wife both work from home"]),
+        ("Anna and I run a cafe.", ["The user and Anna run a cafe"]),
+        # "and the lease …" after a clause about the user is about the user's lease.
+        (
+            "I rent a flat in Cork and the lease ends in May.",
+            ["The user rents a flat in Cork", "The user's lease ends in May"],
+        ),
+        # A short contrast completes the statement before it; a topic goes back after its verb.
+        (
+            "我平时记笔记都用 Obsidian，Evernote 基本不碰",
+            ["用户平时记笔记都使用 Obsidian，基本不碰 Evernote"],
+        ),
+        ("Vim 我用了十年", ["用户用了 Vim 十年"]),
+        ("我们的服务器是 CentOS 6，升级不了", ["用户的服务器是 CentOS 6，无法升级"]),
+        # Implicit facts: children the user looks after, the user's workplace, a subjectless self-description.
+        ("下班还要接两个孩子放学，有什么提高效率的办法", ["用户有两个孩子"]),
+        (
+            "Everything at work runs on Teams, so format it for a Teams post.",
+            ["Everything at the user's workplace runs on Teams"],
+        ),
+        ("Not a fan of emoji in replies.", ["The user is not a fan of emoji in replies"]),
+        ("Allergic to cats, sadly.", ["The user is allergic to cats"]),
+    ],
+)
+def test_it_writes_lists_pairs_contrasts_and_implicit_facts_as_statements(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # A switch says what is used now.
+        ("我上个月改用 Obsidian 了", ["用户现在使用 Obsidian（上个月换的）"]),
+        ("I switched to Linear last month.", ["The user now uses Linear (switched last month)"]),
+        ("We dropped Jenkins for GitHub Actions.", ["The user now uses GitHub Actions"]),
+        ("We went with Postgres in the end.", ["The user chose Postgres"]),
+        # The old value is left out: denied at the clause's end, denied as an identity, or "从X".
+        ("Scratch that, the meeting is at 4pm not 3pm.", ["The meeting is at 4pm"]),
+        ("I work at Acme, not Initech.", ["The user works at Acme"]),
+        ("其实我不是程序员，我是产品经理", ["用户是产品经理"]),
+        ("我们团队从八个人扩到十五个了", ["用户的团队扩到十五个了"]),
+        ("预算砍到三十万了", ["预算砍到三十万了"]),
+        # The bare announcement of a change gives way to the new value that follows it.
+        ("手机号换了，新号码尾号 1234", ["用户的新号码尾号 1234"]),
+    ],
+)
+def test_it_states_the_new_value_of_a_change(text, contents):
+    found = extract_rules([human(text)])
+    assert [c.content for c in found] == contents
+    assert all(c.correction for c in found)
+
+
+def test_a_contrast_that_is_not_a_parallel_value_is_not_a_correction():
+    [candidate] = extract_rules([human("I eat fish but not meat.")])
+    assert (candidate.content, candidate.correction) == ("The user eats fish but not meat", False)
+    [candidate] = extract_rules([human("我离职了")])  # alone, the announcement is the fact
+    assert candidate.content == "用户离职了"
+
+
+@pytest.mark.parametrize(
     "messages",
     [
         [human("今天天气真不错，我们随便聊聊吧")],
@@ -131,6 +207,12 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
         [human("Can you fix this bug? It always crashes on start.")],
         [human("Thanks, that was really helpful!")],
         [human("I'm a bit tired today, let's keep it short")],
+        [human("I'm presenting to the board on Friday, can you make this shorter?")],  # an errand
+        [human("我周五要去面试，帮我准备一下")],
+        [human("Honestly I think the second draft was better.")],  # an opinion about the conversation
+        [human("I'm pretty sure the bug is in the parser.")],
+        [human("I'd rather not use Excel for this.")],  # bound to the task at hand
+        [human("Schedule it for my mornings, please.")],  # an imperative
         [human("不对，不是这样的")],  # a correction without a new value
         [human("我是说这个方案不太行")],
         [human("帮我把这段话翻译成英文：会议改期至周三下午三点")],  # the material of a task
