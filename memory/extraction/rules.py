@@ -354,6 +354,7 @@ _ZH_PERSON = [
         ),
         "用户的",
     ),
+    (re.compile(rf"(?:我们|咱们)的?(?={_OWN_NOUN}|小区|家乡)"), "用户的"),
     (re.compile(r"我自己|我本人|本人"), "用户"),
     (re.compile(rf"我(?:的)?(?={_OWN_NOUN})"), "用户的"),
     (re.compile(r"我的"), "用户的"),
@@ -688,7 +689,7 @@ def _switched(statement: str) -> str:
 
 
 def _zh_subject(statement: str) -> str:
-    m = re.match(rf"^用户(?:的(?:{_OWN_NOUN}))?", statement)
+    m = re.match(rf"^用户(?:的(?:{_OWN_NOUN})|家|所在地)?", statement)
     return m.group(0) if m else "用户"
 
 
