@@ -194,6 +194,13 @@ _MOOD = re.compile(
     r"out of (?:the )?office)\b|出差中|休假中|不在家",
     re.I,
 )
+# A diagnosis or a finding reported by someone else is about the user all the same.
+_REPORTED = re.compile(
+    r"^(?:医生|大夫|体检|检查|化验|报告)(?:结果)?(?:说|显示|查出)(?=我)|"
+    r"^(?:my )?(?:doctor|gp|dentist|physio|therapist|tests?|scans?|blood work)"
+    r" (?:says|said|shows?|showed|found|confirmed)(?: that)? (?=I\b)",
+    re.I,
+)
 _NEW_VALUE_ZH = re.compile(r"^新(?=[\u4e00-\u9fff])")
 # Children or pets the user looks after, named by number ("给两个孩子辅导作业", "带三只猫").
 _CARES_FOR_ZH = re.compile(
@@ -828,6 +835,7 @@ def _message_candidates(content: str) -> list[Candidate]:
                 clause = (f"我的{owned}" if zh else f"my {owned}{verb}") + clause[len(pronoun) :]
             if not zh and kept_before and _BRIDGED_EN.match(clause):
                 clause = "my " + clause[4:]
+            clause = _REPORTED.sub("", clause)  # "医生说我有轻度脂肪肝", "my doctor says I have …"
             new_value = bool(zh and kept_before and _NEW_VALUE_ZH.match(clause))
             if new_value:
                 clause = "我的" + clause  # "手机号换了，新号码尾号 6621": the new value is the user's
