@@ -141,6 +141,7 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
         ),
         ("My wife and I both work from home.", ["The user and their wife both work from home"]),
         ("Anna and I run a cafe.", ["The user and Anna run a cafe"]),
+        ("We deploy on Fridays.", ["The user's team deploys on Fridays"]),  # at work, "we" is the team
         # "and the lease …" after a clause about the user is about the user's lease.
         (
             "I rent a flat in Cork and the lease ends in May.",
@@ -174,7 +175,7 @@ def test_it_writes_lists_pairs_contrasts_and_implicit_facts_as_statements(text, 
         ("我上个月改用 Obsidian 了", ["用户现在使用 Obsidian（上个月换的）"]),
         ("I switched to Linear last month.", ["The user now uses Linear (switched last month)"]),
         ("We dropped Jenkins for GitHub Actions.", ["The user now uses GitHub Actions"]),
-        ("We went with Postgres in the end.", ["The user chose Postgres"]),
+        ("We went with Postgres in the end.", ["The user's team chose Postgres"]),
         # The old value is left out: denied at the clause's end, denied as an identity, or "从X".
         ("Scratch that, the meeting is at 4pm not 3pm.", ["The meeting is at 4pm"]),
         ("I work at Acme, not Initech.", ["The user works at Acme"]),

@@ -509,6 +509,15 @@ _EN_WITH_OWN = re.compile(
 )
 
 
+_WE_AT_WORK = re.compile(
+    r"^(we|we're|we've|we are|we have)\s+(?=(?:all |mostly |usually |now |still |just |also |only |always )*"
+    r"(?:deploy|deployed|deploying|ship|shipped|shipping|release|released|migrate|migrated|migrating|host|hosted|"
+    r"went with|chose|picked|standardi[sz]ed|code review|hire|hired|hiring|sprint|build|built|use|used|run on|"
+    r"switched|moved to)\b)",
+    re.I,
+)
+
+
 def _rewrite_en(clause: str) -> str:
     if m := _EN_WITH_OWN.match(clause):  # "My partner and I are expecting our first baby"
         rest = re.sub(r"(?<![\w'])(?:our|my)(?![\w'])", "their", clause[m.end() :], flags=re.I)
@@ -529,6 +538,16 @@ def _rewrite_en(clause: str) -> str:
         lambda m: f"the user {m.group(1) or ''}{m.group(2).lower()}",
         text,
     )
+    # "We deploy on Fridays", "we went with Postgres": at work, "we" is the user's team.
+    if m := _WE_AT_WORK.match(text):
+        aux = {"we're": "is ", "we are": "is ", "we've": "has ", "we have": "has "}.get(
+            m.group(1).lower(), ""
+        )
+        words = text[m.end() :].split(" ")
+        k = next((i for i, w in enumerate(words) if w.lower() not in _EN_ADVERBS), len(words))
+        if not aux and k < len(words):
+            words[k] = _third(words[k])
+        text = "the user's team " + aux + " ".join(words)
     text = _EN_SUBJECT.sub(_subject_repl, text)
     for pattern, repl in _EN_POSSESSIVE:
         text = pattern.sub(repl, text)
