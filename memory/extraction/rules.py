@@ -201,6 +201,8 @@ _REPORTED = re.compile(
     r" (?:says|said|shows?|showed|found|confirmed)(?: that)? (?=I\b)",
     re.I,
 )
+# A noun of a kind of person or household, said of the subject with 是 ("三口之家", "独生子女").
+_KIND_ZH = re.compile(r"(?:之家|家庭|人|者|员|师|生|族|子女|妈妈|爸爸)$")
 _NEW_VALUE_ZH = re.compile(r"^新(?=[\u4e00-\u9fff])")
 # Children or pets the user looks after, named by number ("给两个孩子辅导作业", "带三只猫").
 _CARES_FOR_ZH = re.compile(
@@ -814,6 +816,8 @@ def _message_candidates(content: str) -> list[Candidate]:
         elif explicit_message and not _request(body, zh):
             explicit = background = True  # the sentences after "Remember this about me:" belong to it
         subject = "用户" if zh else "The user"
+        if zh and re.search(r"我(?:们)?家", header_text):
+            subject = "用户家"  # "请记住我家的情况：三口之家…": the household is the subject
         kept_before = False
         bare: list[str] = []
         # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
@@ -882,6 +886,8 @@ def _message_candidates(content: str) -> list[Candidate]:
                 if zh:
                     if _NUMBER_OF.match(clause_v) and not _about_user(clause_v, zh):
                         clause_v = "有" + clause_v
+                    elif background and not _ZH_VERB.search(clause_v) and _KIND_ZH.search(clause_v):
+                        clause_v = "是" + clause_v  # "三口之家" → "用户家是三口之家"
                     text = _rewrite_zh(clause_v, subject)
                     subject = _zh_subject(text)
                 elif continues and not _about_user(clause, zh):
