@@ -886,7 +886,13 @@ def _message_candidates(content: str) -> list[Candidate]:
                 if zh:
                     if _NUMBER_OF.match(clause_v) and not _about_user(clause_v, zh):
                         clause_v = "有" + clause_v
-                    elif background and not _ZH_VERB.search(clause_v) and _KIND_ZH.search(clause_v):
+                    elif (
+                        background
+                        and not _ZH_VERB.search(clause_v)
+                        and _KIND_ZH.search(clause_v)
+                        and not _ZH_INITIAL_OWN.match(clause_v)
+                        and not re.search(r"[\d一二两三四五六七八九十百千]个?人$", clause_v)
+                    ):
                         clause_v = "是" + clause_v  # "三口之家" → "用户家是三口之家"
                     text = _rewrite_zh(clause_v, subject)
                     subject = _zh_subject(text)
