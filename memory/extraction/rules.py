@@ -105,6 +105,7 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
                 and len(last.split()) <= 2
                 and re.match(r"(?:my|our|his|her|the|a)\s|\w+$", last.strip(), re.I)
                 and _FIRST_EN.match(part.strip())
+                and re.search(rf"{re.escape(last.strip())}\s+and\s+{re.escape(part.strip()[:12])}", sentence)
             ):
                 merged[-1] = f"{merged[-1]} and {part.strip()}"
             else:
@@ -119,7 +120,9 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
 _REMEMBER = re.compile(
     r"^.{0,8}?(?:请你?|麻烦你?|帮我|你要|要)?(?:记住|记一下|记下|记着|牢记|备注一下)(?:了|一下)?"
     r"(?:这件事|这一点|一点|这个)?[\s，,：:、]*"
-    r"|^.{0,20}?\b(?:remember|note|keep in mind|don'?t forget|do not forget)\b(?:\s+that)?[\s,:]*",
+    r"|^.{0,20}?(?<!\bI )(?<!\bwe )(?<!\byou )(?<!\bI do )(?<!\bI still )(?<!\bI can )(?<!\bto )"
+    r"\b(?:remember|note(?=\s+(?:that|this|down|my|these|the following)\b|\s*:)|keep in mind|don'?t forget|do not forget)"
+    r"\b(?:\s+that)?[\s,:]*",
     re.I,
 )
 _CLAUSE_MARKER = re.compile(
