@@ -206,6 +206,13 @@ _REPORTED = re.compile(
 )
 # A noun of a kind of person or household, said of the subject with 是 ("三口之家", "独生子女").
 _KIND_ZH = re.compile(r"(?:之家|家庭|人|者|员|师|生|族|子女|妈妈|爸爸)$")
+# A clause whose subject is someone or something else, with the user only as object or owner.
+_OTHER_SUBJECT_EN = re.compile(
+    r"^(?:it|it's|they|they're|they've|this|that|that's|these|those|you|you're|your|there|everyone|everybody|"
+    r"everything|something|nothing|someone|somebody|nobody)\b",
+    re.I,
+)
+_SUBJECT_I_EN = re.compile(r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|we|we're|we've)(?![\w'])")
 _NEW_VALUE_ZH = re.compile(r"^新(?=[\u4e00-\u9fff])")
 # Children or pets the user looks after, named by number ("给两个孩子辅导作业", "带三只猫").
 _CARES_FOR_ZH = re.compile(
@@ -859,6 +866,15 @@ def _message_candidates(content: str) -> list[Candidate]:
                 pronoun = (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause).group(0)
                 verb = {"'s": " is", "'re": " are"}.get(pronoun[-2:].lower(), "") if not zh else ""
                 clause = (f"我的{owned}" if zh else f"my {owned}{verb}") + clause[len(pronoun) :]
+            if (
+                not zh
+                and _OTHER_SUBJECT_EN.match(clause)
+                and not (_SUBJECT_I_EN.search(clause) or _SELF_EN.match(clause))
+            ):
+                kept_before = (
+                    False  # "It reminds me of …", "Your support means a lot to me": not about the user
+                )
+                continue
             if not zh and kept_before and _BRIDGED_EN.match(clause):
                 clause = "my " + clause[4:]
             clause = _REPORTED.sub("", clause)  # "医生说我有轻度脂肪肝", "my doctor says I have …"
