@@ -449,6 +449,10 @@ _EN_PAST = {
     "was", "were", "had", "did", "went", "got", "made", "left", "quit", "ran", "took", "came", "became",
     "began", "bought", "built", "grew", "knew", "lost", "met", "paid", "put", "said", "sold", "spent",
     "taught", "told", "thought", "wrote", "set", "felt", "kept", "read", "won", "broke", "chose", "gave",
+    "found", "wore", "saw", "heard", "ate", "drank", "drove", "flew", "sang", "swam", "rode", "spoke", "forgot",
+    "fell", "held", "led", "meant", "sent", "sat", "stood", "understood", "woke", "hung", "hid", "brought",
+    "caught", "fought", "shot", "slept", "threw", "drew", "shook", "froze", "stole", "laid", "dealt", "let",
+    "cut", "hit", "hurt", "cost", "shut", "split", "spread", "upset",
 }  # fmt: skip
 _EN_IRREGULAR = {"am": "is", "are": "is", "have": "has", "do": "does", "'m": "is", "'ve": "has", "'re": "is"}
 
@@ -471,8 +475,9 @@ def _third(verb: str) -> str:
 _EN_SUBJECT = re.compile(
     r"(?<![\w'])(?P<subj>I|[Ww]e)(?P<contr>'m|'ve|'re|'d|'ll)?(?![\w])(?:\s+(?:all|both)(?![\w']))?(?P<rest>(?:\s+(?:"
     + "|".join(sorted(_EN_ADVERBS))
+    + r"|(?!(?:fly|reply|apply|rely|supply|comply|multiply|ally|bully)\b)[A-Za-z]{2,}ly"
     + r"))*)"
-    r"(?:\s+(?P<verb>don't|didn't|can't|won't|[A-Za-z]+))?",
+    r"(?:\s+(?P<verb>[A-Za-z]+n't|[A-Za-z]+))?",
 )
 
 
@@ -487,8 +492,8 @@ def _subject_repl(match: re.Match) -> str:
     low = verb.lower()
     if low == "don't":
         return f"{subj}{rest} does not"
-    if low in {"didn't", "can't", "won't"}:
-        return f"{subj}{rest} {verb}"
+    if low.endswith("n't"):
+        return f"{subj}{rest} " + {"haven't": "hasn't", "aren't": "isn't", "am't": "isn't"}.get(low, verb)
     if low == "and" or low in {"the", "a", "an", "to", "in", "at", "on", "for", "from", "with"}:
         return f"{subj}{rest} {verb}"
     return f"{subj}{rest} {_third(verb)}"
