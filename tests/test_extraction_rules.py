@@ -162,6 +162,16 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
         ),
         ("Not a fan of emoji in replies.", ["The user is not a fan of emoji in replies"]),
         ("Allergic to cats, sadly.", ["The user is allergic to cats"]),
+        # A diagnosis reported by a doctor is the user's; verbs keep their person after adverbs and n't.
+        ("医生说我有轻度脂肪肝", ["用户有轻度脂肪肝"]),
+        ("My doctor says I have high blood pressure.", ["The user has high blood pressure"]),
+        (
+            "I completely avoid sugar and I couldn't live without coffee.",
+            ["The user completely avoids sugar", "The user couldn't live without coffee"],
+        ),
+        # A household's background speaks of 用户家; 我们老板 is the user's.
+        ("请记住我家的情况：三口之家，住在五楼", ["用户家是三口之家", "用户家住在五楼"]),
+        ("我们老板特别在意细节", ["用户的老板特别在意细节"]),
     ],
 )
 def test_it_writes_lists_pairs_contrasts_and_implicit_facts_as_statements(text, contents):
@@ -214,6 +224,12 @@ def test_a_contrast_that_is_not_a_parallel_value_is_not_a_correction():
         [human("I'm pretty sure the bug is in the parser.")],
         [human("I'd rather not use Excel for this.")],  # bound to the task at hand
         [human("Schedule it for my mornings, please.")],  # an imperative
+        [human("It reminds me of something from my childhood.")],  # the user only as object or owner
+        [human("Your support means a lot to me. I will!")],  # an answer is not a statement
+        [human("Oh yeah, I remember you telling me about that film.")],  # not a request to remember
+        [human("On a different note, thanks a lot, I'm really grateful.")],
+        [human("I found a lovely café yesterday.")],  # one day's event
+        [human("我昨天去了趟医院")],
         [human("不对，不是这样的")],  # a correction without a new value
         [human("我是说这个方案不太行")],
         [human("帮我把这段话翻译成英文：会议改期至周三下午三点")],  # the material of a task

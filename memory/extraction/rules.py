@@ -194,7 +194,8 @@ _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
     r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
-    r"out of (?:the )?office)\b|出差中|休假中|不在家",
+    r"out of (?:the )?office|yesterday|last night|the other day|last weekend|earlier today)\b|出差中|休假中|不在家|"
+    r"昨天|昨晚|前天|前几天",
     re.I,
 )
 # A diagnosis or a finding reported by someone else is about the user all the same.
@@ -213,6 +214,10 @@ _OTHER_SUBJECT_EN = re.compile(
     re.I,
 )
 _SUBJECT_I_EN = re.compile(r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|we|we're|we've)(?![\w'])")
+_FRAGMENT = re.compile(
+    r"^(?:\w+ )?the user (?:will|would|can|could|should|did|does|do|is|has|had|was|might|may|must)(?: not|n't)?(?: too| so)?$",
+    re.I,
+)
 _NEW_VALUE_ZH = re.compile(r"^新(?=[\u4e00-\u9fff])")
 # Children or pets the user looks after, named by number ("给两个孩子辅导作业", "带三只猫").
 _CARES_FOR_ZH = re.compile(
@@ -254,7 +259,9 @@ _SELF_ZH = re.compile(
 _OPINION = re.compile(
     r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜|我看|"
     r"I mean|I think|I guess|I feel like|I wonder|I was wondering|I'd like to know|I want to know|"
-    r"I(?:'m| am) (?:pretty |fairly |quite |not )?sure|I suppose|I reckon|I bet|I believe|I doubt|I hope)\b|"
+    r"I(?:'m| am) (?:pretty |fairly |quite |not )?sure|I suppose|I reckon|I bet|I believe|I doubt|I hope|"
+    r"I (?:\w+ly )?agree|I (?:really )?appreciate|I(?:'m| am) (?:really |so |very )?(?:grateful|thankful|glad|sorry)|"
+    r"I can't wait|can't wait|wish I|I wish|I remember|I recall)\b|"
     r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜)",
     re.I,
 )
@@ -286,7 +293,8 @@ _STATE_EN = (
 )
 _SELF_EN = re.compile(
     r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
-    r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|^(?:\w+ )?years of\b|"
+    r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b(?!.*\b(?:is|are|was|were)\b)|"
+    r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|" + _STATE_EN,
     re.I,
 )
@@ -948,6 +956,8 @@ def _message_candidates(content: str) -> list[Candidate]:
                 kept_before = False
                 continue
             text = _clean(_switched(_moved(text)) if changed else text)
+            if _FRAGMENT.match(text):
+                continue  # "I will!", "ok I will": an answer, not a statement
             if len(text) < (4 if zh else 10) or len(clause) < (3 if zh else 6):
                 continue
             kept_before = True
