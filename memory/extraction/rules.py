@@ -231,10 +231,14 @@ _IS_IDENTITY = re.compile(
     r"^(?:我|本人)?(?:其实|现在)?是|^(?:I'm|I am) (?:actually |now )?(?:a|an|the)\b", re.I
 )
 # A clause that leans on another one for its meaning ("公司报销标准就这么定的") is not a statement of its own.
-_ANAPHORA = re.compile(r"这么|这样|那样|那么定|如此|\b(?:like that|that way|this way)\b", re.I)
+_ANAPHORA = re.compile(
+    r"这么|这样|那样|那么定|如此|^(?:这个|那个|这些|那些|这段|这篇|这份|这道|这题)(?!月)|"
+    r"\b(?:like that|that way|this way)\b",
+    re.I,
+)
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
 _ERRAND = re.compile(
-    r"下周|这周|本周|这个月|本月|这次|这一次|明天|后天|今晚|周末|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
+    r"下周|这周|本周|这个月|本月|这次|这一次|明天|后天|今晚|周末|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
     r"\b(?:tomorrow|next week|this week|tonight|this weekend|this month|this time|for now|for this|"
     r"(?<!every )(?<!on )(?:this|next|on) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?!s))\b",
     re.I,
@@ -262,7 +266,8 @@ _OPINION = re.compile(
     r"I(?:'m| am) (?:pretty |fairly |quite |not )?sure|I suppose|I reckon|I bet|I believe|I doubt|I hope|"
     r"I (?:\w+ly )?agree|I (?:really )?appreciate|I(?:'m| am) (?:really |so |very )?(?:grateful|thankful|glad|sorry)|"
     r"I can't wait|can't wait|wish I|I wish|I remember|I recall)\b|"
-    r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜)",
+    r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜|我记得|我发现|我想起|我听说|我应该|我会试|"
+    r"我试试|我先|你说得对|说得对)",
     re.I,
 )
 # A standing instruction in Chinese names what the assistant should do (not "下次登录用").
