@@ -214,6 +214,7 @@ _OTHER_SUBJECT_EN = re.compile(
     re.I,
 )
 _SUBJECT_I_EN = re.compile(r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|we|we're|we've)(?![\w'])")
+_ADDRESSEE = re.compile(r"[你您]|(?<![\w'])(?:you|your|yours)(?![\w'])", re.I)
 _FRAGMENT = re.compile(
     r"^(?:\w+ )?the user (?:will|would|can|could|should|did|does|do|is|has|had|was|might|may|must)(?: not|n't)?(?: too| so)?$",
     re.I,
@@ -961,6 +962,8 @@ def _message_candidates(content: str) -> list[Candidate]:
                 kept_before = False
                 continue
             text = _clean(_switched(_moved(text)) if changed else text)
+            if rule != "instruction" and _ADDRESSEE.search(text):
+                continue  # "用户很喜欢你的建议", "the user will share more recipes with you": about this conversation
             if _FRAGMENT.match(text):
                 continue  # "I will!", "ok I will": an answer, not a statement
             if len(text) < (4 if zh else 10) or len(clause) < (3 if zh else 6):
