@@ -141,6 +141,7 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
         ),
         ("My wife and I both work from home.", ["The user and their wife both work from home"]),
         ("Anna and I run a cafe.", ["The user and Anna run a cafe"]),
+        ("Our office moved to Camden.", ["The user's office moved to Camden"]),  # a place is not a tool
         ("We deploy on Fridays.", ["The user's team deploys on Fridays"]),  # at work, "we" is the team
         # "and the lease …" after a clause about the user is about the user's lease.
         (
@@ -192,6 +193,9 @@ def test_it_writes_lists_pairs_contrasts_and_implicit_facts_as_statements(text, 
         ("其实我不是程序员，我是产品经理", ["用户是产品经理"]),
         ("我们团队从八个人扩到十五个了", ["用户的团队扩到十五个了"]),
         ("预算砍到三十万了", ["预算砍到三十万了"]),
+        # "之前说的X是Y" is the old value; the clause after it says X's new value.
+        ("之前说的截止日期是月底，后来提前到了20号", ["截止日期为20号"]),
+        ("我最近改喝美式了", ["用户最近改喝美式了"]),
         # The bare announcement of a change gives way to the new value that follows it.
         ("手机号换了，新号码尾号 1234", ["用户的新号码尾号 1234"]),
     ],

@@ -146,12 +146,12 @@ _POINTING = re.compile(
 _CORRECTION_PREFIX = re.compile(
     r"^(?:不对|不是这样的?|错了|不是的|说错了|搞错了|弄错了|纠正一下|更正一下|更正|我说错了|刚才说错了)"
     r"|^(?:no|nope|sorry|wait)?[\s,]*(?:actually|correction)\b|^sorry,? I got (?:that|it) wrong(?: earlier)?\b"
-    r"|^(?:scratch that|update|quick update|small update|turns out|it turns out)\b[\s,:]*",
+    r"|^(?:scratch that|update|quick update|small update|turns out|it turns out|my bad|my mistake)\b[\s,:]*",
     re.I,
 )
 _CHANGE = re.compile(
     r"改到|改成|改为|改在|换了|换成|换到|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
-    r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|"
+    r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|改(?:喝|吃|骑|开|学|玩|看|听|坐|住)|"
     r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
     r"went with|in the end|instead|new job|since|turns out)\b|(?:涨|降|砍|减|扩|缩|升)到",
     re.I,
@@ -219,6 +219,13 @@ _FRAGMENT = re.compile(
     r"^(?:\w+ )?the user (?:will|would|can|could|should|did|does|do|is|has|had|was|might|may|must)(?: not|n't)?(?: too| so)?$",
     re.I,
 )
+_OLD_TOPIC_ZH = re.compile(
+    r"^(?:之前|原来|本来|以前|上次)(?:说的|定的|讲的|提的)?(?P<topic>[\u4e00-\u9fff]{2,8}?)(?:是|为|定在)"
+)
+_NEW_VALUE_AT_END = re.compile(
+    r"(?:批了|定了|定在|改成|变成|改为|涨到|降到|砍到|调到|加到|减到|改到|提前到|推迟到|延期到)了?"
+    r"(?P<value>[^，,。了]{1,10})了?$"
+)
 _NEW_VALUE_ZH = re.compile(r"^新(?=[\u4e00-\u9fff])")
 # Children or pets the user looks after, named by number ("给两个孩子辅导作业", "带三只猫").
 _CARES_FOR_ZH = re.compile(
@@ -266,7 +273,7 @@ _OPINION = re.compile(
     r"I mean|I think|I guess|I feel like|I wonder|I was wondering|I'd like to know|I want to know|"
     r"I(?:'m| am) (?:pretty |fairly |quite |not )?sure|I suppose|I reckon|I bet|I believe|I doubt|I hope|"
     r"I (?:\w+ly )?agree|I (?:really )?appreciate|I(?:'m| am) (?:really |so |very )?(?:grateful|thankful|glad|sorry)|"
-    r"I can't wait|can't wait|wish I|I wish|I remember|I recall)\b|"
+    r"I can't wait|can't wait|wish I|I wish|I remember|I recall|(?:earlier )?I (?:said|meant|told you))\b|"
     r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜|我记得|我发现|我想起|我听说|我应该|我会试|"
     r"我试试|我先|你说得对|说得对)",
     re.I,
@@ -717,7 +724,7 @@ _SWITCHED_ZH = re.compile(
     r"|(?:换成|换了|换到)了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
 )
 _SWITCHED_EN = re.compile(
-    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?(?:switched|changed|moved) (?:over )?to (?P<what>[A-Z][\w.+#-]*"
+    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?switched (?:over )?to (?P<what>[A-Z][\w.+#-]*"
     r"(?: [A-Z0-9][\w.+#-]*)*)(?P<rest> .+)?$"
     r"|^(?P<subj3>The user(?:'s [a-z]+)?) (?:dropped|ditched|replaced|swapped) (?:[\w.+#-]+ ){1,3}?(?:for|with) "
     r"(?P<what3>[A-Z][\w.+#-]*(?: [A-Z0-9][\w.+#-]*)*)(?P<rest3> .+)?$"
@@ -851,6 +858,7 @@ def _message_candidates(content: str) -> list[Candidate]:
         bare: list[str] = []
         # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
         clauses = _clauses(body, zh)
+        topic = ""
         correction = correction or any(_DENIED.match(c) for _w, c in clauses)
         # "我不是程序员，我是产品经理", "I'm not a developer, I'm a designer": the first clause is the old value.
         denied = {
@@ -862,8 +870,16 @@ def _message_candidates(content: str) -> list[Candidate]:
         for k, (written, clause) in enumerate(clauses):
             if found := (_OWNED_ZH if zh else _OWNED_EN).search(clause):
                 owned = found.group(1)
+            if old := _OLD_TOPIC_ZH.match(clause):
+                topic, correction = old.group("topic"), True  # "之前说的截止日期是月底": the old value
+                continue
             if _DENIED.match(clause) or k in denied:
                 continue
+            if topic and not _about_user(clause, zh) and not clause.startswith(topic):
+                # "后来领导批了八十万" → "预算为八十万", "现在提前到20号了" → "截止日期为20号"
+                value = _NEW_VALUE_AT_END.search(clause)
+                clause = f"{topic}为{value.group('value')}" if value else topic + clause
+                topic = ""
             if marker := _CLAUSE_MARKER.match(clause):  # "…, and keep in mind we deploy on AWS Lambda"
                 clause = clause[marker.end() :]
                 explicit = True
