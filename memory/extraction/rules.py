@@ -74,7 +74,7 @@ _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|hav
 _LEAD = re.compile(
     r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
-    r"heads up|just so you know|for context|for what it's worth)\b)+",
+    r"heads up|just so you know|for context|for what it's worth|(?:since|because|as)(?= I\b| I'm\b| my\b))\b)+",
     re.I,
 )
 _TRAIL = re.compile(r"(?:[\s，,：:、;；。.!！…~]|[啊呀吧呢哈嘛哦]|by the way|though)+$", re.I)
@@ -265,7 +265,8 @@ _OWN_NOUN = (
 _SELF_ZH = re.compile(
     rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|工资|"
     r"刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
-    r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上)"
+    r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上|"
+    r"在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带))"
 )
 # A passing opinion or a discourse phrase, not a durable fact ("我是说…", "我觉得…", "I mean …").
 _OPINION = re.compile(
@@ -298,6 +299,11 @@ _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前)"
 )
+# People or animals one lives with, counted: "With three kids under five, …".
+_PEOPLE_EN = (
+    r"(?:a|an|one|two|three|four|five|six|\d+) (?:\w+ )?(?:kids?|children|child|sons?|daughters?|newborn|baby|babies|"
+    r"toddlers?|twins|teenagers?|grandkids|dogs?|cats?|roommates?|flatmates?)\b"
+)
 # A self-description without a subject: "Not a fan of emoji", "Allergic to cats", "Originally from Oslo".
 _STATE_EN = (
     r"^(?:not |not really |a |a big |a huge |big |huge )*fan of\b|^(?:severely |mildly )?allergic to\b|"
@@ -308,7 +314,9 @@ _SELF_EN = re.compile(
     r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
     r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b(?!.*\b(?:is|are|was|were)\b)|"
     r"^(?:\w+ )?years of\b|"
-    r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|" + _STATE_EN,
+    r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
+    r"^(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on)\b|"
+    rf"^with (?:my )?{_PEOPLE_EN}|" + _STATE_EN,
     re.I,
 )
 
@@ -383,6 +391,7 @@ def memory_type_of(text: str) -> str:
 # ---- person rewriting ----------------------------------------------------------------------------------
 
 _ZH_PERSON = [
+    (re.compile(r"^(?:我们|咱们)这种(?=.*(?:团队|公司))"), "用户的团队是"),
     (re.compile(r"我们(?:这边|这里|这儿|当地)|咱们这边"), "用户所在地"),
     (re.compile(r"(?:我们|咱们)(?:公司|单位)|我司|^(?:我们|咱们)(?=是一家)"), "用户的公司"),
     (re.compile(r"(?:我们|咱们)\s?(?:团队|组|部门|team)|^组里|^团队里"), "用户的团队"),
@@ -532,6 +541,8 @@ _EN_SELF_LEAD = [
     (re.compile(r"^as (an?)\s+", re.I), r"the user is \1 "),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
+    (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on)\b)", re.I), "the user is "),
+    (re.compile(rf"^with (?:my )?(?={_PEOPLE_EN})", re.I), "the user has "),
     (re.compile(r"^(everything |all |most things )?at work\b", re.I), r"\1at the user's workplace"),
     (re.compile(r"^work(?= (?:uses|runs|is|has|gives|pays|lets)\b)", re.I), "the user's workplace"),
     (re.compile(r"^(?:big |huge )(?=fan of\b)", re.I), "the user is a big "),
