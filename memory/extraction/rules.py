@@ -195,7 +195,7 @@ _MOOD = re.compile(
     r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
     r"out of (?:the )?office|yesterday|last night|the other day|last weekend|earlier today)\b|出差中|休假中|不在家|"
-    r"昨天|昨晚|前天|前几天",
+    r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$",
     re.I,
 )
 # A diagnosis or a finding reported by someone else is about the user all the same.
