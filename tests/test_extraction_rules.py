@@ -142,6 +142,21 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
         ("My wife and I both work from home.", ["The user and their wife both work from home"]),
         ("Anna and I run a cafe.", ["The user and Anna run a cafe"]),
         ("Our office moved to Camden.", ["The user's office moved to Camden"]),  # a place is not a tool
+        # The commas of a list are not clause breaks; 不怎么 is not a question.
+        (
+            "I speak Spanish, English, French and a little Portuguese.",
+            ["The user speaks Spanish, English, French and a little Portuguese"],
+        ),
+        ("I have two cats, Milo and Otis.", ["The user has two cats, Milo and Otis"]),
+        ("我平时不怎么喝酒，偶尔喝点红酒", ["用户平时不怎么喝酒", "用户偶尔喝点红酒"]),
+        # Subjectless self-descriptions.
+        ("在杭州做跨境电商，有什么推荐的物流", ["用户在杭州做跨境电商"]),
+        ("With three kids under five, how do I find time to cook?", ["The user has three kids under five"]),
+        (
+            "Living in a tiny studio in Tokyo, any storage tips?",
+            ["The user is living in a tiny studio in Tokyo"],
+        ),
+        ("Since I'm diabetic, what snacks are safe?", ["The user is diabetic"]),
         ("We deploy on Fridays.", ["The user's team deploys on Fridays"]),  # at work, "we" is the team
         # "and the lease …" after a clause about the user is about the user's lease.
         (

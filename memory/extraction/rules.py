@@ -110,8 +110,51 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
                 merged[-1] = f"{merged[-1]} and {part.strip()}"
             else:
                 merged.append(part)
-        parts = merged
+        parts = _rejoin_lists(merged)
     return [(p.strip(), c) for p in parts if (c := _clean(p))]
+
+
+_LIST_TAIL = re.compile(r"^(?:[\w'.-]+ ){0,4}(?:and|or) (?:[\w'.-]+ ?){1,4}$")
+_LIST_ITEM = re.compile(r"^(?:[\w'.-]+ ?){1,3}$")
+_CLAUSE_OPENING = re.compile(
+    r"^(?:I|I'm|I've|I'd|we|we're|my|our|he|she|they|it|it's|this|that|there|you|also|just|now|so|but|because)\b",
+    re.I,
+)
+
+
+def _rejoin_lists(parts: list[str]) -> list[str]:
+    """ "I speak Spanish, English and a little Portuguese", "I have two cats, Milo and Otis": the commas of a
+    list that ends in "and"/"or" after a first-person clause do not open clauses."""
+    out: list[str] = []
+    k = 0
+    while k < len(parts):
+        part = parts[k]
+        j = k + 1
+        while (
+            j < len(parts)
+            and _LIST_ITEM.match(parts[j].strip())
+            and not _CLAUSE_OPENING.match(parts[j].strip())
+        ):
+            j += 1
+        if (
+            j < len(parts)
+            and _LIST_TAIL.match(parts[j].strip())
+            and not _CLAUSE_OPENING.match(parts[j].strip())
+        ):
+            j += 1
+        tail = parts[j - 1].strip() if j > k + 1 else ""
+        if (
+            tail
+            and _SUBJECT_I_EN.search(part)
+            and _LIST_TAIL.match(tail)
+            and not _CLAUSE_OPENING.match(parts[k + 1].strip())
+        ):
+            out.append(", ".join(p.strip() for p in parts[k:j]))
+            k = j
+            continue
+        out.append(part)
+        k += 1
+    return out
 
 
 # ---- cue lexicons -------------------------------------------------------------------------------------
@@ -176,7 +219,7 @@ _FROM_OLD = re.compile(
 _REQUEST_ZH = re.compile(
     r"^(?:帮我|帮忙|帮|请你?|麻烦|给我|能不能|能否|可以|可不可以|你(?:能|可以|帮|给|先|再)|把|写|翻译|推荐|总结|"
     r"解释|列|排|查|算|检查|润色|回复|起|生成|做个|来个|弄个|改一下|想想|看下|看看|告诉我|讲|说说|"
-    r"别给我|不要给我|介绍)|帮我|给我(?!们)|帮忙|能不能|怎么办|有没有|什么|怎么|如何|哪|多少|吗$|么$|呢$|吧$"
+    r"别给我|不要给我|介绍)|帮我|给我(?!们)|帮忙|能不能|怎么办|有没有|什么|(?<![不没])怎么(?!样都)|如何|哪|多少|吗$|么$|呢$|吧$"
     # an instruction to the assistant at the end of a clause ("点菜时注意", "出门前提醒我")
     r"|(?:注意|留意|小心|记得|别忘了?|提醒我)(?:一下|点|些)?[。！!]?$"
 )
@@ -297,7 +340,7 @@ _EMPHASIS_ZH = re.compile(r"一点|都不行|也不行|不行$|不错|不好|不
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
-    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前)"
+    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不)"
 )
 # People or animals one lives with, counted: "With three kids under five, …".
 _PEOPLE_EN = (
