@@ -157,6 +157,9 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
             ["The user is living in a tiny studio in Tokyo"],
         ),
         ("Since I'm diabetic, what snacks are safe?", ["The user is diabetic"]),
+        # Code-mixed: the language of a sentence is the one most of it is written in; "US" is not "us".
+        ("I'm based in 上海, working remote for a US company.", ["The user is based in 上海"]),
+        ("我 daughter 今年上 kindergarten", ["用户的 daughter 今年上 kindergarten"]),
         ("We deploy on Fridays.", ["The user's team deploys on Fridays"]),  # at work, "we" is the team
         # "and the lease …" after a clause about the user is about the user's lease.
         (

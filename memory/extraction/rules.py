@@ -297,12 +297,19 @@ _ERRAND = re.compile(
 
 # Who a clause is about.
 _FIRST_ZH = re.compile(r"我|本人|咱")
+# Case matters for "us" ("a US company" is not the user).
 _FIRST_EN = re.compile(
-    r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|my|me|mine|myself|we|we're|we've|our|ours|us)(?![\w'])", re.I
+    r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself|[Ww]e|[Ww]e're|[Ww]e've|[Oo]ur|[Oo]urs|us)"
+    r"(?![\w'])|(?<![\w'])(?:MY|WE|OUR)(?![\w'])"
 )
 _OWN_NOUN = (
     r"儿子|女儿|孩子|小孩|老婆|妻子|爱人|老公|丈夫|爸妈|父母|爸爸|妈妈|母亲|父亲|老人|爸|妈|老家|家里|家人|室友|"
     r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里"
+)
+# The same in English inside a Chinese sentence ("我 daughter 今年上 kindergarten").
+_OWN_NOUN_EN = (
+    r"(?:daughter|son|kids?|children|wife|husband|partner|boss|manager|team|company|mom|mum|dad|parents|family|"
+    r"girlfriend|boyfriend|cat|dog|roommate|colleagues?|clients?|customers?)\b"
 )
 # A subjectless Chinese clause that still describes the user.
 _SELF_ZH = re.compile(
@@ -448,7 +455,7 @@ _ZH_PERSON = [
     ),
     (re.compile(rf"(?:我们|咱们)的?(?={_OWN_NOUN}|小区|家乡)"), "用户的"),
     (re.compile(r"我自己|我本人|本人"), "用户"),
-    (re.compile(rf"我(?:的)?(?={_OWN_NOUN})"), "用户的"),
+    (re.compile(rf"我(?:的)?(?={_OWN_NOUN}|\s?{_OWN_NOUN_EN})"), "用户的"),
     (re.compile(r"我的"), "用户的"),
     (re.compile(r"我们|咱们|我"), "用户"),
 ]
@@ -605,7 +612,7 @@ _WE_AT_WORK = re.compile(
     r"^(we|we're|we've|we are|we have)\s+(?=(?:all |mostly |usually |now |still |just |also |only |always )*"
     r"(?:deploy|deployed|deploying|ship|shipped|shipping|release|released|migrate|migrated|migrating|host|hosted|"
     r"went with|chose|picked|standardi[sz]ed|code review|hire|hired|hiring|sprint|build|built|use|used|run on|"
-    r"switched|moved to)\b)",
+    r"switched)\b)",
     re.I,
 )
 
@@ -875,12 +882,22 @@ def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
     return out
 
 
+def _chinese(text: str) -> bool:
+    """A sentence written in Chinese: it has Chinese characters, at least as many as English words
+    ("我们用 Notion 做 wiki" is Chinese with English terms; "I'm based in 上海" is English)."""
+    return has_cjk(text) and 3 * len(_CJK_CHAR.findall(text)) >= len(_LATIN_WORD.findall(text))
+
+
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
 def _message_candidates(content: str) -> list[Candidate]:
-    zh = has_cjk(content)
     out: list[Candidate] = []
     explicit_message = False
     owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
     for sentence in split_sentences(content):
+        zh = _chinese(sentence)
         first = len(out)
         explicit = background = False
         correction = bool(_CORRECTION_PREFIX.search(sentence))
