@@ -110,10 +110,10 @@ def test_it_finds_implicit_self_descriptions(text, contents):
         ("不对，我现在住在上海了", "用户现在住在上海了"),
         ("我女儿是七岁，不是六岁", "用户的女儿是七岁"),  # the denied old value is left out
         ("去年春天从广州搬到了厦门", "用户住在厦门（去年春天搬来）"),  # no marker; the old city is left out
-        ("评审会改到下周四了", "评审会改到下周四了"),
+        ("评审会改到下周四了", "评审会现在是下周四"),  # when it is now
         ("Actually, I live in Munich now.", "The user lives in Munich now"),
         ("Moved from Leeds to Bristol last spring.", "The user lives in Bristol (moved last spring)"),
-        ("The review moved to next Thursday.", "The review moved to next Thursday"),
+        ("The review moved to next Thursday.", "The review is now next Thursday"),
         ("I no longer drink coffee, only tea.", "The user no longer drinks coffee"),
     ],
 )

@@ -810,7 +810,33 @@ def _switched(statement: str) -> str:
             rest = (m.group("rest") or m.group("rest3") or "").strip()
             return f"{subj} now uses {what}" + (f" (switched {rest})" if rest else "")
         return f"{m.group('subj2')} chose {m.group('what2')}" + (m.group("rest2") or "")
+    if (m := _RESCHEDULED_EN.match(statement)) and _WHEN.search(m.group("when")):
+        return f"{m.group('what')} is now {m.group('when')}"
+    if (
+        (m := _RESCHEDULED_ZH.match(statement))
+        and not re.match(r"用户(?!的)", statement)
+        and _WHEN.search(m.group("when"))
+    ):
+        return f"{m.group('what')}现在是{m.group('when')}"
     return statement
+
+
+# A date or an event moved says when it is now: "The review moved to next Thursday" → "The review is now
+# next Thursday", "周会从周一改到周三了" → "周会现在是周三".
+_RESCHEDULED_EN = re.compile(
+    r"^(?P<what>(?:The|Our|My|Their|Her|His) [\w' -]{1,30}?|[A-Z][\w' -]{1,30}?) (?:has been |was |got |is |have been )?"
+    r"(?:moved|pushed(?: back)?|postponed|rescheduled|delayed|brought forward|slipped) (?:to|until) (?P<when>.+)$"
+)
+_WHEN = re.compile(
+    r"\d|[一二三四五六七八九十]|周|星期|礼拜|月|号|日|点|年|天|季度|底|初|"
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|"
+    r"august|september|october|november|december|next|last|week|month|year|spring|summer|autumn|fall|winter|"
+    r"q[1-4]|tomorrow|noon|morning|afternoon|evening)\b",
+    re.I,
+)
+_RESCHEDULED_ZH = re.compile(
+    r"^(?P<what>[^，,]{1,12}?)(?:改到|改在|推迟到|推迟至|延期到|延到|提前到|改期到|挪到)了?(?P<when>[^，,了]{1,12})了?$"
+)
 
 
 def _zh_subject(statement: str) -> str:
