@@ -498,6 +498,7 @@ def _rewrite_zh(clause: str, subject: str) -> str:
         text = text.replace("用户的" + colloquial, "用户的" + word)
     text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", text)
     text = _WRITTEN_USE.sub("使用 ", text)
+    text = re.sub(r"(?<=[\u4e00-\u9fff\w])了$", "", text)  # the sentence-final 了 of speech ("住在上海了")
     return text.replace("用户一个人", "用户独自").replace("用户的的", "用户的")
 
 
@@ -1108,7 +1109,7 @@ def _message_candidates(content: str) -> list[Candidate]:
 
 _ANNOUNCEMENT = re.compile(
     rf"^用户(?:的?(?:{_OWN_NOUN}|[\u4e00-\u9fff]{{1,4}}?))?(?:刚刚?|已经|也)*"
-    r"(?:换了|改了|变了|换人了|离职了|辞职了|搬家了|跳槽了|换工作了|换了工作|退休了)$"
+    r"(?:换|改|变|换人|离职|辞职|搬家|跳槽|换工作|换了工作|退休)了?$"
     r"|^The user(?:'s [a-z]+(?: [a-z]+)?)? (?:recently |just |also )?(?:changed|switched|moved|quit|left)"
     r"(?: (?:the |a )?(?:jobs?|teams?|numbers?|house|flats?|compan(?:y|ies)|roles?|address|phones?))?$"
 )
