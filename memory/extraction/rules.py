@@ -324,7 +324,8 @@ _OPINION = re.compile(
     r"I mean|I think|I guess|I feel like|I wonder|I was wondering|I'd like to know|I want to know|"
     r"I(?:'m| am) (?:pretty |fairly |quite |not )?sure|I suppose|I reckon|I bet|I believe|I doubt|I hope|"
     r"I (?:\w+ly )?agree|I (?:really )?appreciate|I(?:'m| am) (?:really |so |very )?(?:grateful|thankful|glad|sorry)|"
-    r"I can't wait|can't wait|wish I|I wish|I remember|I recall|(?:earlier )?I (?:said|meant|told you))\b|"
+    r"I can't wait|can't wait|wish I|I wish|I remember|I recall|(?:earlier )?I (?:said|meant|told you)|"
+    r"(?:so |really )?glad|appreciate)\b|"
     r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜|我记得|我发现|我想起|我听说|我应该|我会试|"
     r"我试试|我先|你说得对|说得对)",
     re.I,
@@ -379,7 +380,7 @@ _STANDING_ZH = re.compile(
     r"请(?:你)?(?:以后|总是|始终|默认|每次)"
 )
 _STANDING_EN = re.compile(
-    r"^(?:please |and |also |so )?(?:always|never|don'?t ever|do not ever|from now on|going forward|"
+    r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)|don'?t ever|do not ever|from now on|going forward|"
     r"in the future|by default)\b|\b(?:from now on|by default)\b|"
     r"\byou should (?:always|never)\b|\bplease (?:always|never)\b|^(?:please )?don'?t (?:ever )?(?:use|call|send|"
     r"write|reply|answer|add|include|schedule)\b|^call me\b",
@@ -584,7 +585,7 @@ _EN_POSSESSIVE = [
     (re.compile(r"(?<![\w'])(?:my|our)(?![\w'])", re.I), "the user's"),
     (re.compile(r"(?<![\w'])myself(?![\w'])", re.I), "themselves"),
     (re.compile(r"(?<![\w'])(?:mine|ours)(?![\w'])", re.I), "the user's"),
-    (re.compile(r"(?<![\w'])(?:me)(?![\w'])", re.I), "the user"),
+    (re.compile(r"(?<![\w'-])(?:me)(?![\w'-])", re.I), "the user"),
     (re.compile(r"(?<![\w'])(?:us)(?![\w'])"), "the user"),
 ]
 _EN_SELF_LEAD = [
