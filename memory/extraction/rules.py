@@ -227,9 +227,12 @@ _REQUEST_EN = re.compile(
     r"^(?:can|could|would|will) you\b|^(?:please|help|write|draft|make|fix|convert|translate|recommend|suggest|"
     r"give|tell|explain|summari[sz]e|plan|show|list|sort|create|generate|rewrite|tidy|check|find|compare|"
     r"swap|add|remove|turn|send|what|how|why|which|where|when|who|is it|are there|do you|does|any tips|"
-    r"should|let's|keep it|skip|use|don't give|schedule|book|remind|set up|pick|choose|prepare|proofread|review|"
-    r"edit|outline|shorten|rephrase|reword|format|name|design|debug|refactor|optimi[sz]e|calculate|estimate|"
-    r"correct|improve|simplify|polish|brainstorm|come up with|put together|look at|go through|walk me through)\b",
+    r"should|let's|keep it|skip|use|don't give|remind|set up|pick|choose|prepare|proofread|shorten|rephrase|reword|"
+    r"debug|refactor|optimi[sz]e|calculate|simplify|polish|brainstorm|come up with|put together|look at|go through|"
+    r"walk me through|improve|"
+    # words that are nouns as often: a request only with an object after them ("Review this", not "Review is …")
+    r"(?:schedule|book|review|edit|outline|format|name|design|correct|estimate)"
+    r"(?= (?:it|this|that|these|those|a|an|the|my|me|something|some|them)\b))\b",
     re.I,
 )
 _QUESTION = re.compile(r"[?？]\s*$")
