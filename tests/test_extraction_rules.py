@@ -183,6 +183,7 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
         ("Allergic to cats, sadly.", ["The user is allergic to cats"]),
         # A diagnosis reported by a doctor is the user's; verbs keep their person after adverbs and n't.
         ("医生说我有轻度脂肪肝", ["用户有轻度脂肪肝"]),
+        ("高血压患者能喝咖啡吗？我去年确诊的", ["用户去年确诊高血压的"]),  # the illness the question named
         ("My doctor says I have high blood pressure.", ["The user has high blood pressure"]),
         (
             "I completely avoid sugar and I couldn't live without coffee.",

@@ -272,6 +272,9 @@ _NEW_VALUE_AT_END = re.compile(
     r"(?:批了|定了|定在|改成|变成|改为|涨到|降到|砍到|调到|加到|减到|改到|提前到|推迟到|延期到)了?"
     r"(?P<value>[^，,。了]{1,10})了?$"
 )
+_CONDITION_ZH = re.compile(
+    r"(?P<cond>[\u4e00-\u9fff]{1,5}病)人|(?P<cond2>[\u4e00-\u9fff]{2,5}?)(?:患者|病人|病友)"
+)
 _NEW_VALUE_ZH = re.compile(r"^新(?=[\u4e00-\u9fff])")
 # Children or pets the user looks after, named by number ("给两个孩子辅导作业", "带三只猫").
 _CARES_FOR_ZH = re.compile(
@@ -927,8 +930,11 @@ def _message_candidates(content: str) -> list[Candidate]:
     out: list[Candidate] = []
     explicit_message = False
     owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
+    condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     for sentence in split_sentences(content):
         zh = _chinese(sentence)
+        if found := _CONDITION_ZH.search(sentence):
+            condition = found.group("cond") or found.group("cond2")
         first = len(out)
         explicit = background = False
         correction = bool(_CORRECTION_PREFIX.search(sentence))
@@ -1015,6 +1021,12 @@ def _message_candidates(content: str) -> list[Candidate]:
             if not zh and kept_before and _BRIDGED_EN.match(clause):
                 clause = "my " + clause[4:]
             clause = _REPORTED.sub("", clause)  # "医生说我有轻度脂肪肝", "my doctor says I have …"
+            if (
+                condition
+                and zh
+                and (diagnosed := re.search(r"确诊(?![\u4e00-\u9fff]{0,3}(?:病|症|炎|癌))", clause))
+            ):
+                clause = clause[: diagnosed.end()] + condition + clause[diagnosed.end() :]
             new_value = bool(zh and kept_before and _NEW_VALUE_ZH.match(clause))
             if new_value:
                 clause = "我的" + clause  # "手机号换了，新号码尾号 6621": the new value is the user's
