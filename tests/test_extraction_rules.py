@@ -184,6 +184,7 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
         # A diagnosis reported by a doctor is the user's; verbs keep their person after adverbs and n't.
         ("医生说我有轻度脂肪肝", ["用户有轻度脂肪肝"]),
         ("高血压患者能喝咖啡吗？我去年确诊的", ["用户去年确诊高血压的"]),  # the illness the question named
+        ("我有两个孩子，都在上小学", ["用户有两个孩子，都在上小学"]),  # "都…" is about the two children
         ("My doctor says I have high blood pressure.", ["The user has high blood pressure"]),
         (
             "I completely avoid sugar and I couldn't live without coffee.",

@@ -275,6 +275,8 @@ _NEW_VALUE_AT_END = re.compile(
 _CONDITION_ZH = re.compile(
     r"(?P<cond>[\u4e00-\u9fff]{1,5}病)人|(?P<cond2>[\u4e00-\u9fff]{2,5}?)(?:患者|病人|病友)"
 )
+# A statement that ends on a counted noun ("…有三个项目"): a following "都…" is about those.
+_COUNTED_END_ZH = re.compile(r"[两三四五六七八九十几\d]+(?:个|只|位|家|条|种|台|套|门)[\u4e00-\u9fff]{1,4}$")
 _NEW_VALUE_ZH = re.compile(r"^新(?=[\u4e00-\u9fff])")
 # Children or pets the user looks after, named by number ("给两个孩子辅导作业", "带三只猫").
 _CARES_FOR_ZH = re.compile(
@@ -1036,6 +1038,15 @@ def _message_candidates(content: str) -> list[Candidate]:
             changed = bool(
                 new_value or _CHANGE.search(clause) or _SCHEDULE_CHANGE.search(clause) or _denied_tail(clause)
             )
+            if (
+                zh
+                and kept_before
+                and out
+                and clause.startswith("都")
+                and _COUNTED_END_ZH.search(out[-1].content)
+            ):
+                out[-1].content += "，" + clause  # "手上有三个项目，都是给银行做的": about the projects
+                continue
             continues = kept_before and (
                 (zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause))
             )
