@@ -185,6 +185,7 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
         ("医生说我有轻度脂肪肝", ["用户有轻度脂肪肝"]),
         ("高血压患者能喝咖啡吗？我去年确诊的", ["用户去年确诊高血压的"]),  # the illness the question named
         ("我有两个孩子，都在上小学", ["用户有两个孩子，都在上小学"]),  # "都…" is about the two children
+        ("我有两个孩子，大的八岁，小的三岁", ["用户有两个孩子，大的八岁，小的三岁"]),
         ("My doctor says I have high blood pressure.", ["The user has high blood pressure"]),
         (
             "I completely avoid sugar and I couldn't live without coffee.",

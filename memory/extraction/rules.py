@@ -275,8 +275,9 @@ _NEW_VALUE_AT_END = re.compile(
 _CONDITION_ZH = re.compile(
     r"(?P<cond>[\u4e00-\u9fff]{1,5}病)人|(?P<cond2>[\u4e00-\u9fff]{2,5}?)(?:患者|病人|病友)"
 )
-# A statement that ends on a counted noun ("…有三个项目"): a following "都…" is about those.
+# A statement that ends on a counted noun ("…有三个项目"): a following "都…", "一只叫…", "大的…" is about those.
 _COUNTED_END_ZH = re.compile(r"[两三四五六七八九十几\d]+(?:个|只|位|家|条|种|台|套|门)[\u4e00-\u9fff]{1,4}$")
+_ABOUT_COUNTED_ZH = re.compile(r"^(?:都|分别|其中|一(?:个|只|位|家|条|种|台|套|门)|大的|小的|老大)")
 _NEW_VALUE_ZH = re.compile(r"^新(?=[\u4e00-\u9fff])")
 # Children or pets the user looks after, named by number ("给两个孩子辅导作业", "带三只猫").
 _CARES_FOR_ZH = re.compile(
@@ -969,6 +970,7 @@ def _message_candidates(content: str) -> list[Candidate]:
         # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
         clauses = _clauses(body, zh)
         topic = ""
+        counted = None
         correction = correction or any(_DENIED.match(c) for _w, c in clauses)
         # "我不是程序员，我是产品经理", "I'm not a developer, I'm a designer": the first clause is the old value.
         denied = {
@@ -1042,10 +1044,11 @@ def _message_candidates(content: str) -> list[Candidate]:
                 zh
                 and kept_before
                 and out
-                and clause.startswith("都")
-                and _COUNTED_END_ZH.search(out[-1].content)
+                and _ABOUT_COUNTED_ZH.match(clause)
+                and (_COUNTED_END_ZH.search(out[-1].content) or out[-1] is counted)
             ):
                 out[-1].content += "，" + clause  # "手上有三个项目，都是给银行做的": about the projects
+                counted = out[-1]  # "大的八岁，小的三岁": the next one too
                 continue
             continues = kept_before and (
                 (zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause))
