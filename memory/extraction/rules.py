@@ -131,7 +131,8 @@ def _rejoin_lists(parts: list[str]) -> list[str]:
         part = parts[k]
         j = k + 1
         while (
-            j < len(parts)
+            _SUBJECT_I_EN.search(part)
+            and j < min(len(parts), k + 12)
             and _LIST_ITEM.match(parts[j].strip())
             and not _CLAUSE_OPENING.match(parts[j].strip())
         ):
@@ -749,7 +750,8 @@ _MOVED_ZH = re.compile(r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到)了?([^�
 # A denied old value at the end of a clause, parallel to the value before it: "at 4pm not 3pm", "at Acme, not
 # Initech", "nine, not seven"; "用 A 而不是 B".
 _DENIED_TAIL = re.compile(
-    r"(?P<before>[\w.:']+)[,\s]+not (?P<old>(?:\w[\w.:-]* ){0,2}\w[\w.:-]*)$|\s*而不是[^，,。]{1,12}$", re.I
+    r"(?<![\w.:'])(?P<before>[\w.:']{1,30})[,\s]+not (?P<old>(?:\w[\w.:-]* ){0,2}\w[\w.:-]*)$|\s*而不是[^，,。]{1,12}$",
+    re.I,
 )
 _NUMBER_WORD = (
     r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred)"
