@@ -98,14 +98,18 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
     parts = [p for p in (_ZH_CLAUSE if zh else _EN_CLAUSE).split(sentence) if p and p.strip()]
     if not zh:  # "My partner and I are …": a piece of one or two words is not a clause of its own
         merged: list[str] = []
+        cursor = end = 0  # where the previous piece ends in the sentence: what joined it to this one
         for part in parts:
+            start = sentence.find(part, cursor)
+            joint = sentence[end:start] if start >= 0 else ""
+            cursor = end = start + len(part) if start >= 0 else cursor
             last = merged[-1] if merged else ""
             if (
                 last
                 and len(last.split()) <= 2
                 and re.match(r"(?:my|our|his|her|the|a)\s|\w+$", last.strip(), re.I)
                 and _FIRST_EN.match(part.strip())
-                and re.search(rf"{re.escape(last.strip())}\s+and\s+{re.escape(part.strip()[:12])}", sentence)
+                and re.fullmatch(r"\s+and\s+", joint)
             ):
                 merged[-1] = f"{merged[-1]} and {part.strip()}"
             else:
