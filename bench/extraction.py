@@ -1,6 +1,7 @@
 """Automatic extraction: statement quality on labelled conversations and worker time per turn.
 
-    .venv/bin/python bench/extraction.py [--path rules|llm] [--verbose] [--repeat 1]
+    .venv/bin/python bench/extraction.py [--path rules|llm] [--verbose | --show-errors tune] [--repeat 1]
+    (the timing part needs the database: scripts/devservices.py exec -- .venv/bin/python bench/extraction.py)
 
 Data: bench/data/extraction_cases.jsonl, 208 conversations (zh 92, en 92, code-mixed 24) in eight
 classes: request residue, first person, two facts in one sentence, implicit self-descriptions,
@@ -29,6 +30,14 @@ store). Each has the expected third-person statements and a must-not list. bench
    prior memory. Goal: median < 200 ms.
 
 Runs in its own throw-away database (engram_bench_extraction on the server of $DATABASE_URL).
+
+Figures of the rule path (previous stop in brackets), precision / recall:
+    tune      all 0.915 / 0.890 (0.797 / 0.743)  zh 0.887 / 0.830  en 0.981 / 0.981  mixed 0.727 / 0.700
+    held out  all 0.781 / 0.736 (0.760 / 0.686)  zh 0.794 / 0.755  en 0.837 / 0.774  mixed 0.562 / 0.533
+    by class, held out: residue 0.833 / 0.706, first person 0.789 / 0.733, two facts 0.931 / 0.893,
+    implicit 0.579 / 0.476, correction 0.556 / 0.714, background 0.880 / 0.808; chit-chat and task-only
+    turns store nothing; must-not 0 on both halves. Worker time per turn: median 44 ms, p95 117 ms
+    (2 CPUs, load 4.3); 25 of 27 corrections superseded their prior memory.
 """
 
 from __future__ import annotations
@@ -273,6 +282,11 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="timing rounds over the set")
     parser.add_argument("--no-timing", action="store_true")
     parser.add_argument("--verbose", action="store_true", help="list the conversations with a miss")
+    parser.add_argument(
+        "--show-errors",
+        choices=["tune", "held-out"],
+        help="list the conversations with a miss of one half only (tune while working on the rules)",
+    )
     parser.add_argument("--omp-threads", type=int, default=1, help="OpenMP threads of the model (0: default)")
     args = parser.parse_args()
     if args.omp_threads:
@@ -293,7 +307,8 @@ def main() -> None:
     for name, path in HALVES.items():
         rows = load(path)
         every += rows
-        quality(scorer, rows, f"{args.path} path - {name} half", args.path, args.verbose)
+        verbose = args.verbose or args.show_errors == name.replace(" ", "-")
+        quality(scorer, rows, f"{args.path} path - {name} half", args.path, verbose)
     if args.no_timing:
         return
     from bench.ingest import owned_test_databases

@@ -107,19 +107,131 @@ def test_it_finds_implicit_self_descriptions(text, contents):
 @pytest.mark.parametrize(
     "text, content",
     [
-        ("不对，我现在住在上海了", "用户现在住在上海了"),
+        ("不对，我现在住在上海了", "用户现在住在上海"),
         ("我女儿是七岁，不是六岁", "用户的女儿是七岁"),  # the denied old value is left out
         ("去年春天从广州搬到了厦门", "用户住在厦门（去年春天搬来）"),  # no marker; the old city is left out
-        ("评审会改到下周四了", "评审会改到下周四了"),
+        ("评审会改到下周四了", "评审会现在是下周四"),  # when it is now
         ("Actually, I live in Munich now.", "The user lives in Munich now"),
         ("Moved from Leeds to Bristol last spring.", "The user lives in Bristol (moved last spring)"),
-        ("The review moved to next Thursday.", "The review moved to next Thursday"),
+        ("The review moved to next Thursday.", "The review is now next Thursday"),
         ("I no longer drink coffee, only tea.", "The user no longer drinks coffee"),
     ],
 )
 def test_it_marks_corrections_with_and_without_a_marker(text, content):
     [candidate] = extract_rules([human(text)])
     assert candidate.content == content and candidate.correction is True
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # A background list: a part with its role says what the role uses; named things are one statement.
+        (
+            "记住我的开发环境：Vite 前端，Flask 后端，数据库 MySQL 8",
+            ["用户的前端使用 Vite", "用户的后端使用 Flask", "用户的数据库使用 MySQL 8"],
+        ),
+        (
+            "Please remember my setup: Dell XPS 13, Ubuntu 24.04, and I write in Neovim.",
+            ["The user writes in Neovim", "The user's setup: Dell XPS 13, Ubuntu 24.04"],
+        ),
+        # Two things had, joined by "and a …", are two statements; "X and I" keeps both people.
+        (
+            "I have a husky called Luna and a parrot called Kiwi.",
+            ["The user has a husky called Luna", "The user has a parrot called Kiwi"],
+        ),
+        ("My wife and I both work from home.", ["The user and their wife both work from home"]),
+        ("Anna and I run a cafe.", ["The user and Anna run a cafe"]),
+        ("Our office moved to Camden.", ["The user's office moved to Camden"]),  # a place is not a tool
+        # The commas of a list are not clause breaks; 不怎么 is not a question.
+        (
+            "I speak Spanish, English, French and a little Portuguese.",
+            ["The user speaks Spanish, English, French and a little Portuguese"],
+        ),
+        ("I have two cats, Milo and Otis.", ["The user has two cats, Milo and Otis"]),
+        ("我平时不怎么喝酒，偶尔喝点红酒", ["用户平时不怎么喝酒", "用户偶尔喝点红酒"]),
+        # Subjectless self-descriptions.
+        ("在杭州做跨境电商，有什么推荐的物流", ["用户在杭州做跨境电商"]),
+        ("With three kids under five, how do I find time to cook?", ["The user has three kids under five"]),
+        (
+            "Living in a tiny studio in Tokyo, any storage tips?",
+            ["The user is living in a tiny studio in Tokyo"],
+        ),
+        ("Since I'm diabetic, what snacks are safe?", ["The user is diabetic"]),
+        # Code-mixed: the language of a sentence is the one most of it is written in; "US" is not "us".
+        ("I'm based in 上海, working remote for a US company.", ["The user is based in 上海"]),
+        ("我 daughter 今年上 kindergarten", ["用户的 daughter 今年上 kindergarten"]),
+        ("We deploy on Fridays.", ["The user's team deploys on Fridays"]),  # at work, "we" is the team
+        # "and the lease …" after a clause about the user is about the user's lease.
+        (
+            "I rent a flat in Cork and the lease ends in May.",
+            ["The user rents a flat in Cork", "The user's lease ends in May"],
+        ),
+        # A short contrast completes the statement before it; a topic goes back after its verb.
+        (
+            "我平时记笔记都用 Obsidian，Evernote 基本不碰",
+            ["用户平时记笔记都使用 Obsidian，基本不碰 Evernote"],
+        ),
+        ("Vim 我用了十年", ["用户用了 Vim 十年"]),
+        ("我们的服务器是 CentOS 6，升级不了", ["用户的服务器是 CentOS 6，无法升级"]),
+        # Implicit facts: children the user looks after, the user's workplace, a subjectless self-description.
+        ("下班还要接两个孩子放学，有什么提高效率的办法", ["用户有两个孩子"]),
+        (
+            "Everything at work runs on Teams, so format it for a Teams post.",
+            ["Everything at the user's workplace runs on Teams"],
+        ),
+        ("Not a fan of emoji in replies.", ["The user is not a fan of emoji in replies"]),
+        ("Allergic to cats, sadly.", ["The user is allergic to cats"]),
+        # A diagnosis reported by a doctor is the user's; verbs keep their person after adverbs and n't.
+        ("医生说我有轻度脂肪肝", ["用户有轻度脂肪肝"]),
+        ("高血压患者能喝咖啡吗？我去年确诊的", ["用户去年确诊高血压的"]),  # the illness the question named
+        ("我有两个孩子，都在上小学", ["用户有两个孩子，都在上小学"]),  # "都…" is about the two children
+        ("我有两个孩子，大的八岁，小的三岁", ["用户有两个孩子，大的八岁，小的三岁"]),
+        ("My doctor says I have high blood pressure.", ["The user has high blood pressure"]),
+        (
+            "I completely avoid sugar and I couldn't live without coffee.",
+            ["The user completely avoids sugar", "The user couldn't live without coffee"],
+        ),
+        # A household's background speaks of 用户家; 我们老板 is the user's.
+        ("请记住我家的情况：三口之家，住在五楼", ["用户家是三口之家", "用户家住在五楼"]),
+        ("我们老板特别在意细节", ["用户的老板特别在意细节"]),
+    ],
+)
+def test_it_writes_lists_pairs_contrasts_and_implicit_facts_as_statements(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # A switch says what is used now.
+        ("我上个月改用 Obsidian 了", ["用户现在使用 Obsidian（上个月换的）"]),
+        ("I switched to Linear last month.", ["The user now uses Linear (switched last month)"]),
+        ("We dropped Jenkins for GitHub Actions.", ["The user now uses GitHub Actions"]),
+        ("We went with Postgres in the end.", ["The user's team chose Postgres"]),
+        # The old value is left out: denied at the clause's end, denied as an identity, or "从X".
+        ("Scratch that, the meeting is at 4pm not 3pm.", ["The meeting is at 4pm"]),
+        ("I work at Acme, not Initech.", ["The user works at Acme"]),
+        ("其实我不是程序员，我是产品经理", ["用户是产品经理"]),
+        ("我们团队从八个人扩到十五个了", ["用户的团队扩到十五个"]),
+        ("预算砍到三十万了", ["预算砍到三十万了"]),
+        # "之前说的X是Y" is the old value; the clause after it says X's new value.
+        ("之前说的截止日期是月底，后来提前到了20号", ["截止日期为20号"]),
+        ("我最近改喝美式了", ["用户最近改喝美式"]),  # without the spoken 了
+        # The bare announcement of a change gives way to the new value that follows it.
+        ("手机号换了，新号码尾号 1234", ["用户的新号码尾号 1234"]),
+    ],
+)
+def test_it_states_the_new_value_of_a_change(text, contents):
+    found = extract_rules([human(text)])
+    assert [c.content for c in found] == contents
+    assert all(c.correction for c in found)
+
+
+def test_a_contrast_that_is_not_a_parallel_value_is_not_a_correction():
+    [candidate] = extract_rules([human("I eat fish but not meat.")])
+    assert (candidate.content, candidate.correction) == ("The user eats fish but not meat", False)
+    [candidate] = extract_rules([human("我离职了")])  # alone, the announcement is the fact
+    assert candidate.content == "用户离职"
 
 
 @pytest.mark.parametrize(
@@ -131,6 +243,18 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
         [human("Can you fix this bug? It always crashes on start.")],
         [human("Thanks, that was really helpful!")],
         [human("I'm a bit tired today, let's keep it short")],
+        [human("I'm presenting to the board on Friday, can you make this shorter?")],  # an errand
+        [human("我周五要去面试，帮我准备一下")],
+        [human("Honestly I think the second draft was better.")],  # an opinion about the conversation
+        [human("I'm pretty sure the bug is in the parser.")],
+        [human("I'd rather not use Excel for this.")],  # bound to the task at hand
+        [human("Schedule it for my mornings, please.")],  # an imperative
+        [human("It reminds me of something from my childhood.")],  # the user only as object or owner
+        [human("Your support means a lot to me. I will!")],  # an answer is not a statement
+        [human("Oh yeah, I remember you telling me about that film.")],  # not a request to remember
+        [human("On a different note, thanks a lot, I'm really grateful.")],
+        [human("I found a lovely café yesterday.")],  # one day's event
+        [human("我昨天去了趟医院")],
         [human("不对，不是这样的")],  # a correction without a new value
         [human("我是说这个方案不太行")],
         [human("帮我把这段话翻译成英文：会议改期至周三下午三点")],  # the material of a task

@@ -66,11 +66,15 @@ _EN_CLAUSE = re.compile(
     r"\s*(?:,(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
     r"(?=(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
-    r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b)",
+    r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b)"
+    r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)",
 )
+# "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
+_BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
     r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|"
-    r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway)\b)+",
+    r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
+    r"heads up|just so you know|for context|for what it's worth|(?:since|because|as)(?= I\b| I'm\b| my\b))\b)+",
     re.I,
 )
 _TRAIL = re.compile(r"(?:[\s，,：:、;；。.!！…~]|[啊呀吧呢哈嘛哦]|by the way|though)+$", re.I)
@@ -94,19 +98,68 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
     parts = [p for p in (_ZH_CLAUSE if zh else _EN_CLAUSE).split(sentence) if p and p.strip()]
     if not zh:  # "My partner and I are …": a piece of one or two words is not a clause of its own
         merged: list[str] = []
+        cursor = end = 0  # where the previous piece ends in the sentence: what joined it to this one
         for part in parts:
+            start = sentence.find(part, cursor)
+            joint = sentence[end:start] if start >= 0 else ""
+            cursor = end = start + len(part) if start >= 0 else cursor
             last = merged[-1] if merged else ""
             if (
                 last
                 and len(last.split()) <= 2
-                and not _FIRST_EN.match(last.strip())
+                and re.match(r"(?:my|our|his|her|the|a)\s|\w+$", last.strip(), re.I)
                 and _FIRST_EN.match(part.strip())
+                and re.fullmatch(r"\s+and\s+", joint)
             ):
                 merged[-1] = f"{merged[-1]} and {part.strip()}"
             else:
                 merged.append(part)
-        parts = merged
+        parts = _rejoin_lists(merged)
     return [(p.strip(), c) for p in parts if (c := _clean(p))]
+
+
+_LIST_TAIL = re.compile(r"^(?:[\w'.-]+ ){0,4}(?:and|or) (?:[\w'.-]+ ?){1,4}$")
+_LIST_ITEM = re.compile(r"^(?:[\w'.-]+ ?){1,3}$")
+_CLAUSE_OPENING = re.compile(
+    r"^(?:I|I'm|I've|I'd|we|we're|my|our|he|she|they|it|it's|this|that|there|you|also|just|now|so|but|because)\b",
+    re.I,
+)
+
+
+def _rejoin_lists(parts: list[str]) -> list[str]:
+    """ "I speak Spanish, English and a little Portuguese", "I have two cats, Milo and Otis": the commas of a
+    list that ends in "and"/"or" after a first-person clause do not open clauses."""
+    out: list[str] = []
+    k = 0
+    while k < len(parts):
+        part = parts[k]
+        j = k + 1
+        while (
+            _SUBJECT_I_EN.search(part)
+            and j < min(len(parts), k + 12)
+            and _LIST_ITEM.match(parts[j].strip())
+            and not _CLAUSE_OPENING.match(parts[j].strip())
+        ):
+            j += 1
+        if (
+            j < len(parts)
+            and _LIST_TAIL.match(parts[j].strip())
+            and not _CLAUSE_OPENING.match(parts[j].strip())
+        ):
+            j += 1
+        tail = parts[j - 1].strip() if j > k + 1 else ""
+        if (
+            tail
+            and _SUBJECT_I_EN.search(part)
+            and _LIST_TAIL.match(tail)
+            and not _CLAUSE_OPENING.match(parts[k + 1].strip())
+        ):
+            out.append(", ".join(p.strip() for p in parts[k:j]))
+            k = j
+            continue
+        out.append(part)
+        k += 1
+    return out
 
 
 # ---- cue lexicons -------------------------------------------------------------------------------------
@@ -115,7 +168,9 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
 _REMEMBER = re.compile(
     r"^.{0,8}?(?:请你?|麻烦你?|帮我|你要|要)?(?:记住|记一下|记下|记着|牢记|备注一下)(?:了|一下)?"
     r"(?:这件事|这一点|一点|这个)?[\s，,：:、]*"
-    r"|^.{0,20}?\b(?:remember|note|keep in mind|don'?t forget|do not forget)\b(?:\s+that)?[\s,:]*",
+    r"|^.{0,20}?(?<!\bI )(?<!\bwe )(?<!\byou )(?<!\bI do )(?<!\bI still )(?<!\bI can )(?<!\bto )"
+    r"\b(?:remember|note(?=\s+(?:that|this|down|my|these|the following)\b|\s*:)|keep in mind|don'?t forget|do not forget)"
+    r"\b(?:\s+that)?[\s,:]*",
     re.I,
 )
 _CLAUSE_MARKER = re.compile(
@@ -138,30 +193,38 @@ _POINTING = re.compile(
 )
 _CORRECTION_PREFIX = re.compile(
     r"^(?:不对|不是这样的?|错了|不是的|说错了|搞错了|弄错了|纠正一下|更正一下|更正|我说错了|刚才说错了)"
-    r"|^(?:no|nope|sorry|wait)?[\s,]*(?:actually|correction)\b|^sorry,? I got (?:that|it) wrong(?: earlier)?\b",
+    r"|^(?:no|nope|sorry|wait)?[\s,]*(?:actually|correction)\b|^sorry,? I got (?:that|it) wrong(?: earlier)?\b"
+    r"|^(?:scratch that|update|quick update|small update|turns out|it turns out|my bad|my mistake)\b[\s,:]*",
     re.I,
 )
 _CHANGE = re.compile(
     r"改到|改成|改为|改在|换了|换成|换到|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
-    r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|"
+    r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|改(?:喝|吃|骑|开|学|玩|看|听|坐|住)|"
     r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
-    r"went with|in the end|instead|new job|since)\b",
+    r"went with|in the end|instead|new job|since|turns out)\b|(?:涨|降|砍|减|扩|缩|升)到",
     re.I,
 )
 _SCHEDULE_CHANGE = re.compile(
-    r"改到|推迟到|推迟至|延期到|提前到|改期到|改在|"
-    r"\b(?:moved|slipped|postponed|pushed(?: back)?|relocated|rescheduled|changed) (?:to|until)\b",
+    r"改到|推迟到|推迟至|延期到|提前到|改期到|改在|(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调)到|"
+    r"\b(?:moved|slipped|postponed|pushed(?: back)?|relocated|rescheduled|changed|"
+    r"(?:went|gone|was|is|been|got) (?:up|down|cut|raised|increased|reduced|lowered)|increased|reduced|raised|"
+    r"lowered|cut) (?:to|until)\b",
     re.I,
 )
-_DENIED = re.compile(r"^(?:不是|而不是|并不是|rather than|not|instead of)\b|^(?:不是|而不是)", re.I)
+_DENIED = re.compile(
+    r"^(?:不是|而不是|并不是|rather than|not(?! (?:really )?(?:a |big |huge )*fan of)|instead of)\b|^(?:不是|而不是)",
+    re.I,
+)
 _FROM_OLD = re.compile(
-    r"从[^，,到]{1,12}(?=搬到|搬去|调到|调去|转到|换到|换成|改到|改成)|\bfrom [\w .'-]{1,30}?(?= to\b)", re.I
+    r"从[^，,到]{1,12}(?=搬到|搬去|调到|调去|转到|换到|换成|改到|改成|"
+    r"(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调|变)了?(?:到|成|为))|\bfrom [\w .'-]{1,30}?(?= to\b)",
+    re.I,
 )
 
 _REQUEST_ZH = re.compile(
     r"^(?:帮我|帮忙|帮|请你?|麻烦|给我|能不能|能否|可以|可不可以|你(?:能|可以|帮|给|先|再)|把|写|翻译|推荐|总结|"
     r"解释|列|排|查|算|检查|润色|回复|起|生成|做个|来个|弄个|改一下|想想|看下|看看|告诉我|讲|说说|"
-    r"别给我|不要给我|介绍)|帮我|给我(?!们)|帮忙|能不能|怎么办|有没有|什么|怎么|如何|哪|多少|吗$|么$|呢$|吧$"
+    r"别给我|不要给我|介绍)|帮我|给我(?!们)|帮忙|能不能|怎么办|有没有|什么|(?<![不没])怎么(?!样都)|如何|哪|多少|吗$|么$|呢$|吧$"
     # an instruction to the assistant at the end of a clause ("点菜时注意", "出门前提醒我")
     r"|(?:注意|留意|小心|记得|别忘了?|提醒我)(?:一下|点|些)?[。！!]?$"
 )
@@ -169,7 +232,12 @@ _REQUEST_EN = re.compile(
     r"^(?:can|could|would|will) you\b|^(?:please|help|write|draft|make|fix|convert|translate|recommend|suggest|"
     r"give|tell|explain|summari[sz]e|plan|show|list|sort|create|generate|rewrite|tidy|check|find|compare|"
     r"swap|add|remove|turn|send|what|how|why|which|where|when|who|is it|are there|do you|does|any tips|"
-    r"should|let's|keep it|skip|use|don't give)\b",
+    r"should|let's|keep it|skip|use|don't give|remind|set up|pick|choose|prepare|proofread|shorten|rephrase|reword|"
+    r"debug|refactor|optimi[sz]e|calculate|simplify|polish|brainstorm|come up with|put together|look at|go through|"
+    r"walk me through|improve|"
+    # words that are nouns as often: a request only with an object after them ("Review this", not "Review is …")
+    r"(?:schedule|book|review|edit|outline|format|name|design|correct|estimate)"
+    r"(?= (?:it|this|that|these|those|a|an|the|my|me|something|some|them)\b))\b",
     re.I,
 )
 _QUESTION = re.compile(r"[?？]\s*$")
@@ -177,36 +245,103 @@ _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
     r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
-    r"out of (?:the )?office)\b|出差中|休假中|不在家",
+    r"out of (?:the )?office|yesterday|last night|the other day|last weekend|earlier today)\b|出差中|休假中|不在家|"
+    r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$",
     re.I,
 )
+# A diagnosis or a finding reported by someone else is about the user all the same.
+_REPORTED = re.compile(
+    r"^(?:医生|大夫|体检|检查|化验|报告)(?:结果)?(?:说|显示|查出)(?=我)|"
+    r"^(?:my )?(?:doctor|gp|dentist|physio|therapist|tests?|scans?|blood work)"
+    r" (?:says|said|shows?|showed|found|confirmed)(?: that)? (?=I\b)",
+    re.I,
+)
+# A noun of a kind of person or household, said of the subject with 是 ("三口之家", "独生子女").
+_KIND_ZH = re.compile(r"(?:之家|家庭|人|者|员|师|生|族|子女|妈妈|爸爸)$")
+# A clause whose subject is someone or something else, with the user only as object or owner.
+_OTHER_SUBJECT_EN = re.compile(
+    r"^(?:it|it's|they|they're|they've|this|that|that's|these|those|you|you're|your|there|everyone|everybody|"
+    r"everything|something|nothing|someone|somebody|nobody)\b",
+    re.I,
+)
+_SUBJECT_I_EN = re.compile(r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|we|we're|we've)(?![\w'])")
+_ADDRESSEE = re.compile(r"[你您]|(?<![\w'])(?:you|your|yours)(?![\w'])", re.I)
+_FRAGMENT = re.compile(
+    r"^(?:\w+ )?the user (?:will|would|can|could|should|did|does|do|is|has|had|was|might|may|must)(?: not|n't)?(?: too| so)?$",
+    re.I,
+)
+_OLD_TOPIC_ZH = re.compile(
+    r"^(?:之前|原来|本来|以前|上次)(?:说的|定的|讲的|提的)?(?P<topic>[\u4e00-\u9fff]{2,8}?)(?:是|为|定在)"
+)
+_NEW_VALUE_AT_END = re.compile(
+    r"(?:批了|定了|定在|改成|变成|改为|涨到|降到|砍到|调到|加到|减到|改到|提前到|推迟到|延期到)了?"
+    r"(?P<value>[^，,。了]{1,10})了?$"
+)
+_CONDITION_ZH = re.compile(
+    r"(?P<cond>[\u4e00-\u9fff]{1,5}病)人|(?P<cond2>[\u4e00-\u9fff]{2,5}?)(?:患者|病人|病友)"
+)
+# A statement that ends on a counted noun ("…有三个项目"): a following "都…", "一只叫…", "大的…" is about those.
+_COUNTED_END_ZH = re.compile(r"[两三四五六七八九十几\d]+(?:个|只|位|家|条|种|台|套|门)[\u4e00-\u9fff]{1,4}$")
+_ABOUT_COUNTED_ZH = re.compile(r"^(?:都|分别|其中|一(?:个|只|位|家|条|种|台|套|门)|大的|小的|老大)")
+_NEW_VALUE_ZH = re.compile(r"^新(?=[\u4e00-\u9fff])")
+# Children or pets the user looks after, named by number ("给两个孩子辅导作业", "带三只猫").
+_CARES_FOR_ZH = re.compile(
+    r"(?:给|带|陪|接|送|照顾|辅导)(?:我(?:的|家)?)?(?P<n>[两三四五六七八九十\d]+(?:个|只|条))"
+    r"(?P<noun>孩子|儿子|女儿|娃|小孩|猫|狗)"
+)
+_NOT_IDENTITY = re.compile(
+    r"^(?:我|本人)?(?:其实|并|也)?不是|^I(?:'m| am) (?:actually )?not (?:a|an|the)\b", re.I
+)
+_IS_IDENTITY = re.compile(
+    r"^(?:我|本人)?(?:其实|现在)?是|^(?:I'm|I am) (?:actually |now )?(?:a|an|the)\b", re.I
+)
 # A clause that leans on another one for its meaning ("公司报销标准就这么定的") is not a statement of its own.
-_ANAPHORA = re.compile(r"这么|这样|那样|那么定|如此|\b(?:like that|that way|this way)\b", re.I)
+_ANAPHORA = re.compile(
+    r"这么|这样|那样|那么定|如此|^(?:这个|那个|这些|那些|这段|这篇|这份|这道|这题)(?!月)|"
+    r"\b(?:like that|that way|this way)\b",
+    re.I,
+)
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
 _ERRAND = re.compile(
-    r"下周|这周|本周|明天|后天|今晚|周末|\b(?:tomorrow|next week|this week|tonight|this weekend)\b", re.I
+    r"下周|这周|本周|这个月|本月|这次|这一次|明天|后天|今晚|周末|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
+    r"\b(?:tomorrow|next week|this week|tonight|this weekend|this month|this time|for now|for this|"
+    r"(?<!every )(?<!on )(?:this|next|on) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?!s))\b",
+    re.I,
 )
 
 # Who a clause is about.
 _FIRST_ZH = re.compile(r"我|本人|咱")
+# Case matters for "us" ("a US company" is not the user).
 _FIRST_EN = re.compile(
-    r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|my|me|mine|myself|we|we're|we've|our|ours|us)(?![\w'])", re.I
+    r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself|[Ww]e|[Ww]e're|[Ww]e've|[Oo]ur|[Oo]urs|us)"
+    r"(?![\w'])|(?<![\w'])(?:MY|WE|OUR)(?![\w'])"
 )
 _OWN_NOUN = (
     r"儿子|女儿|孩子|小孩|老婆|妻子|爱人|老公|丈夫|爸妈|父母|爸爸|妈妈|母亲|父亲|老人|爸|妈|老家|家里|家人|室友|"
     r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里"
 )
+# The same in English inside a Chinese sentence ("我 daughter 今年上 kindergarten").
+_OWN_NOUN_EN = (
+    r"(?:daughter|son|kids?|children|wife|husband|partner|boss|manager|team|company|mom|mum|dad|parents|family|"
+    r"girlfriend|boyfriend|cat|dog|roommate|colleagues?|clients?|customers?)\b"
+)
 # A subjectless Chinese clause that still describes the user.
 _SELF_ZH = re.compile(
     rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|工资|"
     r"刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
-    r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上)"
+    r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上|"
+    r"在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带))"
 )
 # A passing opinion or a discourse phrase, not a durable fact ("我是说…", "我觉得…", "I mean …").
 _OPINION = re.compile(
     r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜|我看|"
-    r"I mean|I think|I guess|I feel like|I wonder|I was wondering|I'd like to know|I want to know)\b|"
-    r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜)",
+    r"I mean|I think|I guess|I feel like|I wonder|I was wondering|I'd like to know|I want to know|"
+    r"I(?:'m| am) (?:pretty |fairly |quite |not )?sure|I suppose|I reckon|I bet|I believe|I doubt|I hope|"
+    r"I (?:\w+ly )?agree|I (?:really )?appreciate|I(?:'m| am) (?:really |so |very )?(?:grateful|thankful|glad|sorry)|"
+    r"I can't wait|can't wait|wish I|I wish|I remember|I recall|(?:earlier )?I (?:said|meant|told you)|"
+    r"(?:so |really )?glad|appreciate)\b|"
+    r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜|我记得|我发现|我想起|我听说|我应该|我会试|"
+    r"我试试|我先|你说得对|说得对)",
     re.I,
 )
 # A standing instruction in Chinese names what the assistant should do (not "下次登录用").
@@ -219,14 +354,34 @@ _SELF_ZH_TIMED = re.compile(
     r".{0,4}?(?:从.{1,10}?)?(?:搬到|搬去|调到|调去|转到|入职|离职|辞职|跳槽|换了工作|结婚|退休|毕业|"
     r"在.{1,15}(?:上班|工作))"
 )
+# A short subjectless contrast that completes the statement before it ("Word 基本不碰", "升级不了").
+_COMPLEMENT_ZH = re.compile(
+    r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*\s*)?[^你他她它这那我]{0,9}?(?:不|没|无法)"
+)
+_EMPHASIS_ZH = re.compile(r"一点|都不行|也不行|不行$|不错|不好|不知道|没事|没关系|不用谢")
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
-    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前)"
+    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不)"
+)
+# People or animals one lives with, counted: "With three kids under five, …".
+_PEOPLE_EN = (
+    r"(?:a|an|one|two|three|four|five|six|\d+) (?:\w+ )?(?:kids?|children|child|sons?|daughters?|newborn|baby|babies|"
+    r"toddlers?|twins|teenagers?|grandkids|dogs?|cats?|roommates?|flatmates?)\b"
+)
+# A self-description without a subject: "Not a fan of emoji", "Allergic to cats", "Originally from Oslo".
+_STATE_EN = (
+    r"^(?:not |not really |a |a big |a huge |big |huge )*fan of\b|^(?:severely |mildly )?allergic to\b|"
+    r"^(?:originally )?from [A-Z]|^(?:married|divorced|single|engaged|retired|pregnant|left-handed|"
+    r"right-handed|colou?r-?blind|vegetarian|vegan|lactose intolerant|gluten intolerant|diabetic)\b"
 )
 _SELF_EN = re.compile(
     r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
-    r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|^(?:\w+ )?years of\b",
+    r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b(?!.*\b(?:is|are|was|were)\b)|"
+    r"^(?:\w+ )?years of\b|"
+    r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
+    r"^(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on)\b|"
+    rf"^with (?:my )?{_PEOPLE_EN}|" + _STATE_EN,
     re.I,
 )
 
@@ -239,7 +394,7 @@ _STANDING_ZH = re.compile(
     r"请(?:你)?(?:以后|总是|始终|默认|每次)"
 )
 _STANDING_EN = re.compile(
-    r"^(?:please |and |also |so )?(?:always|never|don'?t ever|do not ever|from now on|going forward|"
+    r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)|don'?t ever|do not ever|from now on|going forward|"
     r"in the future|by default)\b|\b(?:from now on|by default)\b|"
     r"\byou should (?:always|never)\b|\bplease (?:always|never)\b|^(?:please )?don'?t (?:ever )?(?:use|call|send|"
     r"write|reply|answer|add|include|schedule)\b|^call me\b",
@@ -257,7 +412,7 @@ _IDENTITY = re.compile(
 _PREFERENCE = re.compile(
     r"我(?:比较|更|最|很|也|还是|一直)?(?:不)?(?:喜欢|偏好|偏爱|爱用|讨厌|倾向)|我的偏好|"
     r"\bI (?:really |also |much |strongly )?(?:prefer|like|love|enjoy|hate|dislike)\b|"
-    r"\bI (?:don't|do not) (?:like|want|enjoy)\b|\bmy favou?rite\b|"
+    r"\bI (?:don't|do not) (?:like|want|enjoy)\b|\bmy favou?rite\b|\bfan of\b|"
     r"我(?:不再)?吃素|素食|我不(?:能)?吃|我不喝|\bI(?:'m| am) (?:a )?(?:vegetarian|vegan)\b|\bI (?:don't|do not|never) eat\b",
     re.I,
 )
@@ -301,6 +456,7 @@ def memory_type_of(text: str) -> str:
 # ---- person rewriting ----------------------------------------------------------------------------------
 
 _ZH_PERSON = [
+    (re.compile(r"^(?:我们|咱们)这种(?=.*(?:团队|公司))"), "用户的团队是"),
     (re.compile(r"我们(?:这边|这里|这儿|当地)|咱们这边"), "用户所在地"),
     (re.compile(r"(?:我们|咱们)(?:公司|单位)|我司|^(?:我们|咱们)(?=是一家)"), "用户的公司"),
     (re.compile(r"(?:我们|咱们)\s?(?:团队|组|部门|team)|^组里|^团队里"), "用户的团队"),
@@ -312,8 +468,9 @@ _ZH_PERSON = [
         ),
         "用户的",
     ),
+    (re.compile(rf"(?:我们|咱们)的?(?={_OWN_NOUN}|小区|家乡)"), "用户的"),
     (re.compile(r"我自己|我本人|本人"), "用户"),
-    (re.compile(rf"我(?:的)?(?={_OWN_NOUN})"), "用户的"),
+    (re.compile(rf"我(?:的)?(?={_OWN_NOUN}|\s?{_OWN_NOUN_EN})"), "用户的"),
     (re.compile(r"我的"), "用户的"),
     (re.compile(r"我们|咱们|我"), "用户"),
 ]
@@ -321,8 +478,28 @@ _ZH_INITIAL_OWN = re.compile(rf"^(?:{_OWN_NOUN})")
 _ZH_AS_ONE = re.compile(r"^作为一(?:个|名|位)(.+?)的人$|^作为一(?:个|名|位)(.+)$")
 
 
+_TERM = r"[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*"
+# A named thing put first as the topic: "Vue 我就会这一个框架", "Word 基本不碰", "React 没碰过".
+_TOPIC_ZH = re.compile(rf"^(?P<term>{_TERM})\s*(?P<rest>(?:我|本人)?[\u4e00-\u9fff].*)$")
+_TOPIC_VERB_ZH = re.compile(r"(?:会|用|写|学|懂|碰|喜欢|讨厌|熟悉|擅长)(?:过)?")
+
+
+def _untopicalize(clause: str) -> str:
+    """The topic back after its verb: "Vue 我就会这一个框架" → "我就会 Vue 这一个框架", "React 没碰过" → "没碰过 React"."""
+    m = _TOPIC_ZH.match(clause)
+    if not m or not (verb := _TOPIC_VERB_ZH.search(m.group("rest"))):
+        return clause
+    rest, term = m.group("rest"), m.group("term")
+    tail = rest[verb.end() :]
+    if tail == "了":
+        return f"{rest[: verb.end()]} {term} 了"
+    if tail.startswith("了"):
+        return f"{rest[: verb.end()]}了 {term} {tail[1:]}".rstrip()
+    return f"{rest[: verb.end()]} {term} {tail}".rstrip()
+
+
 def _rewrite_zh(clause: str, subject: str) -> str:
-    text = clause
+    text = _untopicalize(clause)
     if m := _ZH_AS_ONE.match(text):
         text = f"用户{m.group(1)}" if m.group(1) else f"用户是{m.group(2)}"
     for pattern, repl in _ZH_PERSON:
@@ -335,7 +512,15 @@ def _rewrite_zh(clause: str, subject: str) -> str:
     for colloquial, word in _KIN.items():
         text = text.replace("用户的" + colloquial, "用户的" + word)
     text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", text)
+    text = _WRITTEN_USE.sub("使用 ", text)
+    text = re.sub(r"(?<=[\u4e00-\u9fff\w])了$", "", text)  # the sentence-final 了 of speech ("住在上海了")
     return text.replace("用户一个人", "用户独自").replace("用户的的", "用户的")
+
+
+# A short clause "升级不了" reads "无法升级" (not the idioms 受不了, 少不了, 免不了, 大不了).
+_CANNOT = re.compile(r"^(?![受少免大])([\u4e00-\u9fff]{1,3})不了$")
+# The written register of "use" before a named thing: "用的是 ThinkPad", "用 Markdown" → "使用 ThinkPad".
+_WRITTEN_USE = re.compile(r"(?<![使采运费作应利信享不没改换转])用(?:的是|的)?\s*(?=[A-Za-z])")
 
 
 _KIN = {
@@ -360,6 +545,10 @@ _EN_PAST = {
     "was", "were", "had", "did", "went", "got", "made", "left", "quit", "ran", "took", "came", "became",
     "began", "bought", "built", "grew", "knew", "lost", "met", "paid", "put", "said", "sold", "spent",
     "taught", "told", "thought", "wrote", "set", "felt", "kept", "read", "won", "broke", "chose", "gave",
+    "found", "wore", "saw", "heard", "ate", "drank", "drove", "flew", "sang", "swam", "rode", "spoke", "forgot",
+    "fell", "held", "led", "meant", "sent", "sat", "stood", "understood", "woke", "hung", "hid", "brought",
+    "caught", "fought", "shot", "slept", "threw", "drew", "shook", "froze", "stole", "laid", "dealt", "let",
+    "cut", "hit", "hurt", "cost", "shut", "split", "spread", "upset",
 }  # fmt: skip
 _EN_IRREGULAR = {"am": "is", "are": "is", "have": "has", "do": "does", "'m": "is", "'ve": "has", "'re": "is"}
 
@@ -382,8 +571,9 @@ def _third(verb: str) -> str:
 _EN_SUBJECT = re.compile(
     r"(?<![\w'])(?P<subj>I|[Ww]e)(?P<contr>'m|'ve|'re|'d|'ll)?(?![\w])(?:\s+(?:all|both)(?![\w']))?(?P<rest>(?:\s+(?:"
     + "|".join(sorted(_EN_ADVERBS))
+    + r"|(?!(?:fly|reply|apply|rely|supply|comply|multiply|ally|bully)\b)[A-Za-z]{2,}ly"
     + r"))*)"
-    r"(?:\s+(?P<verb>don't|didn't|can't|won't|[A-Za-z]+))?",
+    r"(?:\s+(?P<verb>[A-Za-z]+n't|[A-Za-z]+))?",
 )
 
 
@@ -398,8 +588,8 @@ def _subject_repl(match: re.Match) -> str:
     low = verb.lower()
     if low == "don't":
         return f"{subj}{rest} does not"
-    if low in {"didn't", "can't", "won't"}:
-        return f"{subj}{rest} {verb}"
+    if low.endswith("n't"):
+        return f"{subj}{rest} " + {"haven't": "hasn't", "aren't": "isn't", "am't": "isn't"}.get(low, verb)
     if low == "and" or low in {"the", "a", "an", "to", "in", "at", "on", "for", "from", "with"}:
         return f"{subj}{rest} {verb}"
     return f"{subj}{rest} {_third(verb)}"
@@ -409,7 +599,7 @@ _EN_POSSESSIVE = [
     (re.compile(r"(?<![\w'])(?:my|our)(?![\w'])", re.I), "the user's"),
     (re.compile(r"(?<![\w'])myself(?![\w'])", re.I), "themselves"),
     (re.compile(r"(?<![\w'])(?:mine|ours)(?![\w'])", re.I), "the user's"),
-    (re.compile(r"(?<![\w'])(?:me)(?![\w'])", re.I), "the user"),
+    (re.compile(r"(?<![\w'-])(?:me)(?![\w'-])", re.I), "the user"),
     (re.compile(r"(?<![\w'])(?:us)(?![\w'])"), "the user"),
 ]
 _EN_SELF_LEAD = [
@@ -417,13 +607,37 @@ _EN_SELF_LEAD = [
     (re.compile(r"^as (an?)\s+", re.I), r"the user is \1 "),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
+    (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on)\b)", re.I), "the user is "),
+    (re.compile(rf"^with (?:my )?(?={_PEOPLE_EN})", re.I), "the user has "),
+    (re.compile(r"^(everything |all |most things )?at work\b", re.I), r"\1at the user's workplace"),
+    (re.compile(r"^work(?= (?:uses|runs|is|has|gives|pays|lets)\b)", re.I), "the user's workplace"),
+    (re.compile(r"^(?:big |huge )(?=fan of\b)", re.I), "the user is a big "),
+    (re.compile(rf"(?={_STATE_EN})", re.I), "the user is "),
     (re.compile(r"^(?=(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
                 r"relocated|graduated)\b)", re.I), "the user "),
     (re.compile(r"^((?:\w+ )?years of .+)$", re.I), lambda m: "the user has " + m.group(1)[:1].lower() + m.group(1)[1:]),
 ]  # fmt: skip
 
 
+_EN_WITH_OWN = re.compile(
+    r"^(?:(?:[Mm]y|[Oo]ur) (?P<own>[\w-]+(?: [\w-]+)?)|(?P<name>[A-Z][a-z]+)) and I (?=\w)"
+)
+
+
+_WE_AT_WORK = re.compile(
+    r"^(we|we're|we've|we are|we have)\s+(?=(?:all |mostly |usually |now |still |just |also |only |always )*"
+    r"(?:deploy|deployed|deploying|ship|shipped|shipping|release|released|migrate|migrated|migrating|host|hosted|"
+    r"went with|chose|picked|standardi[sz]ed|code review|hire|hired|hiring|sprint|build|built|use|used|run on|"
+    r"switched)\b)",
+    re.I,
+)
+
+
 def _rewrite_en(clause: str) -> str:
+    if m := _EN_WITH_OWN.match(clause):  # "My partner and I are expecting our first baby"
+        rest = re.sub(r"(?<![\w'])(?:our|my)(?![\w'])", "their", clause[m.end() :], flags=re.I)
+        other = f"their {m.group('own')}" if m.group("own") else m.group("name")
+        return f"The user and {other} {rest}"
     text = re.sub(
         r"^(?:we're|we are) an? (?=(?:\d+-person |small |tiny |big |large )?(?:team|company|startup|agency|studio|shop))",
         "the user's team is a ",
@@ -434,7 +648,21 @@ def _rewrite_en(clause: str) -> str:
         text, n = pattern.subn(repl, text, count=1)
         if n:
             break
-    text = re.sub(r"^the user ([A-Z])(?=[a-z])", lambda m: "the user " + m.group(1).lower(), text)
+    text = re.sub(
+        r"^the user (is )?([A-Z])(?=[a-z])",
+        lambda m: f"the user {m.group(1) or ''}{m.group(2).lower()}",
+        text,
+    )
+    # "We deploy on Fridays", "we went with Postgres": at work, "we" is the user's team.
+    if m := _WE_AT_WORK.match(text):
+        aux = {"we're": "is ", "we are": "is ", "we've": "has ", "we have": "has "}.get(
+            m.group(1).lower(), ""
+        )
+        words = text[m.end() :].split(" ")
+        k = next((i for i, w in enumerate(words) if w.lower() not in _EN_ADVERBS), len(words))
+        if not aux and k < len(words):
+            words[k] = _third(words[k])
+        text = "the user's team " + aux + " ".join(words)
     text = _EN_SUBJECT.sub(_subject_repl, text)
     for pattern, repl in _EN_POSSESSIVE:
         text = pattern.sub(repl, text)
@@ -523,9 +751,38 @@ _MOVED_EN = re.compile(r"^The user (?:moved|relocated) to ([A-Z][\w'-]*(?: [A-Z]
 _MOVED_ZH = re.compile(r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到)了?([^，,。\s（(]{2,10}?)了?$")
 
 
+# A denied old value at the end of a clause, parallel to the value before it: "at 4pm not 3pm", "at Acme, not
+# Initech", "nine, not seven"; "用 A 而不是 B".
+_DENIED_TAIL = re.compile(
+    r"(?<![\w.:'])(?P<before>[\w.:']{1,30})[,\s]+not (?P<old>(?:\w[\w.:-]* ){0,2}\w[\w.:-]*)$|\s*而不是[^，,。]{1,12}$",
+    re.I,
+)
+_NUMBER_WORD = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred)"
+)
+
+
+def _value_kind(word: str) -> str:
+    if re.search(r"\d", word) or re.fullmatch(_NUMBER_WORD, word, re.I):
+        return "number"
+    return "name" if word[:1].isupper() else ""
+
+
+def _denied_tail(clause: str) -> re.Match | None:
+    m = _DENIED_TAIL.search(clause)
+    if not m or not m.group("before"):
+        return m
+    kind = _value_kind(m.group("before"))
+    return m if kind and kind == _value_kind(m.group("old").split()[0]) else None
+
+
 def _value_change(clause: str) -> str:
-    """The new value only: "从广州搬到了厦门" → "搬到了厦门", "moved from Leeds to Bristol" → "moved to Bristol"."""
-    return _FROM_OLD.sub("", clause).replace("  ", " ").strip()
+    """The new value only: "从广州搬到了厦门" → "搬到了厦门", "moved from Leeds to Bristol" → "moved to Bristol",
+    "at 4pm not 3pm" → "at 4pm"."""
+    clause = _FROM_OLD.sub("", clause)
+    if m := _denied_tail(clause):
+        clause = clause[: m.start()] + (m.group("before") or "")
+    return clause.replace("  ", " ").strip()
 
 
 def _moved(statement: str) -> str:
@@ -538,8 +795,69 @@ def _moved(statement: str) -> str:
     return statement
 
 
+# A switch names what is used now: "改用 Neovim", "换了 Teams", "switched to Linear".
+_SWITCHED_ZH = re.compile(
+    r"^(?P<subj>用户[^，,。\s]{0,8}?)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都)*)"
+    r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
+    r"|(?:换成|换了|换到)了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
+)
+_SWITCHED_EN = re.compile(
+    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?switched (?:over )?to (?P<what>[A-Z][\w.+#-]*"
+    r"(?: [A-Z0-9][\w.+#-]*)*)(?P<rest> .+)?$"
+    r"|^(?P<subj3>The user(?:'s [a-z]+)?) (?:dropped|ditched|replaced|swapped) (?:[\w.+#-]+ ){1,3}?(?:for|with) "
+    r"(?P<what3>[A-Z][\w.+#-]*(?: [A-Z0-9][\w.+#-]*)*)(?P<rest3> .+)?$"
+    r"|^(?P<subj2>The user(?:'s [a-z]+)?) went with (?P<what2>[A-Z][\w.+#-]*(?: [A-Z0-9][\w.+#-]*)*)"
+    r"(?: in the end| eventually| after all)?(?P<rest2> .+)?$"
+)
+
+
+def _switched(statement: str) -> str:
+    """A switch says what is used now, the slot the old value held:
+    "用户上个月换了 Teams" → "用户现在使用 Teams（上个月换的）", "The user went with Postgres in the end"
+    → "The user chose Postgres"."""
+    if m := _SWITCHED_ZH.match(statement):
+        what = (m.group("any") or m.group("named")).strip()
+        when = m.group("when").strip("也都")
+        return f"{m.group('subj')}现在使用 {what}" + (
+            f"（{when}换的）" if when and not when.startswith(("刚", "已经")) else ""
+        )
+    if m := _SWITCHED_EN.match(statement):
+        if m.group("subj") or m.group("subj3"):
+            subj, what = m.group("subj") or m.group("subj3"), m.group("what") or m.group("what3")
+            rest = (m.group("rest") or m.group("rest3") or "").strip()
+            return f"{subj} now uses {what}" + (f" (switched {rest})" if rest else "")
+        return f"{m.group('subj2')} chose {m.group('what2')}" + (m.group("rest2") or "")
+    if (m := _RESCHEDULED_EN.match(statement)) and _WHEN.search(m.group("when")):
+        return f"{m.group('what')} is now {m.group('when')}"
+    if (
+        (m := _RESCHEDULED_ZH.match(statement))
+        and not re.match(r"用户(?!的)", statement)
+        and _WHEN.search(m.group("when"))
+    ):
+        return f"{m.group('what')}现在是{m.group('when')}"
+    return statement
+
+
+# A date or an event moved says when it is now: "The review moved to next Thursday" → "The review is now
+# next Thursday", "周会从周一改到周三了" → "周会现在是周三".
+_RESCHEDULED_EN = re.compile(
+    r"^(?P<what>(?:The|Our|My|Their|Her|His) [\w' -]{1,30}?|[A-Z][\w' -]{1,30}?) (?:has been |was |got |is |have been )?"
+    r"(?:moved|pushed(?: back)?|postponed|rescheduled|delayed|brought forward|slipped) (?:to|until) (?P<when>.+)$"
+)
+_WHEN = re.compile(
+    r"\d|[一二三四五六七八九十]|周|星期|礼拜|月|号|日|点|年|天|季度|底|初|"
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|january|february|march|april|may|june|july|"
+    r"august|september|october|november|december|next|last|week|month|year|spring|summer|autumn|fall|winter|"
+    r"q[1-4]|tomorrow|noon|morning|afternoon|evening)\b",
+    re.I,
+)
+_RESCHEDULED_ZH = re.compile(
+    r"^(?P<what>[^，,]{1,12}?)(?:改到|改在|推迟到|推迟至|延期到|延到|提前到|改期到|挪到)了?(?P<when>[^，,了]{1,12})了?$"
+)
+
+
 def _zh_subject(statement: str) -> str:
-    m = re.match(rf"^用户(?:的(?:{_OWN_NOUN}))?", statement)
+    m = re.match(rf"^用户(?:的(?:{_OWN_NOUN})|家|所在地)?", statement)
     return m.group(0) if m else "用户"
 
 
@@ -569,22 +887,64 @@ _EN_STATE = re.compile(
 )
 
 
-def _bare_statement(items: list[str], header: str, zh: bool) -> str:
-    if not zh and len(items) == 1 and _EN_STATE.match(items[0]):
-        return f"The user is {items[0]}"  # "married", "based in Warsaw"
+# A listed part with the role it plays: "Next.js 前端", "数据库 PostgreSQL 16".
+_ROLE_ZH = re.compile(
+    r"^(?P<term>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)\s*(?P<role>[\u4e00-\u9fff]{2,4})$"
+    r"|^(?P<role2>[\u4e00-\u9fff]{2,4})\s*(?P<term2>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)$"
+)
+# A named thing (a product, a version), listed with the other named things of the same header.
+_NAMED_EN = re.compile(r"^(?:an? |the )?(?:[\w-]+ ){0,2}?(?:[A-Z0-9][\w.+#-]*)(?: [\w.+#-]+){0,3}$")
+
+
+def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
+    """Statements from the bare items of a background list: a state reads "the user is …", a part with
+    its role says what the role uses ("用户的前端使用 Next.js"), and the named things are listed together
+    under the header's noun ("The user's setup: M2 MacBook Air, external 4K monitor")."""
     noun = _BARE_NOUN.search(header)
     name = noun.group(0) if noun else ("背景" if zh else "background")
-    if zh:
-        return f"用户的{name}：" + "、".join(items)
-    return f"The user's {name.lower()}: " + ", ".join(items)
+    out: list[str] = []
+    named: list[str] = []
+    for item in items:
+        if not zh and _EN_STATE.match(item):
+            out.append(f"The user is {item}")  # "married", "based in Warsaw"
+        elif zh and (m := _ROLE_ZH.match(item)):
+            role, term = (
+                (m.group("role"), m.group("term"))
+                if m.group("role")
+                else (m.group("role2"), m.group("term2"))
+            )
+            out.append(f"用户的{role}使用 {term}")
+        elif zh or _NAMED_EN.match(item):
+            named.append(item)
+        else:
+            out.append(f"The user's {name.lower()}: {item}")
+    if named:
+        out.append(
+            f"用户的{name}：" + "、".join(named) if zh else f"The user's {name.lower()}: " + ", ".join(named)
+        )
+    return out
+
+
+def _chinese(text: str) -> bool:
+    """A sentence written in Chinese: it has Chinese characters, at least as many as English words
+    ("我们用 Notion 做 wiki" is Chinese with English terms; "I'm based in 上海" is English)."""
+    return has_cjk(text) and 3 * len(_CJK_CHAR.findall(text)) >= len(_LATIN_WORD.findall(text))
+
+
+_CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+_LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
 
 def _message_candidates(content: str) -> list[Candidate]:
-    zh = has_cjk(content)
     out: list[Candidate] = []
     explicit_message = False
     owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
+    condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     for sentence in split_sentences(content):
+        zh = _chinese(sentence)
+        if found := _CONDITION_ZH.search(sentence):
+            condition = found.group("cond") or found.group("cond2")
+        first = len(out)
         explicit = background = False
         correction = bool(_CORRECTION_PREFIX.search(sentence))
         body = sentence
@@ -609,15 +969,35 @@ def _message_candidates(content: str) -> list[Candidate]:
         elif explicit_message and not _request(body, zh):
             explicit = background = True  # the sentences after "Remember this about me:" belong to it
         subject = "用户" if zh else "The user"
+        if zh and re.search(r"我(?:们)?家", header_text):
+            subject = "用户家"  # "请记住我家的情况：三口之家…": the household is the subject
         kept_before = False
         bare: list[str] = []
         # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
-        correction = correction or any(_DENIED.match(c) for _w, c in _clauses(body, zh))
-        for written, clause in _clauses(body, zh):
+        clauses = _clauses(body, zh)
+        topic = ""
+        counted = None
+        correction = correction or any(_DENIED.match(c) for _w, c in clauses)
+        # "我不是程序员，我是产品经理", "I'm not a developer, I'm a designer": the first clause is the old value.
+        denied = {
+            k
+            for k, (_w, c) in enumerate(clauses)
+            if _NOT_IDENTITY.match(c) and any(_IS_IDENTITY.match(later) for _w2, later in clauses[k + 1 :])
+        }
+        correction = correction or bool(denied)
+        for k, (written, clause) in enumerate(clauses):
             if found := (_OWNED_ZH if zh else _OWNED_EN).search(clause):
                 owned = found.group(1)
-            if _DENIED.match(clause):
+            if old := _OLD_TOPIC_ZH.match(clause):
+                topic, correction = old.group("topic"), True  # "之前说的截止日期是月底": the old value
                 continue
+            if _DENIED.match(clause) or k in denied:
+                continue
+            if topic and not _about_user(clause, zh) and not clause.startswith(topic):
+                # "后来领导批了八十万" → "预算为八十万", "现在提前到20号了" → "截止日期为20号"
+                value = _NEW_VALUE_AT_END.search(clause)
+                clause = f"{topic}为{value.group('value')}" if value else topic + clause
+                topic = ""
             if marker := _CLAUSE_MARKER.match(clause):  # "…, and keep in mind we deploy on AWS Lambda"
                 clause = clause[marker.end() :]
                 explicit = True
@@ -639,7 +1019,43 @@ def _message_candidates(content: str) -> list[Candidate]:
                 pronoun = (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause).group(0)
                 verb = {"'s": " is", "'re": " are"}.get(pronoun[-2:].lower(), "") if not zh else ""
                 clause = (f"我的{owned}" if zh else f"my {owned}{verb}") + clause[len(pronoun) :]
-            changed = bool(_CHANGE.search(clause))
+            if (
+                not zh
+                and _OTHER_SUBJECT_EN.match(clause)
+                and not (_SUBJECT_I_EN.search(clause) or _SELF_EN.match(clause))
+            ):
+                kept_before = (
+                    False  # "It reminds me of …", "Your support means a lot to me": not about the user
+                )
+                continue
+            if not zh and kept_before and _BRIDGED_EN.match(clause):
+                clause = "my " + clause[4:]
+            clause = _REPORTED.sub("", clause)  # "医生说我有轻度脂肪肝", "my doctor says I have …"
+            if (
+                condition
+                and zh
+                and (diagnosed := re.search(r"确诊(?![\u4e00-\u9fff]{0,3}(?:病|症|炎|癌))", clause))
+            ):
+                clause = clause[: diagnosed.end()] + condition + clause[diagnosed.end() :]
+            new_value = bool(zh and kept_before and _NEW_VALUE_ZH.match(clause))
+            if new_value:
+                clause = "我的" + clause  # "手机号换了，新号码尾号 6621": the new value is the user's
+            if zh and (had := _CARES_FOR_ZH.search(clause)) and not _about_user_fact(clause, zh):
+                # "下班回家还要给两个孩子辅导作业": what lasts is that the user has two children
+                clause = f"我有{had.group('n')}{had.group('noun')}"
+            changed = bool(
+                new_value or _CHANGE.search(clause) or _SCHEDULE_CHANGE.search(clause) or _denied_tail(clause)
+            )
+            if (
+                zh
+                and kept_before
+                and out
+                and _ABOUT_COUNTED_ZH.match(clause)
+                and (_COUNTED_END_ZH.search(out[-1].content) or out[-1] is counted)
+            ):
+                out[-1].content += "，" + clause  # "手上有三个项目，都是给银行做的": about the projects
+                counted = out[-1]  # "大的八岁，小的三岁": the next one too
+                continue
             continues = kept_before and (
                 (zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause))
             )
@@ -658,6 +1074,14 @@ def _message_candidates(content: str) -> list[Candidate]:
                 if zh:
                     if _NUMBER_OF.match(clause_v) and not _about_user(clause_v, zh):
                         clause_v = "有" + clause_v
+                    elif (
+                        background
+                        and not _ZH_VERB.search(clause_v)
+                        and _KIND_ZH.search(clause_v)
+                        and not _ZH_INITIAL_OWN.match(clause_v)
+                        and not re.search(r"[\d一二两三四五六七八九十百千]个?人$", clause_v)
+                    ):
+                        clause_v = "是" + clause_v  # "三口之家" → "用户家是三口之家"
                     text = _rewrite_zh(clause_v, subject)
                     subject = _zh_subject(text)
                 elif continues and not _about_user(clause, zh):
@@ -674,26 +1098,71 @@ def _message_candidates(content: str) -> list[Candidate]:
                 text = text[:1].upper() + text[1:]
                 rule = "correction"
             else:
+                if (
+                    zh
+                    and kept_before
+                    and out
+                    and _COMPLEMENT_ZH.search(clause)
+                    and not _EMPHASIS_ZH.search(clause)
+                ):
+                    # "用 Markdown，Word 基本不碰", "跑的是 CentOS 7，升级不了": the contrast belongs to the statement
+                    out[-1].content += "，" + _CANNOT.sub(r"无法\1", _untopicalize(clause))
+                    kept_before = False
+                    continue
                 kept_before = False
                 continue
-            text = _clean(_moved(text) if changed else text)
+            text = _clean(_switched(_moved(text)) if changed else text)
+            if rule != "instruction" and _ADDRESSEE.search(text):
+                continue  # "用户很喜欢你的建议", "the user will share more recipes with you": about this conversation
+            if _FRAGMENT.match(text):
+                continue  # "I will!", "ok I will": an answer, not a statement
             if len(text) < (4 if zh else 10) or len(clause) < (3 if zh else 6):
                 continue
             kept_before = True
-            out.append(
-                Candidate(
-                    text,
-                    memory_type_of(clause),
-                    0.95 if explicit else (0.9 if rule in ("correction", "instruction") else 0.85),
-                    correction=correction or (changed and rule == "correction"),
-                    rule=rule,
-                    explicit=explicit,
+            for part in _split_objects(text) if not zh and rule != "instruction" else [text]:
+                out.append(
+                    Candidate(
+                        part,
+                        memory_type_of(clause),
+                        0.95 if explicit else (0.9 if rule in ("correction", "instruction") else 0.85),
+                        correction=correction or (changed and rule == "correction"),
+                        rule=rule,
+                        explicit=explicit,
+                    )
                 )
-            )
-        for item in bare:
-            text = _bare_statement([item], header_text, zh)
+        for text in _bare_statements(bare, header_text, zh):
             out.append(Candidate(text, "fact", 0.95, rule="remember", explicit=True))
+        # "手机号换了，新号码尾号 6621", "离职了，现在在…": the bare announcement of a change says nothing the
+        # new value right after it does not say better.
+        mine = out[first:]
+        out[first:] = [
+            c
+            for k, c in enumerate(mine)
+            if not (_ANNOUNCEMENT.match(c.content) and k + 1 < len(mine) and mine[k + 1].correction)
+        ]
     return out
+
+
+_ANNOUNCEMENT = re.compile(
+    rf"^用户(?:的?(?:{_OWN_NOUN}|[\u4e00-\u9fff]{{1,4}}?))?(?:刚刚?|已经|也)*"
+    r"(?:换|改|变|换人|离职|辞职|搬家|跳槽|换工作|换了工作|退休)了?$"
+    r"|^The user(?:'s [a-z]+(?: [a-z]+)?)? (?:recently |just |also )?(?:changed|switched|moved|quit|left)"
+    r"(?: (?:the |a )?(?:jobs?|teams?|numbers?|house|flats?|compan(?:y|ies)|roles?|address|phones?))?$"
+)
+
+
+_QUANTIFIED = r"(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|\d+) "
+# "The user has a border collie called Max and a cat called Pepper": two things had, two statements.
+_OBJECTS_EN = re.compile(
+    rf"^(?P<head>The user(?:'s [a-z-]+)? (?:also )?(?:has|owns|keeps|is|speaks|plays))"
+    rf" (?P<one>{_QUANTIFIED}.+?),? and (?P<two>{_QUANTIFIED}.+)$"
+)
+
+
+def _split_objects(statement: str) -> list[str]:
+    if (m := _OBJECTS_EN.match(statement)) and " and " not in m.group("two"):
+        return [f"{m.group('head')} {m.group('one')}", f"{m.group('head')} {m.group('two')}"]
+    return [statement]
 
 
 def _about_user_fact(clause: str, zh: bool) -> bool:
