@@ -97,60 +97,45 @@ def fit(api: Api, questions: list[dict], ids: dict[str, dict[str, int]], run: st
 
     Every candidate of a hybrid search (threshold 0, explain) is a sample: relevant when it is one of
     the question's expected memories, not relevant otherwise (every candidate of a negative question).
-    One logistic regression per language pair over (cosine, keyword coverage, lift); then, for floors from
-    0.1 to 0.5, the share of negative questions left empty (best hit under the floor) and of positive
-    ones answered."""
+    One logistic regression over the fused match above the search's background (explain's `fused` minus
+    `background`); then, for floors from 0.02 to 0.3, the share of negative questions left empty (best
+    hit under the floor) and of positive ones answered."""
     import numpy as np
 
-    samples: dict[str, list] = {}
+    xs, ys = [], []
     per_question = []
     dump = []
     for q in questions:
         body = {"query": q["query"], "user_id": f"bl-{q['user']}-{run}", "top_k": 100, "max_tokens": 100_000}
         results = api.post("/memories/search", {**body, "explain": True, "threshold": 0})["results"]
         wanted = {ids[q["user"]][k] for k in q["expected"]}
-        rows = []
+        over = [
+            r["explain"]["fused"] - r["explain"]["background"]
+            for r in results
+            if r["explain"]["neighbour_of"] is None
+        ]
         for r in results:
-            e = r["explain"]
-            if e["vector_similarity"] is None:
-                continue
-            row = (
-                e["language_pair"],
-                e["vector_similarity"],
-                e["keyword_coverage"],
-                e["vector_lift"],
-                e["keyword_share"],
-            )
-            samples.setdefault(e["language_pair"], []).append((*row[1:], r["id"] in wanted))
-            rows.append(row)
-        per_question.append((bool(wanted), rows))
+            if r["explain"]["neighbour_of"] is None:
+                xs.append(r["explain"]["fused"] - r["explain"]["background"])
+                ys.append(r["id"] in wanted)
+        per_question.append((bool(wanted), max(over, default=-1.0)))
         dump.append({"q": q, "wanted": sorted(wanted), "results": results})
     if os.environ.get("BILINGUAL_DUMP"):
         Path(os.environ["BILINGUAL_DUMP"]).write_text(json.dumps(dump, ensure_ascii=False))
-    table = {}
-    for pair in sorted(samples):
-        arr = np.array(samples[pair], dtype=float)
-        x = np.column_stack([np.ones(len(arr)), arr[:, :4]])
-        y = arr[:, 4]
-        w = np.zeros(x.shape[1])
-        for _ in range(60):  # Newton's method with a little ridge
-            p = 1 / (1 + np.exp(-(x @ w)))
-            grad = x.T @ (y - p) - 1e-2 * w
-            hess = (x * (p * (1 - p))[:, None]).T @ x + 1e-2 * np.eye(len(w))
-            w += np.linalg.solve(hess, grad)
-        table[pair] = tuple(round(float(v), 1) for v in w)
-        print(f'        "{pair}": {table[pair]},  # {len(arr)} samples, {int(y.sum())} relevant')
-
-    def best(rows):
-        def prob(row):
-            a, b_cos, b_kw, b_lift, b_bm25 = table[row[0]]
-            return 1 / (1 + np.exp(-(a + b_cos * row[1] + b_kw * row[2] + b_lift * row[3] + b_bm25 * row[4])))
-
-        return max((prob(r) for r in rows), default=0.0)
-
-    for floor in (0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5):
-        empty = [best(rows) < floor for positive, rows in per_question if not positive]
-        answered = [best(rows) >= floor for positive, rows in per_question if positive]
+    x = np.column_stack([np.ones(len(xs)), np.array(xs)])
+    y = np.array(ys, dtype=float)
+    w = np.zeros(2)
+    for _ in range(60):  # Newton's method with a little ridge
+        p = 1 / (1 + np.exp(-(x @ w)))
+        grad = x.T @ (y - p) - 1e-2 * w
+        hess = (x * (p * (1 - p))[:, None]).T @ x + 1e-2 * np.eye(2)
+        w += np.linalg.solve(hess, grad)
+    a, b = (round(float(v), 2) for v in w)
+    print(f'    "<model>": ({a}, {b}),  # {len(xs)} samples, {int(y.sum())} relevant')
+    for floor in (0.02, 0.03, 0.05, 0.1, 0.15, 0.2, 0.3):
+        best = [(positive, 1 / (1 + np.exp(-(a + b * top)))) for positive, top in per_question]
+        empty = [p < floor for positive, p in best if not positive]
+        answered = [p >= floor for positive, p in best if positive]
         print(
             f"floor {floor:.2f}: negative empty {np.mean(empty):.3f}, positive answered {np.mean(answered):.3f}"
         )

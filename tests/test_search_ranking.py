@@ -84,10 +84,15 @@ def test_events_keep_their_own_places():
 
 
 def test_diversify_moves_a_second_phrasing_below_something_new():
-    def hit(pk, score, vector):
+    def hit(pk, value, vector):
         row = {"id": pk, "content": str(pk), "memory_type": "fact", "occurred_at": None, "created_at": None}
         return Hit(
-            row=row, vector_similarity=0.9, keyword_raw=0, score=score, embedding=np.array(vector, "f4")
+            row=row,
+            vector_similarity=0.9,
+            keyword_raw=0,
+            score=value,
+            rank_value=value,
+            embedding=np.array(vector, "f4"),
         )
 
     same = [1.0, 0.0, 0.0]
@@ -100,8 +105,9 @@ def test_diversify_moves_a_second_phrasing_below_something_new():
     order = diversify(hits, similarities(hits), "multilingual-e5-small")
     # The copy of the first drops below the distinct third; nothing is dropped.
     assert [hits[i].id for i in order] == [1, 3, 2, 4]
-    # Far apart in score, the copy keeps its place: the penalty is at most DIVERSITY x the relevance weight.
-    hits[2].score = 0.70
+    # Far apart, the copy keeps its place: the penalty is at most DIVERSITY (0.1) x the relevance weight (1
+    # in the fused match the default ranking trades).
+    hits[2].score = hits[2].rank_value = 0.65
     assert [hits[i].id for i in diversify(hits, similarities(hits), "multilingual-e5-small")] == [1, 2, 3, 4]
 
 

@@ -60,6 +60,9 @@ class HitExplainSerializer(serializers.Serializer):
     fused = serializers.FloatField(
         help_text="Vector and keyword sides fused 0.7 / 0.3 (the order within one search, before adjustments)."
     )
+    background = serializers.FloatField(
+        help_text="The fused match of a memory at this search's background level (what unrelated memories get)."
+    )
     relevance = serializers.FloatField(help_text="Calibrated: the probability that it answers the query.")
     confidence = serializers.FloatField()
     scope_priority = serializers.FloatField()

@@ -50,6 +50,10 @@ class Hit:
     lift: float = 0.0  # cosine above its language pair's background level (ranking.Backdrop)
     keyword_share: float = 0.0  # BM25 over the best candidate's
     fused: float = 0.0  # the two sides fused (the order within one search); the seed's relevance itself
+    background: float = 0.0  # the fused match of a memory at its search's background level (Backdrop)
+    # What diversify trades against redundancy: the seed's score, or the fused match with the same
+    # adjustments as the score (a probability saturates near 1, where a share of it would reorder at will).
+    rank_value: float = 0.0
     language_pair: str = "en-en"
     group: int | None = None
     neighbour_of: int | None = None
@@ -71,6 +75,7 @@ class Hit:
             "keyword_share": round(self.keyword_share, 4),
             "language_pair": self.language_pair,
             "fused": round(self.fused, 4),
+            "background": round(self.background, 4),
             "relevance": round(self.relevance, 4),
             "confidence": round(self.confidence, 4),
             "scope_priority": self.scope_priority,
@@ -138,14 +143,15 @@ def rescaled(similarity: float | None, floor: float) -> float:
 #   memory. Each pair (query language - memory language, "zh" for text with Chinese characters, "en" for any
 #   other) is measured against the median of its own LIFT_REFERENCE best cosines among the candidates, then
 #   put back on the query's own-language level (cosine - level[pair] + level[query-query]);
-# - the keyword side is the coverage (the inverse-document-frequency share of the query's terms a memory
-#   holds), not BM25 over the best candidate's: a best weak word match no longer counts as a full match.
+# - the keyword side is the geometric mean of BM25 over the best candidate's (how the match ranks here) and
+#   the coverage (the inverse-document-frequency share of the query's terms the memory holds): the best of
+#   weak word matches (a short filler sharing one common word) no longer counts as a full match.
 # The fused match over the background's (what a memory at the background level with no word in common
 # would get) is then read as P(relevant) = 1 / (1 + exp(-(a + b * (fused - background)))), one logistic per
 # model, fitted on the tuning half of the bilingual set (bench/bilingual.py --fit) and checked on its
 # held-out half and on LoCoMo. Within one search the order is the fused order; the probability only gives
 # the score its meaning (the floor, `threshold`, the version gap).
-CALIBRATION = {"multilingual-e5-small": (-5.44, 36.9)}
+CALIBRATION = {"multilingual-e5-small": (-5.24, 29.52)}
 LIFT_REFERENCE = 20  # the median of this many best cosines of a language pair is its background level
 # Where unrelated texts sit per model (same language, across languages): the median cosine of the
 # candidates that do not answer, 0.819 / 0.755 on the bilingual set's tuning half and 0.817 on LoCoMo (all
@@ -156,11 +162,12 @@ UNRELATED_COSINES = {"multilingual-e5-small": (0.82, 0.755)}
 PRIOR_COUNT = 5
 # A search answers nothing when its best hit's calibrated relevance is under the model's floor (a question
 # about a topic the subject never mentioned); when it answers, hits down to RELEVANCE_KEEP x the floor stay.
-# With multilingual-e5-small the two kinds overlap: on the tuning half a floor of 0.05 leaves 22% of the
-# negative questions empty and answers 98% of the others, 0.1 gives 58% / 95%, 0.2 gives 78% / 86%. The
-# default keeps the answers (a missed memory costs more than a weak one shown); callers who want silence
-# over recall pass a higher `threshold`. Models without a calibration have no default floor.
-RELEVANCE_FLOORS = {"multilingual-e5-small": 0.05}
+# With multilingual-e5-small the two kinds overlap: on the tuning half a floor of 0.03 leaves 16% of the
+# negative questions empty and answers every other one, 0.05 gives 22% / 97%, 0.1 gives 49% / 93%, 0.3
+# gives 78% / 80% (bench/bilingual.py --fit). The default keeps the answers (a missed memory costs more
+# than a weak one shown) and still answers nothing for text unlike anything stored ("xyzzy"); callers who
+# want silence over recall pass a higher `threshold`. Models without a calibration have no default floor.
+RELEVANCE_FLOORS = {"multilingual-e5-small": 0.03}
 # Hits under the floor after the first: kept (0) so a second part of a two-part question still comes back.
 RELEVANCE_KEEP = 0.0
 SEED = "seed"  # SEARCH_RANKING value of seed 000's formula
@@ -203,6 +210,7 @@ def final_score(h: Hit, weights: Weights | None = None) -> None:
         h.score = (
             w.relevance * h.relevance + w.confidence * h.confidence + w.scope * h.scope_priority + feedback
         )
+        h.rank_value = h.score
         return
     scope = (h.scope_priority - SCOPE_PRIORITY["user"]) / (SCOPE_PRIORITY["session"] - SCOPE_PRIORITY["user"])
     adjusted = min(
@@ -210,6 +218,7 @@ def final_score(h: Hit, weights: Weights | None = None) -> None:
     )
     # In [0, 1] with room for the feedback at both ends (neutral feedback: the middle of its band).
     h.score = to_score(adjusted) + feedback
+    h.rank_value = h.fused + (adjusted - h.relevance) + feedback
 
 
 def to_score(relevance: float) -> float:
@@ -292,16 +301,20 @@ def lender_weights(model: str) -> tuple[float, float, float, float, float, float
     v, k = settings.SEARCH_VECTOR_WEIGHT, settings.SEARCH_KEYWORD_WEIGHT
     if w.seed:
         return (w.relevance * v, w.relevance * k, 0.0, 0.0, w.confidence, w.scope)
-    # The fused order without the language pairs' levels (the statement does not know them) and without the
-    # adjustments, which are small beside it.
-    return (v, 0.0, 0.0, k, 0.0, 0.0)
+    # The fused order without the language pairs' levels (the statement does not know them), the keyword
+    # side's geometric mean taken as the mean of its two parts, and without the adjustments, which are small
+    # beside it.
+    if calibration(model) is None:
+        return (v, 0.0, 0.0, k, 0.0, 0.0)
+    return (v, k / 2, 0.0, k / 2, 0.0, 0.0)
 
 
 def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: str = "") -> Backdrop:
     """Score every hit: its relevance (calibrated, or the seed's), then the final score; best first.
 
     Both sides are normalised to [0, 1] (vector: cosine rescaled from the model's floor; keyword: BM25
-    divided by the best candidate's in the seed formula, the keyword coverage otherwise) and fused 0.7 / 0.3.
+    divided by the best candidate's in the seed formula, its geometric mean with the keyword coverage under
+    "relevance", the coverage for a model without a calibration) and fused 0.7 / 0.3.
     Under "relevance" the vector side first has its language pair's bias taken out and the fused match is
     read as a calibrated probability (Backdrop, CALIBRATION). Returns the search's Backdrop, which the
     conversation neighbours are scored against.
@@ -329,9 +342,15 @@ def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: s
         elif weights.seed:
             h.keyword = h.keyword_share
             h.fused = vector_weight * h.vector + keyword_weight * h.keyword
+        elif table is not None:
+            # How the match ranks among the candidates (BM25 over the best) and how much of the query it
+            # holds (coverage), geometric mean: the best of weak word matches is not a full match.
+            h.keyword = math.sqrt(h.keyword_share * h.coverage)
+            h.fused = vector_weight * h.vector + keyword_weight * h.keyword
         else:
             h.keyword = h.coverage
             h.fused = vector_weight * h.vector + keyword_weight * h.keyword
+        h.background = backdrop.background
         h.relevance = backdrop.relevance(h.fused)
         final_score(h, weights)
     hits.sort(key=lambda h: (-h.score, -h.id))
@@ -398,6 +417,7 @@ def add_neighbours(
         h.vector = rescaled(cosine if backdrop.table is not None else h.vector_similarity, floor)
         # Not a candidate: no word in common with the query, its vector match alone.
         h.fused = vector_weight * h.vector
+        h.background = backdrop.background
         h.relevance = backdrop.relevance(h.fused)
         final_score(h, weights)
         by_id[h.id] = h
@@ -446,23 +466,20 @@ def diversify(hits: list[Hit], sims: np.ndarray, model: str) -> list[int]:
     """Maximal marginal relevance over the head: a second phrasing of what is already shown moves down.
 
     Returns the new order as positions in `hits`.
-    Greedily, each place goes to the hit whose score minus a penalty times its similarity (cosine
-    rescaled from the model's floor to 1) to the closest hit already placed is the highest. The penalty
-    is DIVERSITY x the relevance weight with the seed formula; with calibrated scores (probabilities)
-    it is DIVERSITY x the hit's own score (the same share of it), so a weak hit is not pushed under a
-    much weaker one. Nothing is dropped; hits only change places within
-    the head.
+    Greedily, each place goes to the hit whose rank value (the seed's score, or the fused match with the
+    score's adjustments) minus a penalty times its similarity (cosine rescaled from the model's floor to 1)
+    to the closest hit already placed is the highest. The penalty is DIVERSITY x the weight of relevance in
+    that value (SEARCH_RELEVANCE_WEIGHT in the seed's score, 1 in the fused match). Nothing is dropped; hits
+    only change places within the head.
     """
     if DIVERSITY <= 0 or len(hits) < 3:
         return list(range(len(hits)))
     floor = vector_floor(model)
     # redundancy (cosine rescaled from the floor, clipped to [0, 1]) between every two hits, times the penalty
     redundancy = np.clip((sims - floor) / (1.0 - floor), 0.0, 1.0)
-    scores = [h.score for h in hits]
-    if final_weights().seed:
-        costs = (DIVERSITY * settings.SEARCH_RELEVANCE_WEIGHT * redundancy).tolist()
-    else:
-        costs = (DIVERSITY * redundancy * np.asarray(scores, dtype=np.float32)[None, :]).tolist()
+    scores = [h.rank_value for h in hits]
+    weight = settings.SEARCH_RELEVANCE_WEIGHT if final_weights().seed else 1.0
+    costs = (DIVERSITY * weight * redundancy).tolist()
     cost = [0.0] * len(hits)
     left = list(range(len(hits)))
     order = []
