@@ -31,6 +31,7 @@ from django.utils.translation import gettext as _
 from core.text import CJK_CHAR, has_cjk
 
 from .dedup import changed, is_cross_lingual, names, numbers, polarity, weekdays
+from .embeddings.local import MODEL_NAME as LOCAL_MODEL
 from .thresholds import duplicate_threshold, related_threshold
 
 
@@ -470,12 +471,102 @@ def _same_fact(a: str, b: str, cross: bool) -> bool:
     return cross or not substitution(a, b)
 
 
-def classify(existing: str, new: str, similarity: float, model: str) -> Decision:
+# ---- code-mixed text: a Latin word on one side, its Chinese counterpart on the other -------------------
+
+_MIXED_TOKEN = re.compile(
+    r"[A-Za-z][A-Za-z0-9'+#.-]*[A-Za-z0-9+#]|[A-Za-z]|\d+(?:\.\d+)?|" + CJK_CHAR.pattern
+)
+_LATIN_SPAN = re.compile(r"[A-Za-z][A-Za-z0-9 '+#.-]*")
+# Chinese function characters that may hang on a translated span ("做 PM" / "的产品经理").
+_CJK_EDGE = "的是了在做用"
+# Cosine (multilingual-e5-small, passage side) at or above which a Latin span and a Chinese span are read as
+# the same words: translations of one word or phrase scored 0.90-0.95 on bench/data/dedup_tune.jsonl,
+# another value in the other script 0.79-0.84 ("English" / "中文", "网易云" / "QQ").
+TRANSLATION = 0.87
+# At most this many spans are compared per pair: each comparison embeds two short texts.
+MAX_SPANS = 3
+
+
+def _join(tokens: list[str]) -> str:
+    out = ""
+    for token in tokens:
+        if out and token[0].isascii() and token[0].isalnum() and out[-1].isascii() and out[-1].isalnum():
+            out += " "
+        out += token
+    return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _vector(text: str):
+    from .embeddings.local import LocalE5Provider
+
+    return tuple(LocalE5Provider().embed_passages([text])[0])
+
+
+def _cosine(x: str, y: str) -> float:
+    return sum(p * q for p, q in zip(_vector(x), _vector(y), strict=True))
+
+
+def _all_cjk(text: str) -> bool:
+    return bool(text) and all(CJK_CHAR.match(c) for c in text)
+
+
+def _has_latin(text: str) -> bool:
+    return re.search(r"[A-Za-z]", text) is not None
+
+
+def _script_pairs(a: str, b: str) -> list[tuple[int, int, int, int]]:
+    """The replaced spans (token indexes) that are Latin words on one side and Chinese on the other."""
+    ta, tb = _MIXED_TOKEN.findall(a), _MIXED_TOKEN.findall(b)
+    out = []
+    matcher = SequenceMatcher(None, [t.lower() for t in ta], [t.lower() for t in tb], autojunk=False)
+    for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+        if tag != "replace":
+            continue
+        sa, sb = _join(ta[i1:i2]).strip(_CJK_EDGE), _join(tb[j1:j2]).strip(_CJK_EDGE)
+        latin_a, latin_b = bool(_LATIN_SPAN.fullmatch(sa)), bool(_LATIN_SPAN.fullmatch(sb))
+        cjk_a, cjk_b = _all_cjk(sa), _all_cjk(sb)
+        if (latin_a and cjk_b) or (cjk_a and latin_b):
+            out.append((i1, i2, j1, j2))
+    return out
+
+
+def translate_spans(a: str, b: str) -> str | None:
+    """`a` with each Latin span whose counterpart in `b` is Chinese (or the reverse) written as `b` writes it,
+    when the embedding model reads the two spans as the same words ("用户用 Python 做 data analysis" /
+    "用户用 Python 做数据分析"); None when there is no such span."""
+    ta, tb = _MIXED_TOKEN.findall(a), _MIXED_TOKEN.findall(b)
+    spans = _script_pairs(a, b)
+    if not spans or len(spans) > MAX_SPANS:
+        return None
+    out, at = [], 0
+    for i1, i2, j1, j2 in spans:
+        sa, sb = _join(ta[i1:i2]).strip(_CJK_EDGE), _join(tb[j1:j2]).strip(_CJK_EDGE)
+        if _cosine(sa, sb) < TRANSLATION:
+            return None
+        out += ta[at:i1] + tb[j1:j2]
+        at = i2
+    return _join(out + ta[at:])
+
+
+def classify(existing: str, new: str, similarity: float, model: str, *, translate: bool = True) -> Decision:
     """What `new` is to `existing` (one memory of the same subject), given their cosine similarity."""
     cross = is_cross_lingual(existing, new)
     sim = {"similarity": similarity}
     if similarity < related_threshold(model, cross_lingual=cross):
         return Decision("distinct", _("not similar enough (similarity %(similarity).3f)") % sim)
+    if (
+        translate
+        and model == LOCAL_MODEL
+        and not cross
+        and has_cjk(existing)
+        and (_has_latin(existing) or _has_latin(new))
+    ):
+        # Code-mixed: read both in one script before comparing their structure.
+        translated = translate_spans(existing, new)
+        if translated is not None:
+            similarity = max(similarity, _cosine(translated, new))
+            return classify(translated, new, similarity, model, translate=False)
     if subjects(existing) != subjects(new):
         return Decision("distinct", _("about different people"))
     if plan_vs_done(existing, new):
