@@ -583,6 +583,8 @@ def classify(existing: str, new: str, similarity: float, model: str, *, translat
     if not _value_differs(existing, new, cross):
         return Decision("distinct", _("similar, not the same fact (similarity %(similarity).3f)") % sim)
     shared = slots(existing) & slots(new)
+    if not cross and (_one_value_replaced(existing, new) or (change and substitution(existing, new))):
+        return Decision("update", _("same subject, new value (%(slot)s)") % {"slot": _slot_name(shared)})
     if not cross and _frame_besides_values(existing, new) < FRAME_OVERLAP:
         return Decision("distinct", _("not the same attribute"))
     if (cross and not change) or (not cross and frame_overlap(existing, new) < FRAME_OVERLAP):
@@ -591,8 +593,28 @@ def classify(existing: str, new: str, similarity: float, model: str, *, translat
         shared = {"value"}
     if not shared:
         return Decision("distinct", _("not the same attribute"))
-    slot = sorted(shared)[0]
-    return Decision("update", _("same subject, new value (%(slot)s)") % {"slot": slot})
+    return Decision("update", _("same subject, new value (%(slot)s)") % {"slot": _slot_name(shared)})
+
+
+def _slot_name(shared: set[str]) -> str:
+    return sorted(shared)[0] if shared else "value"
+
+
+# Words saying an attribute holds one value: a superlative, "only", "main", "favourite", "current".
+_ONE_VALUE = re.compile(
+    r"最(?!近|后|早|晚|初)|唯一|主要|目前|\b(?:favou?rite|only|main|primary|best|current(?:ly)?)\b", re.I
+)
+
+
+def _one_value_replaced(a: str, b: str) -> bool:
+    """The same sentence about the same thing with one value in place of another, where the sentence says
+    the attribute holds one value: only a number differs ("sits on the 4th floor" / "on the 9th floor"), or
+    one word is replaced under a superlative ("最大的爱好是摄影" / "最大的爱好是钓鱼")."""
+    if tokens(a) == tokens(b):
+        da, db = _dates_pair(a, b)
+        return bool(da) and bool(db) and da != db
+    one_a = {m.lower() for m in _ONE_VALUE.findall(a)}
+    return bool(one_a) and one_a == {m.lower() for m in _ONE_VALUE.findall(b)} and substitution(a, b)
 
 
 # The share of content two texts about one slot have in common besides the value (same language).
