@@ -379,6 +379,22 @@ def _numbers_differ(a: str, b: str) -> bool:
     )
 
 
+# Colours, a closed class read in both languages like numbers: a translation keeps its colour
+# (Chinese: the colour character before 色, "蓝色", "深色").
+_COLOURS = {
+    "red": ("red", "红"), "blue": ("blue", "蓝"), "green": ("green", "绿"), "yellow": ("yellow", "黄"),
+    "black": ("black", "黑"), "white": ("white", "白"), "purple": ("purple", "紫"), "orange": ("orange", "橙"),
+    "pink": ("pink", "粉"), "grey": ("gr[ae]y", "灰"), "brown": ("brown", "棕|褐|咖啡"),
+    "dark": ("dark", "深|暗"), "light": ("light", "浅|亮"),
+}  # fmt: skip
+_COLOUR_RE = {key: re.compile(rf"\b{en}\b|(?:{zh})色", re.I) for key, (en, zh) in _COLOURS.items()}
+
+
+@functools.lru_cache(maxsize=2048)
+def colours(text: str) -> frozenset[str]:
+    return frozenset(key for key, pattern in _COLOUR_RE.items() if pattern.search(text))
+
+
 def _sense_clash(a: str, b: str) -> bool:
     """A word written as a name on one side and as a common word on the other ("Apple" / "apples",
     "Python" / "a pet python"): another sense of the word."""
@@ -448,6 +464,8 @@ def _value_differs(a: str, b: str, cross: bool) -> bool:
         return True
     if polarity(a) != polarity(b) or _changed(a) or _changed(b) or _state_words(a) != _state_words(b):
         return True
+    if colours(a) != colours(b):
+        return True
     return not cross and content_swap(a, b)
 
 
@@ -465,6 +483,9 @@ def _same_fact(a: str, b: str, cross: bool) -> bool:
         return False
     da, db = _dates_pair(a, b)
     if da and db and da != db:
+        return False
+    ca, cb = colours(a), colours(b)
+    if ca and cb and ca != cb:
         return False
     if set(_YEARS.findall(a)) != set(_YEARS.findall(b)):
         return False
