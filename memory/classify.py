@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
@@ -554,19 +555,25 @@ def _script_pairs(a: str, b: str) -> list[tuple[int, int, int, int]]:
 REWORDING = -0.03
 _VECTORS_MAX = 4096
 _VECTORS: dict[str, list[float]] = {}
+_VECTORS_LOCK = threading.Lock()
 
 
 def _vectors(texts: list[str]) -> list:
     """Passage vectors of the local model, the recent ones remembered (spans and memories recur)."""
-    missing = [t for t in dict.fromkeys(texts) if t not in _VECTORS]
+    with _VECTORS_LOCK:
+        known = {t: _VECTORS[t] for t in texts if t in _VECTORS}
+    missing = [t for t in dict.fromkeys(texts) if t not in known]
     if missing:
         from .embeddings.local import LocalE5Provider
 
-        for text, vector in zip(missing, LocalE5Provider().embed_passages(missing), strict=True):
-            if len(_VECTORS) >= _VECTORS_MAX:
-                _VECTORS.pop(next(iter(_VECTORS)))
-            _VECTORS[text] = vector
-    return [_VECTORS[t] for t in texts]
+        fresh = dict(zip(missing, LocalE5Provider().embed_passages(missing), strict=True))
+        known.update(fresh)
+        with _VECTORS_LOCK:
+            for text, vector in fresh.items():
+                while len(_VECTORS) >= _VECTORS_MAX:
+                    _VECTORS.pop(next(iter(_VECTORS)))
+                _VECTORS[text] = vector
+    return [known[t] for t in texts]
 
 
 def _dot(x, y) -> float:
