@@ -250,7 +250,7 @@ def _sequence(text: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def substitution(a: str, b: str) -> bool:
+def substitution(a: str, b: str, *, framed: bool = False) -> bool:
     """The same sentence with one short span replaced by another ("喜欢喝茶" / "喜欢喝咖啡", "speaks French" /
     "speaks German"): one value in place of another. A paraphrase usually rewords more than one span."""
     sa, sb = _sequence(a), _sequence(b)
@@ -271,6 +271,8 @@ def substitution(a: str, b: str) -> bool:
     if set(values_a) & set(sb) or set(values_b) & set(sa):
         return False
     other = sum(max(x2 - x1, y2 - y1) for tag, x1, x2, y1, y2 in ops if tag != "replace")
+    if framed:  # the same words around the value, not only a shared slot
+        return equal >= 1 and other <= 2
     return (equal >= 1 or bool(slots(a) & slots(b)) or bool(tokens(a) & tokens(b))) and other <= 2
 
 
@@ -650,7 +652,9 @@ def classify(existing: str, new: str, similarity: float, model: str, *, translat
     if not _value_differs(existing, new, cross):
         return Decision("distinct", _("similar, not the same fact (similarity %(similarity).3f)") % sim)
     shared = slots(existing) & slots(new)
-    if not cross and (_one_value_replaced(existing, new) or (change and substitution(existing, new))):
+    if not cross and (
+        _one_value_replaced(existing, new) or (change and substitution(existing, new, framed=True))
+    ):
         return Decision("update", _("same subject, new value (%(slot)s)") % {"slot": _slot_name(shared)})
     if not cross and _frame_besides_values(existing, new) < FRAME_OVERLAP:
         return Decision("distinct", _("not the same attribute"))
@@ -681,7 +685,11 @@ def _one_value_replaced(a: str, b: str) -> bool:
         da, db = _dates_pair(a, b)
         return bool(da) and bool(db) and da != db
     one_a = {m.lower() for m in _ONE_VALUE.findall(a)}
-    return bool(one_a) and one_a == {m.lower() for m in _ONE_VALUE.findall(b)} and substitution(a, b)
+    return (
+        bool(one_a)
+        and one_a == {m.lower() for m in _ONE_VALUE.findall(b)}
+        and substitution(a, b, framed=True)
+    )
 
 
 # The share of content two texts about one slot have in common besides the value (same language).
