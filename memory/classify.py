@@ -599,6 +599,28 @@ def _reworded(a: str, b: str) -> bool:
     return score >= REWORDING
 
 
+# Cosine of a Chinese and an English text with the direction of their shared subject ("用户" / "the user")
+# taken out of both vectors: a translation keeps what it says besides the subject, two statements that
+# only share the subject lose most of their similarity. On bench/data/dedup_tune.jsonl this separates
+# cross-lingual duplicates from the rest with an AUC of 0.87 (the plain cosine: 0.84).
+CROSS_WITHOUT_SUBJECT = 0.49
+_SUBJECT = {"zh": "用户", "en": "The user"}
+
+
+def _without_subject(a: str, b: str) -> float:
+    va, vb, sza, szb = _vectors(
+        [a, b, _SUBJECT["zh" if has_cjk(a) else "en"], _SUBJECT["zh" if has_cjk(b) else "en"]]
+    )
+
+    def rest(v, s):
+        along = _dot(v, s)
+        w = [x - along * y for x, y in zip(v, s, strict=True)]
+        norm = _dot(w, w) ** 0.5
+        return [x / norm for x in w] if norm else w
+
+    return _dot(rest(va, sza), rest(vb, szb))
+
+
 def translate_spans(a: str, b: str) -> str | None:
     """`a` with each Latin span whose counterpart in `b` is Chinese (or the reverse) written as `b` writes it,
     when the embedding model reads the two spans as the same words ("用户用 Python 做 data analysis" /
@@ -644,7 +666,10 @@ def classify(existing: str, new: str, similarity: float, model: str, *, translat
     change = _changed(existing) or _changed(new)
     duplicate = duplicate_threshold(model, cross_lingual=cross)
     local = model == LOCAL_MODEL
-    if similarity >= duplicate and not change and _same_fact(existing, new, cross, local):
+    close = similarity >= duplicate or (
+        cross and local and not change and _without_subject(existing, new) >= CROSS_WITHOUT_SUBJECT
+    )
+    if close and not change and _same_fact(existing, new, cross, local):
         return Decision("duplicate", _("same fact (similarity %(similarity).3f)") % sim)
     why = _two_things_differ(existing, new, cross)
     if why:
