@@ -5,18 +5,30 @@ fact. The offline decision reads a little structure from both texts and merges o
 disagrees (precision first: a missed merge costs a duplicate row, a false merge costs a fact):
 
 1. below the model's "related" threshold for the language pair: distinct;
-2. who the statement is about: the user, or a relative / colleague / friend of theirs ("用户的女儿",
+2. code-mixed (Chinese with Latin words on one side): a Latin span whose Chinese counterpart in the
+   other text the local model reads as the same words ("data analysis" / "数据分析") is written as the
+   other text writes it, and the pair is decided again in one script (translate_spans);
+3. who the statement is about: the user, or a relative / colleague / friend of theirs ("用户的女儿",
    "the user's coworker Jenny"): different people, distinct;
-3. modality: a plan on one side ("打算", "will", "plans to") and something done on the other
+4. modality: a plan on one side ("打算", "will", "plans to") and something done on the other
    ("已经", "moved"): distinct;
-4. duplicate: at or above the duplicate threshold, and no difference in numbers, weekdays, polarity,
-   names (memory.dedup.differs_materially), no change marker, same years;
-5. update: one slot that holds one value at a time (where the user lives, their employer, manager, a
+5. duplicate: at or above the duplicate threshold — or, between Chinese and English, a high cosine once
+   the direction of the shared subject ("用户" / "the user") is taken out of both vectors — and no
+   difference in numbers (一 before a measure word may be an article), weekdays, polarity, names,
+   colours, years, no change marker, and no short span swapped for another; a swapped span of whole
+   words that is about as close to the other text as to its own is a rewording (_reworded), and a word
+   of one side's span found elsewhere in the other text was moved, not swapped;
+6. update: one slot that holds one value at a time (where the user lives, their employer, manager, a
    named project's deadline, the tool for one job, a preference, a schedule, a version...) with a new
    value — the slot is recognised by its words in either language (SLOTS), or, within one language, by
-   the two texts sharing everything but the value; two things differing at once (another project and
-   another date, another year's report) is not one slot changing;
-6. anything else: distinct.
+   the two texts sharing everything but the value (one value replaced in the same sentence under a
+   change word, a superlative, or a slot word of a single-valued slot; or only a number changed); two
+   things differing at once (another project and another date, another year's report) is not one slot
+   changing;
+7. anything else: distinct.
+
+Steps 2 and 5 embed short texts with the local model (only when the similarity was measured with it, and
+only for pairs that reach those steps); the vectors are remembered per process.
 """
 
 from __future__ import annotations

@@ -112,3 +112,14 @@ def test_spans_are_embedded_only_for_the_local_model():
     assert a not in c._VECTORS and b not in c._VECTORS
     c.classify(a, b, 0.99, MODEL)
     assert a in c._VECTORS and b in c._VECTORS
+
+
+def test_a_translation_below_the_cross_lingual_threshold_is_read_without_the_shared_subject():
+    a, b = "用户会弹吉他", "The user plays the guitar"
+    assert similarity(a, b) < 0.835  # the plain cross-lingual duplicate threshold
+    assert c._without_subject(a, b) >= c.CROSS_WITHOUT_SUBJECT
+    assert kind(a, b) == "duplicate"
+    # another instrument: what is left besides the subject differs
+    assert c._without_subject(a, "The user plays the piano") < c.CROSS_WITHOUT_SUBJECT
+    assert kind(a, "The user plays the piano") == "distinct"
+    assert kind(a, "The user's brother plays the guitar") == "distinct"
