@@ -619,7 +619,14 @@ CROSS_WITHOUT_SUBJECT = 0.49
 _SUBJECT = {"zh": "用户", "en": "The user"}
 
 
+_USER = re.compile(r"用户|\bthe user\b", re.I)
+
+
 def _without_subject(a: str, b: str) -> float:
+    """The cosine of a and b without the direction of the subject both name (0.0 when one of them does
+    not name the user: "支付模块下周上线" / "The search module ships next week" share no subject)."""
+    if not (_USER.search(a) and _USER.search(b)):
+        return 0.0
     va, vb, sza, szb = _vectors(
         [a, b, _SUBJECT["zh" if has_cjk(a) else "en"], _SUBJECT["zh" if has_cjk(b) else "en"]]
     )
