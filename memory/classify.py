@@ -658,14 +658,19 @@ def translate_spans(a: str, b: str) -> str | None:
     return _join(out + ta[at:])
 
 
-def classify(existing: str, new: str, similarity: float, model: str, *, translate: bool = True) -> Decision:
-    """What `new` is to `existing` (one memory of the same subject), given their cosine similarity."""
+def classify(
+    existing: str, new: str, similarity: float, model: str, *, translate: bool = True, embed: bool = True
+) -> Decision:
+    """What `new` is to `existing` (one memory of the same subject), given their cosine similarity.
+
+    embed=False: no short text is embedded (the readings of steps 2 and 5 that need it are skipped)."""
     cross = is_cross_lingual(existing, new)
     sim = {"similarity": similarity}
     if similarity < related_threshold(model, cross_lingual=cross):
         return Decision("distinct", _("not similar enough (similarity %(similarity).3f)") % sim)
     if (
         translate
+        and embed
         and model == LOCAL_MODEL
         and not cross
         and has_cjk(existing)
@@ -684,7 +689,7 @@ def classify(existing: str, new: str, similarity: float, model: str, *, translat
         return Decision("distinct", _("a word in another sense"))
     change = _changed(existing) or _changed(new)
     duplicate = duplicate_threshold(model, cross_lingual=cross)
-    local = model == LOCAL_MODEL
+    local = embed and model == LOCAL_MODEL
     close = similarity >= duplicate or (
         cross and local and not change and _without_subject(existing, new) >= CROSS_WITHOUT_SUBJECT
     )

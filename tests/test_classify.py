@@ -110,6 +110,9 @@ def test_spans_are_embedded_only_for_the_local_model():
     c._VECTORS.clear()
     c.classify(a, b, 0.99, "text-embedding-3-small")
     assert a not in c._VECTORS and b not in c._VECTORS
+    # the write path embeds only for its nearest candidates (memory.write_decision.EMBED_CANDIDATES)
+    assert c.classify(a, b, 0.99, MODEL, embed=False).kind != "duplicate"
+    assert a not in c._VECTORS and b not in c._VECTORS
     c.classify(a, b, 0.99, MODEL)
     assert a in c._VECTORS and b in c._VECTORS
 
