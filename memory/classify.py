@@ -43,7 +43,7 @@ from django.utils.translation import gettext as _
 
 from core.text import CJK_CHAR, has_cjk
 
-from .dedup import changed, is_cross_lingual, names, numbers, polarity, weekdays
+from .dedup import _CN_GAZETTEER, _CN_NAMES, changed, is_cross_lingual, names, numbers, polarity, weekdays
 from .embeddings.local import MODEL_NAME as LOCAL_MODEL
 from .thresholds import duplicate_threshold, related_threshold
 
@@ -472,7 +472,7 @@ def _two_things_differ(a: str, b: str, cross: bool) -> str:
     return ""
 
 
-def _value_differs(a: str, b: str, cross: bool) -> bool:
+def _value_differs(a: str, b: str, cross: bool, local: bool = False) -> bool:
     na, nb = _name_pair(a, b, cross)
     da, db = _dates_pair(a, b)
     if da != db or (na != nb and (not cross or (na and nb))):
@@ -481,7 +481,15 @@ def _value_differs(a: str, b: str, cross: bool) -> bool:
         return True
     if colours(a) != colours(b):
         return True
-    return not cross and content_swap(a, b)
+    if cross:
+        # Not a translation: what the two say besides the user differs. A Chinese person's name spelt in
+        # Latin letters on the other side ("张伟" / "Zhang Wei") scores low too, so not with one.
+        zh = a if has_cjk(a) else b
+        person = any(name not in _CN_GAZETTEER for name in _CN_NAMES.findall(zh))
+        return (
+            local and not person and _without_subject(a, b) < CROSS_WITHOUT_SUBJECT and bool(_USER.search(a))
+        )
+    return content_swap(a, b)
 
 
 def _same_fact(a: str, b: str, cross: bool, local: bool = False) -> bool:
@@ -698,7 +706,7 @@ def classify(
     why = _two_things_differ(existing, new, cross)
     if why:
         return Decision("distinct", why)
-    if not _value_differs(existing, new, cross):
+    if not _value_differs(existing, new, cross, local):
         return Decision("distinct", _("similar, not the same fact (similarity %(similarity).3f)") % sim)
     shared = slots(existing) & slots(new)
     if not cross and (

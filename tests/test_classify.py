@@ -126,3 +126,12 @@ def test_a_translation_below_the_cross_lingual_threshold_is_read_without_the_sha
     assert c._without_subject(a, "The user plays the piano") < c.CROSS_WITHOUT_SUBJECT
     assert kind(a, "The user plays the piano") == "distinct"
     assert kind(a, "The user's brother plays the guitar") == "distinct"
+
+
+def test_a_new_value_across_languages_is_an_update_without_a_change_word():
+    assert kind("The user works at a hospital", "用户在一家银行上班") == "update"
+    assert kind("The user lives in a small town", "用户住在市中心") == "update"
+    # the same employer in the other language stays one memory
+    assert kind("The user works at a hospital", "用户在一家医院工作") == "duplicate"
+    # a Chinese name spelt in Latin letters scores low without the subject too: not read as a new value
+    assert kind("用户的经理是张伟", "The user's manager is Zhang Wei") != "update"
