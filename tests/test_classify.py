@@ -135,3 +135,13 @@ def test_a_new_value_across_languages_is_an_update_without_a_change_word():
     assert kind("The user works at a hospital", "用户在一家医院工作") == "duplicate"
     # a Chinese name spelt in Latin letters scores low without the subject too: not read as a new value
     assert kind("用户的经理是张伟", "The user's manager is Zhang Wei") != "update"
+
+
+def test_spans_closer_to_their_own_text_are_other_things_and_never_merged():
+    a, b = "用户晚上喝豆浆", "用户晚上吃面包"
+    assert similarity(a, b) >= 0.955  # above the duplicate threshold, and no token rule sees a swap
+    assert not c.substitution(a, b)
+    assert c._says_other_things(a, b)
+    assert kind(a, b) == "distinct"
+    # a rewording's spans are as close to the other text as to their own
+    assert not c._says_other_things("The user is fond of jazz", "The user really likes jazz music")
