@@ -723,7 +723,12 @@ def classify(
     duplicate = duplicate_threshold(model, cross_lingual=cross)
     local = embed and model == LOCAL_MODEL
     close = similarity >= duplicate or (
-        cross and local and not change and _without_subject(existing, new) >= CROSS_WITHOUT_SUBJECT
+        # (the structure first: it costs no embedding)
+        cross
+        and local
+        and not change
+        and _same_fact(existing, new, cross, local)
+        and _without_subject(existing, new) >= CROSS_WITHOUT_SUBJECT
     )
     if close and not change and _same_fact(existing, new, cross, local):
         return Decision("duplicate", _("same fact (similarity %(similarity).3f)") % sim)
