@@ -486,9 +486,8 @@ def _value_differs(a: str, b: str, cross: bool, local: bool = False) -> bool:
         # Latin letters on the other side ("张伟" / "Zhang Wei") scores low too, so not with one.
         zh = a if has_cjk(a) else b
         person = any(name not in _CN_GAZETTEER for name in _CN_NAMES.findall(zh))
-        return (
-            local and not person and _without_subject(a, b) < CROSS_WITHOUT_SUBJECT and bool(_USER.search(a))
-        )
+        about_user = bool(_USER.search(a) and _USER.search(b))
+        return local and about_user and not person and _without_subject(a, b) < CROSS_WITHOUT_SUBJECT
     return content_swap(a, b)
 
 
