@@ -42,6 +42,7 @@ import django  # noqa: E402
 django.setup()
 
 from core.text import CJK_CHAR  # noqa: E402
+from memory import classify as classify_module  # noqa: E402
 from memory import dedup  # noqa: E402
 from memory.classify import classify  # noqa: E402
 from memory.embeddings.local import LocalE5Provider  # noqa: E402
@@ -98,6 +99,10 @@ def decide_reconcile(row, veto) -> str:
     if cos >= OLD_THRESHOLDS["duplicate"] - 0.055 and veto(a, b):
         return "update"
     return "distinct"
+
+
+def _median(values: list[float]) -> float:
+    return sorted(values)[len(values) // 2] if values else 0.0
 
 
 def kind(row) -> str:
@@ -228,10 +233,21 @@ def main() -> None:
             r["cos"] = sum(x * y for x, y in zip(a, b, strict=True))
             r["add"] = decide_add(r, model, veto)
             r["reconcile"] = decide_reconcile(r, veto)
+        embedded_ms, plain_ms = [], []
+        for r in rows:
+            classify_module._VECTORS.clear()  # each pair pays for its own span / text embeddings
+            t0 = time.perf_counter()
             decision = classify(r["a"], r["b"], r["cos"], model)
+            (embedded_ms if classify_module._VECTORS else plain_ms).append((time.perf_counter() - t0) * 1000)
             r["classify"], r["reason"] = decision.kind, decision.reason
         print(
             f"\n{path.name}: {len(rows)} pairs embedded with {model} in {time.perf_counter() - started:.1f}s"
+        )
+        print(
+            f"classify per pair: {len(plain_ms)} pairs without embedding p50 {_median(plain_ms):.2f} ms; "
+            f"{len(embedded_ms)} pairs embedding short texts (code-mixed spans, reworded spans, the "
+            f"subject-free cross-lingual cosine) p50 {_median(embedded_ms):.1f} ms, max "
+            f"{max(embedded_ms, default=0):.1f} ms (load {os.getloadavg()[0]:.1f})"
         )
         if args.sweep:
             sweep(rows)

@@ -23,6 +23,11 @@ from .thresholds import related_threshold
 log = logging.getLogger(__name__)
 
 
+# How many of the nearest candidates may have short texts embedded for their classification (each such
+# classification embeds up to four short texts: about one embedding call).
+EMBED_CANDIDATES = 2
+
+
 @dataclass
 class WriteDecision:
     decision: Decision
@@ -37,8 +42,9 @@ class WriteDecision:
 def offline(content: str, nearest: list, model: str) -> WriteDecision:
     """The nearest duplicate, else the nearest update, else distinct (nearest first)."""
     update = None
-    for item, similarity in nearest:
-        decision = classify(item.content, content, similarity, model)
+    for index, (item, similarity) in enumerate(nearest):
+        # The readings that embed short texts (memory.classify) only for the nearest few candidates.
+        decision = classify(item.content, content, similarity, model, embed=index < EMBED_CANDIDATES)
         if decision.kind == "duplicate":
             return WriteDecision(_with_target(decision, item), item, similarity)
         if decision.kind == "update" and update is None:

@@ -22,6 +22,7 @@ _ZH_SEED = Mnemonic("chinese_simplified").to_mnemonic(bytes(range(90, 106)))
 
 SECRETS = {
     "connection string": "billing db: postgresql://billing:Pg!7788kx@pg.billing.lan:5432/invoices",
+    "mysql with credentials": "orders db: mysql://shop:Sh0p!pass77@10.0.3.9:3306/orders",
     "mongodb+srv": "mongodb+srv://reader:Rd2025pw@atlas-x1.mongodb.net/events",
     "account and password (zh)": "物业系统账号 zhoumin，密码 Zm202406",
     "login / password (en)": "the shared Hulu login is family@home.net / Popcorn#55",
@@ -102,6 +103,12 @@ LOOK_ALIKES = {
     "numbers in prose": "the hike was 23.5 km with 1,480 m of climbing in 7 hours",
     "masked key": "the dashboard shows sk-****9f2c for that key",
     "seed phrase talk": "a seed phrase has 12 or 24 words; write it on paper",
+    "Japanese password talk": "パスワードを変更したのは先週です",
+    "Japanese PIN talk": "暗証番号を忘れた",
+    "ID document talk (zh)": "用户的身份证下个月到期，要去补办",
+    "ID document talk (en)": "passport renewal takes about six weeks",
+    "short identifiers": "ticket ENG-4412 is blocked, room B12",
+    "mixed tech note": "用户的 Redis 跑在 6379 端口，密码放在环境变量里",
 }
 
 
