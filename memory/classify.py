@@ -737,10 +737,7 @@ def classify(
     if not _value_differs(existing, new, cross, local):
         return Decision("distinct", _("similar, not the same fact (similarity %(similarity).3f)") % sim)
     shared = slots(existing) & slots(new)
-    if not cross and (
-        _one_value_replaced(existing, new)
-        or ((change or shared - _FRAME_SLOTS) and substitution(existing, new, framed=True))
-    ):
+    if not cross and (_one_value_replaced(existing, new)):
         return Decision("update", _("same subject, new value (%(slot)s)") % {"slot": _slot_name(shared)})
     if not cross and _frame_besides_values(existing, new) < FRAME_OVERLAP:
         return Decision("distinct", _("not the same attribute"))
