@@ -254,6 +254,10 @@ class Backdrop:
     level: float
     background: float
     table: tuple | None
+    # At least PRIOR_COUNT candidates with a vector: the background was measured, not assumed. Under that
+    # the relevance floor does not apply (a subject with three memories has no field for one to stand out
+    # from, and e5-small cannot tell a lone related memory from an unrelated one by its cosine).
+    measured: bool = False
 
     @classmethod
     def of(cls, hits: list[Hit], query_language: str, model: str, table: tuple | None) -> Backdrop:
@@ -275,7 +279,8 @@ class Backdrop:
         else:
             level = prior[0]
         background = settings.SEARCH_VECTOR_WEIGHT * rescaled(level, vector_floor(model)) if levels else 0.0
-        return cls(levels, level, background, table)
+        measured = sum(len(sims) for sims in by_pair.values()) >= PRIOR_COUNT
+        return cls(levels, level, background, table, measured)
 
     def debiased(self, h: Hit) -> float | None:
         """The cosine put on the query's own-language level (see CALIBRATION); sets the hit's lift."""

@@ -232,8 +232,9 @@ def memory_search(
     backdrop = score_hits(hits, model, query, baseline="" if rank == "hybrid" else rank)
     if threshold is None:
         # The default: nothing unless the best hit reaches the model's floor, then hits down to a share of
-        # it. Without a query vector the scores are keyword coverage alone, not calibrated probabilities.
-        gate = relevance_floor(model) if rank == "hybrid" and qvec is not None else 0.0
+        # it; only once the candidates are enough to measure a background (Backdrop.measured). Without a
+        # query vector the scores are keyword coverage alone, not calibrated probabilities.
+        gate = relevance_floor(model) if rank == "hybrid" and qvec is not None and backdrop.measured else 0.0
         keep = gate * RELEVANCE_KEEP
     else:
         gate = keep = threshold
