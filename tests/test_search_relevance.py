@@ -209,3 +209,26 @@ def test_confidence_and_scope_only_break_ties(settings):
     final_score(strong)
     assert strong.score == pytest.approx(0.5 * 0.71 + 0.3 * 0.2 + 0.2 * 0.6)
     assert timezone.now()  # settings restored by the fixture
+
+
+def test_a_chinese_question_finds_its_english_answer_among_chinese_memories(alice_client, stored):
+    # e5 scores two texts of one language higher than a text and its translation: each language pair is
+    # measured against its own background, so the English answer is not outranked by Chinese memories.
+    dog = stored[MEMORIES[6][0]]
+    for query in ("我的狗是什么品种", "我家狗狗几岁了"):
+        results = _search(alice_client, query)
+        assert results and results[0]["id"] == dog, (query, results)
+        assert results[0]["explain"]["language_pair"] == "zh-en"
+
+
+def test_a_subject_with_one_memory_gets_it_back(alice_client):
+    response = alice_client.post(
+        "/api/v1/memories",
+        {"content": "The user's cat is called Miso", "user_id": "alice"},
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    body = {"query": "what is my cat's name", "user_id": "alice", "explain": True}
+    results = alice_client.post("/api/v1/memories/search", body, format="json").json()["results"]
+    # One memory measures no background: the floor does not apply (five candidates with a vector do).
+    assert [r["id"] for r in results] == [response.json()["id"]]
