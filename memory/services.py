@@ -127,7 +127,12 @@ def nearest_active(
     )
     if exclude_id:
         qs = qs.exclude(pk=exclude_id)
-    rows = qs.annotate(distance=CosineDistance("embedding", embedding)).order_by("distance")[:limit]
+    # Exact, over the subject's rows (the filter's index finds them): the HNSW index would look at the
+    # hnsw.ef_search rows nearest to the vector in the whole table and filter them afterwards, so in a large
+    # table a subject's near duplicate could be missed and added as new. "+ 0" keeps the planner from
+    # serving the order with the vector index.
+    distance = CosineDistance("embedding", embedding)
+    rows = qs.annotate(distance=distance, exact=distance + 0).order_by("exact")[:limit]
     return [(row, 1.0 - row.distance) for row in rows]
 
 
