@@ -9,8 +9,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Max
 from django.http import Http404
 from django.utils import timezone
@@ -127,13 +128,24 @@ def nearest_active(
     )
     if exclude_id:
         qs = qs.exclude(pk=exclude_id)
-    # Exact, over the subject's rows (the filter's index finds them): the HNSW index would look at the
-    # hnsw.ef_search rows nearest to the vector in the whole table and filter them afterwards, so in a large
-    # table a subject's near duplicate could be missed and added as new. "+ 0" keeps the planner from
-    # serving the order with the vector index.
     distance = CosineDistance("embedding", embedding)
-    rows = qs.annotate(distance=distance, exact=distance + 0).order_by("exact")[:limit]
+    with transaction.atomic(), connection.cursor() as cursor:
+        # When the HNSW index serves the order (a large table), pgvector 0.8 keeps walking its graph until
+        # `limit` rows pass the filters: a plain scan takes the whole table's nearest hnsw.ef_search rows
+        # and filters them afterwards, so a subject's near duplicate could be missed and added as new.
+        cursor.execute(_NEAREST_SCAN_SQL, [str(settings.SEARCH_MAX_SCAN_TUPLES)])
+        rows = list(qs.annotate(distance=distance).order_by("distance")[:limit])
+    if len(rows) < limit:
+        # Fewer than asked: the subject has few rows, or the graph walk did not reach them. Exact, over the
+        # subject's rows (the filter's index finds them; "+ 0" keeps the planner off the vector index).
+        rows = list(qs.annotate(distance=distance, exact=distance + 0).order_by("exact")[:limit])
     return [(row, 1.0 - row.distance) for row in rows]
+
+
+_NEAREST_SCAN_SQL = (
+    "SELECT set_config('hnsw.iterative_scan', 'strict_order', true),"
+    " set_config('hnsw.max_scan_tuples', %s, true)"
+)
 
 
 def merge_into(
