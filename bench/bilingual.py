@@ -109,14 +109,11 @@ def fit(api: Api, questions: list[dict], ids: dict[str, dict[str, int]], run: st
         body = {"query": q["query"], "user_id": f"bl-{q['user']}-{run}", "top_k": 100, "max_tokens": 100_000}
         results = api.post("/memories/search", {**body, "explain": True, "threshold": 0})["results"]
         wanted = {ids[q["user"]][k] for k in q["expected"]}
-        over = [
-            r["explain"]["fused"] - r["explain"]["background"]
-            for r in results
-            if r["explain"]["neighbour_of"] is None
-        ]
+        over = []
         for r in results:
             if r["explain"]["neighbour_of"] is None:
-                xs.append(r["explain"]["fused"] - r["explain"]["background"])
+                over.append(r["explain"]["fused"] - r["explain"]["background"])
+                xs.append(over[-1])
                 ys.append(r["id"] in wanted)
         per_question.append((bool(wanted), max(over, default=-1.0)))
         dump.append({"q": q, "wanted": sorted(wanted), "results": results})

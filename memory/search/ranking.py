@@ -282,13 +282,21 @@ class Backdrop:
         measured = sum(len(sims) for sims in by_pair.values()) >= PRIOR_COUNT
         return cls(levels, level, background, table, measured)
 
-    def debiased(self, h: Hit) -> float | None:
-        """The cosine put on the query's own-language level (see CALIBRATION); sets the hit's lift."""
+    def vector_side(self, h: Hit, floor: float) -> float:
+        """The hit's cosine rescaled from the model's floor: put on the query's own-language level (see
+        CALIBRATION) when calibrated, raw for the seed and the one-sided baselines. Sets the hit's lift."""
         if h.vector_similarity is None:
-            return None
+            return 0.0
         pair_level = self.levels.get(h.language_pair, self.level)
         h.lift = h.vector_similarity - pair_level
-        return h.vector_similarity - pair_level + self.level
+        cosine = h.vector_similarity if self.table is None else h.lift + self.level
+        return rescaled(cosine, floor)
+
+    def read(self, h: Hit, fused: float) -> None:
+        """Give the hit this fused match and the relevance it reads as."""
+        h.fused = fused
+        h.background = self.background
+        h.relevance = self.relevance(fused)
 
     def relevance(self, fused: float) -> float:
         """P(relevant) of a fused match (the fused match itself for an uncalibrated model or the seed)."""
@@ -335,28 +343,23 @@ def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: s
     backdrop = Backdrop.of(hits, query_language, model, table)
     for h in hits:
         h.keyword_share = h.keyword_raw / best_kw if best_kw > 0 else 0.0
-        cosine = backdrop.debiased(h)
-        if table is None:
-            cosine = h.vector_similarity  # the raw cosine: the seed and the one-sided baselines
-        h.vector = rescaled(cosine, floor)
+        h.vector = backdrop.vector_side(h, floor)
         if baseline == "keyword":  # BM25 alone (mode=keyword)
             h.keyword = h.keyword_share
-            h.fused = h.keyword
+            fused = h.keyword
         elif baseline == "vector":  # the cosine alone (mode=vector)
-            h.fused = h.vector
-        elif weights.seed:
-            h.keyword = h.keyword_share
-            h.fused = vector_weight * h.vector + keyword_weight * h.keyword
-        elif table is not None:
-            # How the match ranks among the candidates (BM25 over the best) and how much of the query it
-            # holds (coverage), geometric mean: the best of weak word matches is not a full match.
-            h.keyword = math.sqrt(h.keyword_share * h.coverage)
-            h.fused = vector_weight * h.vector + keyword_weight * h.keyword
+            fused = h.vector
         else:
-            h.keyword = h.coverage
-            h.fused = vector_weight * h.vector + keyword_weight * h.keyword
-        h.background = backdrop.background
-        h.relevance = backdrop.relevance(h.fused)
+            if weights.seed:
+                h.keyword = h.keyword_share
+            elif table is not None:
+                # How the match ranks among the candidates (BM25 over the best) and how much of the query
+                # it holds (coverage), geometric mean: the best of weak word matches is not a full match.
+                h.keyword = math.sqrt(h.keyword_share * h.coverage)
+            else:
+                h.keyword = h.coverage
+            fused = vector_weight * h.vector + keyword_weight * h.keyword
+        backdrop.read(h, fused)
         final_score(h, weights)
     hits.sort(key=lambda h: (-h.score, -h.id))
     return backdrop
@@ -418,12 +421,9 @@ def add_neighbours(
             continue
         h = Hit(row=row, vector_similarity=row.pop("vsim"), keyword_raw=0.0, embedding=row.pop("emb"))
         h.language_pair = f"{language(query)}-{language(row['content'])}"
-        cosine = backdrop.debiased(h)
-        h.vector = rescaled(cosine if backdrop.table is not None else h.vector_similarity, floor)
+        h.vector = backdrop.vector_side(h, floor)
         # Not a candidate: no word in common with the query, its vector match alone.
-        h.fused = vector_weight * h.vector
-        h.background = backdrop.background
-        h.relevance = backdrop.relevance(h.fused)
+        backdrop.read(h, vector_weight * h.vector)
         final_score(h, weights)
         by_id[h.id] = h
         hits.append(h)
@@ -440,8 +440,7 @@ def add_neighbours(
             closeness = min(1.0, n.vector / h.vector) if h.vector > 0 else 1.0
             lend = weight ** abs(d) * lent[h.id] * (unconditional + (1 - unconditional) * closeness)
             if lend > n.fused:
-                n.fused = lend
-                n.relevance = backdrop.relevance(lend)
+                backdrop.read(n, lend)
                 n.neighbour_of = h.id
                 final_score(n, weights)
     hits.sort(key=lambda h: (-h.score, -h.id))
