@@ -39,6 +39,7 @@ import threading
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 
+from cachetools import FIFOCache
 from django.utils.translation import gettext as _
 
 from core.text import CJK_CHAR, has_cjk
@@ -578,8 +579,7 @@ def _script_pairs(a: str, b: str) -> list[tuple[int, int, int, int]]:
 # On bench/data/dedup_tune.jsonl, rewordings scored -0.007 to -0.044, swapped values -0.023 to -0.100,
 # with only values that another check catches (a colour, a change word) above -0.036.
 REWORDING = -0.03
-_VECTORS_MAX = 4096
-_VECTORS: dict[str, list[float]] = {}
+_VECTORS: FIFOCache = FIFOCache(maxsize=4096)
 _VECTORS_LOCK = threading.Lock()
 
 
@@ -594,10 +594,7 @@ def _vectors(texts: list[str]) -> list:
         fresh = dict(zip(missing, LocalE5Provider().embed_passages(missing), strict=True))
         known.update(fresh)
         with _VECTORS_LOCK:
-            for text, vector in fresh.items():
-                while len(_VECTORS) >= _VECTORS_MAX:
-                    _VECTORS.pop(next(iter(_VECTORS)))
-                _VECTORS[text] = vector
+            _VECTORS.update(fresh)
     return [known[t] for t in texts]
 
 
