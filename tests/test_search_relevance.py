@@ -14,6 +14,7 @@ from memory.search.ranking import (
     final_score,
     final_weights,
     question_time,
+    version_groups,
 )
 
 MEMORIES = [
@@ -183,6 +184,37 @@ def test_current_first_orders_versions_by_time_and_drops_the_stale_one():
     mid = _hit(5, 0.7, "moved to Hangzhou", 2023)
     out = current_first([old, mid, new], [[old, mid, new]], past=True, year=2023, floor=0.1)
     assert out[0].id == 5
+
+
+def test_only_mutually_closest_hits_are_versions_unless_the_question_names_a_time():
+    import numpy as np
+
+    answer = _hit(1, 0.6, "Takes warfarin, so keeps leafy greens to small amounts", 2023)
+    filler = _hit(2, 0.5, "Switched to a standing desk at the office", 2025)
+    desk = _hit(3, 0.4, "Sits by the window at the office", 2025)
+    old_phone, new_phone = (
+        _hit(4, 0.45, "Uses an Android phone", 2022),
+        _hit(5, 0.44, "Switched to an iPhone", 2025),
+    )
+    hits = [answer, filler, desk, old_phone, new_phone]
+    sims = np.array(
+        [
+            [0.0, 0.83, 0.80, 0.78, 0.78],
+            [0.83, 0.0, 0.93, 0.79, 0.80],
+            [0.80, 0.93, 0.0, 0.78, 0.78],
+            [0.78, 0.79, 0.78, 0.0, 0.91],
+            [0.78, 0.80, 0.78, 0.91, 0.0],
+        ],
+        dtype=np.float32,
+    )
+    model = "multilingual-e5-small"
+    # The newer filler says "switched" and reaches the related cosine with the answer, but it is closest to
+    # another hit: no version group, so the answer is not made stale. The phones are each other's closest.
+    groups = version_groups(hits, sims, model, 0.1)
+    assert [[h.id for h in g] for g in groups] == [[4, 5]]
+    # Without the mutual condition (a question about now or the past asks for versions) the filler pairs too.
+    loose = version_groups(hits, sims, model, 0.1, gap=1.0, mutual=False)
+    assert sorted(sorted(h.id for h in g) for g in loose) == [[1, 2], [4, 5]]
 
 
 def test_confidence_and_scope_only_break_ties(settings):

@@ -612,7 +612,11 @@ _PRESENT = re.compile(
 # (memory.thresholds), they name the same specific attribute (memory.classify.slots, less the broad ones
 # that also hold side by side) or the newer one states a change ("now", "switched", "换了",
 # memory.dedup.changed), and both answer the query: for a question about the present or the past, any
-# two in the head; otherwise only two whose calibrated relevance is within VERSION_GAP.
+# two in the head; otherwise only two whose calibrated relevance is within VERSION_GAP and that are each
+# other's most similar hit in the head (mutual nearest neighbours). The last condition holds with any
+# model's level of unrelated texts: with e5-small unrelated memories reach the "related" cosine, so a
+# newer filler saying "switched…" made a true answer "stale" (bilingual tuning half: R@10 0.972 -> 0.985,
+# "now" and "past" unchanged, since their questions name the versions they ask about).
 VERSION_GAP = 0.25
 _BROAD_SLOTS = {"tool", "schedule", "team", "pet", "price", "language", "preference", "name", "status"}
 
@@ -638,12 +642,21 @@ def _same_attribute(older: Hit, newer: Hit) -> bool:
 
 
 def version_groups(
-    hits: list[Hit], sims: np.ndarray, model: str, floor: float, *, gap: float = VERSION_GAP
+    hits: list[Hit],
+    sims: np.ndarray,
+    model: str,
+    floor: float,
+    *,
+    gap: float = VERSION_GAP,
+    mutual: bool = True,
 ) -> list[list[Hit]]:
-    """Groups of hits (in `hits`' order) that state one attribute at different times, for this query."""
+    """Groups of hits (in `hits`' order) that state one attribute at different times, for this query.
+
+    mutual: two hits pair only when each is the other's most similar hit (see VERSION_GAP)."""
     from ..dedup import is_cross_lingual
 
     parent = list(range(len(hits)))
+    nearest = np.argmax(sims, axis=1) if len(hits) > 1 else np.zeros(len(hits), dtype=int)
 
     def find(i):
         while parent[i] != i:
@@ -662,6 +675,8 @@ def version_groups(
                 continue
             cross = is_cross_lingual(a.row["content"], b.row["content"])
             if sims[i, j] < related_threshold(model, cross_lingual=cross):
+                continue
+            if mutual and not (nearest[i] == j and nearest[j] == i):
                 continue
             older, newer = (a, b) if _version_time(a.row) < _version_time(b.row) else (b, a)
             if _same_attribute(older, newer):

@@ -134,7 +134,7 @@ def context_and_duplicates(
         # answer down as "stale". A question about now or the past asks for the versions themselves.
         version_floor = floor if when else max(floor, relevance_floor(model))
         groups = version_groups(
-            head, similarities(head), model, version_floor, gap=1.0 if when else VERSION_GAP
+            head, similarities(head), model, version_floor, gap=1.0 if when else VERSION_GAP, mutual=not when
         )
         hits = current_first(head, groups, past=when == "past", year=year, floor=floor) + hits[top_k * 2 :]
     return hits
