@@ -151,7 +151,7 @@ def rescaled(similarity: float | None, floor: float) -> float:
 # model, fitted on the tuning half of the bilingual set (bench/bilingual.py --fit) and checked on its
 # held-out half and on LoCoMo. Within one search the order is the fused order; the probability only gives
 # the score its meaning (the floor, `threshold`, the version gap).
-CALIBRATION = {"multilingual-e5-small": (-5.24, 29.52)}
+CALIBRATION = {"multilingual-e5-small": (-5.21, 32.44)}
 LIFT_REFERENCE = 20  # the median of this many best cosines of a language pair is its background level
 # Where unrelated texts sit per model (same language, across languages): the median cosine of the
 # candidates that do not answer, 0.819 / 0.755 on the bilingual set's tuning half and 0.817 on LoCoMo (all
@@ -160,14 +160,25 @@ LIFT_REFERENCE = 20  # the median of this many best cosines of a language pair i
 # lone memory is measured against where unrelated texts sit, not against itself.
 UNRELATED_COSINES = {"multilingual-e5-small": (0.82, 0.755)}
 PRIOR_COUNT = 5
+# How far each side of the fusion is trusted in one search: as far as its best match stands out from the
+# rest, in full from TRUST_LIFT (the best cosine over its language pair's level) and TRUST_COVERAGE (the
+# share of the query's inverse document frequency the best BM25 match holds). Among a few dozen memories
+# the best BM25 match is often a filler sharing one common word ("too", "喜欢") at full BM25-over-the-best
+# strength, and in a long conversation a question whose best cosine barely clears the others' has no
+# vector answer (LoCoMo dev: the best cosine is the answer for 8% of the questions with a lift under
+# 0.02, 26% between 0.02 and 0.04, 55% above). Chosen on the bilingual tuning half (R@1 0.764 -> 0.790
+# offline; TRUST_LIFT 0.02-0.03 tie there, 0.04 loses paraphrase R@1) and checked on LoCoMo dev.
+TRUST_LIFT = 0.03
+TRUST_COVERAGE = 0.3
+MIN_TRUST = 0.1  # a side never trusted at all would leave its hits unordered
 # A search answers nothing when its best hit's calibrated relevance is under the model's floor (a question
 # about a topic the subject never mentioned); when it answers, hits down to RELEVANCE_KEEP x the floor stay.
-# With multilingual-e5-small the two kinds overlap: on the tuning half a floor of 0.03 leaves 16% of the
-# negative questions empty and answers every other one, 0.05 gives 22% / 97%, 0.1 gives 49% / 93%, 0.3
-# gives 78% / 80% (bench/bilingual.py --fit). The default keeps the answers (a missed memory costs more
-# than a weak one shown) and still answers nothing for text unlike anything stored ("xyzzy"); callers who
-# want silence over recall pass a higher `threshold`. Models without a calibration have no default floor.
-RELEVANCE_FLOORS = {"multilingual-e5-small": 0.03}
+# With multilingual-e5-small the two kinds overlap: on the tuning half a floor of 0.02 leaves 16% of the
+# negative questions empty and answers 99.6% of the others, 0.03 gives 24% / 98.9%, 0.1 gives 58% / 94.8%,
+# 0.3 gives 89% / 78.5% (bench/bilingual.py --fit). The default keeps the answers (a missed memory costs
+# more than a weak one shown) and still answers nothing for text unlike anything stored ("xyzzy"); callers
+# who want silence over recall pass a higher `threshold`. Models without a calibration have no default floor.
+RELEVANCE_FLOORS = {"multilingual-e5-small": 0.02}
 # Hits under the floor after the first: kept (0) so a second part of a two-part question still comes back.
 RELEVANCE_KEEP = 0.0
 SEED = "seed"  # SEARCH_RANKING value of seed 000's formula
@@ -258,6 +269,10 @@ class Backdrop:
     # the relevance floor does not apply (a subject with three memories has no field for one to stand out
     # from, and e5-small cannot tell a lone related memory from an unrelated one by its cosine).
     measured: bool = False
+    # How far each side is trusted in this search (0-1, see TRUST_LIFT): the fused match is
+    # vector_weight * vector_trust * vector + keyword_weight * keyword_trust * keyword.
+    vector_trust: float = 1.0
+    keyword_trust: float = 1.0
 
     @classmethod
     def of(cls, hits: list[Hit], query_language: str, model: str, table: tuple | None) -> Backdrop:
@@ -278,9 +293,24 @@ class Backdrop:
             level = levels.get(own, max(levels.values(), default=0.0))
         else:
             level = prior[0]
-        background = settings.SEARCH_VECTOR_WEIGHT * rescaled(level, vector_floor(model)) if levels else 0.0
+        vector_trust = keyword_trust = 1.0
+        if table is not None:
+            # Each side counts as far as its best match stands out: the best cosine over its language pair's
+            # level, the best BM25 match's coverage of the query.
+            lifts = [
+                h.vector_similarity - levels[h.language_pair] for h in hits if h.vector_similarity is not None
+            ]
+            vector_trust = min(1.0, max(MIN_TRUST, max(lifts, default=0.0) / TRUST_LIFT))
+            best = max(hits, key=lambda h: h.keyword_raw, default=None)
+            coverage = best.coverage if best is not None and best.keyword_raw > 0 else 0.0
+            keyword_trust = min(1.0, max(MIN_TRUST, coverage / TRUST_COVERAGE))
+        background = (
+            settings.SEARCH_VECTOR_WEIGHT * vector_trust * rescaled(level, vector_floor(model))
+            if levels
+            else 0.0
+        )
         measured = sum(len(sims) for sims in by_pair.values()) >= PRIOR_COUNT
-        return cls(levels, level, background, table, measured)
+        return cls(levels, level, background, table, measured, vector_trust, keyword_trust)
 
     def vector_side(self, h: Hit, floor: float) -> float:
         """The hit's cosine rescaled from the model's floor: put on the query's own-language level (see
@@ -358,7 +388,10 @@ def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: s
                 h.keyword = math.sqrt(h.keyword_share * h.coverage)
             else:
                 h.keyword = h.coverage
-            fused = vector_weight * h.vector + keyword_weight * h.keyword
+            fused = (
+                vector_weight * backdrop.vector_trust * h.vector
+                + keyword_weight * backdrop.keyword_trust * h.keyword
+            )
         backdrop.read(h, fused)
         final_score(h, weights)
     hits.sort(key=lambda h: (-h.score, -h.id))
@@ -423,7 +456,7 @@ def add_neighbours(
         h.language_pair = f"{language(query)}-{language(row['content'])}"
         h.vector = backdrop.vector_side(h, floor)
         # Not a candidate: no word in common with the query, its vector match alone.
-        backdrop.read(h, vector_weight * h.vector)
+        backdrop.read(h, vector_weight * backdrop.vector_trust * h.vector)
         final_score(h, weights)
         by_id[h.id] = h
         hits.append(h)
