@@ -1,6 +1,7 @@
 """Automatic extraction: statement quality on labelled conversations and worker time per turn.
 
-    .venv/bin/python bench/extraction.py [--path rules|llm] [--verbose | --show-errors tune] [--repeat 1]
+    .venv/bin/python bench/extraction.py [--path rules|llm] [--half tune|held-out|both]
+        [--verbose | --show-errors tune] [--repeat 1] [--no-timing]
     (the timing part needs the database: scripts/devservices.py exec -- .venv/bin/python bench/extraction.py)
 
 Data: bench/data/extraction_cases.jsonl, 208 conversations (zh 92, en 92, code-mixed 24) in eight
@@ -287,6 +288,12 @@ def main() -> None:
         choices=["tune", "held-out"],
         help="list the conversations with a miss of one half only (tune while working on the rules)",
     )
+    parser.add_argument(
+        "--half",
+        choices=["tune", "held-out", "both"],
+        default="both",
+        help="score one half only (tune while working on the rules; the held-out half is evidence)",
+    )
     parser.add_argument("--omp-threads", type=int, default=1, help="OpenMP threads of the model (0: default)")
     args = parser.parse_args()
     if args.omp_threads:
@@ -307,6 +314,8 @@ def main() -> None:
     for name, path in HALVES.items():
         rows = load(path)
         every += rows
+        if args.half not in ("both", name.replace(" ", "-")):
+            continue
         verbose = args.verbose or args.show_errors == name.replace(" ", "-")
         quality(scorer, rows, f"{args.path} path - {name} half", args.path, verbose)
     if args.no_timing:
