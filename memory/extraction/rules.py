@@ -60,6 +60,26 @@ class Candidate:
 
 # ---- sentences and clauses ----------------------------------------------------------------------------
 
+# Common verbs of a self-description, base form: after "and" with an object, a second predicate of the subject
+# ("… and needs extra time", "… and sleep during the day"); past forms in -ed and the irregular ones count too.
+_EN_VERB_BASE = (
+    "work live use have commute sell run teach own speak study code write build need play like love hate read go "
+    "take make get want prefer drive ride walk cook eat drink sleep travel attend visit volunteer manage coach "
+    "know wear keep rent share raise lead"
+).split()
+_EN_VERB_FORMS = "|".join(
+    sorted({f for v in _EN_VERB_BASE for f in (v, v + ("es" if v.endswith(("sh", "ch", "o")) else "s"))})
+)
+_EN_PAST_WORDS = (
+    "went got made left quit ran took came became began bought built grew knew lost met paid put sold spent taught "
+    "wrote kept won chose gave found saw drove flew spoke fell held led sent brought caught"
+)
+_EN_SECOND_PREDICATE = (
+    rf"(?:{_EN_VERB_FORMS}|[a-z]{{3,}}(?<!e)ed|{_EN_PAST_WORDS.replace(' ', '|')})"
+    r"\s+(?=(?:a|an|the|my|our|his|her|their|to|in|at|on|for|from|with|by|up|off|out|over|during|about|as|into|"
+    r"around|near|every|each|extra|most|some|all|two|three|four|five|six|\d|[A-Z]))"
+)
+
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
@@ -67,7 +87,8 @@ _EN_CLAUSE = re.compile(
     r"(?=(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b)"
-    r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)",
+    r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
+    rf"|\s+and\s+(?={_EN_SECOND_PREDICATE})",
 )
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
@@ -246,7 +267,9 @@ _MOOD = re.compile(
     r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
     r"out of (?:the )?office|yesterday|last night|the other day|last weekend|earlier today)\b|出差中|休假中|不在家|"
-    r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$",
+    r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$|"
+    # a passing ailment: a cold, a fever, a headache
+    r"感冒|发烧|头疼|头痛|嗓子疼|拉肚子|\b(?:a cold|the flu|a fever|a headache|hungover|jet-?lagged)\b",
     re.I,
 )
 # A diagnosis or a finding reported by someone else is about the user all the same.
@@ -553,12 +576,18 @@ _EN_PAST = {
 _EN_IRREGULAR = {"am": "is", "are": "is", "have": "has", "do": "does", "'m": "is", "'ve": "has", "'re": "is"}
 
 
+# A past form in -ed, not a verb in -eed ("need", "feed", "succeed"; "agreed" and "freed" are past).
+_EN_ED = re.compile(r"(?<!e)ed$|(?:agre|fre|decre|guarante)ed$")
+
+
 def _third(verb: str) -> str:
     low = verb.lower()
     if low in _EN_IRREGULAR:
         return _EN_IRREGULAR[low]
-    if low in _EN_MODALS or low in _EN_PAST or low.endswith("ed") or not low.isalpha():
+    if low in _EN_MODALS or low in _EN_PAST or _EN_ED.search(low) or not low.isalpha():
         return verb
+    if low.endswith("s") and (low[:-1] in _EN_VERB_BASE or low[:-2] in _EN_VERB_BASE):
+        return verb  # already the third person ("needs", "teaches")
     if low in {"don't", "do not"}:
         return "does not"
     if re.search(r"(?:s|sh|ch|x|z|o)$", low):
@@ -709,8 +738,19 @@ def validate_statement(text: str) -> str:
 # ---- one message ---------------------------------------------------------------------------------------
 
 
+# A wish for something to be handed over now is the request in other words: "I need a regex for …",
+# "I'd like some ideas", "我想要一个正则", "我要看注释", "我需要一份模板".
+_WANT = re.compile(
+    r"^(?:我|本人)(?:现在|就|只|还)?(?:想要|需要|要(?!求)|想(?:找|查|问|看|知道|了解|请教|写|做|弄|试试|听听))"
+    r"|^I(?:'d| would)? (?:really |just |only )?(?:need|want|like|love)(?: you)? (?:a|an|some|the|this|that|these|"
+    r"those|something|help|ideas|advice|tips|suggestions|to (?:know|see|find|get|have|write|make|check|learn more))\b"
+    r"|^I(?:'m| am) (?:looking for|after|trying to (?:find|get|write|make|figure))\b",
+    re.I,
+)
+
+
 def _request(clause: str, zh: bool) -> bool:
-    if _QUESTION.search(clause):
+    if _QUESTION.search(clause) or _WANT.match(clause):
         return True
     if zh:
         return bool(_REQUEST_ZH.search(clause)) and not _STANDING_ZH.search(clause)
@@ -868,8 +908,8 @@ def _en_subject(statement: str) -> str:
 
 _EN_VERB_START = re.compile(
     r"^(?:also |just |usually |often |mostly |now |still )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
-    r"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches)\b",
-    re.I,
+    r"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches)\b"
+    rf"|^(?:also |just |usually |often |mostly |now |still |then |later )*{_EN_SECOND_PREDICATE}",
 )
 _OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
 _OWNED_EN = re.compile(r"\bmy ([a-z]+(?:-[a-z]+)*)", re.I)
@@ -1017,7 +1057,7 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue
             if owned and (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause):
                 pronoun = (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause).group(0)
-                verb = {"'s": " is", "'re": " are"}.get(pronoun[-2:].lower(), "") if not zh else ""
+                verb = "" if zh else {"'s": " is", "'re": " are"}.get(pronoun[pronoun.find("'") :].lower(), "")
                 clause = (f"我的{owned}" if zh else f"my {owned}{verb}") + clause[len(pronoun) :]
             if (
                 not zh
@@ -1116,6 +1156,8 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue  # "用户很喜欢你的建议", "the user will share more recipes with you": about this conversation
             if _FRAGMENT.match(text):
                 continue  # "I will!", "ok I will": an answer, not a statement
+            if not _well_formed(text, zh, rule):
+                continue
             if len(text) < (4 if zh else 10) or len(clause) < (3 if zh else 6):
                 continue
             kept_before = True
@@ -1157,6 +1199,38 @@ _OBJECTS_EN = re.compile(
     rf"^(?P<head>The user(?:'s [a-z-]+)? (?:also )?(?:has|owns|keeps|is|speaks|plays))"
     rf" (?P<one>{_QUANTIFIED}.+?),? and (?P<two>{_QUANTIFIED}.+)$"
 )
+
+
+_EN_FINITE = (
+    r"(?:is|are|was|were|has|have|had|does|did|do|can|could|will|would|should|must|may|might|"
+    r"isn't|aren't|wasn't|weren't|hasn't|doesn't|didn't|can't|won't)"
+)
+_USER_IN_PREDICATE_EN = re.compile(rf"^(?!the user\b).*?\b{_EN_FINITE}\b.*\bthe user\b", re.I)
+_VERB_EN = re.compile(rf"\b(?:{_EN_FINITE}|now|{_EN_VERB_FORMS}|[a-z]{{3,}}(?<!e)ed)\b", re.I)
+_VERB_ZH = re.compile(r"是|为|在|有|改|换|到|定|用")
+# An object that points back into the conversation: "… adopted another one", "… loves it".
+_DANGLING_EN = re.compile(r"\b(?:it|them|one|ones|that|this|these|those|there)$", re.I)
+
+
+def _well_formed(text: str, zh: bool, rule: str) -> bool:
+    """A statement has a subject and a predicate of its own: the user (or what the user owns) is its subject,
+    or it is a change of a value that names what changed ("周会现在是周三", "The budget is 80k"). The user
+    only inside the predicate ("文章讲的是用户在云南的经历", "The article is about the user's trip") means the
+    clause is about something else; an object pointing back into the conversation ("adopted another one")
+    leans on what was said before it."""
+    if rule == "instruction":
+        return True
+    if zh:
+        if text.startswith("用户"):
+            return True
+        return "用户" not in text and rule == "correction" and bool(_VERB_ZH.search(text))
+    if _DANGLING_EN.search(text):
+        return False
+    if re.match(r"the user\b", text, re.I):
+        return True
+    if _USER_IN_PREDICATE_EN.search(text):
+        return False
+    return bool(re.search(r"\bthe user\b", text, re.I)) or (rule == "correction" and bool(_VERB_EN.search(text)))
 
 
 def _split_objects(statement: str) -> list[str]:
