@@ -248,6 +248,8 @@ _REQUEST_ZH = re.compile(
     r"别给我|不要给我|介绍)|帮我|给我(?!们)|帮忙|能不能|怎么办|有没有|什么|(?<![不没])怎么(?!样都)|如何|哪|多少|吗$|么$|呢$|吧$"
     # an instruction to the assistant at the end of a clause ("点菜时注意", "出门前提醒我")
     r"|(?:注意|留意|小心|记得|别忘了?|提醒我)(?:一下|点|些)?[。！!]?$"
+    # "别…" / "不要…" said to the assistant ("上午别约会"); not 特别, 区别, 分别, 告别, 别人, 别的
+    r"|^(?:[^我]{0,4}?)(?<![特区分告级类性识个鉴辨])(?:别|不要)(?![人的处墅])"
 )
 _REQUEST_EN = re.compile(
     r"^(?:can|could|would|will) you\b|^(?:please|help|write|draft|make|fix|convert|translate|recommend|suggest|"
@@ -341,7 +343,8 @@ _FIRST_EN = re.compile(
 )
 _OWN_NOUN = (
     r"儿子|女儿|孩子|小孩|老婆|妻子|爱人|老公|丈夫|爸妈|父母|爸爸|妈妈|母亲|父亲|老人|爸|妈|老家|家里|家人|室友|"
-    r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里"
+    r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里|"
+    r"媳妇|闺女|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|舅舅|姑姑|阿姨"
 )
 # The same in English inside a Chinese sentence ("我 daughter 今年上 kindergarten").
 _OWN_NOUN_EN = (
@@ -381,6 +384,8 @@ _SELF_ZH_TIMED = re.compile(
 _COMPLEMENT_ZH = re.compile(
     r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*\s*)?[^你他她它这那我]{0,9}?(?:不|没|无法)"
 )
+# A modal and a bare verb, nothing else ("不能升级", "没法跳"): it says something only of the statement before it.
+_BARE_MODAL_ZH = re.compile(r"^(?:不能|无法|没法|不可以|不让|不准)[\u4e00-\u9fff]{1,2}$")
 _EMPHASIS_ZH = re.compile(r"一点|都不行|也不行|不行$|不错|不好|不知道|没事|没关系|不用谢")
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
@@ -532,8 +537,7 @@ def _rewrite_zh(clause: str, subject: str) -> str:
             text = "用户的" + text
         elif "用户" not in text:
             text = subject + text
-    for colloquial, word in _KIN.items():
-        text = text.replace("用户的" + colloquial, "用户的" + word)
+    text = _KIN_WORD.sub(lambda m: "用户的" + _KIN[m.group(1)], text)
     text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", text)
     text = _WRITTEN_USE.sub("使用 ", text)
     text = re.sub(r"(?<=[\u4e00-\u9fff\w])了$", "", text)  # the sentence-final 了 of speech ("住在上海了")
@@ -547,6 +551,12 @@ _WRITTEN_USE = re.compile(r"(?<![使采运费作应利信享不没改换转])用
 
 
 _KIN = {
+    "媳妇": "妻子",
+    "闺女": "女儿",
+    "哥": "哥哥",
+    "姐": "姐姐",
+    "弟": "弟弟",
+    "妹": "妹妹",
     "老婆": "妻子",
     "老公": "丈夫",
     "爸妈": "父母",
@@ -555,6 +565,12 @@ _KIN = {
     "妈": "母亲",
     "爸": "父亲",
 }
+
+
+# The kin words of speech in the written register, longest first ("哥" but not the first half of "哥哥").
+_KIN_WORD = re.compile(
+    "用户的(" + "|".join(f"{k}(?!{k[-1]})" for k in sorted(_KIN, key=len, reverse=True)) + ")"
+)
 
 
 _EN_MODALS = {"can", "could", "will", "would", "should", "must", "might", "may", "shall"}
@@ -993,7 +1009,11 @@ def _message_candidates(content: str) -> list[Candidate]:
             body = _clean(body[prefix.end() :])
         header = _HEADER_SPLIT.search(body)
         remember = _REMEMBER.search(body)
-        if header and header.start() <= 40 and _BACKGROUND.search(body[: header.start()]):
+        if (
+            header
+            and header.start() <= 40
+            and (_BACKGROUND.search(body[: header.start()]) or _POINTING.search(body[: header.start()]))
+        ):
             # "以下是我的背景，以后回答都参考：我在上海…" — what follows the colon is kept, the header is not.
             header_text = body[: header.start()]
             body = body[header.end() :]
@@ -1095,6 +1115,10 @@ def _message_candidates(content: str) -> list[Candidate]:
             ):
                 out[-1].content += "，" + clause  # "手上有三个项目，都是给银行做的": about the projects
                 counted = out[-1]  # "大的八岁，小的三岁": the next one too
+                continue
+            if zh and kept_before and out and _BARE_MODAL_ZH.match(clause):
+                out[-1].content += "，" + clause  # "用的是 MySQL 5.7，不能升级": what cannot be upgraded is said before
+                kept_before = False
                 continue
             continues = kept_before and (
                 (zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause))
