@@ -538,6 +538,7 @@ def _rewrite_zh(clause: str, subject: str) -> str:
         elif "用户" not in text:
             text = subject + text
     text = _KIN_WORD.sub(lambda m: "用户的" + _KIN[m.group(1)], text)
+    text = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], text)
     text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", text)
     text = _WRITTEN_USE.sub("使用 ", text)
     text = re.sub(r"(?<=[\u4e00-\u9fff\w])了$", "", text)  # the sentence-final 了 of speech ("住在上海了")
@@ -565,6 +566,32 @@ _KIN = {
     "妈": "母亲",
     "爸": "父亲",
 }
+
+
+# Everyday English words of code-mixed Chinese speech, written in Chinese in a Chinese statement ("我们 team 的
+# backend" → "用户的团队的后端"). Lower case only: a capitalised word may be a name ("Teams", "SQL Server"), and
+# names, products and acronyms stay as written.
+_MIXED = {
+    "team": "团队", "teams": "团队", "boss": "老板", "manager": "经理", "leader": "领导", "colleague": "同事",
+    "colleagues": "同事", "client": "客户", "clients": "客户", "customer": "客户", "customers": "客户",
+    "intern": "实习生", "designer": "设计师", "engineer": "工程师", "developer": "开发者", "founder": "创始人",
+    "startup": "创业公司", "company": "公司", "meeting": "会议", "meetings": "会议", "deadline": "截止日期",
+    "project": "项目", "projects": "项目", "report": "报告", "weekly report": "周报", "budget": "预算",
+    "code review": "代码评审", "review": "评审", "repo": "仓库", "repos": "仓库", "repository": "仓库",
+    "backend": "后端", "back end": "后端", "frontend": "前端", "front end": "前端", "server": "服务器",
+    "servers": "服务器", "database": "数据库", "data pipeline": "数据管道", "pipeline": "管道", "framework": "框架",
+    "library": "库", "feature": "功能", "features": "功能", "release": "发布", "deploy": "部署",
+    "deployment": "部署", "test": "测试", "tests": "测试", "test coverage": "测试覆盖率", "coverage": "覆盖率",
+    "unit test": "单元测试", "unit tests": "单元测试", "docs": "文档", "doc": "文档", "documentation": "文档",
+    "slides": "幻灯片", "email": "邮件", "emails": "邮件", "daily standup": "每日站会", "standup": "站会",
+    "on-call": "值班", "laptop": "笔记本电脑", "phone": "手机", "kid": "孩子", "kids": "孩子", "baby": "宝宝",
+    "school": "学校", "international school": "国际学校", "kindergarten": "幼儿园", "weekend": "周末",
+    "weekends": "周末", "gym": "健身房", "remote": "远程", "office": "办公室", "salary": "工资",
+    "english": "英文", "chinese": "中文", "English": "英文", "Chinese": "中文",
+}  # fmt: skip
+_MIXED_WORD = re.compile(
+    r"(?<![A-Za-z-])(?:" + "|".join(re.escape(k) for k in sorted(_MIXED, key=len, reverse=True)) + r")(?![A-Za-z-])"
+)
 
 
 # The kin words of speech in the written register, longest first ("哥" but not the first half of "哥哥").
