@@ -233,7 +233,7 @@ _SCHEDULE_CHANGE = re.compile(
     re.I,
 )
 _DENIED = re.compile(
-    r"^(?:不是|而不是|并不是|rather than|not(?! (?:really )?(?:a |big |huge )*fan of)|instead of)\b|^(?:不是|而不是)",
+    r"^(?:不是|而不是|并不是|rather than|not(?! (?:really )?(?:a |big |huge )*fan of| (?:really |much of )?an? (?:[\w-]+ )?person\b)|instead of)\b|^(?:不是|而不是)",
     re.I,
 )
 _FROM_OLD = re.compile(
@@ -390,7 +390,9 @@ _EMPHASIS_ZH = re.compile(r"一点|都不行|也不行|不行$|不错|不好|不
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
-    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不)"
+    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|"
+    # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
+    r"(?:特别|非常|很|比较|挺|更|最|超级?)(?=[喜爱讨怕恨怕想会能擅]))"
 )
 # People or animals one lives with, counted: "With three kids under five, …".
 _PEOPLE_EN = (
@@ -400,12 +402,13 @@ _PEOPLE_EN = (
 # A self-description without a subject: "Not a fan of emoji", "Allergic to cats", "Originally from Oslo".
 _STATE_EN = (
     r"^(?:not |not really |a |a big |a huge |big |huge )*fan of\b|^(?:severely |mildly )?allergic to\b|"
+    r"^(?:not |not really |not much of )?an? (?:[\w-]+ )?person\b|"
     r"^(?:originally )?from [A-Z]|^(?:married|divorced|single|engaged|retired|pregnant|left-handed|"
     r"right-handed|colou?r-?blind|vegetarian|vegan|lactose intolerant|gluten intolerant|diabetic)\b"
 )
 _SELF_EN = re.compile(
     r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
-    r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b(?!.*\b(?:is|are|was|were)\b)|"
+    r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|"
     r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
     r"^(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on)\b|"
@@ -677,6 +680,8 @@ _EN_POSSESSIVE = [
 _EN_SELF_LEAD = [
     (re.compile(r"^as (?:someone|somebody) who\s+", re.I), "the user "),
     (re.compile(r"^as (an?)\s+", re.I), r"the user is \1 "),
+    # "Being the only woman on the team is exhausting": the state is the fact, the verdict on it is not
+    (re.compile(r"^being\s+(.+?)\s+(?:is|was|can be|gets|has been)\b.*$", re.I), r"the user is \1"),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
     (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on)\b)", re.I), "the user is "),
@@ -1209,7 +1214,7 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue  # "I will!", "ok I will": an answer, not a statement
             if not _well_formed(text, zh, rule):
                 continue
-            if len(text) < (4 if zh else 10) or len(clause) < (3 if zh else 6):
+            if len(text) < (4 if zh else 10) or len(clause) < (2 if zh and background else 3 if zh else 6):
                 continue
             kept_before = True
             for part in _split_objects(text) if not zh and rule != "instruction" else [text]:
