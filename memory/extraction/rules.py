@@ -384,6 +384,8 @@ _SELF_ZH_TIMED = re.compile(
 _COMPLEMENT_ZH = re.compile(
     r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*\s*)?[^你他她它这那我]{0,9}?(?:不|没|无法)"
 )
+# An attribute of the subject just named, by a two-character noun ("方向是计算机视觉", "专业是会计").
+_ATTRIBUTE_ZH = re.compile(r"^[\u4e00-\u9fff]{2}(?:是|为)(?![真很太挺好不])[^，,]{2,}$")
 # A modal and a bare verb, nothing else ("不能升级", "没法跳"): it says something only of the statement before it.
 _BARE_MODAL_ZH = re.compile(r"^(?:不能|无法|没法|不可以|不让|不准)[\u4e00-\u9fff]{1,2}$")
 _EMPHASIS_ZH = re.compile(r"一点|都不行|也不行|不行$|不错|不好|不知道|没事|没关系|不用谢")
@@ -545,6 +547,13 @@ def _rewrite_zh(clause: str, subject: str) -> str:
     text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", text)
     text = _WRITTEN_USE.sub("使用 ", text)
     text = re.sub(r"(?<=[\u4e00-\u9fff\w])了$", "", text)  # the sentence-final 了 of speech ("住在上海了")
+    # "用户的团队八个人" → "用户的团队有八个人": a head count is had
+    text = re.sub(
+        r"^(用户的(?:(?![是为有一二两三四五六七八九十百千几])[\u4e00-\u9fff]){1,4}?(?:就|只|才|一共|总共)?)是?"
+        r"(?=[一二两三四五六七八九十百千几\d]+[多来]?个?人$)",
+        r"\1有",
+        text,
+    )
     return text.replace("用户一个人", "用户独自").replace("用户的的", "用户的")
 
 
@@ -744,6 +753,8 @@ def _rewrite_en(clause: str) -> str:
     for pattern, repl in _EN_POSSESSIVE:
         text = pattern.sub(repl, text)
     text = re.sub(r"\bthe user's team's\b", "the user's team's", text)
+    if re.match(r"the user\b(?!'s)", text, re.I):  # "The user is deaf in their left ear", not "in the user's"
+        text = text[:8] + re.sub(r"\bthe user's\b", "their", text[8:])
     return text[:1].upper() + text[1:]
 
 
@@ -889,6 +900,16 @@ _SWITCHED_ZH = re.compile(
     r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
     r"|(?:换成|换了|换到)了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
 )
+# A new employer: "用户跳槽去了腾讯" → "用户现在在腾讯工作".
+_JOINED_ZH = re.compile(
+    r"^(?P<subj>用户)(?:上个?月|去年|今年|最近|年初|年底|刚刚?|已经)*(?:跳槽(?:去|到)|入职|加入|跳到)了?"
+    r"\s*(?P<org>[^，,。\s了]{2,12}?)(?:工作|上班)?了?$"
+)
+# A thing moved from one tool to another: "CI 从 Jenkins 换到 GitHub Actions" (the old value already cut).
+_SWITCHED_THING_ZH = re.compile(
+    r"^(?P<what>[^，,。]{1,12}?)\s*(?:已经|也|都|现在|目前)*(?:换到|换成|迁到|迁移到|切到|切换到|改用)了?\s*"
+    r"(?P<new>[^，,。]{1,20}?)\s*了?$"
+)
 _SWITCHED_EN = re.compile(
     r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?switched (?:over )?to (?P<what>[A-Z][\w.+#-]*"
     r"(?: [A-Z0-9][\w.+#-]*)*)(?P<rest> .+)?$"
@@ -909,6 +930,11 @@ def _switched(statement: str) -> str:
         return f"{m.group('subj')}现在使用 {what}" + (
             f"（{when}换的）" if when and not when.startswith(("刚", "已经")) else ""
         )
+    if m := _JOINED_ZH.match(statement):
+        return f"{m.group('subj')}现在在{m.group('org')}工作"
+    if (m := _SWITCHED_THING_ZH.match(statement)) and not statement.startswith("用户"):
+        what = m.group("what").strip()
+        return f"{what}{' ' if what[-1:].isascii() else ''}现在使用 {m.group('new')}"
     if m := _SWITCHED_EN.match(statement):
         if m.group("subj") or m.group("subj3"):
             subj, what = m.group("subj") or m.group("subj3"), m.group("what") or m.group("what3")
@@ -1152,7 +1178,10 @@ def _message_candidates(content: str) -> list[Candidate]:
                 out[-1].content += "，" + clause  # "用的是 MySQL 5.7，不能升级": what cannot be upgraded is said before
                 kept_before = False
                 continue
-            continues = kept_before and (
+            attribute = zh and kept_before and _ATTRIBUTE_ZH.match(clause) and not _about_user(clause, zh)
+            if attribute:
+                clause = "的" + clause  # "我在读研二，方向是计算机视觉": the direction is the subject's
+            continues = attribute or kept_before and (
                 (zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause))
             )
             if standing and not _about_user_fact(clause, zh):
@@ -1189,7 +1218,11 @@ def _message_candidates(content: str) -> list[Candidate]:
                     text = _rewrite_en(clause_v)
                     subject = _en_subject(text)
                 rule = "remember" if explicit else ("correction" if (changed or correction) else "statement")
-            elif _SCHEDULE_CHANGE.search(clause) or (correction and not _request(clause, zh)):
+            elif (
+                _SCHEDULE_CHANGE.search(clause)
+                or (correction and not _request(clause, zh))
+                or (zh and _FROM_OLD.search(clause) and not _request(clause, zh))
+            ):
                 text = _value_change(clause)
                 text = text[:1].upper() + text[1:]
                 rule = "correction"
@@ -1237,6 +1270,7 @@ def _message_candidates(content: str) -> list[Candidate]:
             c
             for k, c in enumerate(mine)
             if not (_ANNOUNCEMENT.match(c.content) and k + 1 < len(mine) and mine[k + 1].correction)
+            and not (_LEFT_EN.match(c.content) and k + 1 < len(mine))
         ]
     return out
 
@@ -1247,6 +1281,8 @@ _ANNOUNCEMENT = re.compile(
     r"|^The user(?:'s [a-z]+(?: [a-z]+)?)? (?:recently |just |also )?(?:changed|switched|moved|quit|left)"
     r"(?: (?:the |a )?(?:jobs?|teams?|numbers?|house|flats?|compan(?:y|ies)|roles?|address|phones?))?$"
 )
+# "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
+_LEFT_EN = re.compile(r"^The user (?:recently |just )?(?:left|quit) [A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*(?: (?:in|last|this) [\w ]+)?$")
 
 
 _QUANTIFIED = r"(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|\d+) "
@@ -1289,8 +1325,17 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
     return bool(re.search(r"\bthe user\b", text, re.I)) or (rule == "correction" and bool(_VERB_EN.search(text)))
 
 
+# "The user's grandmother is 91 and nearly blind", "The user is 34 and training for a marathon": two states.
+_STATES_EN = re.compile(
+    r"^(?P<head>The user(?:'s [a-z-]+)? (?:is|are)) (?P<one>(?:[\w-]+ ){0,2}[\w-]+) and "
+    r"(?P<two>(?:(?:nearly|almost|partly|very|quite|fully|completely|totally|still|also) )?[a-z-]+|[a-z]+ing\b.*)$"
+)
+
+
 def _split_objects(statement: str) -> list[str]:
     if (m := _OBJECTS_EN.match(statement)) and " and " not in m.group("two"):
+        return [f"{m.group('head')} {m.group('one')}", f"{m.group('head')} {m.group('two')}"]
+    if (m := _STATES_EN.match(statement)) and not _VERB_EN.search(m.group("one")):
         return [f"{m.group('head')} {m.group('one')}", f"{m.group('head')} {m.group('two')}"]
     return [statement]
 
