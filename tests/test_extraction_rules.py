@@ -68,7 +68,7 @@ def test_it_writes_third_person_statements_in_the_users_language(text, content, 
         # "Remember this background": the background is kept, the pointer to it is not.
         (
             "以下是我的背景，以后回答都参考：我在上海，做跨境物流，团队十五个人，日常用钉钉和 Excel。",
-            ["用户在上海", "用户做跨境物流", "用户的团队十五个人", "用户的团队日常用钉钉和 Excel"],
+            ["用户在上海", "用户做跨境物流", "用户的团队有十五个人", "用户的团队日常用钉钉和 Excel"],
         ),
     ],
 )
@@ -97,7 +97,7 @@ def test_it_marks_a_background_request_explicit():
             ["The user just joined a 40-person agency in Bristol as their first data person"],
         ),
         ("组里开会都用飞书，文档也全在飞书上", ["用户的团队开会都用飞书"]),
-        ("我们 startup 在深圳，主要做 AI 客服 SaaS", ["用户的 startup 在深圳", "用户主要做 AI 客服 SaaS"]),
+        ("我们 startup 在深圳，主要做 AI 客服 SaaS", ["用户的创业公司在深圳", "用户主要做 AI 客服 SaaS"]),
     ],
 )
 def test_it_finds_implicit_self_descriptions(text, contents):
@@ -159,7 +159,7 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
         ("Since I'm diabetic, what snacks are safe?", ["The user is diabetic"]),
         # Code-mixed: the language of a sentence is the one most of it is written in; "US" is not "us".
         ("I'm based in 上海, working remote for a US company.", ["The user is based in 上海"]),
-        ("我 daughter 今年上 kindergarten", ["用户的 daughter 今年上 kindergarten"]),
+        ("我 daughter 今年上 kindergarten", ["用户的女儿今年上幼儿园"]),
         ("We deploy on Fridays.", ["The user's team deploys on Fridays"]),  # at work, "we" is the team
         # "and the lease …" after a clause about the user is about the user's lease.
         (

@@ -597,12 +597,17 @@ _MIXED = {
     "unit test": "单元测试", "unit tests": "单元测试", "docs": "文档", "doc": "文档", "documentation": "文档",
     "slides": "幻灯片", "email": "邮件", "emails": "邮件", "daily standup": "每日站会", "standup": "站会",
     "on-call": "值班", "laptop": "笔记本电脑", "phone": "手机", "kid": "孩子", "kids": "孩子", "baby": "宝宝",
+    "daughter": "女儿", "son": "儿子", "wife": "妻子", "husband": "丈夫", "partner": "伴侣", "mom": "母亲",
+    "mum": "母亲", "dad": "父亲", "parents": "父母", "family": "家人", "girlfriend": "女朋友",
+    "boyfriend": "男朋友", "roommate": "室友",
     "school": "学校", "international school": "国际学校", "kindergarten": "幼儿园", "weekend": "周末",
     "weekends": "周末", "gym": "健身房", "remote": "远程", "office": "办公室", "salary": "工资",
     "english": "英文", "chinese": "中文", "English": "英文", "Chinese": "中文",
 }  # fmt: skip
 _MIXED_WORD = re.compile(
-    r"(?<![A-Za-z-])(?:" + "|".join(re.escape(k) for k in sorted(_MIXED, key=len, reverse=True)) + r")(?![A-Za-z-])"
+    r"(?<![A-Za-z-])(?:"
+    + "|".join(re.escape(k) for k in sorted(_MIXED, key=len, reverse=True))
+    + r")(?![A-Za-z-])"
 )
 
 
@@ -1135,7 +1140,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue
             if owned and (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause):
                 pronoun = (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause).group(0)
-                verb = "" if zh else {"'s": " is", "'re": " are"}.get(pronoun[pronoun.find("'") :].lower(), "")
+                verb = (
+                    "" if zh else {"'s": " is", "'re": " are"}.get(pronoun[pronoun.find("'") :].lower(), "")
+                )
                 clause = (f"我的{owned}" if zh else f"my {owned}{verb}") + clause[len(pronoun) :]
             if (
                 not zh
@@ -1175,14 +1182,18 @@ def _message_candidates(content: str) -> list[Candidate]:
                 counted = out[-1]  # "大的八岁，小的三岁": the next one too
                 continue
             if zh and kept_before and out and _BARE_MODAL_ZH.match(clause):
-                out[-1].content += "，" + clause  # "用的是 MySQL 5.7，不能升级": what cannot be upgraded is said before
+                out[-1].content += (
+                    "，" + clause
+                )  # "用的是 MySQL 5.7，不能升级": what cannot be upgraded is said before
                 kept_before = False
                 continue
             attribute = zh and kept_before and _ATTRIBUTE_ZH.match(clause) and not _about_user(clause, zh)
             if attribute:
                 clause = "的" + clause  # "我在读研二，方向是计算机视觉": the direction is the subject's
-            continues = attribute or kept_before and (
-                (zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause))
+            continues = (
+                attribute
+                or kept_before
+                and ((zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause)))
             )
             if standing and not _about_user_fact(clause, zh):
                 text = _instruction_statement(clause, zh)
@@ -1282,7 +1293,9 @@ _ANNOUNCEMENT = re.compile(
     r"(?: (?:the |a )?(?:jobs?|teams?|numbers?|house|flats?|compan(?:y|ies)|roles?|address|phones?))?$"
 )
 # "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
-_LEFT_EN = re.compile(r"^The user (?:recently |just )?(?:left|quit) [A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*(?: (?:in|last|this) [\w ]+)?$")
+_LEFT_EN = re.compile(
+    r"^The user (?:recently |just )?(?:left|quit) [A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*(?: (?:in|last|this) [\w ]+)?$"
+)
 
 
 _QUANTIFIED = r"(?:an?|one|two|three|four|five|six|seven|eight|nine|ten|\d+) "
@@ -1322,7 +1335,9 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
         return True
     if _USER_IN_PREDICATE_EN.search(text):
         return False
-    return bool(re.search(r"\bthe user\b", text, re.I)) or (rule == "correction" and bool(_VERB_EN.search(text)))
+    return bool(re.search(r"\bthe user\b", text, re.I)) or (
+        rule == "correction" and bool(_VERB_EN.search(text))
+    )
 
 
 # "The user's grandmother is 91 and nearly blind", "The user is 34 and training for a marathon": two states.
