@@ -206,14 +206,14 @@ def test_it_writes_lists_pairs_contrasts_and_implicit_facts_as_statements(text, 
         # A switch says what is used now.
         ("我上个月改用 Obsidian 了", ["用户现在使用 Obsidian（上个月换的）"]),
         ("I switched to Linear last month.", ["The user now uses Linear (switched last month)"]),
-        ("We dropped Jenkins for GitHub Actions.", ["The user now uses GitHub Actions"]),
+        ("We dropped Jenkins for GitHub Actions.", ["The user's team now uses GitHub Actions"]),
         ("We went with Postgres in the end.", ["The user's team chose Postgres"]),
         # The old value is left out: denied at the clause's end, denied as an identity, or "从X".
         ("Scratch that, the meeting is at 4pm not 3pm.", ["The meeting is at 4pm"]),
         ("I work at Acme, not Initech.", ["The user works at Acme"]),
         ("其实我不是程序员，我是产品经理", ["用户是产品经理"]),
         ("我们团队从八个人扩到十五个了", ["用户的团队扩到十五个"]),
-        ("预算砍到三十万了", ["预算砍到三十万了"]),
+        ("预算砍到三十万了", ["预算为三十万"]),
         # "之前说的X是Y" is the old value; the clause after it says X's new value.
         ("之前说的截止日期是月底，后来提前到了20号", ["截止日期为20号"]),
         ("我最近改喝美式了", ["用户最近改喝美式"]),  # without the spoken 了

@@ -221,7 +221,9 @@ _CORRECTION_PREFIX = re.compile(
 _CHANGE = re.compile(
     r"改到|改成|改为|改在|换了|换成|换到|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
     r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|改(?:喝|吃|骑|开|学|玩|看|听|坐|住)|"
+    r"迁移|迁到|搬回|升职|晋升|"
     r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
+    r"ditched|replaced|swapped|migrated|promoted|went up|went down|"
     r"went with|in the end|instead|new job|since|turns out)\b|(?:涨|降|砍|减|扩|缩|升)到",
     re.I,
 )
@@ -237,7 +239,7 @@ _DENIED = re.compile(
     re.I,
 )
 _FROM_OLD = re.compile(
-    r"从[^，,到]{1,12}(?=搬到|搬去|调到|调去|转到|换到|换成|改到|改成|"
+    r"从[^，,到]{1,12}(?=搬到|搬去|搬回|调到|调去|转到|换到|换成|改到|改成|迁到|迁移到|"
     r"(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调|变)了?(?:到|成|为))|\bfrom [\w .'-]{1,30}?(?= to\b)",
     re.I,
 )
@@ -392,7 +394,7 @@ _EMPHASIS_ZH = re.compile(r"一点|都不行|也不行|不行$|不错|不好|不
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
-    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|"
+    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
     r"(?:特别|非常|很|比较|挺|更|最|超级?)(?=[喜爱讨怕恨怕想会能擅]))"
 )
@@ -488,6 +490,38 @@ def memory_type_of(text: str) -> str:
 
 # ---- person rewriting ----------------------------------------------------------------------------------
 
+# Everyday English words of code-mixed Chinese speech, written in Chinese in a Chinese statement ("我们 team 的
+# backend" → "用户的团队的后端"). Lower case only: a capitalised word may be a name ("Teams", "SQL Server"), and
+# names, products and acronyms stay as written.
+_MIXED = {
+    "team": "团队", "teams": "团队", "boss": "老板", "manager": "经理", "leader": "领导", "colleague": "同事",
+    "colleagues": "同事", "client": "客户", "clients": "客户", "customer": "客户", "customers": "客户",
+    "intern": "实习生", "designer": "设计师", "engineer": "工程师", "developer": "开发者", "founder": "创始人",
+    "startup": "创业公司", "company": "公司", "meeting": "会议", "meetings": "会议", "deadline": "截止日期",
+    "project": "项目", "projects": "项目", "report": "报告", "weekly report": "周报", "budget": "预算",
+    "code review": "代码评审", "review": "评审", "repo": "仓库", "repos": "仓库", "repository": "仓库",
+    "backend": "后端", "back end": "后端", "frontend": "前端", "front end": "前端", "server": "服务器",
+    "servers": "服务器", "database": "数据库", "data pipeline": "数据管道", "pipeline": "管道", "framework": "框架",
+    "library": "库", "feature": "功能", "features": "功能", "release": "发布", "deploy": "部署",
+    "deployment": "部署", "test": "测试", "tests": "测试", "test coverage": "测试覆盖率", "coverage": "覆盖率",
+    "unit test": "单元测试", "unit tests": "单元测试", "docs": "文档", "doc": "文档", "documentation": "文档",
+    "slides": "幻灯片", "email": "邮件", "emails": "邮件", "daily standup": "每日站会", "standup": "站会",
+    "on-call": "值班", "laptop": "笔记本电脑", "phone": "手机", "kid": "孩子", "kids": "孩子", "baby": "宝宝",
+    "daughter": "女儿", "son": "儿子", "wife": "妻子", "husband": "丈夫", "partner": "伴侣", "mom": "母亲",
+    "mum": "母亲", "dad": "父亲", "parents": "父母", "family": "家人", "girlfriend": "女朋友",
+    "boyfriend": "男朋友", "roommate": "室友",
+    "school": "学校", "international school": "国际学校", "kindergarten": "幼儿园", "weekend": "周末",
+    "weekends": "周末", "gym": "健身房", "remote": "远程", "office": "办公室", "salary": "工资",
+    "migrate": "迁移", "migrated": "迁移", "full-stack": "全栈", "full stack": "全栈",
+    "english": "英文", "chinese": "中文", "English": "英文", "Chinese": "中文",
+}  # fmt: skip
+_MIXED_WORD = re.compile(
+    r"(?<![A-Za-z-])(?:"
+    + "|".join(re.escape(k) for k in sorted(_MIXED, key=len, reverse=True))
+    + r")(?![A-Za-z-])"
+)
+
+
 _ZH_PERSON = [
     (re.compile(r"^(?:我们|咱们)这种(?=.*(?:团队|公司))"), "用户的团队是"),
     (re.compile(r"我们(?:这边|这里|这儿|当地)|咱们这边"), "用户所在地"),
@@ -497,7 +531,7 @@ _ZH_PERSON = [
     (
         re.compile(
             r"(?:我们|咱们)(?=店|的?客户|的?产品|的?项目|的?交付|的?代码|的?数据|的?线上|的?服务|的?系统|"
-            r"\s?[A-Za-z])"
+            r"\s?[A-Za-z]|的?(?:" + "|".join(sorted(set(_MIXED.values()) - {"英文", "中文"})) + "))"
         ),
         "用户的",
     ),
@@ -549,11 +583,12 @@ def _rewrite_zh(clause: str, subject: str) -> str:
     text = re.sub(r"(?<=[\u4e00-\u9fff\w])了$", "", text)  # the sentence-final 了 of speech ("住在上海了")
     # "用户的团队八个人" → "用户的团队有八个人": a head count is had
     text = re.sub(
-        r"^(用户的(?:(?![是为有一二两三四五六七八九十百千几])[\u4e00-\u9fff]){1,4}?(?:就|只|才|一共|总共)?)是?"
-        r"(?=[一二两三四五六七八九十百千几\d]+[多来]?个?人$)",
+        r"^(用户(?:家|的(?:(?![是为有一二两三四五六七八九十百千几])[\u4e00-\u9fff]){1,4}?)(?:就|只|才|一共|总共)?)是?"
+        r"(?=[一二两三四五六七八九十百千几\d]+[多来]?[个口]?人$)",
         r"\1有",
         text,
     )
+    text = re.sub(r"^用户一个人住$", "用户独自居住", text)
     return text.replace("用户一个人", "用户独自").replace("用户的的", "用户的")
 
 
@@ -578,37 +613,6 @@ _KIN = {
     "妈": "母亲",
     "爸": "父亲",
 }
-
-
-# Everyday English words of code-mixed Chinese speech, written in Chinese in a Chinese statement ("我们 team 的
-# backend" → "用户的团队的后端"). Lower case only: a capitalised word may be a name ("Teams", "SQL Server"), and
-# names, products and acronyms stay as written.
-_MIXED = {
-    "team": "团队", "teams": "团队", "boss": "老板", "manager": "经理", "leader": "领导", "colleague": "同事",
-    "colleagues": "同事", "client": "客户", "clients": "客户", "customer": "客户", "customers": "客户",
-    "intern": "实习生", "designer": "设计师", "engineer": "工程师", "developer": "开发者", "founder": "创始人",
-    "startup": "创业公司", "company": "公司", "meeting": "会议", "meetings": "会议", "deadline": "截止日期",
-    "project": "项目", "projects": "项目", "report": "报告", "weekly report": "周报", "budget": "预算",
-    "code review": "代码评审", "review": "评审", "repo": "仓库", "repos": "仓库", "repository": "仓库",
-    "backend": "后端", "back end": "后端", "frontend": "前端", "front end": "前端", "server": "服务器",
-    "servers": "服务器", "database": "数据库", "data pipeline": "数据管道", "pipeline": "管道", "framework": "框架",
-    "library": "库", "feature": "功能", "features": "功能", "release": "发布", "deploy": "部署",
-    "deployment": "部署", "test": "测试", "tests": "测试", "test coverage": "测试覆盖率", "coverage": "覆盖率",
-    "unit test": "单元测试", "unit tests": "单元测试", "docs": "文档", "doc": "文档", "documentation": "文档",
-    "slides": "幻灯片", "email": "邮件", "emails": "邮件", "daily standup": "每日站会", "standup": "站会",
-    "on-call": "值班", "laptop": "笔记本电脑", "phone": "手机", "kid": "孩子", "kids": "孩子", "baby": "宝宝",
-    "daughter": "女儿", "son": "儿子", "wife": "妻子", "husband": "丈夫", "partner": "伴侣", "mom": "母亲",
-    "mum": "母亲", "dad": "父亲", "parents": "父母", "family": "家人", "girlfriend": "女朋友",
-    "boyfriend": "男朋友", "roommate": "室友",
-    "school": "学校", "international school": "国际学校", "kindergarten": "幼儿园", "weekend": "周末",
-    "weekends": "周末", "gym": "健身房", "remote": "远程", "office": "办公室", "salary": "工资",
-    "english": "英文", "chinese": "中文", "English": "英文", "Chinese": "中文",
-}  # fmt: skip
-_MIXED_WORD = re.compile(
-    r"(?<![A-Za-z-])(?:"
-    + "|".join(re.escape(k) for k in sorted(_MIXED, key=len, reverse=True))
-    + r")(?![A-Za-z-])"
-)
 
 
 # The kin words of speech in the written register, longest first ("哥" but not the first half of "哥哥").
@@ -719,7 +723,7 @@ _WE_AT_WORK = re.compile(
     r"^(we|we're|we've|we are|we have)\s+(?=(?:all |mostly |usually |now |still |just |also |only |always )*"
     r"(?:deploy|deployed|deploying|ship|shipped|shipping|release|released|migrate|migrated|migrating|host|hosted|"
     r"went with|chose|picked|standardi[sz]ed|code review|hire|hired|hiring|sprint|build|built|use|used|run on|"
-    r"switched)\b)",
+    r"switched|ditched|dropped|replaced|moved off|moved to|migrated)\b)",
     re.I,
 )
 
@@ -852,7 +856,9 @@ def _instruction_statement(clause: str, zh: bool) -> str:
 
 
 _MOVED_EN = re.compile(r"^The user (?:moved|relocated) to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)(?:\s+(.+))?$")
-_MOVED_ZH = re.compile(r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到)了?([^，,。\s（(]{2,10}?)了?$")
+_MOVED_ZH = re.compile(
+    r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到|搬回(?:到)?(?:老家)?)了?([^，,。\s（(]{2,10}?)了?$"
+)
 
 
 # A denied old value at the end of a clause, parallel to the value before it: "at 4pm not 3pm", "at Acme, not
@@ -902,7 +908,7 @@ def _moved(statement: str) -> str:
 # A switch names what is used now: "改用 Neovim", "换了 Teams", "switched to Linear".
 _SWITCHED_ZH = re.compile(
     r"^(?P<subj>用户[^，,。\s]{0,8}?)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都)*)"
-    r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
+    r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
     r"|(?:换成|换了|换到)了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
 )
 # A new employer: "用户跳槽去了腾讯" → "用户现在在腾讯工作".
@@ -916,7 +922,7 @@ _SWITCHED_THING_ZH = re.compile(
     r"(?P<new>[^，,。]{1,20}?)\s*了?$"
 )
 _SWITCHED_EN = re.compile(
-    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?switched (?:over )?to (?P<what>[A-Z][\w.+#-]*"
+    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?switched (?:over )?to (?:an? |the )?(?P<what>(?=\w*[A-Z0-9])[A-Za-z0-9][\w.+#-]*"
     r"(?: [A-Z0-9][\w.+#-]*)*)(?P<rest> .+)?$"
     r"|^(?P<subj3>The user(?:'s [a-z]+)?) (?:dropped|ditched|replaced|swapped) (?:[\w.+#-]+ ){1,3}?(?:for|with) "
     r"(?P<what3>[A-Z][\w.+#-]*(?: [A-Z0-9][\w.+#-]*)*)(?P<rest3> .+)?$"
@@ -946,6 +952,16 @@ def _switched(statement: str) -> str:
             rest = (m.group("rest") or m.group("rest3") or "").strip()
             return f"{subj} now uses {what}" + (f" (switched {rest})" if rest else "")
         return f"{m.group('subj2')} chose {m.group('what2')}" + (m.group("rest2") or "")
+    if m := _PROMOTED.match(statement):
+        if not m.group("subj"):
+            return f"{m.group('subj2')}现在是{m.group('role2')}"
+        role = m.group("role")
+        article = "" if re.match(r"(?:an?|the) ", role) else ("an " if role[:1] in "aeiou" else "a ")
+        return f"{m.group('subj')} is {article}{role}"
+    if m := _VALUE_TO_EN.match(statement):
+        return f"{m.group('what') or m.group('what2')} is now {m.group('value') or m.group('value2')}"
+    if (m := _VALUE_TO_ZH.match(statement)) and not statement.startswith("用户"):
+        return f"{m.group('what')}为{m.group('value')}"
     if (m := _RESCHEDULED_EN.match(statement)) and _WHEN.search(m.group("when")):
         return f"{m.group('what')} is now {m.group('when')}"
     if (
@@ -957,6 +973,25 @@ def _switched(statement: str) -> str:
     return statement
 
 
+# A value raised or cut says what it is now: "Rent went up to 1350 a month" → "Rent is now 1350 a month",
+# "预算提高到五千了" → "预算为五千".
+_VALUE_TO_EN = re.compile(
+    r"^(?P<what>(?:The user's |The )?[\w' -]{1,30}?) (?:has |have )?(?:went|gone|was|is|been|got|has been) "
+    r"(?:up|down|cut|raised|increased|reduced|lowered|bumped up) to (?P<value>.+)$"
+    r"|^(?P<what2>(?:The user's |The )?[\w' -]{1,30}?) (?:increased|decreased|dropped|fell|rose|grew|shrank) to "
+    r"(?P<value2>.+)$"
+)
+_VALUE_TO_ZH = re.compile(
+    r"^(?P<what>[^，,]{1,12}?)(?:已经|也|都|又)*(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调|变)了?(?:到|成|为)了?"
+    r"(?P<value>[^，,了]{1,12})了?$"
+)
+# A promotion names the role now: "The user got promoted to senior developer" → "The user is a senior developer".
+_PROMOTED = re.compile(
+    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:got |was |has been |just got )?promoted to (?:be )?(?P<role>(?:an? )?[\w -]+?)"
+    r"(?: (?:last|this|in|a few|two|three) .+)?$"
+    r"|^(?P<subj2>用户(?:的[\u4e00-\u9fff]{1,3})?)(?:上个?月|去年|今年|最近|刚刚?|已经)*(?:升职为|升为|晋升为|升职成|升成|提拔为|当上了?)"
+    r"(?P<role2>[^，,。了]{2,12})了?$"
+)
 # A date or an event moved says when it is now: "The review moved to next Thursday" → "The review is now
 # next Thursday", "周会从周一改到周三了" → "周会现在是周三".
 _RESCHEDULED_EN = re.compile(
@@ -1061,6 +1096,9 @@ def _message_candidates(content: str) -> list[Candidate]:
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     for sentence in split_sentences(content):
         zh = _chinese(sentence)
+        if zh:  # "我们 team 的 backend" is read as "我们团队的后端"; names and acronyms stay as written
+            sentence = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], sentence)
+            sentence = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", sentence)
         if found := _CONDITION_ZH.search(sentence):
             condition = found.group("cond") or found.group("cond2")
         first = len(out)
