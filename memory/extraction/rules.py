@@ -897,11 +897,12 @@ def _value_change(clause: str) -> str:
 
 def _moved(statement: str) -> str:
     """A move of the user says where they live now, the slot the old value held:
-    "The user moved to Bristol last spring" → "The user lives in Bristol (moved last spring)"."""
+    "The user moved to Bristol last spring" → "The user lives in Bristol". When it moved is left out: "last
+    spring" said today is wrong next year."""
     if m := _MOVED_EN.match(statement):
-        return f"The user lives in {m.group(1)}" + (f" (moved {m.group(2)})" if m.group(2) else "")
+        return f"The user lives in {m.group(1)}"
     if m := _MOVED_ZH.match(statement):
-        return f"用户住在{m.group(2)}" + (f"（{m.group(1)}搬来）" if m.group(1) else "")
+        return f"用户住在{m.group(2)}"
     return statement
 
 
@@ -933,14 +934,11 @@ _SWITCHED_EN = re.compile(
 
 def _switched(statement: str) -> str:
     """A switch says what is used now, the slot the old value held:
-    "用户上个月换了 Teams" → "用户现在使用 Teams（上个月换的）", "The user went with Postgres in the end"
+    "用户上个月换了 Teams" → "用户现在使用 Teams" (when is left out: "上个月" goes stale), "The user went with Postgres in the end"
     → "The user chose Postgres"."""
     if m := _SWITCHED_ZH.match(statement):
         what = (m.group("any") or m.group("named")).strip()
-        when = m.group("when").strip("也都")
-        return f"{m.group('subj')}现在使用 {what}" + (
-            f"（{when}换的）" if when and not when.startswith(("刚", "已经")) else ""
-        )
+        return f"{m.group('subj')}现在使用 {what}"
     if m := _JOINED_ZH.match(statement):
         return f"{m.group('subj')}现在在{m.group('org')}工作"
     if (m := _SWITCHED_THING_ZH.match(statement)) and not statement.startswith("用户"):
@@ -949,8 +947,7 @@ def _switched(statement: str) -> str:
     if m := _SWITCHED_EN.match(statement):
         if m.group("subj") or m.group("subj3"):
             subj, what = m.group("subj") or m.group("subj3"), m.group("what") or m.group("what3")
-            rest = (m.group("rest") or m.group("rest3") or "").strip()
-            return f"{subj} now uses {what}" + (f" (switched {rest})" if rest else "")
+            return f"{subj} now uses {what}"
         return f"{m.group('subj2')} chose {m.group('what2')}" + (m.group("rest2") or "")
     if m := _PROMOTED.match(statement):
         if not m.group("subj"):
