@@ -386,8 +386,12 @@ _SELF_ZH_TIMED = re.compile(
 _COMPLEMENT_ZH = re.compile(
     r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*\s*)?[^你他她它这那我]{0,9}?(?:不|没|无法)"
 )
-# An attribute of the subject just named, by a two-character noun ("方向是计算机视觉", "专业是会计").
-_ATTRIBUTE_ZH = re.compile(r"^[\u4e00-\u9fff]{2}(?:是|为)(?![真很太挺好不])[^，,]{2,}$")
+# An attribute of the subject just named, by a noun of what a person has ("方向是计算机视觉", "专业是会计").
+_ATTRIBUTE_ZH = re.compile(
+    r"^(?:专业|方向|研究方向|职位|岗位|职业|工作|主业|副业|行业|爱好|学历|年级|年龄|身高|体重|血型|星座|属相|生日|老家|"
+    r"籍贯|母语|口味|工资|收入|月薪|年薪|车|电脑|手机|学校|单位|部门|成绩|网名|昵称|小名|英文名)(?:是|为)"
+    r"(?![真很太挺好不])[^，,]{2,}$"
+)
 # A modal and a bare verb, nothing else ("不能升级", "没法跳"): it says something only of the statement before it.
 _BARE_MODAL_ZH = re.compile(r"^(?:不能|无法|没法|不可以|不让|不准)[\u4e00-\u9fff]{1,2}$")
 _EMPHASIS_ZH = re.compile(r"一点|都不行|也不行|不行$|不错|不好|不知道|没事|没关系|不用谢")
@@ -396,7 +400,7 @@ _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
-    r"(?:特别|非常|很|比较|挺|更|最|超级?)(?=[喜爱讨怕恨怕想会能擅]))"
+    r"(?:特别|非常|很|比较|挺|更|最|超级?)(?=[喜爱讨怕恨会能擅]))"
 )
 # People or animals one lives with, counted: "With three kids under five, …".
 _PEOPLE_EN = (
