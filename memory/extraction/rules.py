@@ -272,6 +272,8 @@ _MOOD = re.compile(
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
     r"out of (?:the )?office|yesterday|last night|the other day|last weekend|earlier today)\b|出差中|休假中|不在家|"
     r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$|"
+    # a thing just done ("刚吃完火锅", "I just finished a huge pizza")
+    r"刚[\u4e00-\u9fff]{1,2}完|\bjust (?:finished|ate|had (?:a|an|some)|got back|got home|woke up|came back|watched|saw)\b|"
     # a passing ailment: a cold, a fever, a headache
     r"感冒|发烧|头疼|头痛|嗓子疼|拉肚子|\b(?:a cold|the flu|a fever|a headache|hungover|jet-?lagged)\b",
     re.I,
@@ -420,6 +422,7 @@ _SELF_EN = re.compile(
     r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
     r"^(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on)\b|"
+    r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
     rf"^with (?:my )?{_PEOPLE_EN}|" + _STATE_EN,
     re.I,
 )
@@ -703,10 +706,19 @@ _EN_SELF_LEAD = [
     (re.compile(r"^as (?:someone|somebody) who\s+", re.I), "the user "),
     (re.compile(r"^as (an?)\s+", re.I), r"the user is \1 "),
     # "Being the only woman on the team is exhausting": the state is the fact, the verdict on it is not
-    (re.compile(r"^being\s+(.+?)\s+(?:is|was|can be|gets|has been)\b.*$", re.I), r"the user is \1"),
+    (
+        re.compile(
+            r"^(being|teaching|raising|running|managing|coaching|studying|caring for|looking after)\s+(.+?)\s+"
+            r"(?:is|was|can be|gets|has been)\b.*$",
+            re.I,
+        ),
+        lambda m: "the user is " + ("" if m.group(1).lower() == "being" else m.group(1).lower() + " ") + m.group(2),
+    ),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
     (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on)\b)", re.I), "the user is "),
+    (re.compile(r"^(?=(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) \w)", re.I),
+     "the user is "),
     (re.compile(rf"^with (?:my )?(?={_PEOPLE_EN})", re.I), "the user has "),
     (re.compile(r"^(everything |all |most things )?at work\b", re.I), r"\1at the user's workplace"),
     (re.compile(r"^work(?= (?:uses|runs|is|has|gives|pays|lets)\b)", re.I), "the user's workplace"),
@@ -766,6 +778,14 @@ def _rewrite_en(clause: str) -> str:
     for pattern, repl in _EN_POSSESSIVE:
         text = pattern.sub(repl, text)
     text = re.sub(r"\bthe user's team's\b", "the user's team's", text)
+    # a head count is had: "our startup is 12 people", "we're a team of five" → "… has five people"
+    text = re.sub(
+        r"^(the user's [a-z-]+(?: [a-z-]+)?) is (?:a (?:team|company|startup|agency|studio|shop|group) of |just |only )?"
+        rf"(\d+|{_NUMBER_WORD})(?: people| persons| of us)?$",
+        r"\1 has \2 people",
+        text,
+        flags=re.I,
+    )
     if re.match(r"the user\b(?!'s)", text, re.I):  # "The user is deaf in their left ear", not "in the user's"
         text = text[:8] + re.sub(r"\bthe user's\b", "their", text[8:])
     return text[:1].upper() + text[1:]
@@ -816,6 +836,8 @@ _WANT = re.compile(
     r"^(?:我|本人)(?:现在|就|只|还)?(?:想要|需要|要(?!求)|想(?:找|查|问|看|知道|了解|请教|写|做|弄|试试|听听))"
     r"|^I(?:'d| would)? (?:really |just |only )?(?:need|want|like|love)(?: you)? (?:a|an|some|the|this|that|these|"
     r"those|something|help|ideas|advice|tips|suggestions|to (?:know|see|find|get|have|write|make|check|learn more))\b"
+    r"|^I(?:'d| would)? (?:really |just )?(?:need|want|like) (?:\w+ ){0,2}(?:tips|ideas|advice|help|suggestions|"
+    r"recommendations|examples|options)\b"
     r"|^I(?:'m| am) (?:looking for|after|trying to (?:find|get|write|make|figure))\b",
     re.I,
 )
