@@ -780,7 +780,8 @@ def _rewrite_en(clause: str) -> str:
     text = re.sub(r"\bthe user's team's\b", "the user's team's", text)
     # a head count is had: "our startup is 12 people", "we're a team of five" → "… has five people"
     text = re.sub(
-        r"^(the user's [a-z-]+(?: [a-z-]+)?) is (?:a (?:team|company|startup|agency|studio|shop|group) of |just |only )?"
+        r"^(the user's (?:[a-z-]+ )?(?:team|company|startup|agency|studio|shop|group|office|department|lab|class|"
+        r"firm|business|household|family)) is (?:a (?:team|company|startup|agency|studio|shop|group) of |just |only )?"
         rf"(\d+|{_NUMBER_WORD})(?: people| persons| of us)?$",
         r"\1 has \2 people",
         text,
