@@ -65,7 +65,7 @@ class Candidate:
 _EN_VERB_BASE = (
     "work live use have commute sell run teach own speak study code write build need play like love hate read go "
     "take make get want prefer drive ride walk cook eat drink sleep travel attend visit volunteer manage coach "
-    "know wear keep rent share raise lead"
+    "know wear keep rent share raise lead swim cycle hike climb dance sing paint knit garden"
 ).split()
 _EN_VERB_FORMS = "|".join(
     sorted({f for v in _EN_VERB_BASE for f in (v, v + ("es" if v.endswith(("sh", "ch", "o")) else "s"))})
@@ -270,6 +270,7 @@ _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
     r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
+    r"my day|my morning|my week|this week|"
     r"out of (?:the )?office|yesterday|last night|the other day|last weekend|earlier today)\b|出差中|休假中|不在家|"
     r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$|"
     # a thing just done ("刚吃完火锅", "I just finished a huge pizza")
@@ -301,6 +302,10 @@ _FRAGMENT = re.compile(
 )
 _OLD_TOPIC_ZH = re.compile(
     r"^(?:之前|原来|本来|以前|上次)(?:说的|定的|讲的|提的)?(?P<topic>[\u4e00-\u9fff]{2,8}?)(?:是|为|定在)"
+)
+# "我生日记错了": what follows gives its right value.
+_WRONG_ZH = re.compile(
+    r"^(?:我|本人)的?(?P<topic>[\u4e00-\u9fff]{1,6}?)(?:记错|说错|写错|搞错|弄错|填错)了?$"
 )
 _NEW_VALUE_AT_END = re.compile(
     r"(?:批了|定了|定在|改成|变成|改为|涨到|降到|砍到|调到|加到|减到|改到|提前到|推迟到|延期到)了?"
@@ -396,7 +401,9 @@ _ATTRIBUTE_ZH = re.compile(
 )
 # A modal and a bare verb, nothing else ("不能升级", "没法跳"): it says something only of the statement before it.
 _BARE_MODAL_ZH = re.compile(r"^(?:不能|无法|没法|不可以|不让|不准)[\u4e00-\u9fff]{1,2}$")
-_EMPHASIS_ZH = re.compile(r"一点|都不行|也不行|不行$|不错|不好|不知道|没事|没关系|不用谢")
+_EMPHASIS_ZH = re.compile(
+    r"一点|都不行|也不行|不行$|不错|不好|不知道|没事|没关系|不用谢|真的|真是|实在|太|受不了"
+)
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
@@ -520,6 +527,10 @@ _MIXED = {
     "school": "学校", "international school": "国际学校", "kindergarten": "幼儿园", "weekend": "周末",
     "weekends": "周末", "gym": "健身房", "remote": "远程", "office": "办公室", "salary": "工资",
     "migrate": "迁移", "migrated": "迁移", "full-stack": "全栈", "full stack": "全栈",
+    "data scientist": "数据科学家", "data analyst": "数据分析师", "data engineer": "数据工程师",
+    "product manager": "产品经理", "project manager": "项目经理", "software engineer": "软件工程师",
+    "programmer": "程序员", "tech lead": "技术负责人", "payment": "支付", "payments": "支付",
+    "production": "生产", "code freeze": "代码冻结",
     "english": "英文", "chinese": "中文", "English": "英文", "Chinese": "中文",
 }  # fmt: skip
 _MIXED_WORD = re.compile(
@@ -1068,7 +1079,8 @@ _EN_STATE = re.compile(
 # A listed part with the role it plays: "Next.js 前端", "数据库 PostgreSQL 16".
 _ROLE_ZH = re.compile(
     r"^(?P<term>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)\s*(?P<role>[\u4e00-\u9fff]{2,4})$"
-    r"|^(?P<role2>[\u4e00-\u9fff]{2,4})\s*(?P<term2>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)$"
+    r"|^(?!负责|使用|喜欢|主要|擅长|熟悉|在做|在用)(?P<role2>[\u4e00-\u9fff]{2,4})\s*"
+    r"(?P<term2>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)$"
 )
 # A named thing (a product, a version), listed with the other named things of the same header.
 _NAMED_EN = re.compile(r"^(?:an? |the )?(?:[\w-]+ ){0,2}?(?:[A-Z0-9][\w.+#-]*)(?: [\w.+#-]+){0,3}$")
@@ -1173,6 +1185,9 @@ def _message_candidates(content: str) -> list[Candidate]:
         for k, (written, clause) in enumerate(clauses):
             if found := (_OWNED_ZH if zh else _OWNED_EN).search(clause):
                 owned = found.group(1)
+            if zh and (wrong := _WRONG_ZH.match(clause)):
+                topic, correction = "我的" + wrong.group("topic"), True  # "我生日记错了，是五月十三号"
+                continue
             if old := _OLD_TOPIC_ZH.match(clause):
                 topic, correction = old.group("topic"), True  # "之前说的截止日期是月底": the old value
                 continue
@@ -1299,6 +1314,11 @@ def _message_candidates(content: str) -> list[Candidate]:
                 text = _value_change(clause)
                 text = text[:1].upper() + text[1:]
                 rule = "correction"
+                if not correction and _clean(_switched(_moved(text))) == _clean(text):
+                    # "Sarah moved to another team": a change of someone else's, not one of a value the
+                    # user keeps (a date, a tool, an amount); without a marker it is kept only in those forms
+                    kept_before = False
+                    continue
             else:
                 if (
                     zh
@@ -1342,7 +1362,7 @@ def _message_candidates(content: str) -> list[Candidate]:
         out[first:] = [
             c
             for k, c in enumerate(mine)
-            if not (_ANNOUNCEMENT.match(c.content) and k + 1 < len(mine) and mine[k + 1].correction)
+            if not (_ANNOUNCEMENT.match(c.content) and any(o.correction for o in mine if o is not c))
             and not (_LEFT_EN.match(c.content) and k + 1 < len(mine))
         ]
     return out
@@ -1352,7 +1372,8 @@ _ANNOUNCEMENT = re.compile(
     rf"^用户(?:的?(?:{_OWN_NOUN}|[\u4e00-\u9fff]{{1,4}}?))?(?:刚刚?|已经|也)*"
     r"(?:换|改|变|换人|离职|辞职|搬家|跳槽|换工作|换了工作|退休)了?$"
     r"|^The user(?:'s [a-z]+(?: [a-z]+)?)? (?:recently |just |also )?(?:changed|switched|moved|quit|left)"
-    r"(?: (?:the |a )?(?:jobs?|teams?|numbers?|house|flats?|compan(?:y|ies)|roles?|address|phones?))?$"
+    r"(?: (?:the |a )?(?:jobs?|teams?|numbers?|house|flats?|compan(?:y|ies)|roles?|address|phones?))?"
+    r"(?: (?:in|last|this|on|over) [\w ]+| recently| a while ago| (?:a|two|three|few) \w+ ago)?$"
 )
 # "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
 _LEFT_EN = re.compile(
@@ -1376,7 +1397,12 @@ _USER_IN_PREDICATE_EN = re.compile(rf"^(?!the user\b).*?\b{_EN_FINITE}\b.*\bthe 
 _VERB_EN = re.compile(rf"\b(?:{_EN_FINITE}|now|{_EN_VERB_FORMS}|[a-z]{{3,}}(?<!e)ed)\b", re.I)
 _VERB_ZH = re.compile(r"是|为|在|有|改|换|到|定|用")
 # An object that points back into the conversation: "… adopted another one", "… loves it".
-_DANGLING_EN = re.compile(r"\b(?:it|them|one|ones|that|this|these|those|there)$", re.I)
+_DANGLING_EN = re.compile(
+    r"\b(?:it|them|one|ones|that|this|these|those|there)$"
+    # a modal and a bare verb, the object left in the clause before ("… and we can't upgrade yet")
+    r"|^the user (?:can't|cannot|can not|won't|couldn't|isn't able to) \w+(?: (?:yet|now|anymore|either|too))?$",
+    re.I,
+)
 
 
 def _well_formed(text: str, zh: bool, rule: str) -> bool:
