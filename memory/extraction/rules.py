@@ -142,7 +142,8 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
 _LIST_TAIL = re.compile(r"^(?:[\w'.-]+ ){0,4}(?:and|or) (?:[\w'.-]+ ?){1,4}$")
 _LIST_ITEM = re.compile(r"^(?:[\w'.-]+ ?){1,3}$")
 _CLAUSE_OPENING = re.compile(
-    r"^(?:I|I'm|I've|I'd|we|we're|my|our|he|she|they|it|it's|this|that|there|you|also|just|now|so|but|because)\b",
+    r"^(?:I|I'm|I've|I'd|we|we're|my|our|he|she|they|it|it's|this|that|there|you|also|just|now|so|but|because|"
+    r"don'?t|do not|please|never|always)\b",
     re.I,
 )
 
@@ -223,7 +224,7 @@ _CHANGE = re.compile(
     r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|改(?:喝|吃|骑|开|学|玩|看|听|坐|住)|"
     r"迁移|迁到|搬回|升职|晋升|"
     r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
-    r"ditched|replaced|swapped|migrated|promoted|went up|went down|"
+    r"ditched|replaced|swapped|migrated|promoted|went up|went down|went (?:fully |completely )?vegan|"
     r"went with|in the end|instead|new job|since|turns out)\b|(?:涨|降|砍|减|扩|缩|升)到",
     re.I,
 )
@@ -231,7 +232,7 @@ _SCHEDULE_CHANGE = re.compile(
     r"改到|推迟到|推迟至|延期到|提前到|改期到|改在|(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调)到|"
     r"\b(?:moved|slipped|postponed|pushed(?: back)?|relocated|rescheduled|changed|"
     r"(?:went|gone|was|is|been|got) (?:up|down|cut|raised|increased|reduced|lowered)|increased|reduced|raised|"
-    r"lowered|cut) (?:to|until)\b",
+    r"lowered|cut|grew|rose|fell|shrank|decreased|dropped) (?:to|until)\b",
     re.I,
 )
 _DENIED = re.compile(
@@ -254,7 +255,8 @@ _REQUEST_ZH = re.compile(
     r"|^(?:[^我]{0,4}?)(?<![特区分告级类性识个鉴辨])(?:别|不要)(?![人的处墅])"
 )
 _REQUEST_EN = re.compile(
-    r"^(?:can|could|would|will) you\b|^(?:please|help|write|draft|make|fix|convert|translate|recommend|suggest|"
+    r"^(?:can|could|would|will) you\b|^(?:don'?t|do not|never)\s+(?!(?:\w+ly )?(?:have|like|eat|drink|know|own|live|work|"
+    r"speak|smoke|drive)\b)|^(?:please|help|write|draft|make|fix|convert|translate|recommend|suggest|"
     r"give|tell|explain|summari[sz]e|plan|show|list|sort|create|generate|rewrite|tidy|check|find|compare|"
     r"swap|add|remove|turn|send|what|how|why|which|where|when|who|is it|are there|do you|does|any tips|"
     r"should|let's|keep it|skip|use|don't give|remind|set up|pick|choose|prepare|proofread|shorten|rephrase|reword|"
@@ -271,10 +273,13 @@ _MOOD = re.compile(
     r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
     r"my day|my morning|my week|this week|"
+    # a verdict, not a fact: "the internet is awful", "写到吐"
+    r"(?:is|are|was|has been|'s) (?:so |really |pretty |absolutely |just |kind of )?(?:awful|terrible|horrible|"
+    r"amazing|awesome|the worst|a nightmare|a mess|brutal|exhausting|killing me)|sucks|"
     r"out of (?:the )?office|yesterday|last night|the other day|last weekend|earlier today)\b|出差中|休假中|不在家|"
-    r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$|"
+    r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$|[写做累忙吃看]到(?:吐|死|崩溃|哭|头秃)|"
     # a thing just done ("刚吃完火锅", "I just finished a huge pizza")
-    r"刚[\u4e00-\u9fff]{1,2}完|\bjust (?:finished|ate|had (?:a|an|some)|got back|got home|woke up|came back|watched|saw)\b|"
+    r"刚(?:吃|喝|看|玩|打|睡|洗|忙|聊|开)完|\bjust (?:finished|ate|had (?:a|an|some)|got back|got home|woke up|came back|watched|saw)\b|"
     # a passing ailment: a cold, a fever, a headache
     r"感冒|发烧|头疼|头痛|嗓子疼|拉肚子|\b(?:a cold|the flu|a fever|a headache|hungover|jet-?lagged)\b",
     re.I,
@@ -303,6 +308,7 @@ _FRAGMENT = re.compile(
 _OLD_TOPIC_ZH = re.compile(
     r"^(?:之前|原来|本来|以前|上次)(?:说的|定的|讲的|提的)?(?P<topic>[\u4e00-\u9fff]{2,8}?)(?:是|为|定在)"
 )
+_DENIED_VERB_ZH = re.compile(r"^(?:而|并|也)?不(?:叫|姓|在|住|用|去|做|教|学)")
 # "我生日记错了": what follows gives its right value.
 _WRONG_ZH = re.compile(
     r"^(?:我|本人)的?(?P<topic>[\u4e00-\u9fff]{1,6}?)(?:记错|说错|写错|搞错|弄错|填错)了?$"
@@ -364,6 +370,7 @@ _OWN_NOUN_EN = (
 _SELF_ZH = re.compile(
     rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|工资|"
     r"刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
+    r"[\u4e00-\u9fff]了[一二两三四五六七八九十几\d多半]+年|"
     r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上|"
     r"在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带))"
 )
@@ -607,6 +614,14 @@ def _rewrite_zh(clause: str, subject: str) -> str:
         text,
     )
     text = re.sub(r"^用户一个人住$", "用户独自居住", text)
+    # a person's bare age: "用户的奶奶八十多" → "用户的奶奶八十多岁"
+    text = re.sub(
+        rf"^(用户(?:的(?:{_OWN_NOUN}))?(?:今年|已经)?(?:[一二两三四五六七八九十]+|\d+)多?)$",
+        lambda m: (
+            m.group(1) + ("" if re.search(r"(?:公司|单位|团队|组里|部门|学校|店里)", m.group(1)) else "岁")
+        ),
+        text,
+    )
     return text.replace("用户一个人", "用户独自").replace("用户的的", "用户的")
 
 
@@ -987,6 +1002,8 @@ def _switched(statement: str) -> str:
             subj, what = m.group("subj") or m.group("subj3"), m.group("what") or m.group("what3")
             return f"{subj} now uses {what}"
         return f"{m.group('subj2')} chose {m.group('what2')}" + (m.group("rest2") or "")
+    if m := _BECAME_EN.match(statement):
+        return f"{m.group('subj')} is {m.group('state')}"
     if m := _PROMOTED.match(statement):
         if not m.group("subj"):
             return f"{m.group('subj2')}现在是{m.group('role2')}"
@@ -1019,6 +1036,12 @@ _VALUE_TO_EN = re.compile(
 _VALUE_TO_ZH = re.compile(
     r"^(?P<what>[^，,]{1,12}?)(?:已经|也|都|又)*(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调|变)了?(?:到|成|为)了?"
     r"(?P<value>[^，,了]{1,12})了?$"
+)
+# "The user went fully vegan in January" → "The user is vegan": a way of living taken up.
+_BECAME_EN = re.compile(
+    r"^(?P<subj>The user) (?:went|turned|became|has become|has gone|is going) (?:fully |completely |full )?"
+    r"(?P<state>vegan|vegetarian|pescatarian|sober|teetotal|gluten-free|dairy-free|freelance|part-time|full-time|"
+    r"self-employed|remote)\b.*$"
 )
 # A promotion names the role now: "The user got promoted to senior developer" → "The user is a senior developer".
 _PROMOTED = re.compile(
@@ -1193,6 +1216,8 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue
             if _DENIED.match(clause) or k in denied:
                 continue
+            if zh and correction and _DENIED_VERB_ZH.match(clause):
+                continue  # "更正一下，我的猫叫豆豆，不叫咪咪": the old value, denied
             if topic and not _about_user(clause, zh) and not clause.startswith(topic):
                 # "后来领导批了八十万" → "预算为八十万", "现在提前到20号了" → "截止日期为20号"
                 value = _NEW_VALUE_AT_END.search(clause)
