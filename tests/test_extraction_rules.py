@@ -437,3 +437,90 @@ def test_it_claims_a_job_once(org_a):
     assert extraction_job_run(job_id=10**9) == "skipped"  # the row is gone
     assert ExtractionJob.objects.get(pk=job.pk).attempts == 1
     assert MemoryItem.objects.filter(org=org_a).count() == 1
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # A statement needs the user (or what is theirs) as its subject: the user only inside the predicate
+        # means the clause is about something else; an object pointing back into the talk leans on it.
+        ("帮我起个标题，文章写的是我去西藏的经历", []),
+        ("The article is about my trip to Peru.", []),
+        ("We adopted a puppy in May and we adore him.", ["The user adopted a puppy in May"]),
+        # A wish for something handed over now is the request in other words.
+        ("I need a template for a resignation letter.", []),
+        ("I need some ideas for a birthday party.", []),
+        ("我需要一份辞职信模板", []),
+        # Passing states, things just done and verdicts are not durable facts.
+        ("我这两天发烧了", []),
+        ("I've got a cold.", []),
+        ("I just ate a whole cake.", []),
+        ("Our office coffee is terrible.", []),
+        ("在外企上班，每天英文邮件写到吐", ["用户在外企上班"]),
+        # Subjectless imperatives are requests; a list does not swallow one.
+        ("Don't suggest anything with peanuts.", []),
+        ("Remember: I'm colorblind, so don't rely on red and green in charts.", ["The user is colorblind"]),
+        ("我早上要送孩子，所以九点前别约会", ["用户早上要送孩子"]),
+        # A second predicate after "and", a second state after a copula, "their" after the user as subject.
+        (
+            "My brother lives in Oslo and teaches maths at a college.",
+            ["The user's brother lives in Oslo", "The user's brother teaches maths at a college"],
+        ),
+        (
+            "My grandfather is 88 and almost deaf.",
+            ["The user's grandfather is 88", "The user's grandfather is almost deaf"],
+        ),
+        ("I'm allergic to my own cat.", ["The user is allergic to their own cat"]),
+        # A modal with a bare verb completes the statement before it.
+        ("我们用的是 Oracle 11g，不能升级", ["用户使用 Oracle 11g，不能升级"]),
+        ("Our backend runs on Node 18 and we can't upgrade yet.", ["The user's backend runs on Node 18"]),
+        # A pointer before a colon heads a background list.
+        ("以后都参考这个：我是会计，在成都工作", ["用户是会计", "用户在成都工作"]),
+        # Kin words and code-mixed words in the written register of the statement's language.
+        ("我姐在深圳做设计", ["用户的姐姐在深圳做设计"]),
+        ("我们 team 的 backend 都是 Java", ["用户的团队的后端都是 Java"]),
+        ("记住：我在 Grab 做 product manager，负责 payment", ["用户在 Grab 做产品经理", "用户负责支付"]),
+        # The subject carries over a degree adverb and an attribute noun; head counts are had; ages say 岁.
+        ("我女儿六岁，非常喜欢画画", ["用户的女儿六岁", "用户的女儿非常喜欢画画"]),
+        ("我在读博，方向是材料科学", ["用户在读博", "用户的方向是材料科学"]),
+        ("我们组十个人", ["用户的团队有十个人"]),
+        ("Our studio is 7 people.", ["The user's studio has 7 people"]),
+        ("我外婆九十多了", ["用户的外婆九十多岁"]),
+        ("记住我的情况：已婚，两个孩子", ["用户已婚", "用户有两个孩子"]),
+        # Self-descriptions without a subject.
+        (
+            "Being the only parent at home on weekdays is tiring.",
+            ["The user is the only parent at home on weekdays"],
+        ),
+        ("Not really a morning person.", ["The user is not really a morning person"]),
+        ("Raising three boys is loud.", ["The user is raising three boys"]),
+        # The employer left gives way to the one joined after it.
+        ("I left Deloitte last year and joined a startup.", ["The user joined a startup"]),
+    ],
+)
+def test_it_keeps_only_statements_with_a_subject_and_a_durable_predicate(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # The value now, not when it changed (a relative time said today is wrong next year).
+        ("去年夏天搬到了大理", ["用户住在大理"]),
+        ("我上个月跳槽到京东了", ["用户现在在京东工作"]),
+        ("监控已经从 Zabbix 换到 Prometheus 了", ["监控现在使用 Prometheus"]),
+        ("会员费涨到两百了", ["会员费为两百"]),
+        ("My rent went up to 900 a month.", ["The user's rent is now 900 a month"]),
+        ("I got promoted to team lead.", ["The user is a team lead"]),
+        ("I went vegetarian last year.", ["The user is vegetarian"]),
+        # "X记错了" names what the next clause corrects; the old value denied by its verb is left out.
+        ("我身高记错了，是一米七二", ["用户的身高是一米七二"]),
+        ("我的猫叫花花，不叫咪咪，记错了", ["用户的猫叫花花"]),
+        # Someone else's change without a marker is not one of the user's values.
+        ("Tom moved to the London office.", []),
+    ],
+)
+def test_a_change_states_the_value_now(text, contents):
+    found = extract_rules([human(text)])
+    assert [c.content for c in found] == contents
+    assert all(c.correction for c in found)

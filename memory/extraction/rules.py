@@ -224,7 +224,7 @@ _CHANGE = re.compile(
     r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|改(?:喝|吃|骑|开|学|玩|看|听|坐|住)|"
     r"迁移|迁到|搬回|升职|晋升|"
     r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
-    r"ditched|replaced|swapped|migrated|promoted|went up|went down|went (?:fully |completely )?vegan|"
+    r"ditched|replaced|swapped|migrated|promoted|went up|went down|went (?:fully |completely )?(?:vegan|vegetarian|pescatarian|sober)|"
     r"went with|in the end|instead|new job|since|turns out)\b|(?:涨|降|砍|减|扩|缩|升)到",
     re.I,
 )
@@ -308,6 +308,7 @@ _FRAGMENT = re.compile(
 _OLD_TOPIC_ZH = re.compile(
     r"^(?:之前|原来|本来|以前|上次)(?:说的|定的|讲的|提的)?(?P<topic>[\u4e00-\u9fff]{2,8}?)(?:是|为|定在)"
 )
+_WRONG_AT_END = re.compile(r"(?:记错|说错|写错|搞错|弄错|填错)了?$")
 _DENIED_VERB_ZH = re.compile(r"^(?:而|并|也)?不(?:叫|姓|在|住|用|去|做|教|学)")
 # "我生日记错了": what follows gives its right value.
 _WRONG_ZH = re.compile(
@@ -1197,7 +1198,7 @@ def _message_candidates(content: str) -> list[Candidate]:
         clauses = _clauses(body, zh)
         topic = ""
         counted = None
-        correction = correction or any(_DENIED.match(c) for _w, c in clauses)
+        correction = correction or any(_DENIED.match(c) or _WRONG_AT_END.search(c) for _w, c in clauses)
         # "我不是程序员，我是产品经理", "I'm not a developer, I'm a designer": the first clause is the old value.
         denied = {
             k
@@ -1423,7 +1424,7 @@ _VERB_EN = re.compile(rf"\b(?:{_EN_FINITE}|now|{_EN_VERB_FORMS}|[a-z]{{3,}}(?<!e
 _VERB_ZH = re.compile(r"是|为|在|有|改|换|到|定|用")
 # An object that points back into the conversation: "… adopted another one", "… loves it".
 _DANGLING_EN = re.compile(
-    r"\b(?:it|them|one|ones|that|this|these|those|there)$"
+    r"\b(?:it|them|him|her|one|ones|that|this|these|those|there)$"
     # a modal and a bare verb, the object left in the clause before ("… and we can't upgrade yet")
     r"|^the user (?:can't|cannot|can not|won't|couldn't|isn't able to) \w+(?: (?:yet|now|anymore|either|too))?$",
     re.I,
