@@ -457,6 +457,7 @@ def test_it_claims_a_job_once(org_a):
         ("I just ate a whole cake.", []),
         ("Our office coffee is terrible.", []),
         ("在外企上班，每天英文邮件写到吐", ["用户在外企上班"]),
+        ("这道题怎么做？我儿子上五年级，我自己都看不懂", ["用户的儿子上五年级"]),
         # Subjectless imperatives are requests; a list does not swallow one.
         ("Don't suggest anything with peanuts.", []),
         ("Remember: I'm colorblind, so don't rely on red and green in charts.", ["The user is colorblind"]),

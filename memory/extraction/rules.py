@@ -277,7 +277,7 @@ _MOOD = re.compile(
     r"(?:is|are|was|has been|'s) (?:so |really |pretty |absolutely |just |kind of )?(?:awful|terrible|horrible|"
     r"amazing|awesome|the worst|a nightmare|a mess|brutal|exhausting|killing me)|sucks|"
     r"out of (?:the )?office|yesterday|last night|the other day|last weekend|earlier today)\b|出差中|休假中|不在家|"
-    r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$|[写做累忙吃看]到(?:吐|死|崩溃|哭|头秃)|"
+    r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$|[写做累忙吃看]到(?:吐|死|崩溃|哭|头秃)|(?:我自己|自己|连我)都[\u4e00-\u9fff]{0,2}?[不没]|"
     # a thing just done ("刚吃完火锅", "I just finished a huge pizza")
     r"刚(?:吃|喝|看|玩|打|睡|洗|忙|聊|开)完|\bjust (?:finished|ate|had (?:a|an|some)|got back|got home|woke up|came back|watched|saw)\b|"
     # a passing ailment: a cold, a fever, a headache
