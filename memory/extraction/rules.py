@@ -16,6 +16,9 @@ in the third person and in the user's language ("用户住在成都", "The user 
    the user's / the user's team, with the verb in the third person), the old value of a change is
    dropped ("从广州搬到厦门" → "搬到厦门", "moved from Leeds to Bristol" → "moved to Bristol"), and
    corrections are marked: reconciliation lets them supersede through the write path's update handling.
+5. A written statement is kept only with a subject and a predicate of its own: the user (or what is
+   theirs) as the subject, or a change of a value in a recognised form ("周会现在是周三"); not the user only
+   inside the predicate, an object pointing back into the talk, or a modal with a bare verb.
 
 It is general by construction (clause splitting, person rewriting, cue lexicons per language) and is
 always available: it is the only path when no chat model is configured, and the LLM path's
