@@ -16,6 +16,9 @@ in the third person and in the user's language ("用户住在成都", "The user 
    the user's / the user's team, with the verb in the third person), the old value of a change is
    dropped ("从广州搬到厦门" → "搬到厦门", "moved from Leeds to Bristol" → "moved to Bristol"), and
    corrections are marked: reconciliation lets them supersede through the write path's update handling.
+5. A written statement is kept only with a subject and a predicate of its own: the user (or what is
+   theirs) as the subject, or a change of a value in a recognised form ("周会现在是周三"); not the user only
+   inside the predicate, an object pointing back into the talk, or a modal with a bare verb.
 
 It is general by construction (clause splitting, person rewriting, cue lexicons per language) and is
 always available: it is the only path when no chat model is configured, and the LLM path's
@@ -60,6 +63,26 @@ class Candidate:
 
 # ---- sentences and clauses ----------------------------------------------------------------------------
 
+# Common verbs of a self-description, base form: after "and" with an object, a second predicate of the subject
+# ("… and needs extra time", "… and sleep during the day"); past forms in -ed and the irregular ones count too.
+_EN_VERB_BASE = (
+    "work live use have commute sell run teach own speak study code write build need play like love hate read go "
+    "take make get want prefer drive ride walk cook eat drink sleep travel attend visit volunteer manage coach "
+    "know wear keep rent share raise lead swim cycle hike climb dance sing paint knit garden"
+).split()
+_EN_VERB_FORMS = "|".join(
+    sorted({f for v in _EN_VERB_BASE for f in (v, v + ("es" if v.endswith(("sh", "ch", "o")) else "s"))})
+)
+_EN_PAST_WORDS = (
+    "went got made left quit ran took came became began bought built grew knew lost met paid put sold spent taught "
+    "wrote kept won chose gave found saw drove flew spoke fell held led sent brought caught"
+)
+_EN_SECOND_PREDICATE = (
+    rf"(?:{_EN_VERB_FORMS}|[a-z]{{3,}}(?<!e)ed|{_EN_PAST_WORDS.replace(' ', '|')})"
+    r"\s+(?=(?:a|an|the|my|our|his|her|their|to|in|at|on|for|from|with|by|up|off|out|over|during|about|as|into|"
+    r"around|near|every|each|extra|most|some|all|two|three|four|five|six|\d|[A-Z]))"
+)
+
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
@@ -67,7 +90,8 @@ _EN_CLAUSE = re.compile(
     r"(?=(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b)"
-    r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)",
+    r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
+    rf"|\s+and\s+(?={_EN_SECOND_PREDICATE})",
 )
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
@@ -121,7 +145,8 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
 _LIST_TAIL = re.compile(r"^(?:[\w'.-]+ ){0,4}(?:and|or) (?:[\w'.-]+ ?){1,4}$")
 _LIST_ITEM = re.compile(r"^(?:[\w'.-]+ ?){1,3}$")
 _CLAUSE_OPENING = re.compile(
-    r"^(?:I|I'm|I've|I'd|we|we're|my|our|he|she|they|it|it's|this|that|there|you|also|just|now|so|but|because)\b",
+    r"^(?:I|I'm|I've|I'd|we|we're|my|our|he|she|they|it|it's|this|that|there|you|also|just|now|so|but|because|"
+    r"don'?t|do not|please|never|always)\b",
     re.I,
 )
 
@@ -200,7 +225,9 @@ _CORRECTION_PREFIX = re.compile(
 _CHANGE = re.compile(
     r"改到|改成|改为|改在|换了|换成|换到|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
     r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|改(?:喝|吃|骑|开|学|玩|看|听|坐|住)|"
+    r"迁移|迁到|搬回|升职|晋升|"
     r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
+    r"ditched|replaced|swapped|migrated|promoted|went up|went down|went (?:fully |completely )?(?:vegan|vegetarian|pescatarian|sober)|"
     r"went with|in the end|instead|new job|since|turns out)\b|(?:涨|降|砍|减|扩|缩|升)到",
     re.I,
 )
@@ -208,15 +235,15 @@ _SCHEDULE_CHANGE = re.compile(
     r"改到|推迟到|推迟至|延期到|提前到|改期到|改在|(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调)到|"
     r"\b(?:moved|slipped|postponed|pushed(?: back)?|relocated|rescheduled|changed|"
     r"(?:went|gone|was|is|been|got) (?:up|down|cut|raised|increased|reduced|lowered)|increased|reduced|raised|"
-    r"lowered|cut) (?:to|until)\b",
+    r"lowered|cut|grew|rose|fell|shrank|decreased|dropped) (?:to|until)\b",
     re.I,
 )
 _DENIED = re.compile(
-    r"^(?:不是|而不是|并不是|rather than|not(?! (?:really )?(?:a |big |huge )*fan of)|instead of)\b|^(?:不是|而不是)",
+    r"^(?:不是|而不是|并不是|rather than|not(?! (?:really )?(?:a |big |huge )*fan of| (?:really |much of )?an? (?:[\w-]+ )?person\b)|instead of)\b|^(?:不是|而不是)",
     re.I,
 )
 _FROM_OLD = re.compile(
-    r"从[^，,到]{1,12}(?=搬到|搬去|调到|调去|转到|换到|换成|改到|改成|"
+    r"从[^，,到]{1,12}(?=搬到|搬去|搬回|调到|调去|转到|换到|换成|改到|改成|迁到|迁移到|"
     r"(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调|变)了?(?:到|成|为))|\bfrom [\w .'-]{1,30}?(?= to\b)",
     re.I,
 )
@@ -227,9 +254,12 @@ _REQUEST_ZH = re.compile(
     r"别给我|不要给我|介绍)|帮我|给我(?!们)|帮忙|能不能|怎么办|有没有|什么|(?<![不没])怎么(?!样都)|如何|哪|多少|吗$|么$|呢$|吧$"
     # an instruction to the assistant at the end of a clause ("点菜时注意", "出门前提醒我")
     r"|(?:注意|留意|小心|记得|别忘了?|提醒我)(?:一下|点|些)?[。！!]?$"
+    # "别…" / "不要…" said to the assistant ("上午别约会"); not 特别, 区别, 分别, 告别, 别人, 别的
+    r"|^(?:[^我]{0,4}?)(?<![特区分告级类性识个鉴辨])(?:别|不要)(?![人的处墅])"
 )
 _REQUEST_EN = re.compile(
-    r"^(?:can|could|would|will) you\b|^(?:please|help|write|draft|make|fix|convert|translate|recommend|suggest|"
+    r"^(?:can|could|would|will) you\b|^(?:don'?t|do not|never)\s+(?!(?:\w+ly )?(?:have|like|eat|drink|know|own|live|work|"
+    r"speak|smoke|drive)\b)|^(?:please|help|write|draft|make|fix|convert|translate|recommend|suggest|"
     r"give|tell|explain|summari[sz]e|plan|show|list|sort|create|generate|rewrite|tidy|check|find|compare|"
     r"swap|add|remove|turn|send|what|how|why|which|where|when|who|is it|are there|do you|does|any tips|"
     r"should|let's|keep it|skip|use|don't give|remind|set up|pick|choose|prepare|proofread|shorten|rephrase|reword|"
@@ -245,8 +275,16 @@ _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
     r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
+    r"my day|my morning|my week|this week|"
+    # a verdict, not a fact: "the internet is awful", "写到吐"
+    r"(?:is|are|was|has been|'s) (?:so |really |pretty |absolutely |just |kind of )?(?:awful|terrible|horrible|"
+    r"amazing|awesome|the worst|a nightmare|a mess|brutal|exhausting|killing me)|sucks|"
     r"out of (?:the )?office|yesterday|last night|the other day|last weekend|earlier today)\b|出差中|休假中|不在家|"
-    r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$",
+    r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$|[写做累忙吃看]到(?:吐|死|崩溃|哭|头秃)|(?:我自己|自己|连我)都[\u4e00-\u9fff]{0,2}?[不没]|"
+    # a thing just done ("刚吃完火锅", "I just finished a huge pizza")
+    r"刚(?:吃|喝|看|玩|打|睡|洗|忙|聊|开)完|\bjust (?:finished|ate|had (?:a|an|some)|got back|got home|woke up|came back|watched|saw)\b|"
+    # a passing ailment: a cold, a fever, a headache
+    r"感冒|发烧|头疼|头痛|嗓子疼|拉肚子|\b(?:a cold|the flu|a fever|a headache|hungover|jet-?lagged)\b",
     re.I,
 )
 # A diagnosis or a finding reported by someone else is about the user all the same.
@@ -272,6 +310,12 @@ _FRAGMENT = re.compile(
 )
 _OLD_TOPIC_ZH = re.compile(
     r"^(?:之前|原来|本来|以前|上次)(?:说的|定的|讲的|提的)?(?P<topic>[\u4e00-\u9fff]{2,8}?)(?:是|为|定在)"
+)
+_WRONG_AT_END = re.compile(r"(?:记错|说错|写错|搞错|弄错|填错)了?$")
+_DENIED_VERB_ZH = re.compile(r"^(?:而|并|也)?不(?:叫|姓|在|住|用|去|做|教|学)")
+# "我生日记错了": what follows gives its right value.
+_WRONG_ZH = re.compile(
+    r"^(?:我|本人)的?(?P<topic>[\u4e00-\u9fff]{1,6}?)(?:记错|说错|写错|搞错|弄错|填错)了?$"
 )
 _NEW_VALUE_AT_END = re.compile(
     r"(?:批了|定了|定在|改成|变成|改为|涨到|降到|砍到|调到|加到|减到|改到|提前到|推迟到|延期到)了?"
@@ -318,7 +362,8 @@ _FIRST_EN = re.compile(
 )
 _OWN_NOUN = (
     r"儿子|女儿|孩子|小孩|老婆|妻子|爱人|老公|丈夫|爸妈|父母|爸爸|妈妈|母亲|父亲|老人|爸|妈|老家|家里|家人|室友|"
-    r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里"
+    r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里|"
+    r"媳妇|闺女|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|舅舅|姑姑|阿姨"
 )
 # The same in English inside a Chinese sentence ("我 daughter 今年上 kindergarten").
 _OWN_NOUN_EN = (
@@ -329,6 +374,7 @@ _OWN_NOUN_EN = (
 _SELF_ZH = re.compile(
     rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|工资|"
     r"刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
+    r"[\u4e00-\u9fff]了[一二两三四五六七八九十几\d多半]+年|"
     r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上|"
     r"在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带))"
 )
@@ -358,11 +404,23 @@ _SELF_ZH_TIMED = re.compile(
 _COMPLEMENT_ZH = re.compile(
     r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*\s*)?[^你他她它这那我]{0,9}?(?:不|没|无法)"
 )
-_EMPHASIS_ZH = re.compile(r"一点|都不行|也不行|不行$|不错|不好|不知道|没事|没关系|不用谢")
+# An attribute of the subject just named, by a noun of what a person has ("方向是计算机视觉", "专业是会计").
+_ATTRIBUTE_ZH = re.compile(
+    r"^(?:专业|方向|研究方向|职位|岗位|职业|工作|主业|副业|行业|爱好|学历|年级|年龄|身高|体重|血型|星座|属相|生日|老家|"
+    r"籍贯|母语|口味|工资|收入|月薪|年薪|车|电脑|手机|学校|单位|部门|成绩|网名|昵称|小名|英文名)(?:是|为)"
+    r"(?![真很太挺好不])[^，,]{2,}$"
+)
+# A modal and a bare verb, nothing else ("不能升级", "没法跳"): it says something only of the statement before it.
+_BARE_MODAL_ZH = re.compile(r"^(?:不能|无法|没法|不可以|不让|不准)[\u4e00-\u9fff]{1,2}$")
+_EMPHASIS_ZH = re.compile(
+    r"一点|都不行|也不行|不行$|不错|不好|不知道|没事|没关系|不用谢|真的|真是|实在|太|受不了"
+)
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
-    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不)"
+    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
+    # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
+    r"(?:特别|非常|很|比较|挺|更|最|超级?)(?=[喜爱讨怕恨会能擅]))"
 )
 # People or animals one lives with, counted: "With three kids under five, …".
 _PEOPLE_EN = (
@@ -372,15 +430,17 @@ _PEOPLE_EN = (
 # A self-description without a subject: "Not a fan of emoji", "Allergic to cats", "Originally from Oslo".
 _STATE_EN = (
     r"^(?:not |not really |a |a big |a huge |big |huge )*fan of\b|^(?:severely |mildly )?allergic to\b|"
+    r"^(?:not |not really |not much of )?an? (?:[\w-]+ )?person\b|"
     r"^(?:originally )?from [A-Z]|^(?:married|divorced|single|engaged|retired|pregnant|left-handed|"
     r"right-handed|colou?r-?blind|vegetarian|vegan|lactose intolerant|gluten intolerant|diabetic)\b"
 )
 _SELF_EN = re.compile(
     r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
-    r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b(?!.*\b(?:is|are|was|were)\b)|"
+    r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|"
     r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
     r"^(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on)\b|"
+    r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
     rf"^with (?:my )?{_PEOPLE_EN}|" + _STATE_EN,
     re.I,
 )
@@ -455,6 +515,42 @@ def memory_type_of(text: str) -> str:
 
 # ---- person rewriting ----------------------------------------------------------------------------------
 
+# Everyday English words of code-mixed Chinese speech, written in Chinese in a Chinese statement ("我们 team 的
+# backend" → "用户的团队的后端"). Lower case only: a capitalised word may be a name ("Teams", "SQL Server"), and
+# names, products and acronyms stay as written.
+_MIXED = {
+    "team": "团队", "teams": "团队", "boss": "老板", "manager": "经理", "leader": "领导", "colleague": "同事",
+    "colleagues": "同事", "client": "客户", "clients": "客户", "customer": "客户", "customers": "客户",
+    "intern": "实习生", "designer": "设计师", "engineer": "工程师", "developer": "开发者", "founder": "创始人",
+    "startup": "创业公司", "company": "公司", "meeting": "会议", "meetings": "会议", "deadline": "截止日期",
+    "project": "项目", "projects": "项目", "report": "报告", "weekly report": "周报", "budget": "预算",
+    "code review": "代码评审", "review": "评审", "repo": "仓库", "repos": "仓库", "repository": "仓库",
+    "backend": "后端", "back end": "后端", "frontend": "前端", "front end": "前端", "server": "服务器",
+    "servers": "服务器", "database": "数据库", "data pipeline": "数据管道", "pipeline": "管道", "framework": "框架",
+    "library": "库", "feature": "功能", "features": "功能", "release": "发布", "deploy": "部署",
+    "deployment": "部署", "test": "测试", "tests": "测试", "test coverage": "测试覆盖率", "coverage": "覆盖率",
+    "unit test": "单元测试", "unit tests": "单元测试", "docs": "文档", "doc": "文档", "documentation": "文档",
+    "slides": "幻灯片", "email": "邮件", "emails": "邮件", "daily standup": "每日站会", "standup": "站会",
+    "on-call": "值班", "laptop": "笔记本电脑", "phone": "手机", "kid": "孩子", "kids": "孩子", "baby": "宝宝",
+    "daughter": "女儿", "son": "儿子", "wife": "妻子", "husband": "丈夫", "partner": "伴侣", "mom": "母亲",
+    "mum": "母亲", "dad": "父亲", "parents": "父母", "family": "家人", "girlfriend": "女朋友",
+    "boyfriend": "男朋友", "roommate": "室友",
+    "school": "学校", "international school": "国际学校", "kindergarten": "幼儿园", "weekend": "周末",
+    "weekends": "周末", "gym": "健身房", "remote": "远程", "office": "办公室", "salary": "工资",
+    "migrate": "迁移", "migrated": "迁移", "full-stack": "全栈", "full stack": "全栈",
+    "data scientist": "数据科学家", "data analyst": "数据分析师", "data engineer": "数据工程师",
+    "product manager": "产品经理", "project manager": "项目经理", "software engineer": "软件工程师",
+    "programmer": "程序员", "tech lead": "技术负责人", "payment": "支付", "payments": "支付",
+    "production": "生产", "code freeze": "代码冻结",
+    "english": "英文", "chinese": "中文", "English": "英文", "Chinese": "中文",
+}  # fmt: skip
+_MIXED_WORD = re.compile(
+    r"(?<![A-Za-z-])(?:"
+    + "|".join(re.escape(k) for k in sorted(_MIXED, key=len, reverse=True))
+    + r")(?![A-Za-z-])"
+)
+
+
 _ZH_PERSON = [
     (re.compile(r"^(?:我们|咱们)这种(?=.*(?:团队|公司))"), "用户的团队是"),
     (re.compile(r"我们(?:这边|这里|这儿|当地)|咱们这边"), "用户所在地"),
@@ -464,7 +560,7 @@ _ZH_PERSON = [
     (
         re.compile(
             r"(?:我们|咱们)(?=店|的?客户|的?产品|的?项目|的?交付|的?代码|的?数据|的?线上|的?服务|的?系统|"
-            r"\s?[A-Za-z])"
+            r"\s?[A-Za-z]|的?(?:" + "|".join(sorted(set(_MIXED.values()) - {"英文", "中文"})) + "))"
         ),
         "用户的",
     ),
@@ -509,11 +605,27 @@ def _rewrite_zh(clause: str, subject: str) -> str:
             text = "用户的" + text
         elif "用户" not in text:
             text = subject + text
-    for colloquial, word in _KIN.items():
-        text = text.replace("用户的" + colloquial, "用户的" + word)
+    text = _KIN_WORD.sub(lambda m: "用户的" + _KIN[m.group(1)], text)
+    text = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], text)
     text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", text)
     text = _WRITTEN_USE.sub("使用 ", text)
     text = re.sub(r"(?<=[\u4e00-\u9fff\w])了$", "", text)  # the sentence-final 了 of speech ("住在上海了")
+    # "用户的团队八个人" → "用户的团队有八个人": a head count is had
+    text = re.sub(
+        r"^(用户(?:家|的(?:(?![是为有一二两三四五六七八九十百千几])[\u4e00-\u9fff]){1,4}?)(?:就|只|才|一共|总共)?)是?"
+        r"(?=[一二两三四五六七八九十百千几\d]+[多来]?[个口]?人$)",
+        r"\1有",
+        text,
+    )
+    text = re.sub(r"^用户一个人住$", "用户独自居住", text)
+    # a person's bare age: "用户的奶奶八十多" → "用户的奶奶八十多岁"
+    text = re.sub(
+        rf"^(用户(?:的(?:{_OWN_NOUN}))?(?:今年|已经)?(?:[一二两三四五六七八九十]+|\d+)多?)$",
+        lambda m: (
+            m.group(1) + ("" if re.search(r"(?:公司|单位|团队|组里|部门|学校|店里)", m.group(1)) else "岁")
+        ),
+        text,
+    )
     return text.replace("用户一个人", "用户独自").replace("用户的的", "用户的")
 
 
@@ -524,6 +636,12 @@ _WRITTEN_USE = re.compile(r"(?<![使采运费作应利信享不没改换转])用
 
 
 _KIN = {
+    "媳妇": "妻子",
+    "闺女": "女儿",
+    "哥": "哥哥",
+    "姐": "姐姐",
+    "弟": "弟弟",
+    "妹": "妹妹",
     "老婆": "妻子",
     "老公": "丈夫",
     "爸妈": "父母",
@@ -532,6 +650,12 @@ _KIN = {
     "妈": "母亲",
     "爸": "父亲",
 }
+
+
+# The kin words of speech in the written register, longest first ("哥" but not the first half of "哥哥").
+_KIN_WORD = re.compile(
+    "用户的(" + "|".join(f"{k}(?!{k[-1]})" for k in sorted(_KIN, key=len, reverse=True)) + ")"
+)
 
 
 _EN_MODALS = {"can", "could", "will", "would", "should", "must", "might", "may", "shall"}
@@ -553,12 +677,18 @@ _EN_PAST = {
 _EN_IRREGULAR = {"am": "is", "are": "is", "have": "has", "do": "does", "'m": "is", "'ve": "has", "'re": "is"}
 
 
+# A past form in -ed, not a verb in -eed ("need", "feed", "succeed"; "agreed" and "freed" are past).
+_EN_ED = re.compile(r"(?<!e)ed$|(?:agre|fre|decre|guarante)ed$")
+
+
 def _third(verb: str) -> str:
     low = verb.lower()
     if low in _EN_IRREGULAR:
         return _EN_IRREGULAR[low]
-    if low in _EN_MODALS or low in _EN_PAST or low.endswith("ed") or not low.isalpha():
+    if low in _EN_MODALS or low in _EN_PAST or _EN_ED.search(low) or not low.isalpha():
         return verb
+    if low.endswith("s") and (low[:-1] in _EN_VERB_BASE or low[:-2] in _EN_VERB_BASE):
+        return verb  # already the third person ("needs", "teaches")
     if low in {"don't", "do not"}:
         return "does not"
     if re.search(r"(?:s|sh|ch|x|z|o)$", low):
@@ -605,9 +735,20 @@ _EN_POSSESSIVE = [
 _EN_SELF_LEAD = [
     (re.compile(r"^as (?:someone|somebody) who\s+", re.I), "the user "),
     (re.compile(r"^as (an?)\s+", re.I), r"the user is \1 "),
+    # "Being the only woman on the team is exhausting": the state is the fact, the verdict on it is not
+    (
+        re.compile(
+            r"^(being|teaching|raising|running|managing|coaching|studying|caring for|looking after)\s+(.+?)\s+"
+            r"(?:is|was|can be|gets|has been)\b.*$",
+            re.I,
+        ),
+        lambda m: "the user is " + ("" if m.group(1).lower() == "being" else m.group(1).lower() + " ") + m.group(2),
+    ),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
     (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on)\b)", re.I), "the user is "),
+    (re.compile(r"^(?=(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) \w)", re.I),
+     "the user is "),
     (re.compile(rf"^with (?:my )?(?={_PEOPLE_EN})", re.I), "the user has "),
     (re.compile(r"^(everything |all |most things )?at work\b", re.I), r"\1at the user's workplace"),
     (re.compile(r"^work(?= (?:uses|runs|is|has|gives|pays|lets)\b)", re.I), "the user's workplace"),
@@ -628,7 +769,7 @@ _WE_AT_WORK = re.compile(
     r"^(we|we're|we've|we are|we have)\s+(?=(?:all |mostly |usually |now |still |just |also |only |always )*"
     r"(?:deploy|deployed|deploying|ship|shipped|shipping|release|released|migrate|migrated|migrating|host|hosted|"
     r"went with|chose|picked|standardi[sz]ed|code review|hire|hired|hiring|sprint|build|built|use|used|run on|"
-    r"switched)\b)",
+    r"switched|ditched|dropped|replaced|moved off|moved to|migrated)\b)",
     re.I,
 )
 
@@ -667,6 +808,17 @@ def _rewrite_en(clause: str) -> str:
     for pattern, repl in _EN_POSSESSIVE:
         text = pattern.sub(repl, text)
     text = re.sub(r"\bthe user's team's\b", "the user's team's", text)
+    # a head count is had: "our startup is 12 people", "we're a team of five" → "… has five people"
+    text = re.sub(
+        r"^(the user's (?:[a-z-]+ )?(?:team|company|startup|agency|studio|shop|group|office|department|lab|class|"
+        r"firm|business|household|family)) is (?:a (?:team|company|startup|agency|studio|shop|group) of |just |only )?"
+        rf"(\d+|{_NUMBER_WORD})(?: people| persons| of us)?$",
+        r"\1 has \2 people",
+        text,
+        flags=re.I,
+    )
+    if re.match(r"the user\b(?!'s)", text, re.I):  # "The user is deaf in their left ear", not "in the user's"
+        text = text[:8] + re.sub(r"\bthe user's\b", "their", text[8:])
     return text[:1].upper() + text[1:]
 
 
@@ -709,8 +861,21 @@ def validate_statement(text: str) -> str:
 # ---- one message ---------------------------------------------------------------------------------------
 
 
+# A wish for something to be handed over now is the request in other words: "I need a regex for …",
+# "I'd like some ideas", "我想要一个正则", "我要看注释", "我需要一份模板".
+_WANT = re.compile(
+    r"^(?:我|本人)(?:现在|就|只|还)?(?:想要|需要|要(?!求)|想(?:找|查|问|看|知道|了解|请教|写|做|弄|试试|听听))"
+    r"|^I(?:'d| would)? (?:really |just |only )?(?:need|want|like|love)(?: you)? (?:a|an|some|the|this|that|these|"
+    r"those|something|help|ideas|advice|tips|suggestions|to (?:know|see|find|get|have|write|make|check|learn more))\b"
+    r"|^I(?:'d| would)? (?:really |just )?(?:need|want|like) (?:\w+ ){0,2}(?:tips|ideas|advice|help|suggestions|"
+    r"recommendations|examples|options)\b"
+    r"|^I(?:'m| am) (?:looking for|after|trying to (?:find|get|write|make|figure))\b",
+    re.I,
+)
+
+
 def _request(clause: str, zh: bool) -> bool:
-    if _QUESTION.search(clause):
+    if _QUESTION.search(clause) or _WANT.match(clause):
         return True
     if zh:
         return bool(_REQUEST_ZH.search(clause)) and not _STANDING_ZH.search(clause)
@@ -748,7 +913,9 @@ def _instruction_statement(clause: str, zh: bool) -> str:
 
 
 _MOVED_EN = re.compile(r"^The user (?:moved|relocated) to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)(?:\s+(.+))?$")
-_MOVED_ZH = re.compile(r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到)了?([^，,。\s（(]{2,10}?)了?$")
+_MOVED_ZH = re.compile(
+    r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到|搬回(?:到)?(?:老家)?)了?([^，,。\s（(]{2,10}?)了?$"
+)
 
 
 # A denied old value at the end of a clause, parallel to the value before it: "at 4pm not 3pm", "at Acme, not
@@ -787,22 +954,33 @@ def _value_change(clause: str) -> str:
 
 def _moved(statement: str) -> str:
     """A move of the user says where they live now, the slot the old value held:
-    "The user moved to Bristol last spring" → "The user lives in Bristol (moved last spring)"."""
+    "The user moved to Bristol last spring" → "The user lives in Bristol". When it moved is left out: "last
+    spring" said today is wrong next year."""
     if m := _MOVED_EN.match(statement):
-        return f"The user lives in {m.group(1)}" + (f" (moved {m.group(2)})" if m.group(2) else "")
+        return f"The user lives in {m.group(1)}"
     if m := _MOVED_ZH.match(statement):
-        return f"用户住在{m.group(2)}" + (f"（{m.group(1)}搬来）" if m.group(1) else "")
+        return f"用户住在{m.group(2)}"
     return statement
 
 
 # A switch names what is used now: "改用 Neovim", "换了 Teams", "switched to Linear".
 _SWITCHED_ZH = re.compile(
     r"^(?P<subj>用户[^，,。\s]{0,8}?)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都)*)"
-    r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
+    r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
     r"|(?:换成|换了|换到)了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
 )
+# A new employer: "用户跳槽去了腾讯" → "用户现在在腾讯工作".
+_JOINED_ZH = re.compile(
+    r"^(?P<subj>用户)(?:上个?月|去年|今年|最近|年初|年底|刚刚?|已经)*(?:跳槽(?:去|到)|入职|加入|跳到)了?"
+    r"\s*(?P<org>[^，,。\s了]{2,12}?)(?:工作|上班)?了?$"
+)
+# A thing moved from one tool to another: "CI 从 Jenkins 换到 GitHub Actions" (the old value already cut).
+_SWITCHED_THING_ZH = re.compile(
+    r"^(?P<what>[^，,。]{1,12}?)\s*(?:已经|也|都|现在|目前)*(?:换到|换成|迁到|迁移到|切到|切换到|改用)了?\s*"
+    r"(?P<new>[^，,。]{1,20}?)\s*了?$"
+)
 _SWITCHED_EN = re.compile(
-    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?switched (?:over )?to (?P<what>[A-Z][\w.+#-]*"
+    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?switched (?:over )?to (?:an? |the )?(?P<what>(?=\w*[A-Z0-9])[A-Za-z0-9][\w.+#-]*"
     r"(?: [A-Z0-9][\w.+#-]*)*)(?P<rest> .+)?$"
     r"|^(?P<subj3>The user(?:'s [a-z]+)?) (?:dropped|ditched|replaced|swapped) (?:[\w.+#-]+ ){1,3}?(?:for|with) "
     r"(?P<what3>[A-Z][\w.+#-]*(?: [A-Z0-9][\w.+#-]*)*)(?P<rest3> .+)?$"
@@ -813,20 +991,33 @@ _SWITCHED_EN = re.compile(
 
 def _switched(statement: str) -> str:
     """A switch says what is used now, the slot the old value held:
-    "用户上个月换了 Teams" → "用户现在使用 Teams（上个月换的）", "The user went with Postgres in the end"
+    "用户上个月换了 Teams" → "用户现在使用 Teams" (when is left out: "上个月" goes stale), "The user went with Postgres in the end"
     → "The user chose Postgres"."""
     if m := _SWITCHED_ZH.match(statement):
         what = (m.group("any") or m.group("named")).strip()
-        when = m.group("when").strip("也都")
-        return f"{m.group('subj')}现在使用 {what}" + (
-            f"（{when}换的）" if when and not when.startswith(("刚", "已经")) else ""
-        )
+        return f"{m.group('subj')}现在使用 {what}"
+    if m := _JOINED_ZH.match(statement):
+        return f"{m.group('subj')}现在在{m.group('org')}工作"
+    if (m := _SWITCHED_THING_ZH.match(statement)) and not statement.startswith("用户"):
+        what = m.group("what").strip()
+        return f"{what}{' ' if what[-1:].isascii() else ''}现在使用 {m.group('new')}"
     if m := _SWITCHED_EN.match(statement):
         if m.group("subj") or m.group("subj3"):
             subj, what = m.group("subj") or m.group("subj3"), m.group("what") or m.group("what3")
-            rest = (m.group("rest") or m.group("rest3") or "").strip()
-            return f"{subj} now uses {what}" + (f" (switched {rest})" if rest else "")
+            return f"{subj} now uses {what}"
         return f"{m.group('subj2')} chose {m.group('what2')}" + (m.group("rest2") or "")
+    if m := _BECAME_EN.match(statement):
+        return f"{m.group('subj')} is {m.group('state')}"
+    if m := _PROMOTED.match(statement):
+        if not m.group("subj"):
+            return f"{m.group('subj2')}现在是{m.group('role2')}"
+        role = m.group("role")
+        article = "" if re.match(r"(?:an?|the) ", role) else ("an " if role[:1] in "aeiou" else "a ")
+        return f"{m.group('subj')} is {article}{role}"
+    if m := _VALUE_TO_EN.match(statement):
+        return f"{m.group('what') or m.group('what2')} is now {m.group('value') or m.group('value2')}"
+    if (m := _VALUE_TO_ZH.match(statement)) and not statement.startswith("用户"):
+        return f"{m.group('what')}为{m.group('value')}"
     if (m := _RESCHEDULED_EN.match(statement)) and _WHEN.search(m.group("when")):
         return f"{m.group('what')} is now {m.group('when')}"
     if (
@@ -838,6 +1029,31 @@ def _switched(statement: str) -> str:
     return statement
 
 
+# A value raised or cut says what it is now: "Rent went up to 1350 a month" → "Rent is now 1350 a month",
+# "预算提高到五千了" → "预算为五千".
+_VALUE_TO_EN = re.compile(
+    r"^(?P<what>(?:The user's |The )?[\w' -]{1,30}?) (?:has |have )?(?:went|gone|was|is|been|got|has been) "
+    r"(?:up|down|cut|raised|increased|reduced|lowered|bumped up) to (?P<value>.+)$"
+    r"|^(?P<what2>(?:The user's |The )?[\w' -]{1,30}?) (?:increased|decreased|dropped|fell|rose|grew|shrank) to "
+    r"(?P<value2>.+)$"
+)
+_VALUE_TO_ZH = re.compile(
+    r"^(?P<what>[^，,]{1,12}?)(?:已经|也|都|又)*(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调|变)了?(?:到|成|为)了?"
+    r"(?P<value>[^，,了]{1,12})了?$"
+)
+# "The user went fully vegan in January" → "The user is vegan": a way of living taken up.
+_BECAME_EN = re.compile(
+    r"^(?P<subj>The user) (?:went|turned|became|has become|has gone|is going) (?:fully |completely |full )?"
+    r"(?P<state>vegan|vegetarian|pescatarian|sober|teetotal|gluten-free|dairy-free|freelance|part-time|full-time|"
+    r"self-employed|remote)\b.*$"
+)
+# A promotion names the role now: "The user got promoted to senior developer" → "The user is a senior developer".
+_PROMOTED = re.compile(
+    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:got |was |has been |just got )?promoted to (?:be )?(?P<role>(?:an? )?[\w -]+?)"
+    r"(?: (?:last|this|in|a few|two|three) .+)?$"
+    r"|^(?P<subj2>用户(?:的[\u4e00-\u9fff]{1,3})?)(?:上个?月|去年|今年|最近|刚刚?|已经)*(?:升职为|升为|晋升为|升职成|升成|提拔为|当上了?)"
+    r"(?P<role2>[^，,。了]{2,12})了?$"
+)
 # A date or an event moved says when it is now: "The review moved to next Thursday" → "The review is now
 # next Thursday", "周会从周一改到周三了" → "周会现在是周三".
 _RESCHEDULED_EN = re.compile(
@@ -868,8 +1084,8 @@ def _en_subject(statement: str) -> str:
 
 _EN_VERB_START = re.compile(
     r"^(?:also |just |usually |often |mostly |now |still )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
-    r"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches)\b",
-    re.I,
+    r"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches)\b"
+    rf"|^(?:also |just |usually |often |mostly |now |still |then |later )*{_EN_SECOND_PREDICATE}",
 )
 _OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
 _OWNED_EN = re.compile(r"\bmy ([a-z]+(?:-[a-z]+)*)", re.I)
@@ -890,7 +1106,8 @@ _EN_STATE = re.compile(
 # A listed part with the role it plays: "Next.js 前端", "数据库 PostgreSQL 16".
 _ROLE_ZH = re.compile(
     r"^(?P<term>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)\s*(?P<role>[\u4e00-\u9fff]{2,4})$"
-    r"|^(?P<role2>[\u4e00-\u9fff]{2,4})\s*(?P<term2>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)$"
+    r"|^(?!负责|使用|喜欢|主要|擅长|熟悉|在做|在用)(?P<role2>[\u4e00-\u9fff]{2,4})\s*"
+    r"(?P<term2>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)$"
 )
 # A named thing (a product, a version), listed with the other named things of the same header.
 _NAMED_EN = re.compile(r"^(?:an? |the )?(?:[\w-]+ ){0,2}?(?:[A-Z0-9][\w.+#-]*)(?: [\w.+#-]+){0,3}$")
@@ -942,6 +1159,9 @@ def _message_candidates(content: str) -> list[Candidate]:
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     for sentence in split_sentences(content):
         zh = _chinese(sentence)
+        if zh:  # "我们 team 的 backend" is read as "我们团队的后端"; names and acronyms stay as written
+            sentence = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], sentence)
+            sentence = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", sentence)
         if found := _CONDITION_ZH.search(sentence):
             condition = found.group("cond") or found.group("cond2")
         first = len(out)
@@ -953,7 +1173,11 @@ def _message_candidates(content: str) -> list[Candidate]:
             body = _clean(body[prefix.end() :])
         header = _HEADER_SPLIT.search(body)
         remember = _REMEMBER.search(body)
-        if header and header.start() <= 40 and _BACKGROUND.search(body[: header.start()]):
+        if (
+            header
+            and header.start() <= 40
+            and (_BACKGROUND.search(body[: header.start()]) or _POINTING.search(body[: header.start()]))
+        ):
             # "以下是我的背景，以后回答都参考：我在上海…" — what follows the colon is kept, the header is not.
             header_text = body[: header.start()]
             body = body[header.end() :]
@@ -977,7 +1201,7 @@ def _message_candidates(content: str) -> list[Candidate]:
         clauses = _clauses(body, zh)
         topic = ""
         counted = None
-        correction = correction or any(_DENIED.match(c) for _w, c in clauses)
+        correction = correction or any(_DENIED.match(c) or _WRONG_AT_END.search(c) for _w, c in clauses)
         # "我不是程序员，我是产品经理", "I'm not a developer, I'm a designer": the first clause is the old value.
         denied = {
             k
@@ -988,11 +1212,16 @@ def _message_candidates(content: str) -> list[Candidate]:
         for k, (written, clause) in enumerate(clauses):
             if found := (_OWNED_ZH if zh else _OWNED_EN).search(clause):
                 owned = found.group(1)
+            if zh and (wrong := _WRONG_ZH.match(clause)):
+                topic, correction = "我的" + wrong.group("topic"), True  # "我生日记错了，是五月十三号"
+                continue
             if old := _OLD_TOPIC_ZH.match(clause):
                 topic, correction = old.group("topic"), True  # "之前说的截止日期是月底": the old value
                 continue
             if _DENIED.match(clause) or k in denied:
                 continue
+            if zh and correction and _DENIED_VERB_ZH.match(clause):
+                continue  # "更正一下，我的猫叫豆豆，不叫咪咪": the old value, denied
             if topic and not _about_user(clause, zh) and not clause.startswith(topic):
                 # "后来领导批了八十万" → "预算为八十万", "现在提前到20号了" → "截止日期为20号"
                 value = _NEW_VALUE_AT_END.search(clause)
@@ -1017,7 +1246,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue
             if owned and (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause):
                 pronoun = (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause).group(0)
-                verb = {"'s": " is", "'re": " are"}.get(pronoun[-2:].lower(), "") if not zh else ""
+                verb = (
+                    "" if zh else {"'s": " is", "'re": " are"}.get(pronoun[pronoun.find("'") :].lower(), "")
+                )
                 clause = (f"我的{owned}" if zh else f"my {owned}{verb}") + clause[len(pronoun) :]
             if (
                 not zh
@@ -1056,8 +1287,19 @@ def _message_candidates(content: str) -> list[Candidate]:
                 out[-1].content += "，" + clause  # "手上有三个项目，都是给银行做的": about the projects
                 counted = out[-1]  # "大的八岁，小的三岁": the next one too
                 continue
-            continues = kept_before and (
-                (zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause))
+            if zh and kept_before and out and _BARE_MODAL_ZH.match(clause):
+                out[-1].content += (
+                    "，" + clause
+                )  # "用的是 MySQL 5.7，不能升级": what cannot be upgraded is said before
+                kept_before = False
+                continue
+            attribute = zh and kept_before and _ATTRIBUTE_ZH.match(clause) and not _about_user(clause, zh)
+            if attribute:
+                clause = "的" + clause  # "我在读研二，方向是计算机视觉": the direction is the subject's
+            continues = (
+                attribute
+                or kept_before
+                and ((zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause)))
             )
             if standing and not _about_user_fact(clause, zh):
                 text = _instruction_statement(clause, zh)
@@ -1093,10 +1335,19 @@ def _message_candidates(content: str) -> list[Candidate]:
                     text = _rewrite_en(clause_v)
                     subject = _en_subject(text)
                 rule = "remember" if explicit else ("correction" if (changed or correction) else "statement")
-            elif _SCHEDULE_CHANGE.search(clause) or (correction and not _request(clause, zh)):
+            elif (
+                _SCHEDULE_CHANGE.search(clause)
+                or (correction and not _request(clause, zh))
+                or (zh and _FROM_OLD.search(clause) and not _request(clause, zh))
+            ):
                 text = _value_change(clause)
                 text = text[:1].upper() + text[1:]
                 rule = "correction"
+                if not correction and _clean(_switched(_moved(text))) == _clean(text):
+                    # "Sarah moved to another team": a change of someone else's, not one of a value the
+                    # user keeps (a date, a tool, an amount); without a marker it is kept only in those forms
+                    kept_before = False
+                    continue
             else:
                 if (
                     zh
@@ -1116,7 +1367,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue  # "用户很喜欢你的建议", "the user will share more recipes with you": about this conversation
             if _FRAGMENT.match(text):
                 continue  # "I will!", "ok I will": an answer, not a statement
-            if len(text) < (4 if zh else 10) or len(clause) < (3 if zh else 6):
+            if not _well_formed(text, zh, rule):
+                continue
+            if len(text) < (4 if zh else 10) or len(clause) < (2 if zh and background else 3 if zh else 6):
                 continue
             kept_before = True
             for part in _split_objects(text) if not zh and rule != "instruction" else [text]:
@@ -1138,7 +1391,8 @@ def _message_candidates(content: str) -> list[Candidate]:
         out[first:] = [
             c
             for k, c in enumerate(mine)
-            if not (_ANNOUNCEMENT.match(c.content) and k + 1 < len(mine) and mine[k + 1].correction)
+            if not (_ANNOUNCEMENT.match(c.content) and any(o.correction for o in mine if o is not c))
+            and not (_LEFT_EN.match(c.content) and k + 1 < len(mine))
         ]
     return out
 
@@ -1147,7 +1401,12 @@ _ANNOUNCEMENT = re.compile(
     rf"^用户(?:的?(?:{_OWN_NOUN}|[\u4e00-\u9fff]{{1,4}}?))?(?:刚刚?|已经|也)*"
     r"(?:换|改|变|换人|离职|辞职|搬家|跳槽|换工作|换了工作|退休)了?$"
     r"|^The user(?:'s [a-z]+(?: [a-z]+)?)? (?:recently |just |also )?(?:changed|switched|moved|quit|left)"
-    r"(?: (?:the |a )?(?:jobs?|teams?|numbers?|house|flats?|compan(?:y|ies)|roles?|address|phones?))?$"
+    r"(?: (?:the |a )?(?:jobs?|teams?|numbers?|house|flats?|compan(?:y|ies)|roles?|address|phones?))?"
+    r"(?: (?:in|last|this|on|over) [\w ]+| recently| a while ago| (?:a|two|three|few) \w+ ago)?$"
+)
+# "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
+_LEFT_EN = re.compile(
+    r"^The user (?:recently |just )?(?:left|quit) [A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*(?: (?:in|last|this) [\w ]+)?$"
 )
 
 
@@ -1159,8 +1418,56 @@ _OBJECTS_EN = re.compile(
 )
 
 
+_EN_FINITE = (
+    r"(?:is|are|was|were|has|have|had|does|did|do|can|could|will|would|should|must|may|might|"
+    r"isn't|aren't|wasn't|weren't|hasn't|doesn't|didn't|can't|won't)"
+)
+_USER_IN_PREDICATE_EN = re.compile(rf"^(?!the user\b).*?\b{_EN_FINITE}\b.*\bthe user\b", re.I)
+_VERB_EN = re.compile(rf"\b(?:{_EN_FINITE}|now|{_EN_VERB_FORMS}|[a-z]{{3,}}(?<!e)ed)\b", re.I)
+_VERB_ZH = re.compile(r"是|为|在|有|改|换|到|定|用")
+# An object that points back into the conversation: "… adopted another one", "… loves it".
+_DANGLING_EN = re.compile(
+    r"\b(?:it|them|him|her|one|ones|that|this|these|those|there)$"
+    # a modal and a bare verb, the object left in the clause before ("… and we can't upgrade yet")
+    r"|^the user (?:can't|cannot|can not|won't|couldn't|isn't able to) \w+(?: (?:yet|now|anymore|either|too))?$",
+    re.I,
+)
+
+
+def _well_formed(text: str, zh: bool, rule: str) -> bool:
+    """A statement has a subject and a predicate of its own: the user (or what the user owns) is its subject,
+    or it is a change of a value that names what changed ("周会现在是周三", "The budget is 80k"). The user
+    only inside the predicate ("文章讲的是用户在云南的经历", "The article is about the user's trip") means the
+    clause is about something else; an object pointing back into the conversation ("adopted another one")
+    leans on what was said before it."""
+    if rule == "instruction":
+        return True
+    if zh:
+        if text.startswith("用户"):
+            return True
+        return "用户" not in text and rule == "correction" and bool(_VERB_ZH.search(text))
+    if _DANGLING_EN.search(text):
+        return False
+    if re.match(r"the user\b", text, re.I):
+        return True
+    if _USER_IN_PREDICATE_EN.search(text):
+        return False
+    return bool(re.search(r"\bthe user\b", text, re.I)) or (
+        rule == "correction" and bool(_VERB_EN.search(text))
+    )
+
+
+# "The user's grandmother is 91 and nearly blind", "The user is 34 and training for a marathon": two states.
+_STATES_EN = re.compile(
+    r"^(?P<head>The user(?:'s [a-z-]+)? (?:is|are)) (?P<one>(?:[\w-]+ ){0,2}[\w-]+) and "
+    r"(?P<two>(?:(?:nearly|almost|partly|very|quite|fully|completely|totally|still|also) )?[a-z-]+|[a-z]+ing\b.*)$"
+)
+
+
 def _split_objects(statement: str) -> list[str]:
     if (m := _OBJECTS_EN.match(statement)) and " and " not in m.group("two"):
+        return [f"{m.group('head')} {m.group('one')}", f"{m.group('head')} {m.group('two')}"]
+    if (m := _STATES_EN.match(statement)) and not _VERB_EN.search(m.group("one")):
         return [f"{m.group('head')} {m.group('one')}", f"{m.group('head')} {m.group('two')}"]
     return [statement]
 
