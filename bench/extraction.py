@@ -67,7 +67,11 @@ if "--omp-threads" not in " ".join(sys.argv):
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 DATA = ROOT / "bench" / "data"
 HALVES = {"tune": DATA / "extraction_tune.jsonl", "held out": DATA / "extraction_heldout.jsonl"}
-PROBE = DATA / "extraction_probe.jsonl"  # written while the rules were changed: a second tuning set
+PROBES = {  # written while the rules were changed: more tuning sets, each scored first when written
+    "probe": DATA / "extraction_probe.jsonl",
+    "probe2": DATA / "extraction_probe2.jsonl",
+}
+HALF_NAMES = ("tune", "held-out")
 CLASSES = (
     "residue",
     "first_person",
@@ -291,14 +295,16 @@ def main() -> None:
     parser.add_argument("--verbose", action="store_true", help="list the conversations with a miss")
     parser.add_argument(
         "--show-errors",
-        choices=["tune", "held-out"],
-        help="list the conversations with a miss of one half only (tune while working on the rules)",
+        metavar="SET",
+        help="list the conversations with a miss of one set only: tune, probe, probe2 or a path "
+        "(not held-out while working on the rules)",
     )
     parser.add_argument(
         "--half",
-        choices=["tune", "held-out", "both", "probe"],
         default="both",
-        help="score one half only (tune while working on the rules; the held-out half is evidence)",
+        metavar="SET",
+        help="tune, held-out, both, probe, probe2 or the path of a JSONL file in the same format "
+        "(tune while working on the rules; the held-out half is evidence)",
     )
     parser.add_argument("--omp-threads", type=int, default=1, help="OpenMP threads of the model (0: default)")
     args = parser.parse_args()
@@ -324,8 +330,12 @@ def main() -> None:
             continue
         verbose = args.verbose or args.show_errors == name.replace(" ", "-")
         quality(scorer, rows, f"{args.path} path - {name} half", args.path, verbose)
-    if args.half == "probe":
-        quality(scorer, load(PROBE), f"{args.path} path - probe set", args.path, args.verbose)
+    extra = PROBES.get(args.half) or (Path(args.half) if args.half not in ("both", *HALF_NAMES) else None)
+    if extra is not None:
+        if not extra.is_file():
+            parser.error(f"--half: no such set or file: {args.half}")
+        verbose = args.verbose or args.show_errors in (args.half, str(extra))
+        quality(scorer, load(extra), f"{args.path} path - {args.half}", args.path, verbose)
     if args.no_timing:
         return
     from bench.ingest import owned_test_databases
