@@ -89,7 +89,9 @@ _EN_CLAUSE = re.compile(
     r"\s*(?:,(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
     r"(?=(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
-    r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b)"
+    r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b"
+    # a denied second predicate: "… and don't have a car", "… and never drive"
+    rf"|(?:don't|do not|never) (?={_EN_VERB_FORMS}\b))"
     r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
     rf"|\s+and\s+(?={_EN_SECOND_PREDICATE})",
 )
@@ -235,7 +237,10 @@ _SCHEDULE_CHANGE = re.compile(
     r"改到|推迟到|推迟至|延期到|提前到|改期到|改在|(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调)到|"
     r"\b(?:moved|slipped|postponed|pushed(?: back)?|relocated|rescheduled|changed|"
     r"(?:went|gone|was|is|been|got) (?:up|down|cut|raised|increased|reduced|lowered)|increased|reduced|raised|"
-    r"lowered|cut|grew|rose|fell|shrank|decreased|dropped) (?:to|until)\b",
+    r"lowered|cut|grew|rose|fell|shrank|decreased|dropped) (?:to|until)\b"
+    # someone moved a date: "The client pushed the deadline back to mid-August"
+    r"|\b(?:moved|pushed|postponed|rescheduled|delayed|brought) (?:the|our|my) [\w' -]{1,30}? "
+    r"(?:back |forward |out )?(?:to|until)\b",
     re.I,
 )
 _DENIED = re.compile(
@@ -257,9 +262,11 @@ _REQUEST_ZH = re.compile(
     # "别…" / "不要…" said to the assistant ("上午别约会"); not 特别, 区别, 分别, 告别, 别人, 别的
     r"|^(?:[^我]{0,4}?)(?<![特区分告级类性识个鉴辨])(?:别|不要)(?![人的处墅])"
 )
+# What a person does or has, denied of themselves ("I don't eat pork", "… and never drive"): not a request.
+_SELF_VERBS_EN = r"(?:\w+ly )?(?:have|like|eat|drink|know|own|live|work|speak|smoke|drive)"
 _REQUEST_EN = re.compile(
-    r"^(?:can|could|would|will) you\b|^(?:don'?t|do not|never)\s+(?!(?:\w+ly )?(?:have|like|eat|drink|know|own|live|work|"
-    r"speak|smoke|drive)\b)|^(?:please|help|write|draft|make|fix|convert|translate|recommend|suggest|"
+    rf"^(?:can|could|would|will) you\b|^(?:don'?t|do not|never)\s+(?!{_SELF_VERBS_EN}\b)|^(?:just|then|now|ok|okay)\s+(?=(?:give|tell|show|list|write|make|send|keep|"
+    r"skip|use|explain|summari[sz]e|pick|fix|check|do)\b(?! (?:it|so)\b))|^(?:please|help|write|draft|make|fix|convert|translate|recommend|suggest|"
     r"give|tell|explain|summari[sz]e|plan|show|list|sort|create|generate|rewrite|tidy|check|find|compare|"
     r"swap|add|remove|turn|send|what|how|why|which|where|when|who|is it|are there|do you|does|any tips|"
     r"should|let's|keep it|skip|use|don't give|remind|set up|pick|choose|prepare|proofread|shorten|rephrase|reword|"
@@ -275,7 +282,7 @@ _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
     r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
-    r"my day|my morning|my week|this week|"
+    r"my day|my morning|my week|"
     # a verdict, not a fact: "the internet is awful", "写到吐"
     r"(?:is|are|was|has been|'s) (?:so |really |pretty |absolutely |just |kind of )?(?:awful|terrible|horrible|"
     r"amazing|awesome|the worst|a nightmare|a mess|brutal|exhausting|killing me)|sucks|"
@@ -388,6 +395,13 @@ _OPINION = re.compile(
     r"(?:so |really )?glad|appreciate)\b|"
     r"^(?:我是说|我的意思是|我觉得|我感觉|我认为|我想问|我想知道|我猜|我记得|我发现|我想起|我听说|我应该|我会试|"
     r"我试试|我先|你说得对|说得对)",
+    re.I,
+)
+# A clause about the conversation itself, measured against what the user said before: "Budget's tighter than I
+# said", "as I mentioned", "比我说的…".
+_TALK = re.compile(
+    r"\b(?:than|as|like|what) I (?:just |already |originally )?(?:said|mentioned|told you|wrote|thought)\b"
+    r"|比我(?:刚才|之前|原来|上次)?(?:说|想|讲)的",
     re.I,
 )
 # A standing instruction in Chinese names what the assistant should do (not "下次登录用").
@@ -685,12 +699,12 @@ def _third(verb: str) -> str:
     low = verb.lower()
     if low in _EN_IRREGULAR:
         return _EN_IRREGULAR[low]
+    if low in {"don't", "do not"}:
+        return "does not"
     if low in _EN_MODALS or low in _EN_PAST or _EN_ED.search(low) or not low.isalpha():
         return verb
     if low.endswith("s") and (low[:-1] in _EN_VERB_BASE or low[:-2] in _EN_VERB_BASE):
         return verb  # already the third person ("needs", "teaches")
-    if low in {"don't", "do not"}:
-        return "does not"
     if re.search(r"(?:s|sh|ch|x|z|o)$", low):
         return verb + "es"
     if re.search(r"[^aeiou]y$", low):
@@ -909,10 +923,15 @@ def _instruction_statement(clause: str, zh: bool) -> str:
     body = re.sub(r"(?<![\w'])your(?![\w'])", "its", body, flags=re.I)
     body = re.sub(r"(?<![\w'])you(?![\w'])", "it", body, flags=re.I)
     body = re.sub(r",?\s*please$", "", body, flags=re.I)
+    if denied := re.match(r"(?:don'?t|do not)\s+(?:ever\s+)?", body, re.I):  # "Don't use tables"
+        return "The user wants the assistant not to " + body[denied.end() :]
     return "The user wants the assistant to " + body[:1].lower() + body[1:]
 
 
-_MOVED_EN = re.compile(r"^The user (?:moved|relocated) to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)(?:\s+(.+))?$")
+_MOVED_EN = re.compile(
+    r"^The user (?:finally |just |recently )?(?:moved|relocated)(?: back)? to "
+    r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*|[\u4e00-\u9fff]{2,8})(?:\s+(.+))?$"
+)
 _MOVED_ZH = re.compile(
     r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到|搬回(?:到)?(?:老家)?)了?([^，,。\s（(]{2,10}?)了?$"
 )
@@ -1018,8 +1037,12 @@ def _switched(statement: str) -> str:
         return f"{m.group('what') or m.group('what2')} is now {m.group('value') or m.group('value2')}"
     if (m := _VALUE_TO_ZH.match(statement)) and not statement.startswith("用户"):
         return f"{m.group('what')}为{m.group('value')}"
-    if (m := _RESCHEDULED_EN.match(statement)) and _WHEN.search(m.group("when")):
-        return f"{m.group('what')} is now {m.group('when')}"
+    if (m := _RESCHEDULED_EN.match(statement)) and _WHEN.search(when := m.group("when") or m.group("when2")):
+        when = re.sub(r",?\s+(?:starting|beginning|from|as of|effective)\b.*$", "", when) or when  # goes stale
+        if m.group("what2"):
+            what = re.sub(r"^(?:our|my|their)\b", "the user's", m.group("what2"))
+            return f"{what[:1].upper()}{what[1:]} is now {when}"
+        return f"{m.group('what')} is now {when}"
     if (
         (m := _RESCHEDULED_ZH.match(statement))
         and not re.match(r"用户(?!的)", statement)
@@ -1059,6 +1082,9 @@ _PROMOTED = re.compile(
 _RESCHEDULED_EN = re.compile(
     r"^(?P<what>(?:The|Our|My|Their|Her|His) [\w' -]{1,30}?|[A-Z][\w' -]{1,30}?) (?:has been |was |got |is |have been )?"
     r"(?:moved|pushed(?: back)?|postponed|rescheduled|delayed|brought forward|slipped) (?:to|until) (?P<when>.+)$"
+    r"|^(?:The|Our|My|Their|Her|His|They|[A-Z])[\w' -]{0,30}? (?:has |have )?(?:moved|pushed|postponed|rescheduled|"
+    r"delayed|brought) (?P<what2>(?:the|our|my|the user's|their) [\w' -]{1,30}?) (?:back |forward |out )?"
+    r"(?:to|until) (?P<when2>.+)$"
 )
 _WHEN = re.compile(
     r"\d|[一二三四五六七八九十]|周|星期|礼拜|月|号|日|点|年|天|季度|底|初|"
@@ -1085,6 +1111,7 @@ def _en_subject(statement: str) -> str:
 _EN_VERB_START = re.compile(
     r"^(?:also |just |usually |often |mostly |now |still )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
     r"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches)\b"
+    rf"|^(?:don't|do not|never) (?={_EN_VERB_FORMS}\b)"
     rf"|^(?:also |just |usually |often |mostly |now |still |then |later )*{_EN_SECOND_PREDICATE}",
 )
 _OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
@@ -1232,8 +1259,15 @@ def _message_candidates(content: str) -> list[Candidate]:
                 explicit = True
             if _POINTING.search(clause) and not _about_user(re.sub(r"^.*?[:：]", "", clause), zh):
                 continue  # "以后回答都参考", "for all future answers": the pointer, not the background
-            standing = _standing(clause, zh)
-            if not standing and (_request(clause, zh) or _request(written, zh)) or _OPINION.match(clause):
+            standing = _standing(clause, zh) and not (
+                not zh and re.match(rf"(?:never|don'?t|do not)\s+{_SELF_VERBS_EN}\b", clause, re.I)
+            )  # "… and never drive": what the user does not do, not an instruction
+            if (
+                not standing
+                and (_request(clause, zh) or _request(written, zh))
+                or _OPINION.match(clause)
+                or _TALK.search(clause)
+            ):
                 kept_before = False
                 continue
             if (
@@ -1393,6 +1427,14 @@ def _message_candidates(content: str) -> list[Candidate]:
             for k, c in enumerate(mine)
             if not (_ANNOUNCEMENT.match(c.content) and any(o.correction for o in mine if o is not c))
             and not (_LEFT_EN.match(c.content) and k + 1 < len(mine))
+            and not (
+                _GIVEN_UP.match(c.content)
+                and any(
+                    (o.correction or _NOW.search(o.content)) and not _GIVEN_UP.match(o.content)
+                    for o in mine
+                    if o is not c
+                )
+            )
         ]
     return out
 
@@ -1404,6 +1446,14 @@ _ANNOUNCEMENT = re.compile(
     r"(?: (?:the |a )?(?:jobs?|teams?|numbers?|house|flats?|compan(?:y|ies)|roles?|address|phones?))?"
     r"(?: (?:in|last|this|on|over) [\w ]+| recently| a while ago| (?:a|two|three|few) \w+ ago)?$"
 )
+# What was given up gives way to the new value said beside it: "We moved off Jira, it's all Linear now",
+# "I quit the bank job — these days I drive for …", "已经不用 Jira 了，现在用 Linear".
+_GIVEN_UP = re.compile(
+    r"^The user(?:'s [a-z]+)? (?:recently |just |finally |also |already )?(?:moved off|quit|left|stopped using|"
+    r"ditched|dropped|gave up|sold|got rid of)\b"
+    r"|^用户[^，,。]{0,8}?(?:已经|早就|也)?不(?:再)?(?:用|使用|打|玩|开|做)[^，,。]*了$"
+)
+_NOW = re.compile(r"\b(?:now|these days|nowadays)\b|现在|如今|目前", re.I)
 # "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
 _LEFT_EN = re.compile(
     r"^The user (?:recently |just )?(?:left|quit) [A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*(?: (?:in|last|this) [\w ]+)?$"
