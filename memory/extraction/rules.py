@@ -230,11 +230,11 @@ _CHANGE = re.compile(
     r"迁移|迁到|搬回|升职|晋升|"
     r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
     r"ditched|replaced|swapped|migrated|promoted|went up|went down|went (?:fully |completely )?(?:vegan|vegetarian|pescatarian|sober)|"
-    r"went with|in the end|instead|new job|since|turns out)\b|(?:涨|降|砍|减|扩|缩|升)到",
+    r"went with|made the move|in the end|instead|new job|since|turns out)\b|(?:涨|降|砍|减|扩|缩|升)到",
     re.I,
 )
 _SCHEDULE_CHANGE = re.compile(
-    r"改到|推迟到|推迟至|延期到|提前到|改期到|改在|(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调)到|"
+    r"改(?:成|为)(?=[^，,]{0,3}(?:周|星期|礼拜|\d|[一二三四五六七八九十]+(?:月|号|日|点)))|改到|推迟到|推迟至|延期到|提前到|改期到|改在|(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调)到|"
     r"\b(?:moved|slipped|postponed|pushed(?: back)?|relocated|rescheduled|changed|"
     r"(?:went|gone|was|is|been|got) (?:up|down|cut|raised|increased|reduced|lowered)|increased|reduced|raised|"
     r"lowered|cut|grew|rose|fell|shrank|decreased|dropped) (?:to|until)\b"
@@ -287,6 +287,9 @@ _MOOD = re.compile(
     r"(?:is|are|was|has been|'s) (?:so |really |pretty |absolutely |just |kind of )?(?:awful|terrible|horrible|"
     r"amazing|awesome|the worst|a nightmare|a mess|brutal|exhausting|killing me)|sucks|"
     r"out of (?:the )?office|yesterday|last night|the other day|last weekend|earlier today)\b|出差中|休假中|不在家|"
+    # a busy spell or a verdict on lately: "最近在赶…", "最近生意一般"
+    r"(?:最近|这阵子|这几天|这段时间|近来)(?:在|正在|一直在|都在)?(?:赶|忙|加班)|"
+    r"(?:最近|这阵子|这几天|这段时间|近来)[\u4e00-\u9fff]{0,4}?(?:一般|不错|不好|还行|很差|挺好|很忙|挺忙|压力(?:很|挺|好)?大)$|"
     r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$|[写做累忙吃看]到(?:吐|死|崩溃|哭|头秃)|(?:我自己|自己|连我)都[\u4e00-\u9fff]{0,2}?[不没]|"
     # a thing just done ("刚吃完火锅", "I just finished a huge pizza")
     r"刚(?:吃|喝|看|玩|打|睡|洗|忙|聊|开)完|\bjust (?:finished|ate|had (?:a|an|some)|got back|got home|woke up|came back|watched|saw)\b|"
@@ -381,6 +384,7 @@ _OWN_NOUN_EN = (
 _SELF_ZH = re.compile(
     rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|工资|"
     r"刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
+    r"作为[^，,]{0,8}?(?:师|员|者|家|生|工|长|经理|全栈|开发|妈妈|爸爸|父母)$|"
     r"[\u4e00-\u9fff]了[一二两三四五六七八九十几\d多半]+年|"
     r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上|"
     r"在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带))"
@@ -453,9 +457,9 @@ _SELF_EN = re.compile(
     r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|"
     r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
-    r"^(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on)\b|"
+    r"^(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on|out of)\b|"
     r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
-    rf"^with (?:my )?{_PEOPLE_EN}|" + _STATE_EN,
+    rf"^with (?:my )?{_PEOPLE_EN}|^with my (?:[a-z-]+ ){{0,2}}[a-z-]+$|^coming from an? \w|" + _STATE_EN,
     re.I,
 )
 
@@ -551,7 +555,7 @@ _MIXED = {
     "boyfriend": "男朋友", "roommate": "室友",
     "school": "学校", "international school": "国际学校", "kindergarten": "幼儿园", "weekend": "周末",
     "weekends": "周末", "gym": "健身房", "remote": "远程", "office": "办公室", "salary": "工资",
-    "migrate": "迁移", "migrated": "迁移", "full-stack": "全栈", "full stack": "全栈",
+    "base": "常驻", "migrate": "迁移", "migrated": "迁移", "full-stack": "全栈", "full stack": "全栈",
     "data scientist": "数据科学家", "data analyst": "数据分析师", "data engineer": "数据工程师",
     "product manager": "产品经理", "project manager": "项目经理", "software engineer": "软件工程师",
     "programmer": "程序员", "tech lead": "技术负责人", "payment": "支付", "payments": "支付",
@@ -585,7 +589,7 @@ _ZH_PERSON = [
     (re.compile(r"我们|咱们|我"), "用户"),
 ]
 _ZH_INITIAL_OWN = re.compile(rf"^(?:{_OWN_NOUN})")
-_ZH_AS_ONE = re.compile(r"^作为一(?:个|名|位)(.+?)的人$|^作为一(?:个|名|位)(.+)$")
+_ZH_AS_ONE = re.compile(r"^作为一(?:个|名|位)(.+?)的人$|^作为(?:一(?:个|名|位))?(.+)$")
 
 
 _TERM = r"[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*"
@@ -760,10 +764,13 @@ _EN_SELF_LEAD = [
     ),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
-    (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on)\b)", re.I), "the user is "),
+    (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on|out of)\b)", re.I), "the user is "),
     (re.compile(r"^(?=(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) \w)", re.I),
      "the user is "),
     (re.compile(rf"^with (?:my )?(?={_PEOPLE_EN})", re.I), "the user has "),
+    # a bare "with my <noun>" clause: "With my bad back, …" → "the user has a bad back"
+    (re.compile(r"^with my (?=(?:[a-z-]+ ){0,2}[a-z-]+$)(?!(?:[a-z-]+ ){0,2}[a-z-]+s$)", re.I), "the user has a "),
+    (re.compile(r"^coming from\b", re.I), "the user comes from"),
     (re.compile(r"^(everything |all |most things )?at work\b", re.I), r"\1at the user's workplace"),
     (re.compile(r"^work(?= (?:uses|runs|is|has|gives|pays|lets)\b)", re.I), "the user's workplace"),
     (re.compile(r"^(?:big |huge )(?=fan of\b)", re.I), "the user is a big "),
@@ -929,7 +936,7 @@ def _instruction_statement(clause: str, zh: bool) -> str:
 
 
 _MOVED_EN = re.compile(
-    r"^The user (?:finally |just |recently )?(?:moved|relocated)(?: back)? to "
+    r"^The user (?:finally |just |recently )?(?:moved|relocated|made the move)(?: back)? to "
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*|[\u4e00-\u9fff]{2,8})(?:\s+(.+))?$"
 )
 _MOVED_ZH = re.compile(
@@ -992,6 +999,9 @@ _SWITCHED_ZH = re.compile(
 _JOINED_ZH = re.compile(
     r"^(?P<subj>用户)(?:上个?月|去年|今年|最近|年初|年底|刚刚?|已经)*(?:跳槽(?:去|到)|入职|加入|跳到)了?"
     r"\s*(?P<org>[^，,。\s了]{2,12}?)(?:工作|上班)?了?$"
+    # a transfer names a unit of an employer: "调到杭州分公司"
+    r"|^(?P<subj2>用户)(?:上个?月|去年|今年|最近|年初|年底|刚刚?|已经|被)*(?:调到|调去|调往|转到)了?"
+    r"\s*(?P<org2>[^，,。\s了]{2,10}?(?:公司|分公司|总部|部门|部|分行|支行|门店|办公室|中心))(?:工作|上班)?了?$"
 )
 # A thing moved from one tool to another: "CI 从 Jenkins 换到 GitHub Actions" (the old value already cut).
 _SWITCHED_THING_ZH = re.compile(
@@ -1016,7 +1026,7 @@ def _switched(statement: str) -> str:
         what = (m.group("any") or m.group("named")).strip()
         return f"{m.group('subj')}现在使用 {what}"
     if m := _JOINED_ZH.match(statement):
-        return f"{m.group('subj')}现在在{m.group('org')}工作"
+        return f"{m.group('subj') or m.group('subj2')}现在在{m.group('org') or m.group('org2')}工作"
     if (m := _SWITCHED_THING_ZH.match(statement)) and not statement.startswith("用户"):
         what = m.group("what").strip()
         return f"{what}{' ' if what[-1:].isascii() else ''}现在使用 {m.group('new')}"
@@ -1094,7 +1104,7 @@ _WHEN = re.compile(
     re.I,
 )
 _RESCHEDULED_ZH = re.compile(
-    r"^(?P<what>[^，,]{1,12}?)(?:改到|改在|推迟到|推迟至|延期到|延到|提前到|改期到|挪到)了?(?P<when>[^，,了]{1,12})了?$"
+    r"^(?P<what>[^，,]{1,12}?)(?:改到|改在|改成|改为|推迟到|推迟至|延期到|延到|提前到|改期到|挪到)了?(?P<when>[^，,了]{1,12})了?$"
 )
 
 
@@ -1450,7 +1460,7 @@ _ANNOUNCEMENT = re.compile(
 # "I quit the bank job — these days I drive for …", "已经不用 Jira 了，现在用 Linear".
 _GIVEN_UP = re.compile(
     r"^The user(?:'s [a-z]+)? (?:recently |just |finally |also |already )?(?:moved off|quit|left|stopped using|"
-    r"ditched|dropped|gave up|sold|got rid of)\b"
+    r"ditched|dropped|gave up|sold|got rid of|started|stopped|began)\b"
     r"|^用户[^，,。]{0,8}?(?:已经|早就|也)?不(?:再)?(?:用|使用|打|玩|开|做)[^，,。]*了$"
 )
 _NOW = re.compile(r"\b(?:now|these days|nowadays)\b|现在|如今|目前", re.I)
