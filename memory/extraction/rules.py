@@ -1048,7 +1048,9 @@ def _switched(statement: str) -> str:
     if (m := _VALUE_TO_ZH.match(statement)) and not statement.startswith("用户"):
         return f"{m.group('what')}为{m.group('value')}"
     if (m := _RESCHEDULED_EN.match(statement)) and _WHEN.search(when := m.group("when") or m.group("when2")):
-        when = re.sub(r",?\s+(?:starting|beginning|from|as of|effective)\b.*$", "", when) or when  # goes stale
+        when = (
+            re.sub(r",?\s+(?:starting|beginning|from|as of|effective)\b.*$", "", when) or when
+        )  # goes stale
         if m.group("what2"):
             what = re.sub(r"^(?:our|my|their)\b", "the user's", m.group("what2"))
             return f"{what[:1].upper()}{what[1:]} is now {when}"
