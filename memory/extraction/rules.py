@@ -48,6 +48,7 @@ class Candidate:
     source_message_id: str = ""
     rule: str = ""
     explicit: bool = False  # the user asked for it ("记住…", "remember …"): not counted by the session cap
+    form: str = ""  # "change": written in a recognised form of a change ("用户住在…", "… is now …")
 
     def as_dict(self) -> dict:
         return {
@@ -293,6 +294,8 @@ _MOOD = re.compile(
     r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$|[写做累忙吃看]到(?:吐|死|崩溃|哭|头秃)|(?:我自己|自己|连我)都[\u4e00-\u9fff]{0,2}?[不没]|"
     # a thing just done ("刚吃完火锅", "I just finished a huge pizza")
     r"刚(?:吃|喝|看|玩|打|睡|洗|忙|聊|开)完|\bjust (?:finished|ate|had (?:a|an|some)|got back|got home|woke up|came back|watched|saw)\b|"
+    # a complaint about time ("I barely get time to cook")
+    r"\b(?:barely|hardly|rarely|never) (?:have|has|get|gets|find|finds) (?:the |any |enough |much )?time\b|"
     # a passing ailment: a cold, a fever, a headache
     r"感冒|发烧|头疼|头痛|嗓子疼|拉肚子|\b(?:a cold|the flu|a fever|a headache|hungover|jet-?lagged)\b",
     re.I,
@@ -596,6 +599,10 @@ _TERM = r"[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*"
 # A named thing put first as the topic: "Vue 我就会这一个框架", "Word 基本不碰", "React 没碰过".
 _TOPIC_ZH = re.compile(rf"^(?P<term>{_TERM})\s*(?P<rest>(?:我|本人)?[\u4e00-\u9fff].*)$")
 _TOPIC_VERB_ZH = re.compile(r"(?:会|用|写|学|懂|碰|喜欢|讨厌|熟悉|擅长)(?:过)?")
+
+
+# A named thing put first, its verb right after it: "Swift 写了五年" continues the subject before it.
+_TOPIC_FIRST_ZH = re.compile(rf"^{_TERM}\s*{_TOPIC_VERB_ZH.pattern}")
 
 
 def _untopicalize(clause: str) -> str:
@@ -1111,7 +1118,7 @@ _RESCHEDULED_ZH = re.compile(
 
 
 def _zh_subject(statement: str) -> str:
-    m = re.match(rf"^用户(?:的(?:{_OWN_NOUN})|家|所在地)?", statement)
+    m = re.match(rf"^用户(?:的(?!老家|家里)(?:{_OWN_NOUN})|家|所在地)?", statement)
     return m.group(0) if m else "用户"
 
 
@@ -1184,7 +1191,9 @@ def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
 def _chinese(text: str) -> bool:
     """A sentence written in Chinese: it has Chinese characters, at least as many as English words
     ("我们用 Notion 做 wiki" is Chinese with English terms; "I'm based in 上海" is English)."""
-    return has_cjk(text) and 3 * len(_CJK_CHAR.findall(text)) >= len(_LATIN_WORD.findall(text))
+    # a sentence that opens in English needs more Chinese to count as Chinese ("I don't eat 猪肉 for …")
+    ratio = 3 if _CJK_CHAR.match(text.lstrip()) else 2
+    return has_cjk(text) and ratio * len(_CJK_CHAR.findall(text)) >= len(_LATIN_WORD.findall(text))
 
 
 _CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
@@ -1345,7 +1354,10 @@ def _message_candidates(content: str) -> list[Candidate]:
             continues = (
                 attribute
                 or kept_before
-                and ((zh and _CONTINUES_ZH.match(clause)) or (not zh and _EN_VERB_START.match(clause)))
+                and (
+                    (zh and (_CONTINUES_ZH.match(clause) or _TOPIC_FIRST_ZH.match(clause)))
+                    or (not zh and _EN_VERB_START.match(clause))
+                )
             )
             if standing and not _about_user_fact(clause, zh):
                 text = _instruction_statement(clause, zh)
@@ -1408,7 +1420,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                     continue
                 kept_before = False
                 continue
+            before_change = text
             text = _clean(_switched(_moved(text)) if changed else text)
+            form = "change" if changed and text != _clean(before_change) else ""
             if rule != "instruction" and _ADDRESSEE.search(text):
                 continue  # "用户很喜欢你的建议", "the user will share more recipes with you": about this conversation
             if _FRAGMENT.match(text):
@@ -1427,6 +1441,7 @@ def _message_candidates(content: str) -> list[Candidate]:
                         correction=correction or (changed and rule == "correction"),
                         rule=rule,
                         explicit=explicit,
+                        form=form,
                     )
                 )
         for text in _bare_statements(bare, header_text, zh):
@@ -1462,7 +1477,7 @@ _ANNOUNCEMENT = re.compile(
 # "I quit the bank job — these days I drive for …", "已经不用 Jira 了，现在用 Linear".
 _GIVEN_UP = re.compile(
     r"^The user(?:'s [a-z]+)? (?:recently |just |finally |also |already )?(?:moved off|quit|left|stopped using|"
-    r"ditched|dropped|gave up|sold|got rid of|started|stopped|began)\b"
+    r"ditched|dropped|gave up|sold|got rid of|stopped)\b"
     r"|^用户[^，,。]{0,8}?(?:已经|早就|也)?不(?:再)?(?:用|使用|打|玩|开|做)[^，,。]*了$"
 )
 _NOW = re.compile(r"\b(?:now|these days|nowadays)\b|现在|如今|目前", re.I)
