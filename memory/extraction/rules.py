@@ -390,7 +390,7 @@ _SELF_ZH = re.compile(
     r"作为[^，,]{0,8}?(?:师|员|者|家|生|工|长|经理|全栈|开发|妈妈|爸爸|父母)$|"
     r"[\u4e00-\u9fff]了[一二两三四五六七八九十几\d多半]+年|"
     r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上|"
-    r"在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带))"
+    r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带))"
 )
 # A passing opinion or a discourse phrase, not a durable fact ("我是说…", "我觉得…", "I mean …").
 _OPINION = re.compile(
@@ -439,7 +439,7 @@ _EMPHASIS_ZH = re.compile(
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
-    r"讨厌|一直|身体|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
+    r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
     r"(?:特别|非常|很|比较|挺|更|最|超级?)(?=[喜爱讨怕恨会能擅]))"
 )
@@ -643,6 +643,13 @@ def _rewrite_zh(clause: str, subject: str) -> str:
         text,
     )
     text = re.sub(r"^用户一个人住$", "用户独自居住", text)
+    # counted things right after the owner are had: "用户家两只猫一只狗" → "用户家有两只猫一只狗"
+    text = re.sub(
+        r"^(用户(?:家|家里)?)(?=(?:[一两三四五六七八九十\d]+(?:个|只|条|位|台|辆|套|间)(?!月|小时|星期|礼拜|钟头|人)"
+        r"[\u4e00-\u9fff]{1,3}?[和、]?)+$)",
+        r"\1有",
+        text,
+    )
     # a person's bare age: "用户的奶奶八十多" → "用户的奶奶八十多岁"
     text = re.sub(
         rf"^(用户(?:的(?:{_OWN_NOUN}))?(?:今年|已经)?(?:[一二两三四五六七八九十]+|\d+)多?)$",
@@ -1236,7 +1243,7 @@ def _message_candidates(content: str) -> list[Candidate]:
             explicit = explicit_message = True
             # "记住，我对花生过敏，点菜时注意": what is about the user is kept, not every clause after the marker.
             background = not _about_user(body, zh)
-        elif header and _request(_clean(body[: header.start()]), zh):
+        elif header and header.group(0) in "：:" and _request(_clean(body[: header.start()]), zh):
             continue  # "翻译成英文：…", "Summarise this paragraph: …": what follows is material, not a fact
         elif explicit_message and not _request(body, zh):
             explicit = background = True  # the sentences after "Remember this about me:" belong to it
