@@ -390,7 +390,9 @@ _SELF_ZH = re.compile(
     r"作为[^，,]{0,8}?(?:师|员|者|家|生|工|长|经理|全栈|开发|妈妈|爸爸|父母)$|"
     r"[\u4e00-\u9fff]了[一二两三四五六七八九十几\d多半]+年|"
     r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上|"
-    r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带))"
+    r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带)|"
+    # how one gets to work or school now: "现在骑电动车上班"
+    r"(?:现在|如今|目前)(?:每天|都|改)?(?:骑|开|坐|搭|走路)[\u4e00-\u9fff]{0,5}(?:上班|上学|通勤))"
 )
 # A passing opinion or a discourse phrase, not a durable fact ("我是说…", "我觉得…", "I mean …").
 _OPINION = re.compile(
@@ -1130,14 +1132,20 @@ def _zh_subject(statement: str) -> str:
 
 
 def _en_subject(statement: str) -> str:
-    m = re.match(r"^The user(?:'s [a-z-]+)?", statement)
-    return m.group(0) if m else "The user"
+    m = re.match(r"^The user(?:'s (?:whole |entire |new |old |current )?[a-z-]+)?", statement)
+    return re.sub(r"(?<=')s (?:whole|entire|new|old|current) ", "s ", m.group(0)) if m else "The user"
 
 
+# A participle of where someone or something is, a second state of the subject: "…, spread across four time
+# zones" (the closed class of such participles: based, located, spread, split, scattered, …).
+_PARTICIPLE_EN = re.compile(
+    r"^(?:based|located|spread|split|scattered|distributed|stationed|settled|born|raised) (?:across|in|over|between|around|among|at|on|from)\b"
+)
 _EN_VERB_START = re.compile(
     r"^(?:also |just |usually |often |mostly |now |still )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
     r"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches)\b"
     rf"|^(?:don't|do not|never) (?={_EN_VERB_FORMS}\b)"
+    r"|^(?:based|located|spread|split|scattered|distributed|stationed|settled|born|raised) (?:across|in|over|between|around|among|at|on|from)\b"
     rf"|^(?:also |just |usually |often |mostly |now |still |then |later )*{_EN_SECOND_PREDICATE}",
 )
 _OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
@@ -1391,6 +1399,14 @@ def _message_candidates(content: str) -> list[Candidate]:
                         clause_v = "是" + clause_v  # "三口之家" → "用户家是三口之家"
                     text = _rewrite_zh(clause_v, subject)
                     subject = _zh_subject(text)
+                elif (
+                    continues
+                    and not zh
+                    and _PARTICIPLE_EN.match(clause_v)
+                    and out
+                    and re.match(r"The user(?:'s [\w-]+(?: [\w-]+)?)? is\b", out[-1].content)
+                ):  # "Our team is remote, spread across four time zones": a second state after a copula
+                    text = f"{subject} {'was' if clause_v.startswith('born') else 'is'} {clause_v}"
                 elif continues and not _about_user(clause, zh):
                     verb, _, rest = clause_v.partition(" ")
                     text = f"{subject} {_third(verb) if verb.lower() not in _EN_ADVERBS else verb} {rest}".strip()
