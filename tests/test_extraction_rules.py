@@ -525,3 +525,68 @@ def test_a_change_states_the_value_now(text, contents):
     found = extract_rules([human(text)])
     assert [c.content for c in found] == contents
     assert all(c.correction for c in found)
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # A denied second predicate after "and" is a statement of its own, in the third person.
+        ("We live in Lyon and don't own a car.", ["The user lives in Lyon", "The user does not own a car"]),
+        ("I work from home and never drive.", ["The user works from home", "The user never drives"]),
+        (
+            "Don't add headings, I read these on my watch.",
+            ["The user wants the assistant not to add headings"],
+        ),
+        # An imperative after "just" is the request; talk about what was said before is no fact.
+        ("Long day, just give me the bullet points.", []),
+        ("The guest list is longer than I said, 40 people.", []),
+        # A complaint about time and a busy spell are passing; a verdict on lately too.
+        ("With a newborn at home, I hardly get time to read.", ["The user has a newborn at home"]),
+        ("在苏州做外贸，最近在赶一批订单", ["用户在苏州做外贸"]),
+        ("我开了家花店，最近生意不错", ["用户开了家花店"]),
+        # A participle of place after a copula is a second state of the same subject.
+        (
+            "Our design team is small, split between Lisbon and Porto.",
+            ["The user's design team is small", "The user's design team is split between Lisbon and Porto"],
+        ),
+        # "with my <noun>" alone, "coming from …", a named thing put first, 自己, counted things had.
+        ("With my weak wrist, typing all day hurts.", ["The user has a weak wrist"]),
+        ("Coming from a Ruby background, Elixir reads fine.", ["The user comes from a Ruby background"]),
+        ("我是 data analyst，SQL 写了六年", ["用户是数据分析师", "用户写了 SQL 六年"]),
+        ("我哥是律师，自己开了家事务所", ["用户的哥哥是律师", "用户的哥哥自己开了家事务所"]),
+        ("家里三只兔子一只龟", ["用户家有三只兔子一只龟"]),
+        ("一个人在深圳工作，周末才回家", ["用户独自在深圳工作"]),
+        # An English-opening sentence with a Chinese word is English; "base" of Chinese speech is 常驻.
+        ("I can't eat 香菜 at all.", ["The user can't eat 香菜 at all"]),
+        ("我 base 在成都，经常去重庆出差", ["用户常驻在成都", "用户经常去重庆出差"]),
+        # A dash after a request joins clauses; only a colon hands over material.
+        ("Tidy up this query — we run MySQL 8 in production.", ["The user runs MySQL 8 in production"]),
+    ],
+)
+def test_it_reads_second_predicates_passing_states_and_implicit_facts(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # Someone moving a date: what is moved, and when it is now (not since when).
+        ("Our landlord moved the inspection to next Monday.", ["The inspection is now next Monday"]),
+        ("Retro got moved to 4pm starting next sprint.", ["Retro is now 4pm"]),
+        ("家长会改成周五晚上了", ["家长会现在是周五晚上"]),
+        # A move back, a light verb of moving, a Chinese place name in English.
+        ("We moved back to 成都 to be near family.", ["The user lives in 成都"]),
+        ("We finally made the move to Porto in spring.", ["The user lives in Porto"]),
+        # A transfer names the unit now; how one gets to work now.
+        ("我上个月调到深圳总部了", ["用户现在在深圳总部工作"]),
+        ("电动车丢了，现在坐公交上班", ["用户现在坐公交上班"]),
+        # What was given up gives way to the new value said beside it.
+        ("Sold the road bike, these days I swim before work.", ["These days the user swims before work"]),
+        (
+            "We moved off Trello, now we use Notion for everything.",
+            ["Now the user uses Notion for everything"],
+        ),
+    ],
+)
+def test_a_change_with_its_value_now_keeps_only_the_value(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents

@@ -1406,7 +1406,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                     and out
                     and re.match(r"The user(?:'s [\w-]+(?: [\w-]+)?)? is\b", out[-1].content)
                 ):  # "Our team is remote, spread across four time zones": a second state after a copula
-                    text = f"{subject} {'was' if clause_v.startswith('born') else 'is'} {clause_v}"
+                    head = re.match(r"(.+?) is\b", out[-1].content).group(1)
+                    head = re.sub(r"(?<=')s (?:whole|entire|new|old|current) ", "s ", head)
+                    text = f"{head} {'was' if clause_v.startswith('born') else 'is'} {clause_v}"
                 elif continues and not _about_user(clause, zh):
                     verb, _, rest = clause_v.partition(" ")
                     text = f"{subject} {_third(verb) if verb.lower() not in _EN_ADVERBS else verb} {rest}".strip()
@@ -1528,6 +1530,8 @@ _VERB_ZH = re.compile(r"是|为|在|有|改|换|到|定|用")
 # An object that points back into the conversation: "… adopted another one", "… loves it".
 _DANGLING_EN = re.compile(
     r"\b(?:it|them|him|her|one|ones|that|this|these|those|there)$"
+    # or right after the verb: "the user reads these on their watch"
+    r"|^the user (?:\w+ )?\w+ (?:them|these|those)\b"
     # a modal and a bare verb, the object left in the clause before ("… and we can't upgrade yet")
     r"|^the user (?:can't|cannot|can not|won't|couldn't|isn't able to) \w+(?: (?:yet|now|anymore|either|too))?$",
     re.I,
