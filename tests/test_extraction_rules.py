@@ -590,3 +590,28 @@ def test_it_reads_second_predicates_passing_states_and_implicit_facts(text, cont
 )
 def test_a_change_with_its_value_now_keeps_only_the_value(text, contents):
     assert [c.content for c in extract_rules([human(text)])] == contents
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # A time phrase put first goes after the clause it belongs to.
+        ("Since my hip operation I can't cycle.", ["The user can't cycle since their hip operation"]),
+        # Where someone grew up is a self-description without a pronoun.
+        ("Grew up in Cork, studied in Dublin.", ["The user grew up in Cork", "The user studied in Dublin"]),
+        # A visit arranged and a plan for later are not durable.
+        ("My cousins are visiting, so the flat is crowded.", []),
+        ("收到，我回头再看", []),
+        # A date bumped, with the contraction of "has been".
+        ("Demo day's been bumped to the 21st.", ["Demo day is now the 21st"]),
+        # A switch of schools or jobs gives way to the value now.
+        (
+            "My son changed schools, he's at Riverside Academy now.",
+            ["The user's son is at Riverside Academy now"],
+        ),
+        # Everyday words of code-mixed speech.
+        ("我们 cluster 有二十个节点", ["用户的集群有二十个节点"]),
+    ],
+)
+def test_it_reorders_time_phrases_and_leaves_out_visits_plans_and_switch_events(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents

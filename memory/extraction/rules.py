@@ -101,7 +101,7 @@ _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|hav
 _LEAD = re.compile(
     r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
-    r"heads up|just so you know|for context|for what it's worth|(?:since|because|as)(?= I\b| I'm\b| my\b))\b)+",
+    r"heads up|just so you know|for context|for what it's worth|(?:since|because|as)(?= I\b| I'm\b| my\b(?![^,]*?\b(?:I|I'm|I've|we)\b)))\b)+",
     re.I,
 )
 _TRAIL = re.compile(r"(?:[\s，,：:、;；。.!！…~]|[啊呀吧呢哈嘛哦]|by the way|though)+$", re.I)
@@ -236,7 +236,7 @@ _CHANGE = re.compile(
 )
 _SCHEDULE_CHANGE = re.compile(
     r"改(?:成|为)(?=[^，,]{0,3}(?:周|星期|礼拜|\d|[一二三四五六七八九十]+(?:月|号|日|点)))|改到|推迟到|推迟至|延期到|提前到|改期到|改在|(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调)到|"
-    r"\b(?:moved|slipped|postponed|pushed(?: back)?|relocated|rescheduled|changed|"
+    r"\b(?:moved|slipped|postponed|pushed(?: back)?|bumped|shifted|relocated|rescheduled|changed|"
     r"(?:went|gone|was|is|been|got) (?:up|down|cut|raised|increased|reduced|lowered)|increased|reduced|raised|"
     r"lowered|cut|grew|rose|fell|shrank|decreased|dropped) (?:to|until)\b"
     # someone moved a date: "The client pushed the deadline back to mid-August"
@@ -361,6 +361,9 @@ _ANAPHORA = re.compile(
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
 _ERRAND = re.compile(
     r"下周|这周|本周|这个月|本月|这次|这一次|明天|后天|今晚|周末|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
+    r"晚点|回头|稍后|过会儿|改天|"
+    # a visit or an arrival arranged: "my in-laws are coming", "my sister is visiting"
+    r"\b(?:is|are|'re|'s) (?:coming|visiting|arriving|flying in|coming over)\b|"
     r"\b(?:tomorrow|next week|this week|tonight|this weekend|this month|this time|for now|for this|"
     r"(?<!every )(?<!on )(?:this|next|on) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?!s))\b",
     re.I,
@@ -459,7 +462,7 @@ _STATE_EN = (
 )
 _SELF_EN = re.compile(
     r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
-    r"relocated|graduated)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|"
+    r"relocated|graduated)\b|^(?:grew up|born and raised|raised) (?:in|on)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|"
     r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
     r"^(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on|out of)\b|"
@@ -560,7 +563,8 @@ _MIXED = {
     "boyfriend": "男朋友", "roommate": "室友",
     "school": "学校", "international school": "国际学校", "kindergarten": "幼儿园", "weekend": "周末",
     "weekends": "周末", "gym": "健身房", "remote": "远程", "office": "办公室", "salary": "工资",
-    "base": "常驻", "migrate": "迁移", "migrated": "迁移", "full-stack": "全栈", "full stack": "全栈",
+    "base": "常驻", "migrate": "迁移", "cluster": "集群", "container": "容器", "interview": "面试",
+    "onboarding": "入职", "migrated": "迁移", "full-stack": "全栈", "full stack": "全栈",
     "data scientist": "数据科学家", "data analyst": "数据分析师", "data engineer": "数据工程师",
     "product manager": "产品经理", "project manager": "项目经理", "software engineer": "软件工程师",
     "programmer": "程序员", "tech lead": "技术负责人", "payment": "支付", "payments": "支付",
@@ -791,6 +795,7 @@ _EN_SELF_LEAD = [
     (re.compile(r"^work(?= (?:uses|runs|is|has|gives|pays|lets)\b)", re.I), "the user's workplace"),
     (re.compile(r"^(?:big |huge )(?=fan of\b)", re.I), "the user is a big "),
     (re.compile(rf"(?={_STATE_EN})", re.I), "the user is "),
+    (re.compile(r"^(?=(?:grew up|born and raised|raised) (?:in|on)\b)", re.I), "the user "),
     (re.compile(r"^(?=(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
                 r"relocated|graduated)\b)", re.I), "the user "),
     (re.compile(r"^((?:\w+ )?years of .+)$", re.I), lambda m: "the user has " + m.group(1)[:1].lower() + m.group(1)[1:]),
@@ -811,7 +816,18 @@ _WE_AT_WORK = re.compile(
 )
 
 
+# A time phrase put first goes after the clause: "Since my knee surgery I can't run" → "I can't run since my knee
+# surgery" (otherwise "since" is read as "because" and the phrase as the subject).
+_FRONTED_EN = re.compile(
+    r"^(?P<prep>since|after|before|because of|due to) (?P<np>(?:my|our|the) [\w'-]+(?: [\w'-]+){0,3}?),? "
+    r"(?P<clause>(?:I|I'm|I've|I'd|we|we're|we've)\b.*)$",
+    re.I,
+)
+
+
 def _rewrite_en(clause: str) -> str:
+    if m := _FRONTED_EN.match(clause):
+        clause = f"{m.group('clause')} {m.group('prep').lower()} {m.group('np')}"
     if m := _EN_WITH_OWN.match(clause):  # "My partner and I are expecting our first baby"
         rest = re.sub(r"(?<![\w'])(?:our|my)(?![\w'])", "their", clause[m.end() :], flags=re.I)
         other = f"their {m.group('own')}" if m.group("own") else m.group("name")
@@ -1108,8 +1124,9 @@ _PROMOTED = re.compile(
 # A date or an event moved says when it is now: "The review moved to next Thursday" → "The review is now
 # next Thursday", "周会从周一改到周三了" → "周会现在是周三".
 _RESCHEDULED_EN = re.compile(
-    r"^(?P<what>(?:The|Our|My|Their|Her|His) [\w' -]{1,30}?|[A-Z][\w' -]{1,30}?) (?:has been |was |got |is |have been )?"
-    r"(?:moved|pushed(?: back)?|postponed|rescheduled|delayed|brought forward|slipped) (?:to|until) (?P<when>.+)$"
+    r"^(?P<what>(?:The|Our|My|Their|Her|His) [\w' -]{1,30}?|[A-Z][\w -]{1,30}?)(?:'s been|'s| has been| was| got| is| have been)? "
+    r"(?:moved|pushed(?: back)?|bumped|shifted|postponed|rescheduled|delayed|brought forward|slipped) (?:to|until) "
+    r"(?P<when>.+)$"
     r"|^(?:The|Our|My|Their|Her|His|They|[A-Z])[\w' -]{0,30}? (?:has |have )?(?:moved|pushed|postponed|rescheduled|"
     r"delayed|brought) (?P<what2>(?:the|our|my|the user's|their) [\w' -]{1,30}?) (?:back |forward |out )?"
     r"(?:to|until) (?P<when2>.+)$"
@@ -1502,8 +1519,8 @@ _ANNOUNCEMENT = re.compile(
 # "I quit the bank job — these days I drive for …", "已经不用 Jira 了，现在用 Linear".
 _GIVEN_UP = re.compile(
     r"^The user(?:'s [a-z]+)? (?:recently |just |finally |also |already )?(?:moved off|quit|left|stopped using|"
-    r"ditched|dropped|gave up|sold|got rid of|stopped)\b"
-    r"|^用户[^，,。]{0,8}?(?:已经|早就|也)?不(?:再)?(?:用|使用|打|玩|开|做)[^，,。]*了$"
+    r"ditched|dropped|gave up|sold|got rid of|stopped|(?:switched|changed) (?!to\b)\w+$)\b"
+    r"|^用户[^，,。]{0,8}?(?:已经|早就|也)?不(?:再)?(?:用|使用|打|玩|开|做|在)[^，,。]*了?$"
 )
 _NOW = re.compile(r"\b(?:now|these days|nowadays)\b|现在|如今|目前", re.I)
 # "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
