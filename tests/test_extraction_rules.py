@@ -609,6 +609,9 @@ def test_a_change_with_its_value_now_keeps_only_the_value(text, contents):
             "My son changed schools, he's at Riverside Academy now.",
             ["The user's son is at Riverside Academy now"],
         ),
+        # An event told again is not a state.
+        ("我们店里又招了三个人", []),
+        ("I started baking bread again, so I'm back on sourdough.", ["The user is back on sourdough"]),
         # Everyday words of code-mixed speech.
         ("我们 cluster 有二十个节点", ["用户的集群有二十个节点"]),
     ],

@@ -294,6 +294,8 @@ _MOOD = re.compile(
     r"昨天|昨晚|前天|前几天|太[\u4e00-\u9fff]{1,3}了[啊吧呀]?$|[写做累忙吃看]到(?:吐|死|崩溃|哭|头秃)|(?:我自己|自己|连我)都[\u4e00-\u9fff]{0,2}?[不没]|"
     # a thing just done ("刚吃完火锅", "I just finished a huge pizza")
     r"刚(?:吃|喝|看|玩|打|睡|洗|忙|聊|开)完|\bjust (?:finished|ate|had (?:a|an|some)|got back|got home|woke up|came back|watched|saw)\b|"
+    # an event told again, not a state: "又招了两个人", "I started eating fish again"
+    r"又[\u4e00-\u9fff]{1,2}了|\b(?:[a-z]{3,}(?<!e)ed|went|got|began|took|made) .*\bagain$|"
     # a complaint about time ("I barely get time to cook")
     r"\b(?:barely|hardly|rarely|never) (?:have|has|get|gets|find|finds) (?:the |any |enough |much )?time\b|"
     # a passing ailment: a cold, a fever, a headache
