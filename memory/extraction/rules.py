@@ -6,8 +6,9 @@ in the third person and in the user's language ("用户住在成都", "The user 
 1. Sentences are split into clauses (commas, "而且", ", and I ..."); a "remember this background:"
    request keeps what follows its colon and marks it explicit.
 2. A clause is dropped when it is the request itself (帮我… / can you …, a question, an imperative),
-   material handed over after a request's colon, a mood of the moment (今天好累, today, lol), or a
-   denied old value ("不是六岁", "not 50k").
+   material handed over after a request's colon, a mood of the moment (今天好累, today, lol, a busy spell,
+   a visit arranged, an event told again), talk about what was said before, or a denied old value
+   ("不是六岁", "not 50k").
 3. A clause is kept when it speaks about the user (a first person, or a subjectless Chinese clause
    that continues one, or a self-description that needs no pronoun: "刚入职…", "Just joined …",
    "As someone who …"), when it changes a value ("评审会改到下周四", "The review moved to …"), or when
@@ -16,6 +17,7 @@ in the third person and in the user's language ("用户住在成都", "The user 
    the user's / the user's team, with the verb in the third person), the old value of a change is
    dropped ("从广州搬到厦门" → "搬到厦门", "moved from Leeds to Bristol" → "moved to Bristol"), and
    corrections are marked: reconciliation lets them supersede through the write path's update handling.
+   What was given up ("moved off Jira", "已经不用 Jira 了") gives way to the value now said beside it.
 5. A written statement is kept only with a subject and a predicate of its own: the user (or what is
    theirs) as the subject, or a change of a value in a recognised form ("周会现在是周三"); not the user only
    inside the predicate, an object pointing back into the talk, or a modal with a bare verb.
