@@ -264,3 +264,49 @@ def test_a_subject_with_one_memory_gets_it_back(alice_client):
     results = alice_client.post("/api/v1/memories/search", body, format="json").json()["results"]
     # One memory measures no background: the floor does not apply (five candidates with a vector do).
     assert [r["id"] for r in results] == [response.json()["id"]]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "now_question", "past_question"),
+    [
+        (
+            "Takes the number 12 bus to the office",
+            "Cycles to the office along the canal path",
+            "How do I get to the office these days?",
+            "How did I get to the office before?",
+        ),
+        (
+            "Follows a low-carb diet",
+            "Eats a plant-based diet with lots of lentils",
+            "What diet am I on now?",
+            "What diet was I on before?",
+        ),
+    ],
+)
+def test_two_answers_to_a_question_about_now_are_versions_without_a_change_word(
+    alice_client, old, new, now_question, past_question
+):
+    # Neither memory says what changed: the question about now says its answer changed, so two related
+    # memories that both answer it are versions (ranking.VERSION_BOTH_ANSWER).
+    memories = [
+        (old, "2021-04-01T09:00:00Z"),
+        (new, "2024-06-01T09:00:00Z"),
+        ("Plays five-a-side football on Tuesdays", "2023-02-01T09:00:00Z"),
+        ("Allergic to penicillin", "2022-08-01T09:00:00Z"),
+        ("Has a sister in Glasgow", "2022-09-01T09:00:00Z"),
+        ("Reads a chapter of a novel before bed", "2024-01-01T09:00:00Z"),
+    ]
+    body = {
+        "memories": [
+            {"content": text, "user_id": "alice", "memory_type": "fact", "occurred_at": when}
+            for text, when in memories
+        ],
+        "infer": False,
+    }
+    response = alice_client.post("/api/v1/memories/batch", body, format="json")
+    ids = [row["id"] for row in sorted(response.json()["results"], key=lambda r: r["index"])]
+    now = _search(alice_client, now_question, threshold=0)
+    assert now[0]["id"] == ids[1], now
+    assert next(r for r in now if r["id"] == ids[0])["explain"]["stale"] is True
+    past = _search(alice_client, past_question, threshold=0)
+    assert past[0]["id"] == ids[0], past

@@ -651,6 +651,11 @@ _PRESENT = re.compile(
 # newer filler saying "switched…" made a true answer "stale" (bilingual tuning half: R@10 0.972 -> 0.985,
 # "now" and "past" unchanged, since their questions name the versions they ask about).
 VERSION_GAP = 0.25
+# The calibrated relevance at which two related hits both answer a question about a time (version_groups).
+# Bilingual tuning half, "now" / "past" R@1: 0.533 / 0.600 without it, 0.767 / 0.767 at 0.15 (one
+# code-mixed question lost at R@1-R@10), 0.700 / 0.733 at 0.3, 0.633 / 0.733 at 0.5; the version probe
+# (bench/data/bilingual_probe.jsonl): 0.483 / 0.400, 0.567 / 0.500, 0.533 / 0.483, 0.533 / 0.467.
+VERSION_BOTH_ANSWER = 0.3
 _BROAD_SLOTS = {"tool", "schedule", "team", "pet", "price", "language", "preference", "name", "status"}
 
 
@@ -712,7 +717,11 @@ def version_groups(
             if mutual and not (nearest[i] == j and nearest[j] == i):
                 continue
             older, newer = (a, b) if _version_time(a.row) < _version_time(b.row) else (b, a)
-            if _same_attribute(older, newer):
+            # For a question about a time, two related hits that both answer it are taken as versions even
+            # when neither names the attribute or says what changed ("Drives a Honda Civic" / "Leases a Kia
+            # EV6"): the question says that its answer changed.
+            both_answer = not mutual and min(a.relevance, b.relevance) >= VERSION_BOTH_ANSWER
+            if both_answer or _same_attribute(older, newer):
                 parent[find(j)] = find(i)
     groups: dict[int, list[Hit]] = {}
     for i, h in enumerate(hits):
