@@ -34,19 +34,23 @@ def relevance_ranking(settings):
     settings.SEARCH_RANKING = "relevance"
 
 
-@pytest.fixture
-def stored(alice_client):
+def _store(client, memories) -> list[int]:
+    """Store (text, occurred_at) pairs as alice's facts with infer=false; their ids in order."""
     body = {
         "memories": [
             {"content": text, "user_id": "alice", "memory_type": "fact", "occurred_at": when}
-            for text, when in MEMORIES
+            for text, when in memories
         ],
         "infer": False,
     }
-    response = alice_client.post("/api/v1/memories/batch", body, format="json")
+    response = client.post("/api/v1/memories/batch", body, format="json")
     assert response.status_code in (200, 201, 207), response.content
-    ids = [row["id"] for row in sorted(response.json()["results"], key=lambda r: r["index"])]
-    return dict(zip([text for text, _ in MEMORIES], ids, strict=True))
+    return [row["id"] for row in sorted(response.json()["results"], key=lambda r: r["index"])]
+
+
+@pytest.fixture
+def stored(alice_client):
+    return dict(zip([text for text, _ in MEMORIES], _store(alice_client, MEMORIES), strict=True))
 
 
 def _search(client, query, **extra):
@@ -296,15 +300,7 @@ def test_two_answers_to_a_question_about_now_are_versions_without_a_change_word(
         ("Has a sister in Glasgow", "2022-09-01T09:00:00Z"),
         ("Reads a chapter of a novel before bed", "2024-01-01T09:00:00Z"),
     ]
-    body = {
-        "memories": [
-            {"content": text, "user_id": "alice", "memory_type": "fact", "occurred_at": when}
-            for text, when in memories
-        ],
-        "infer": False,
-    }
-    response = alice_client.post("/api/v1/memories/batch", body, format="json")
-    ids = [row["id"] for row in sorted(response.json()["results"], key=lambda r: r["index"])]
+    ids = _store(alice_client, memories)
     now = _search(alice_client, now_question, threshold=0)
     assert now[0]["id"] == ids[1], now
     assert next(r for r in now if r["id"] == ids[0])["explain"]["stale"] is True
