@@ -80,6 +80,7 @@ PROBES = {  # written while the rules were changed: more tuning sets, each score
     "probe": DATA / "extraction_probe.jsonl",
     "probe2": DATA / "extraction_probe2.jsonl",
     "probe3": DATA / "extraction_probe3.jsonl",
+    "probe4": DATA / "extraction_probe4.jsonl",
 }
 HALF_NAMES = ("tune", "held-out")
 CLASSES = (
