@@ -319,6 +319,8 @@ def main() -> None:
     )
     parser.add_argument("--omp-threads", type=int, default=1, help="OpenMP threads of the model (0: default)")
     args = parser.parse_args()
+    if args.show_errors and args.half == "both":  # the errors of one set score that set only
+        args.half = args.show_errors
     if args.omp_threads:
         os.environ["OMP_NUM_THREADS"] = str(args.omp_threads)
     import django

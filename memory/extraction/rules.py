@@ -90,7 +90,7 @@ _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
     r"\s*(?:,(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
-    r"(?=(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
+    r"(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b"
     # a denied second predicate: "… and don't have a car", "… and never drive"
@@ -237,7 +237,7 @@ _CHANGE = re.compile(
     re.I,
 )
 _SCHEDULE_CHANGE = re.compile(
-    r"改(?:成|为)(?=[^，,]{0,3}(?:周|星期|礼拜|\d|[一二三四五六七八九十]+(?:月|号|日|点)))|改到|推迟到|推迟至|延期到|提前到|改期到|改在|(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调)到|"
+    r"(?:改|换|挪)(?:成|为)(?=[^，,]{0,3}(?:周|星期|礼拜|\d|[一二三四五六七八九十]+(?:月|号|日|点)))|改到|挪到|推迟到|推迟至|延期到|提前到|改期到|改在|(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调)到|"
     r"\b(?:moved|slipped|postponed|pushed(?: back)?|bumped|shifted|relocated|rescheduled|changed|"
     r"(?:went|gone|was|is|been|got) (?:up|down|cut|raised|increased|reduced|lowered)|increased|reduced|raised|"
     r"lowered|cut|grew|rose|fell|shrank|decreased|dropped) (?:to|until)\b"
@@ -251,7 +251,7 @@ _DENIED = re.compile(
     re.I,
 )
 _FROM_OLD = re.compile(
-    r"从[^，,到]{1,12}(?=搬到|搬去|搬回|调到|调去|转到|换到|换成|改到|改成|迁到|迁移到|"
+    r"从[^，,到]{1,12}(?=搬到|搬去|搬回|调到|调去|转到|换到|换成|改到|改成|挪到|迁到|迁移到|"
     r"(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调|变)了?(?:到|成|为))|\bfrom [\w .'-]{1,30}?(?= to\b)",
     re.I,
 )
@@ -396,7 +396,7 @@ _SELF_ZH = re.compile(
     r"刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
     r"作为[^，,]{0,8}?(?:师|员|者|家|生|工|长|经理|全栈|开发|妈妈|爸爸|父母)$|"
     r"[\u4e00-\u9fff]了[一二两三四五六七八九十几\d多半]+年|"
-    r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上|"
+    r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上|手下|开了(?:一|两|三|几|\d)(?:家|间|个)|"
     r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带)|"
     # how one gets to work or school now: "现在骑电动车上班"
     r"(?:现在|如今|目前)(?:每天|都|改)?(?:骑|开|坐|搭|走路)[\u4e00-\u9fff]{0,5}(?:上班|上学|通勤))"
@@ -432,7 +432,7 @@ _SELF_ZH_TIMED = re.compile(
 )
 # A short subjectless contrast that completes the statement before it ("Word 基本不碰", "升级不了").
 _COMPLEMENT_ZH = re.compile(
-    r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*\s*)?[^你他她它这那我]{0,9}?(?:不|没|无法)"
+    r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*\s*)?[^你他她它这那我]{0,9}?(?:不|没(?!有?人)|无法)"
 )
 # An attribute of the subject just named, by a noun of what a person has ("方向是计算机视觉", "专业是会计").
 _ATTRIBUTE_ZH = re.compile(
@@ -449,6 +449,7 @@ _EMPHASIS_ZH = re.compile(
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
+    r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|"
     # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
     r"(?:特别|非常|很|比较|挺|更|最|超级?)(?=[喜爱讨怕恨会能擅]))"
 )
@@ -975,6 +976,9 @@ _MOVED_EN = re.compile(
     r"^The user (?:finally |just |recently )?(?:moved|relocated|made the move)(?: back)? to "
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*|[\u4e00-\u9fff]{2,8})(?:\s+(.+))?$"
 )
+_MOVED_IN_EN = re.compile(
+    r"^(?P<who>The user's [\w-]+(?: [\w-]+)?) (?:finally |just |recently )?moved in with the user\b(?! (?:for|until)\b)"
+)
 _MOVED_ZH = re.compile(
     r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到|搬回(?:到)?(?:老家)?)了?([^，,。\s（(]{2,10}?)了?$"
 )
@@ -983,7 +987,9 @@ _MOVED_ZH = re.compile(
 # A denied old value at the end of a clause, parallel to the value before it: "at 4pm not 3pm", "at Acme, not
 # Initech", "nine, not seven"; "用 A 而不是 B".
 _DENIED_TAIL = re.compile(
-    r"(?<![\w.:'])(?P<before>[\w.:']{1,30})[,\s]+not (?P<old>(?:\w[\w.:-]* ){0,2}\w[\w.:-]*)$|\s*而不是[^，,。]{1,12}$",
+    r"(?<![\w.:'])(?P<before>[\w.:']{1,30})[,\s]+not (?P<old>(?:\w[\w.:-]* ){0,2}\w[\w.:-]*)$|\s*而不是[^，,。]{1,12}$"
+    # two names side by side, the second denied: "用的是 Android 不是 iPhone"
+    r"|(?<=[A-Za-z0-9])\s*(?:而|并)?不是\s*(?=[A-Za-z])[^，,。]{1,20}$",
     re.I,
 )
 _NUMBER_WORD = (
@@ -1020,6 +1026,8 @@ def _moved(statement: str) -> str:
     spring" said today is wrong next year."""
     if m := _MOVED_EN.match(statement):
         return f"The user lives in {m.group(1)}"
+    if m := _MOVED_IN_EN.match(statement):  # "My mom moved in with us last month"
+        return f"{m.group('who')} lives with the user"
     if m := _MOVED_ZH.match(statement):
         return f"用户住在{m.group(2)}"
     return statement
@@ -1027,7 +1035,7 @@ def _moved(statement: str) -> str:
 
 # A switch names what is used now: "改用 Neovim", "换了 Teams", "switched to Linear".
 _SWITCHED_ZH = re.compile(
-    r"^(?P<subj>用户[^，,。\s]{0,8}?)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都)*)"
+    r"^(?P<subj>用户[^，,。\s]{0,8}?)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都|全|全部)*)"
     r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
     r"|(?:换成|换了|换到)了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
 )
@@ -1143,7 +1151,7 @@ _WHEN = re.compile(
     re.I,
 )
 _RESCHEDULED_ZH = re.compile(
-    r"^(?P<what>[^，,]{1,12}?)(?:改到|改在|改成|改为|推迟到|推迟至|延期到|延到|提前到|改期到|挪到)了?(?P<when>[^，,了]{1,12})了?$"
+    r"^(?P<what>[^，,]{1,16}?)(?:改到|改在|改成|改为|换成|推迟到|推迟至|延期到|延到|提前到|改期到|挪到)了?(?P<when>[^，,了]{1,12})了?$"
 )
 
 
@@ -1163,8 +1171,8 @@ _PARTICIPLE_EN = re.compile(
     r"^(?:based|located|spread|split|scattered|distributed|stationed|settled|born|raised) (?:across|in|over|between|around|among|at|on|from)\b"
 )
 _EN_VERB_START = re.compile(
-    r"^(?:also |just |usually |often |mostly |now |still )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
-    r"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches)\b"
+    r"^(?:also |just |usually |often |mostly |now |still |only |always |rarely |sometimes )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
+    rf"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches|{_EN_VERB_FORMS})\b"
     rf"|^(?:don't|do not|never) (?={_EN_VERB_FORMS}\b)"
     r"|^(?:based|located|spread|split|scattered|distributed|stationed|settled|born|raised) (?:across|in|over|between|around|among|at|on|from)\b"
     rf"|^(?:also |just |usually |often |mostly |now |still |then |later )*{_EN_SECOND_PREDICATE}",
@@ -1225,15 +1233,45 @@ def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
 
 
 def _chinese(text: str) -> bool:
-    """A sentence written in Chinese: it has Chinese characters, at least as many as English words
-    ("我们用 Notion 做 wiki" is Chinese with English terms; "I'm based in 上海" is English)."""
-    # a sentence that opens in English needs more Chinese to count as Chinese ("I don't eat 猪肉 for …")
-    ratio = 3 if _CJK_CHAR.match(text.lstrip()) else 2
-    return has_cjk(text) and ratio * len(_CJK_CHAR.findall(text)) >= len(_LATIN_WORD.findall(text))
+    """A sentence written in Chinese: its grammar is Chinese ("我们用 Notion 做 wiki", "CI 已经从 Jenkins 换到
+    GitHub Actions 了" are Chinese with English terms; "I'm based in 上海", "We moved from 北京 to 杭州" English).
+    A run of Chinese counts a word per two characters; of the English words only those that carry grammar
+    count (lower case, "I", the first word): a name or an acronym in the middle is a term of either language.
+    A sentence that opens in English is Chinese only when its Chinese outweighs its English."""
+    if not has_cjk(text):
+        return False
+    text = text.strip()
+    words = _LATIN_WORD.findall(text)
+    english = sum(
+        1
+        for k, word in enumerate(words)
+        if word[0].islower() or _I_FORM.fullmatch(word) or (k == 0 and text.startswith(word))
+    )
+    chinese = sum((len(run) + 1) // 2 for run in _CJK_RUN.findall(text))
+    return chinese >= english if _CJK_CHAR.match(text) else chinese > english
 
 
 _CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_I_FORM = re.compile(r"I(?:'m|'ve|'d|'ll)?")
+# A Chinese term inside an English sentence ("My grandma lives in 成都", "does 年夜饭 at my uncle's") stands
+# in the English clause rules as a name does: it is replaced by a placeholder name while the sentence is
+# read and written back, as said, into the statements.
+_TERM_MARK = "Zhterm"
+_TERM_MARK_WORD = re.compile(_TERM_MARK + r"([A-J]+)\b")
+
+
+def _mark_terms(sentence: str, terms: list[str]) -> str:
+    def mark(m: re.Match) -> str:
+        terms.append(m.group(0))
+        return _TERM_MARK + "".join("ABCDEFGHIJ"[int(d)] for d in str(len(terms) - 1))
+
+    return _CJK_RUN.sub(mark, sentence)
+
+
+def _unmark_terms(text: str, terms: list[str]) -> str:
+    return _TERM_MARK_WORD.sub(lambda m: terms[int("".join(str("ABCDEFGHIJ".index(c)) for c in m.group(1)))], text)
 
 
 def _message_candidates(content: str) -> list[Candidate]:
@@ -1241,8 +1279,11 @@ def _message_candidates(content: str) -> list[Candidate]:
     explicit_message = False
     owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
+    terms: list[str] = []  # Chinese terms of English sentences, by placeholder
     for sentence in split_sentences(content):
         zh = _chinese(sentence)
+        if not zh and has_cjk(sentence):
+            sentence = _mark_terms(sentence, terms)
         if zh:  # "我们 team 的 backend" is read as "我们团队的后端"; names and acronyms stay as written
             sentence = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], sentence)
             sentence = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", sentence)
@@ -1509,6 +1550,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                 )
             )
         ]
+    if terms:
+        for candidate in out:
+            candidate.content = _unmark_terms(candidate.content, terms)
     return out
 
 
