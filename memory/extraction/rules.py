@@ -76,6 +76,9 @@ _EN_VERB_BASE = (
 _EN_VERB_FORMS = "|".join(
     sorted({f for v in _EN_VERB_BASE for f in (v, v + ("es" if v.endswith(("sh", "ch", "o")) else "s"))})
 )
+# the third person's forms only: a bare verb after "so" or "and" may be the request ("so keep examples in PHP")
+_EN_VERB_S = "|".join(sorted(f for f in _EN_VERB_FORMS.split("|") if f.endswith("s") and f[:-1] in _EN_VERB_BASE
+                             or f.endswith("es") and f[:-2] in _EN_VERB_BASE))
 _EN_PAST_WORDS = (
     "went got made left quit ran took came became began bought built grew knew lost met paid put sold spent taught "
     "wrote kept won chose gave found saw drove flew spoke fell held led sent brought caught"
@@ -364,7 +367,7 @@ _ANAPHORA = re.compile(
 )
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
 _ERRAND = re.compile(
-    r"下周|这周|本周|这个月|本月|这次|这一次|明天|后天|今晚|周末|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
+    r"下周|这周|本周|这个月|本月|这(?:个)?季度|本季度|这次|这一次|明天|后天|今晚|周末|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
     r"晚点|回头|稍后|过会儿|改天|"
     # a visit or an arrival arranged: "my in-laws are coming", "my sister is visiting"
     r"\b(?:is|are|'re|'s) (?:coming|visiting|arriving|flying in|coming over)\b|"
@@ -396,7 +399,7 @@ _SELF_ZH = re.compile(
     r"刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
     r"作为[^，,]{0,8}?(?:师|员|者|家|生|工|长|经理|全栈|开发|妈妈|爸爸|父母)$|"
     r"[\u4e00-\u9fff]了[一二两三四五六七八九十几\d多半]+年|"
-    r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上|手下|开了(?:一|两|三|几|\d)(?:家|间|个)|"
+    r"确诊|戒烟|戒了|在读|[\u4e00-\u9fff]{2,4}在读$|读研|读博|上班|下班|通勤|手上|手下|开了(?:一|两|三|几|\d)(?:家|间|个)|"
     r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带)|"
     # how one gets to work or school now: "现在骑电动车上班"
     r"(?:现在|如今|目前)(?:每天|都|改)?(?:骑|开|坐|搭|走路)[\u4e00-\u9fff]{0,5}(?:上班|上学|通勤))"
@@ -440,6 +443,13 @@ _ATTRIBUTE_ZH = re.compile(
     r"籍贯|母语|口味|工资|收入|月薪|年薪|车|电脑|手机|学校|单位|部门|成绩|网名|昵称|小名|英文名)(?:是|为)"
     r"(?![真很太挺好不])[^，,]{2,}$"
 )
+# A thing of the subject's named first, then what it uses or holds ("文档都放 Confluence", "收银用的是 Square",
+# "GPU 只有四张 A100" after a clause about the user or their team): the thing is the subject's. The noun slot
+# takes a Chinese noun or a Latin term alike.
+_TOPIC_ATTRIBUTE_ZH = re.compile(
+    r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)?\s*|(?![你他她它这那我咱大])[\u4e00-\u9fff]{2,4}?)"
+    r"(?:都|也|主要|一般|全|全部|基本)?(?:用的是|使用|用|放在|放|只有|靠)(?![了过])"
+)
 # A modal and a bare verb, nothing else ("不能升级", "没法跳"): it says something only of the statement before it.
 _BARE_MODAL_ZH = re.compile(r"^(?:不能|无法|没法|不可以|不让|不准)[\u4e00-\u9fff]{1,2}$")
 _EMPHASIS_ZH = re.compile(
@@ -449,7 +459,7 @@ _EMPHASIS_ZH = re.compile(
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
-    r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|"
+    r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|"
     # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
     r"(?:特别|非常|很|比较|挺|更|最|超级?)(?=[喜爱讨怕恨会能擅]))"
 )
@@ -656,8 +666,8 @@ def _rewrite_zh(clause: str, subject: str) -> str:
     text = re.sub(r"^用户一个人住$", "用户独自居住", text)
     # counted things right after the owner are had: "用户家两只猫一只狗" → "用户家有两只猫一只狗"
     text = re.sub(
-        r"^(用户(?:家|家里)?)(?=(?:[一两三四五六七八九十\d]+(?:个|只|条|位|台|辆|套|间)(?!月|小时|星期|礼拜|钟头|人)"
-        r"[\u4e00-\u9fff]{1,3}?[和、]?)+$)",
+        r"^(用户(?:家|家里|手下)?)(?=(?:[一两三四五六七八九十\d]+(?:个|只|条|位|台|辆|套|间)(?!月|小时|星期|礼拜|钟头|人)"
+        r"(?:[\u4e00-\u9fff]{1,3}?|\s?[A-Za-z][\w.+#-]*)[和、]?)+$)",
         r"\1有",
         text,
     )
@@ -1172,11 +1182,12 @@ _PARTICIPLE_EN = re.compile(
 )
 _EN_VERB_START = re.compile(
     r"^(?:also |just |usually |often |mostly |now |still |only |always |rarely |sometimes )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
-    rf"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches|{_EN_VERB_FORMS})\b"
+    rf"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches|{_EN_VERB_S})\b"
     rf"|^(?:don't|do not|never) (?={_EN_VERB_FORMS}\b)"
     r"|^(?:based|located|spread|split|scattered|distributed|stationed|settled|born|raised) (?:across|in|over|between|around|among|at|on|from)\b"
     rf"|^(?:also |just |usually |often |mostly |now |still |then |later )*{_EN_SECOND_PREDICATE}",
 )
+_MADE_TO_ZH = re.compile(r"^(?![我你])[^，,我]{1,6}(?:让|叫|要|要求|逼|催|安排)我(?![的们])")
 _OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
 _OWNED_EN = re.compile(r"\bmy ([a-z]+(?:-[a-z]+)*)", re.I)
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
@@ -1393,6 +1404,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue
             if not zh and kept_before and _BRIDGED_EN.match(clause):
                 clause = "my " + clause[4:]
+            if zh and _MADE_TO_ZH.match(clause):
+                kept_before = False
+                continue  # "导师让我用 PyTorch 复现一篇论文": a task someone set, not a fact about the user
             clause = _REPORTED.sub("", clause)  # "医生说我有轻度脂肪肝", "my doctor says I have …"
             if (
                 condition
@@ -1425,9 +1439,18 @@ def _message_candidates(content: str) -> list[Candidate]:
                 )  # "用的是 MySQL 5.7，不能升级": what cannot be upgraded is said before
                 kept_before = False
                 continue
-            attribute = zh and kept_before and _ATTRIBUTE_ZH.match(clause) and not _about_user(clause, zh)
+            attribute = (
+                zh
+                and kept_before
+                and (
+                    _ATTRIBUTE_ZH.match(clause)
+                    or _TOPIC_ATTRIBUTE_ZH.match(clause)
+                    and not (_CONTINUES_ZH.match(clause) or _TOPIC_FIRST_ZH.match(clause))
+                )
+                and not _about_user(clause, zh)
+            )
             if attribute:
-                clause = "的" + clause  # "我在读研二，方向是计算机视觉": the direction is the subject's
+                clause = ("的 " if clause[:1].isascii() else "的") + clause  # "我在读研二，方向是计算机视觉": the direction is the subject's
             continues = (
                 attribute
                 or kept_before
