@@ -231,7 +231,7 @@ _CORRECTION_PREFIX = re.compile(
     re.I,
 )
 _CHANGE = re.compile(
-    r"改到|改成|改为|改在|换了|换成|换到|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
+    r"改到|改成|改为|改在|换了|换成|换到|换(?=\s?[A-Za-z])|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
     r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|改(?:喝|吃|骑|开|学|玩|看|听|坐|住)|"
     r"迁移|迁到|搬回|升职|晋升|"
     r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
@@ -398,6 +398,8 @@ _SELF_ZH = re.compile(
     rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|工资|"
     r"刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
     r"作为[^，,]{0,8}?(?:师|员|者|家|生|工|长|经理|全栈|开发|妈妈|爸爸|父母)$|"
+    # a Latin term in the slot of the role: "作为 PM", "作为一个 Java dev"
+    r"作为(?:一(?:个|名|位))?\s*[A-Za-z][\w.+#-]*(?: [A-Za-z][\w.+#-]*){0,2}$|"
     r"[\u4e00-\u9fff]了[一二两三四五六七八九十几\d多半]+年|"
     r"确诊|戒烟|戒了|在读|[\u4e00-\u9fff]{2,4}在读$|读研|读博|上班|下班|通勤|手上|手下|开了(?:一|两|三|几|\d)(?:家|间|个)|"
     r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带)|"
@@ -431,6 +433,7 @@ _ASSISTANT_ACT = re.compile(
 _SELF_ZH_TIMED = re.compile(
     r"^(?:去年|今年|前年|上个?月|上半年|下半年|最近|刚刚?|已经|后来|现在|年初|年底|春天|夏天|秋天|冬天|年前|年后)+"
     r".{0,4}?(?:从.{1,10}?)?(?:搬到|搬去|调到|调去|转到|入职|离职|辞职|跳槽|换了工作|结婚|退休|毕业|"
+    r"(?:换|改用|换成|换到|切到)了?\s*[A-Za-z]|"
     r"在.{1,15}(?:上班|工作))"
 )
 # A short subjectless contrast that completes the statement before it ("Word 基本不碰", "升级不了").
@@ -1047,7 +1050,7 @@ def _moved(statement: str) -> str:
 _SWITCHED_ZH = re.compile(
     r"^(?P<subj>用户[^，,。\s]{0,8}?)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都|全|全部)*)"
     r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
-    r"|(?:换成|换了|换到)了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
+    r"|(?:换成|换了|换到|换(?=\s*[A-Za-z]))了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
 )
 # A new employer: "用户跳槽去了腾讯" → "用户现在在腾讯工作".
 _JOINED_ZH = re.compile(
@@ -1524,8 +1527,10 @@ def _message_candidates(content: str) -> list[Candidate]:
                     and _COMPLEMENT_ZH.search(clause)
                     and not _EMPHASIS_ZH.search(clause)
                 ):
-                    # "用 Markdown，Word 基本不碰", "跑的是 CentOS 7，升级不了": the contrast belongs to the statement
-                    out[-1].content += "，" + _CANNOT.sub(r"无法\1", _untopicalize(clause))
+                    # "用 Markdown，Word 基本不碰", "跑的是 CentOS 7，升级不了": the contrast belongs to the statement;
+                    # after a switch it is the old value given up ("换 Cursor 了，VS Code 基本不开")
+                    if not (out[-1].correction and out[-1].form == "change"):
+                        out[-1].content += "，" + _CANNOT.sub(r"无法\1", _untopicalize(clause))
                     kept_before = False
                     continue
                 kept_before = False
