@@ -77,8 +77,13 @@ _EN_VERB_FORMS = "|".join(
     sorted({f for v in _EN_VERB_BASE for f in (v, v + ("es" if v.endswith(("sh", "ch", "o")) else "s"))})
 )
 # the third person's forms only: a bare verb after "so" or "and" may be the request ("so keep examples in PHP")
-_EN_VERB_S = "|".join(sorted(f for f in _EN_VERB_FORMS.split("|") if f.endswith("s") and f[:-1] in _EN_VERB_BASE
-                             or f.endswith("es") and f[:-2] in _EN_VERB_BASE))
+_EN_VERB_S = "|".join(
+    sorted(
+        f
+        for f in _EN_VERB_FORMS.split("|")
+        if f.endswith("s") and f[:-1] in _EN_VERB_BASE or f.endswith("es") and f[:-2] in _EN_VERB_BASE
+    )
+)
 _EN_PAST_WORDS = (
     "went got made left quit ran took came became began bought built grew knew lost met paid put sold spent taught "
     "wrote kept won chose gave found saw drove flew spoke fell held led sent brought caught"
@@ -99,7 +104,7 @@ _EN_CLAUSE = re.compile(
     # a denied second predicate: "… and don't have a car", "… and never drive"
     rf"|(?:don't|do not|never) (?={_EN_VERB_FORMS}\b))"
     r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
-    rf"|\s+and\s+(?={_EN_SECOND_PREDICATE})",
+    rf"|\s+and\s+(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
 )
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
@@ -450,8 +455,8 @@ _ATTRIBUTE_ZH = re.compile(
 # "GPU 只有四张 A100" after a clause about the user or their team): the thing is the subject's. The noun slot
 # takes a Chinese noun or a Latin term alike.
 _TOPIC_ATTRIBUTE_ZH = re.compile(
-    r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)?\s*|(?![你他她它这那我咱大])[\u4e00-\u9fff]{2,4}?)"
-    r"(?:都|也|主要|一般|全|全部|基本)?(?:用的是|使用|用|放在|放|只有|靠)(?![了过])"
+    r"^[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)?\s*(?:都|也|主要|一般|全|全部|基本)?(?:用的是|使用|用|放在|放|只有|靠)(?![了过])"
+    r"|^(?![你他她它这那我咱大])[\u4e00-\u9fff]{2,4}?(?:都|也|主要|一般|全|全部|基本)?(?:用的是|放在|放|只有)(?![了过])"
 )
 # A modal and a bare verb, nothing else ("不能升级", "没法跳"): it says something only of the statement before it.
 _BARE_MODAL_ZH = re.compile(r"^(?:不能|无法|没法|不可以|不让|不准)[\u4e00-\u9fff]{1,2}$")
@@ -1164,7 +1169,7 @@ _WHEN = re.compile(
     re.I,
 )
 _RESCHEDULED_ZH = re.compile(
-    r"^(?P<what>[^，,]{1,16}?)(?:改到|改在|改成|改为|换成|推迟到|推迟至|延期到|延到|提前到|改期到|挪到)了?(?P<when>[^，,了]{1,12})了?$"
+    r"^(?P<what>[^，,]{1,20}?)(?:改到|改在|改成|改为|换成|推迟到|推迟至|延期到|延到|提前到|改期到|挪到)了?(?P<when>[^，,了]{1,12})了?$"
 )
 
 
@@ -1285,7 +1290,9 @@ def _mark_terms(sentence: str, terms: list[str]) -> str:
 
 
 def _unmark_terms(text: str, terms: list[str]) -> str:
-    return _TERM_MARK_WORD.sub(lambda m: terms[int("".join(str("ABCDEFGHIJ".index(c)) for c in m.group(1)))], text)
+    return _TERM_MARK_WORD.sub(
+        lambda m: terms[int("".join(str("ABCDEFGHIJ".index(c)) for c in m.group(1)))], text
+    )
 
 
 def _message_candidates(content: str) -> list[Candidate]:
@@ -1453,7 +1460,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                 and not _about_user(clause, zh)
             )
             if attribute:
-                clause = ("的 " if clause[:1].isascii() else "的") + clause  # "我在读研二，方向是计算机视觉": the direction is the subject's
+                clause = (
+                    "的 " if clause[:1].isascii() else "的"
+                ) + clause  # "我在读研二，方向是计算机视觉": the direction is the subject's
             continues = (
                 attribute
                 or kept_before
