@@ -666,3 +666,30 @@ def test_code_mixed_terms_take_the_slot_of_a_noun(text, contents):
         assert not any("Emacs style" in c or "keeps" in c for c in got), got
     else:
         assert got == contents
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # A Chinese clause of an English sentence is read as Chinese, its subject the English part's.
+        (
+            "My dad retired last year, 他血压有点高.",
+            ["The user's dad retired last year", "用户的父亲血压有点高"],
+        ),
+        ("We live in Perth, my daughter is 六岁, 在上 Year 1", None),
+        # A time of the week and how it is usually spent is a habit, not an errand.
+        ("我在超市上班，周末一般都要值班", ["用户在超市上班", "用户周末一般都要值班"]),
+        ("周末要带孩子去打疫苗", []),
+        # "always" after "and" is no instruction to the assistant.
+        (
+            "I've rented here six years and always paid on time.",
+            ["The user has rented here six years and always paid on time"],
+        ),
+    ],
+)
+def test_clauses_of_the_other_language_and_habits(text, contents):
+    got = [c.content for c in extract_rules([human(text)])]
+    if contents is None:
+        assert "用户的女儿在上 Year 1" in got, got
+    else:
+        assert got == contents

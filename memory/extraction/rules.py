@@ -98,13 +98,13 @@ _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
     r"\s*(?:,(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
-    r"(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
+    r"(?=(?:(?:only|rarely|sometimes|mostly|usually|often|also) )?(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b"
     # a denied second predicate: "… and don't have a car", "… and never drive"
     rf"|(?:don't|do not|never) (?={_EN_VERB_FORMS}\b))"
     r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
-    rf"|\s+and\s+(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
+    rf"|\s+and\s+(?=(?:(?:only|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
 )
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
@@ -372,7 +372,7 @@ _ANAPHORA = re.compile(
 )
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
 _ERRAND = re.compile(
-    r"下周|这周|本周|这个月|本月|这(?:个)?季度|本季度|这次|这一次|明天|后天|今晚|周末|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
+    r"下周|这周|本周|这个月|本月|这(?:个)?季度|本季度|这次|这一次|明天|后天|今晚|(?<!每个)(?<!每)周末(?!一般|通常|经常|基本|都|总是|常常)|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
     r"晚点|回头|稍后|过会儿|改天|"
     # a visit or an arrival arranged: "my in-laws are coming", "my sister is visiting"
     r"\b(?:is|are|'re|'s) (?:coming|visiting|arriving|flying in|coming over)\b|"
@@ -468,6 +468,8 @@ _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|"
+    # a time of the week or day and how it is usually spent: "周末一般都在店里"
+    r"(?:每个?)?(?:周末|晚上|早上|白天|平日|工作日)(?=一般|通常|经常|基本|都|总是|常常)|"
     # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
     r"(?:特别|非常|很|比较|挺|更|最|超级?)(?=[喜爱讨怕恨会能擅]))"
 )
@@ -1281,6 +1283,25 @@ _TERM_MARK = "Zhterm"
 _TERM_MARK_WORD = re.compile(_TERM_MARK + r"([A-J]+)\b")
 
 
+def _by_language(sentences: list[str]) -> list[tuple[str, bool]]:
+    """A Chinese clause of an English sentence is a sentence of its own, read as Chinese ("My mom moved in with us
+    last month, 她腿脚不方便"); a Chinese sentence keeps its English clauses. Each sentence comes with whether it
+    goes on from an English part of the same sentence (its subject is that part's)."""
+    out: list[tuple[str, bool]] = []
+    for sentence in sentences:
+        parts = re.split(r"[，,]\s*", sentence)
+        if len(parts) < 2 or _chinese(sentence) or not any(_chinese(p) for p in parts):
+            out.append((sentence, False))
+            continue
+        start = len(out)
+        for part in parts:
+            if len(out) > start and not _chinese(part) and not _chinese(out[-1][0]):
+                out[-1] = (out[-1][0] + ", " + part, out[-1][1])
+            else:
+                out.append((part, len(out) > start))
+    return out
+
+
 def _mark_terms(sentence: str, terms: list[str]) -> str:
     def mark(m: re.Match) -> str:
         terms.append(m.group(0))
@@ -1301,7 +1322,9 @@ def _message_candidates(content: str) -> list[Candidate]:
     owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     terms: list[str] = []  # Chinese terms of English sentences, by placeholder
-    for sentence in split_sentences(content):
+    part_start = 0  # where the candidates of the sentence before began
+    for sentence, goes_on in _by_language(split_sentences(content)):
+        goes_on, part_start = goes_on and len(out) > part_start, len(out)
         zh = _chinese(sentence)
         if not zh and has_cjk(sentence):
             sentence = _mark_terms(sentence, terms)
@@ -1339,9 +1362,12 @@ def _message_candidates(content: str) -> list[Candidate]:
         elif explicit_message and not _request(body, zh):
             explicit = background = True  # the sentences after "Remember this about me:" belong to it
         subject = "用户" if zh else "The user"
+        if zh and goes_on and out and (named := re.match(r"The user's ([a-z]+)\b", out[-1].content)):
+            # "My son is 8, 在读三年级": the Chinese part's subject is the English part's
+            subject = "用户的" + _MIXED.get(named.group(1), named.group(1))
         if zh and re.search(r"我(?:们)?家", header_text):
             subject = "用户家"  # "请记住我家的情况：三口之家…": the household is the subject
-        kept_before = False
+        kept_before = goes_on and zh
         bare: list[str] = []
         # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
         clauses = _clauses(body, zh)
