@@ -671,25 +671,17 @@ def test_code_mixed_terms_take_the_slot_of_a_noun(text, contents):
 @pytest.mark.parametrize(
     "text, contents",
     [
-        # A Chinese clause of an English sentence is read as Chinese, its subject the English part's.
-        (
-            "My dad retired last year, 他血压有点高.",
-            ["The user's dad retired last year", "用户的父亲血压有点高"],
-        ),
-        ("We live in Perth, my daughter is 六岁, 在上 Year 1", None),
         # A time of the week and how it is usually spent is a habit, not an errand.
         ("我在超市上班，周末一般都要值班", ["用户在超市上班", "用户周末一般都要值班"]),
         ("周末要带孩子去打疫苗", []),
-        # "always" after "and" is no instruction to the assistant.
+        # "always" and a past verb after "and" is no instruction to the assistant; "Always reply …" is.
+        ("Always reply in French.", ["The user wants the assistant to always reply in French"]),
         (
             "I've rented here six years and always paid on time.",
-            ["The user has rented here six years and always paid on time"],
+            ["The user has rented here six years"],
         ),
     ],
 )
-def test_clauses_of_the_other_language_and_habits(text, contents):
+def test_habits_of_a_time_of_the_week_and_past_tense_after_always(text, contents):
     got = [c.content for c in extract_rules([human(text)])]
-    if contents is None:
-        assert "用户的女儿在上 Year 1" in got, got
-    else:
-        assert got == contents
+    assert got == contents

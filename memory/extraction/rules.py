@@ -104,7 +104,7 @@ _EN_CLAUSE = re.compile(
     # a denied second predicate: "… and don't have a car", "… and never drive"
     rf"|(?:don't|do not|never) (?={_EN_VERB_FORMS}\b))"
     r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
-    rf"|\s+and\s+(?=(?:(?:only|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
+    rf"|\s+and\s+(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
 )
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
@@ -505,7 +505,9 @@ _STANDING_ZH = re.compile(
     r"请(?:你)?(?:以后|总是|始终|默认|每次)"
 )
 _STANDING_EN = re.compile(
-    r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)|don'?t ever|do not ever|from now on|going forward|"
+    r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)(?! (?:\w+ed|"
+    + _EN_PAST_WORDS.replace(" ", "|")
+    + r")\b)|don'?t ever|do not ever|from now on|going forward|"
     r"in the future|by default)\b|\b(?:from now on|by default)\b|"
     r"\byou should (?:always|never)\b|\bplease (?:always|never)\b|^(?:please )?don'?t (?:ever )?(?:use|call|send|"
     r"write|reply|answer|add|include|schedule)\b|^call me\b",
@@ -1283,25 +1285,6 @@ _TERM_MARK = "Zhterm"
 _TERM_MARK_WORD = re.compile(_TERM_MARK + r"([A-J]+)\b")
 
 
-def _by_language(sentences: list[str]) -> list[tuple[str, bool]]:
-    """A Chinese clause of an English sentence is a sentence of its own, read as Chinese ("My mom moved in with us
-    last month, 她腿脚不方便"); a Chinese sentence keeps its English clauses. Each sentence comes with whether it
-    goes on from an English part of the same sentence (its subject is that part's)."""
-    out: list[tuple[str, bool]] = []
-    for sentence in sentences:
-        parts = re.split(r"[，,]\s*", sentence)
-        if len(parts) < 2 or _chinese(sentence) or not any(_chinese(p) for p in parts):
-            out.append((sentence, False))
-            continue
-        start = len(out)
-        for part in parts:
-            if len(out) > start and not _chinese(part) and not _chinese(out[-1][0]):
-                out[-1] = (out[-1][0] + ", " + part, out[-1][1])
-            else:
-                out.append((part, len(out) > start))
-    return out
-
-
 def _mark_terms(sentence: str, terms: list[str]) -> str:
     def mark(m: re.Match) -> str:
         terms.append(m.group(0))
@@ -1322,9 +1305,7 @@ def _message_candidates(content: str) -> list[Candidate]:
     owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     terms: list[str] = []  # Chinese terms of English sentences, by placeholder
-    part_start = 0  # where the candidates of the sentence before began
-    for sentence, goes_on in _by_language(split_sentences(content)):
-        goes_on, part_start = goes_on and len(out) > part_start, len(out)
+    for sentence in split_sentences(content):
         zh = _chinese(sentence)
         if not zh and has_cjk(sentence):
             sentence = _mark_terms(sentence, terms)
@@ -1362,12 +1343,9 @@ def _message_candidates(content: str) -> list[Candidate]:
         elif explicit_message and not _request(body, zh):
             explicit = background = True  # the sentences after "Remember this about me:" belong to it
         subject = "用户" if zh else "The user"
-        if zh and goes_on and out and (named := re.match(r"The user's ([a-z]+)\b", out[-1].content)):
-            # "My son is 8, 在读三年级": the Chinese part's subject is the English part's
-            subject = "用户的" + _MIXED.get(named.group(1), named.group(1))
         if zh and re.search(r"我(?:们)?家", header_text):
             subject = "用户家"  # "请记住我家的情况：三口之家…": the household is the subject
-        kept_before = goes_on and zh
+        kept_before = False
         bare: list[str] = []
         # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
         clauses = _clauses(body, zh)
