@@ -630,6 +630,9 @@ def test_it_reorders_time_phrases_and_leaves_out_visits_plans_and_switch_events(
             ["The user's nanny is from 湖南", "The user's nanny only cooks 湘菜"],
         ),
         ("I'm a 会计 living in Leeds.", ["The user is a 会计 living in Leeds"]),
+        # a Chinese run without a function word is a term after an English opening, one with one is grammar
+        ("I speak 粤语, 客家话 and 英语.", ["The user speaks 粤语, 客家话 and 英语"]),
+        ("老李 and I both teach at 复旦.", ["The user and 老李 both teach at 复旦"]),
         ("My dad moved in with us in May.", ["The user's dad lives with the user"]),
         # names and acronyms in the middle of a Chinese sentence do not make it English
         ("CD 已经从 Travis 换到 Buildkite 了", ["CD 现在使用 Buildkite"]),

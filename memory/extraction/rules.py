@@ -1260,7 +1260,7 @@ def _chinese(text: str) -> bool:
     GitHub Actions 了" are Chinese with English terms; "I'm based in 上海", "We moved from 北京 to 杭州" English).
     A run of Chinese counts a word per two characters; of the English words only those that carry grammar
     count (lower case, "I", the first word): a name or an acronym in the middle is a term of either language.
-    A sentence that opens in English is Chinese only when its Chinese outweighs its English."""
+    A sentence that opens in English counts only the runs of Chinese that carry grammar."""
     if not has_cjk(text):
         return False
     text = text.strip()
@@ -1270,32 +1270,39 @@ def _chinese(text: str) -> bool:
         for k, word in enumerate(words)
         if word[0].islower() or _I_FORM.fullmatch(word) or (k == 0 and text.startswith(word))
     )
-    chinese = sum((len(run) + 1) // 2 for run in _CJK_RUN.findall(text))
-    return chinese >= english if _CJK_CHAR.match(text) else chinese > english
+    if _CJK_CHAR.match(text):
+        return sum((len(run) + 1) // 2 for run in _CJK_RUN.findall(text)) >= english
+    # after an English opening only a run with a Chinese function word, or a long one, is grammar ("Swift 写了五年",
+    # "CI 已经从 Jenkins 换到 GitHub Actions 了"); the others are terms ("I speak 普通话, 粤语 and 上海话")
+    runs = [run for run in _CJK_RUN.findall(text) if _ZH_FUNCTION.search(run) or len(run) > 4]
+    return sum((len(run) + 1) // 2 for run in runs) >= english
 
 
 _CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+# the closed class of Chinese function words (particles, pronouns, copula, negation, common adverbs and
+# prepositions): a run of Chinese with none of them is a term inside an English sentence
+_ZH_FUNCTION = re.compile(r"[的了是在我你他她它们不没有和就都也还要会吗呢吧把被给很太从已这那个过着得地]")
 _I_FORM = re.compile(r"I(?:'m|'ve|'d|'ll)?")
 # A Chinese term inside an English sentence ("My grandma lives in 成都", "does 年夜饭 at my uncle's") stands
 # in the English clause rules as a name does: it is replaced by a placeholder name while the sentence is
 # read and written back, as said, into the statements.
 _TERM_MARK = "Zhterm"
-_TERM_MARK_WORD = re.compile(_TERM_MARK + r"([A-J]+)\b")
+_TERM_MARK_WORD = re.compile(_TERM_MARK + r"([a-j]+)\b")
 
 
 def _mark_terms(sentence: str, terms: list[str]) -> str:
     def mark(m: re.Match) -> str:
         terms.append(m.group(0))
-        return _TERM_MARK + "".join("ABCDEFGHIJ"[int(d)] for d in str(len(terms) - 1))
+        return _TERM_MARK + "".join("abcdefghij"[int(d)] for d in str(len(terms) - 1))
 
     return _CJK_RUN.sub(mark, sentence)
 
 
 def _unmark_terms(text: str, terms: list[str]) -> str:
     return _TERM_MARK_WORD.sub(
-        lambda m: terms[int("".join(str("ABCDEFGHIJ".index(c)) for c in m.group(1)))], text
+        lambda m: terms[int("".join(str("abcdefghij".index(c)) for c in m.group(1)))], text
     )
 
 
