@@ -4,7 +4,9 @@ It reads only the user's messages of the turn and writes what they say about the
 in the third person and in the user's language ("用户住在成都", "The user lives in Toronto"):
 
 1. Sentences are split into clauses (commas, "而且", ", and I ..."); a "remember this background:"
-   request keeps what follows its colon and marks it explicit.
+   request keeps what follows its colon and marks it explicit. A sentence is read in the language of the
+   words that carry its grammar: Chinese terms in an English sentence are read as names and written back as
+   said; Latin terms in a Chinese sentence take a noun's slot ("GPU 只有两张 H100", "作为 SRE").
 2. A clause is dropped when it is the request itself (帮我… / can you …, a question, an imperative),
    material handed over after a request's colon, a mood of the moment (今天好累, today, lol, a busy spell,
    a visit arranged, an event told again), talk about what was said before, or a denied old value
