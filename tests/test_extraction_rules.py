@@ -618,3 +618,73 @@ def test_a_change_with_its_value_now_keeps_only_the_value(text, contents):
 )
 def test_it_reorders_time_phrases_and_leaves_out_visits_plans_and_switch_events(text, contents):
     assert [c.content for c in extract_rules([human(text)])] == contents
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # The language is read from the words that carry the grammar: Chinese terms in an English sentence are
+        # names in the English clause rules and are written back as said.
+        (
+            "Our nanny is from 湖南 and only cooks 湘菜.",
+            ["The user's nanny is from 湖南", "The user's nanny only cooks 湘菜"],
+        ),
+        ("I'm a 会计 living in Leeds.", ["The user is a 会计 living in Leeds"]),
+        # a Chinese run without a function word is a term after an English opening, one with one is grammar
+        ("I speak 粤语, 客家话 and 英语.", ["The user speaks 粤语, 客家话 and 英语"]),
+        ("老李 and I both teach at 复旦.", ["The user and 老李 both teach at 复旦"]),
+        ("My dad moved in with us in May.", ["The user's dad lives with the user"]),
+        # names and acronyms in the middle of a Chinese sentence do not make it English
+        ("CD 已经从 Travis 换到 Buildkite 了", ["CD 现在使用 Buildkite"]),
+        # a bare verb after "so" stays the request
+        ("The only editor my team allows is Emacs, so keep shortcuts in Emacs style.", None),
+        # A Latin term takes a Chinese noun's slot: a thing of the subject named first, a counted thing, a role.
+        ("我们公司做动画，渲染放在 AWS 上", ["用户的公司做动画", "用户的公司的渲染放在 AWS 上"]),
+        (
+            "我们组在做推荐系统，GPU 只有两张 H100",
+            ["用户的团队在做推荐系统", "用户的团队的 GPU 只有两张 H100"],
+        ),
+        ("在一家外企做 QA，手下三个 tester", ["用户在一家外企做 QA", "用户手下有三个 tester"]),
+        ("作为 SRE，我每周轮一次值班", ["用户是 SRE", "用户每周轮一次值班"]),
+        ("开了两家花店，记账用的是 Xero", ["用户开了两家花店", "用户的记账使用 Xero"]),
+        # a Chinese topic does not take "用": "开会都用英文" is how, not a thing of the subject
+        ("我老板是 Australian，开会都用英文", ["用户的老板是 Australian"]),
+        # A date moved with 挪到 / 换成 a time, the old value left out.
+        ("我们的 sync 会从周二挪到周三上午了", ["用户的 sync 会现在是周三上午"]),
+        ("儿子的 swimming 课换成周日下午了", ["用户的儿子的 swimming 课现在是周日下午"]),
+        # A switch to a named thing without 成/到; the old thing given up after it is not appended.
+        ("上个月换 Zed 了，Sublime 基本不开", ["用户现在使用 Zed"]),
+        ("我们现在不用 Redis 了，全换成 Valkey", ["用户现在使用 Valkey"]),
+        # Two names side by side, the second denied.
+        ("更正一下，我用的是 Fedora 不是 Ubuntu", ["用户使用 Fedora"]),
+        # Nobody (没人) is no contrast of the subject; a task someone set is not a fact; this quarter is passing.
+        ("我们部门周报全靠 Notion，纸质的没人看", ["用户的团队周报全靠 Notion"]),
+        ("博士在读，老板让我用 JAX 重写模型", ["用户博士在读"]),
+        ("我们这季度花了五万做 Facebook 广告", []),
+    ],
+)
+def test_code_mixed_terms_take_the_slot_of_a_noun(text, contents):
+    got = [c.content for c in extract_rules([human(text)])]
+    if contents is None:
+        assert not any("Emacs style" in c or "keeps" in c for c in got), got
+    else:
+        assert got == contents
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # A time of the week and how it is usually spent is a habit, not an errand.
+        ("我在超市上班，周末一般都要值班", ["用户在超市上班", "用户周末一般都要值班"]),
+        ("周末要带孩子去打疫苗", []),
+        # "always" and a past verb after "and" is no instruction to the assistant; "Always reply …" is.
+        ("Always reply in French.", ["The user wants the assistant to always reply in French"]),
+        (
+            "I've rented here six years and always paid on time.",
+            ["The user has rented here six years"],
+        ),
+    ],
+)
+def test_habits_of_a_time_of_the_week_and_past_tense_after_always(text, contents):
+    got = [c.content for c in extract_rules([human(text)])]
+    assert got == contents

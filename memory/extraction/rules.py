@@ -4,7 +4,9 @@ It reads only the user's messages of the turn and writes what they say about the
 in the third person and in the user's language ("用户住在成都", "The user lives in Toronto"):
 
 1. Sentences are split into clauses (commas, "而且", ", and I ..."); a "remember this background:"
-   request keeps what follows its colon and marks it explicit.
+   request keeps what follows its colon and marks it explicit. A sentence is read in the language of the
+   words that carry its grammar: Chinese terms in an English sentence are read as names and written back as
+   said; Latin terms in a Chinese sentence take a noun's slot ("GPU 只有两张 H100", "作为 SRE").
 2. A clause is dropped when it is the request itself (帮我… / can you …, a question, an imperative),
    material handed over after a request's colon, a mood of the moment (今天好累, today, lol, a busy spell,
    a visit arranged, an event told again), talk about what was said before, or a denied old value
@@ -76,6 +78,14 @@ _EN_VERB_BASE = (
 _EN_VERB_FORMS = "|".join(
     sorted({f for v in _EN_VERB_BASE for f in (v, v + ("es" if v.endswith(("sh", "ch", "o")) else "s"))})
 )
+# the third person's forms only: a bare verb after "so" or "and" may be the request ("so keep examples in PHP")
+_EN_VERB_S = "|".join(
+    sorted(
+        f
+        for f in _EN_VERB_FORMS.split("|")
+        if f.endswith("s") and f[:-1] in _EN_VERB_BASE or f.endswith("es") and f[:-2] in _EN_VERB_BASE
+    )
+)
 _EN_PAST_WORDS = (
     "went got made left quit ran took came became began bought built grew knew lost met paid put sold spent taught "
     "wrote kept won chose gave found saw drove flew spoke fell held led sent brought caught"
@@ -90,13 +100,13 @@ _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
     r"\s*(?:,(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
-    r"(?=(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
+    r"(?=(?:(?:only|rarely|sometimes|mostly|usually|often|also) )?(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b"
     # a denied second predicate: "… and don't have a car", "… and never drive"
     rf"|(?:don't|do not|never) (?={_EN_VERB_FORMS}\b))"
     r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
-    rf"|\s+and\s+(?={_EN_SECOND_PREDICATE})",
+    rf"|\s+and\s+(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
 )
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
@@ -228,7 +238,7 @@ _CORRECTION_PREFIX = re.compile(
     re.I,
 )
 _CHANGE = re.compile(
-    r"改到|改成|改为|改在|换了|换成|换到|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
+    r"改到|改成|改为|改在|换了|换成|换到|换(?=\s?[A-Za-z])|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
     r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|改(?:喝|吃|骑|开|学|玩|看|听|坐|住)|"
     r"迁移|迁到|搬回|升职|晋升|"
     r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
@@ -237,7 +247,7 @@ _CHANGE = re.compile(
     re.I,
 )
 _SCHEDULE_CHANGE = re.compile(
-    r"改(?:成|为)(?=[^，,]{0,3}(?:周|星期|礼拜|\d|[一二三四五六七八九十]+(?:月|号|日|点)))|改到|推迟到|推迟至|延期到|提前到|改期到|改在|(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调)到|"
+    r"(?:改|换|挪)(?:成|为)(?=[^，,]{0,3}(?:周|星期|礼拜|\d|[一二三四五六七八九十]+(?:月|号|日|点)))|改到|挪到|推迟到|推迟至|延期到|提前到|改期到|改在|(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调)到|"
     r"\b(?:moved|slipped|postponed|pushed(?: back)?|bumped|shifted|relocated|rescheduled|changed|"
     r"(?:went|gone|was|is|been|got) (?:up|down|cut|raised|increased|reduced|lowered)|increased|reduced|raised|"
     r"lowered|cut|grew|rose|fell|shrank|decreased|dropped) (?:to|until)\b"
@@ -251,7 +261,7 @@ _DENIED = re.compile(
     re.I,
 )
 _FROM_OLD = re.compile(
-    r"从[^，,到]{1,12}(?=搬到|搬去|搬回|调到|调去|转到|换到|换成|改到|改成|迁到|迁移到|"
+    r"从[^，,到]{1,12}(?=搬到|搬去|搬回|调到|调去|转到|换到|换成|改到|改成|挪到|迁到|迁移到|"
     r"(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调|变)了?(?:到|成|为))|\bfrom [\w .'-]{1,30}?(?= to\b)",
     re.I,
 )
@@ -364,7 +374,7 @@ _ANAPHORA = re.compile(
 )
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
 _ERRAND = re.compile(
-    r"下周|这周|本周|这个月|本月|这次|这一次|明天|后天|今晚|周末|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
+    r"下周|这周|本周|这个月|本月|这(?:个)?季度|本季度|这次|这一次|明天|后天|今晚|(?<!每个)(?<!每)周末(?!一般|通常|经常|基本|都|总是|常常)|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
     r"晚点|回头|稍后|过会儿|改天|"
     # a visit or an arrival arranged: "my in-laws are coming", "my sister is visiting"
     r"\b(?:is|are|'re|'s) (?:coming|visiting|arriving|flying in|coming over)\b|"
@@ -395,8 +405,10 @@ _SELF_ZH = re.compile(
     rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|工资|"
     r"刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
     r"作为[^，,]{0,8}?(?:师|员|者|家|生|工|长|经理|全栈|开发|妈妈|爸爸|父母)$|"
+    # a Latin term in the slot of the role: "作为 PM", "作为一个 Java dev"
+    r"作为(?:一(?:个|名|位))?\s*[A-Za-z][\w.+#-]*(?: [A-Za-z][\w.+#-]*){0,2}$|"
     r"[\u4e00-\u9fff]了[一二两三四五六七八九十几\d多半]+年|"
-    r"确诊|戒烟|戒了|在读|读研|读博|上班|下班|通勤|手上|"
+    r"确诊|戒烟|戒了|在读|[\u4e00-\u9fff]{2,4}在读$|读研|读博|上班|下班|通勤|手上|手下|开了(?:一|两|三|几|\d)(?:家|间|个)|"
     r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带)|"
     # how one gets to work or school now: "现在骑电动车上班"
     r"(?:现在|如今|目前)(?:每天|都|改)?(?:骑|开|坐|搭|走路)[\u4e00-\u9fff]{0,5}(?:上班|上学|通勤))"
@@ -428,17 +440,25 @@ _ASSISTANT_ACT = re.compile(
 _SELF_ZH_TIMED = re.compile(
     r"^(?:去年|今年|前年|上个?月|上半年|下半年|最近|刚刚?|已经|后来|现在|年初|年底|春天|夏天|秋天|冬天|年前|年后)+"
     r".{0,4}?(?:从.{1,10}?)?(?:搬到|搬去|调到|调去|转到|入职|离职|辞职|跳槽|换了工作|结婚|退休|毕业|"
+    r"(?:换|改用|换成|换到|切到)了?\s*[A-Za-z]|"
     r"在.{1,15}(?:上班|工作))"
 )
 # A short subjectless contrast that completes the statement before it ("Word 基本不碰", "升级不了").
 _COMPLEMENT_ZH = re.compile(
-    r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*\s*)?[^你他她它这那我]{0,9}?(?:不|没|无法)"
+    r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*\s*)?[^你他她它这那我]{0,9}?(?:不|没(?!有?人)|无法)"
 )
 # An attribute of the subject just named, by a noun of what a person has ("方向是计算机视觉", "专业是会计").
 _ATTRIBUTE_ZH = re.compile(
     r"^(?:专业|方向|研究方向|职位|岗位|职业|工作|主业|副业|行业|爱好|学历|年级|年龄|身高|体重|血型|星座|属相|生日|老家|"
     r"籍贯|母语|口味|工资|收入|月薪|年薪|车|电脑|手机|学校|单位|部门|成绩|网名|昵称|小名|英文名)(?:是|为)"
     r"(?![真很太挺好不])[^，,]{2,}$"
+)
+# A thing of the subject's named first, then what it uses or holds ("文档都放 Confluence", "收银用的是 Square",
+# "GPU 只有四张 A100" after a clause about the user or their team): the thing is the subject's. The noun slot
+# takes a Chinese noun or a Latin term alike.
+_TOPIC_ATTRIBUTE_ZH = re.compile(
+    r"^[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)?\s*(?:都|也|主要|一般|全|全部|基本)?(?:用的是|使用|用|放在|放|只有|靠)(?![了过])"
+    r"|^(?![你他她它这那我咱大])[\u4e00-\u9fff]{2,4}?(?:都|也|主要|一般|全|全部|基本)?(?:用的是|放在|放|只有)(?![了过])"
 )
 # A modal and a bare verb, nothing else ("不能升级", "没法跳"): it says something only of the statement before it.
 _BARE_MODAL_ZH = re.compile(r"^(?:不能|无法|没法|不可以|不让|不准)[\u4e00-\u9fff]{1,2}$")
@@ -449,6 +469,9 @@ _EMPHASIS_ZH = re.compile(
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
+    r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|"
+    # a time of the week or day and how it is usually spent: "周末一般都在店里"
+    r"(?:每个?)?(?:周末|晚上|早上|白天|平日|工作日)(?=一般|通常|经常|基本|都|总是|常常)|"
     # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
     r"(?:特别|非常|很|比较|挺|更|最|超级?)(?=[喜爱讨怕恨会能擅]))"
 )
@@ -484,7 +507,9 @@ _STANDING_ZH = re.compile(
     r"请(?:你)?(?:以后|总是|始终|默认|每次)"
 )
 _STANDING_EN = re.compile(
-    r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)|don'?t ever|do not ever|from now on|going forward|"
+    r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)(?! (?:\w+ed|"
+    + _EN_PAST_WORDS.replace(" ", "|")
+    + r")\b)|don'?t ever|do not ever|from now on|going forward|"
     r"in the future|by default)\b|\b(?:from now on|by default)\b|"
     r"\byou should (?:always|never)\b|\bplease (?:always|never)\b|^(?:please )?don'?t (?:ever )?(?:use|call|send|"
     r"write|reply|answer|add|include|schedule)\b|^call me\b",
@@ -655,8 +680,8 @@ def _rewrite_zh(clause: str, subject: str) -> str:
     text = re.sub(r"^用户一个人住$", "用户独自居住", text)
     # counted things right after the owner are had: "用户家两只猫一只狗" → "用户家有两只猫一只狗"
     text = re.sub(
-        r"^(用户(?:家|家里)?)(?=(?:[一两三四五六七八九十\d]+(?:个|只|条|位|台|辆|套|间)(?!月|小时|星期|礼拜|钟头|人)"
-        r"[\u4e00-\u9fff]{1,3}?[和、]?)+$)",
+        r"^(用户(?:家|家里|手下)?)(?=(?:[一两三四五六七八九十\d]+(?:个|只|条|位|台|辆|套|间)(?!月|小时|星期|礼拜|钟头|人)"
+        r"(?:[\u4e00-\u9fff]{1,3}?|\s?[A-Za-z][\w.+#-]*)[和、]?)+$)",
         r"\1有",
         text,
     )
@@ -975,6 +1000,9 @@ _MOVED_EN = re.compile(
     r"^The user (?:finally |just |recently )?(?:moved|relocated|made the move)(?: back)? to "
     r"([A-Z][\w'-]*(?: [A-Z][\w'-]*)*|[\u4e00-\u9fff]{2,8})(?:\s+(.+))?$"
 )
+_MOVED_IN_EN = re.compile(
+    r"^(?P<who>The user's [\w-]+(?: [\w-]+)?) (?:finally |just |recently )?moved in with the user\b(?! (?:for|until)\b)"
+)
 _MOVED_ZH = re.compile(
     r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到|搬回(?:到)?(?:老家)?)了?([^，,。\s（(]{2,10}?)了?$"
 )
@@ -983,7 +1011,9 @@ _MOVED_ZH = re.compile(
 # A denied old value at the end of a clause, parallel to the value before it: "at 4pm not 3pm", "at Acme, not
 # Initech", "nine, not seven"; "用 A 而不是 B".
 _DENIED_TAIL = re.compile(
-    r"(?<![\w.:'])(?P<before>[\w.:']{1,30})[,\s]+not (?P<old>(?:\w[\w.:-]* ){0,2}\w[\w.:-]*)$|\s*而不是[^，,。]{1,12}$",
+    r"(?<![\w.:'])(?P<before>[\w.:']{1,30})[,\s]+not (?P<old>(?:\w[\w.:-]* ){0,2}\w[\w.:-]*)$|\s*而不是[^，,。]{1,12}$"
+    # two names side by side, the second denied: "用的是 Android 不是 iPhone"
+    r"|(?<=[A-Za-z0-9])\s*(?:而|并)?不是\s*(?=[A-Za-z])[^，,。]{1,20}$",
     re.I,
 )
 _NUMBER_WORD = (
@@ -1020,6 +1050,8 @@ def _moved(statement: str) -> str:
     spring" said today is wrong next year."""
     if m := _MOVED_EN.match(statement):
         return f"The user lives in {m.group(1)}"
+    if m := _MOVED_IN_EN.match(statement):  # "My mom moved in with us last month"
+        return f"{m.group('who')} lives with the user"
     if m := _MOVED_ZH.match(statement):
         return f"用户住在{m.group(2)}"
     return statement
@@ -1027,9 +1059,9 @@ def _moved(statement: str) -> str:
 
 # A switch names what is used now: "改用 Neovim", "换了 Teams", "switched to Linear".
 _SWITCHED_ZH = re.compile(
-    r"^(?P<subj>用户[^，,。\s]{0,8}?)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都)*)"
+    r"^(?P<subj>用户[^，,。\s]{0,8}?)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都|全|全部)*)"
     r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
-    r"|(?:换成|换了|换到)了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
+    r"|(?:换成|换了|换到|换(?=\s*[A-Za-z]))了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
 )
 # A new employer: "用户跳槽去了腾讯" → "用户现在在腾讯工作".
 _JOINED_ZH = re.compile(
@@ -1143,7 +1175,7 @@ _WHEN = re.compile(
     re.I,
 )
 _RESCHEDULED_ZH = re.compile(
-    r"^(?P<what>[^，,]{1,12}?)(?:改到|改在|改成|改为|推迟到|推迟至|延期到|延到|提前到|改期到|挪到)了?(?P<when>[^，,了]{1,12})了?$"
+    r"^(?P<what>[^，,]{1,20}?)(?:改到|改在|改成|改为|换成|推迟到|推迟至|延期到|延到|提前到|改期到|挪到)了?(?P<when>[^，,了]{1,12})了?$"
 )
 
 
@@ -1163,12 +1195,13 @@ _PARTICIPLE_EN = re.compile(
     r"^(?:based|located|spread|split|scattered|distributed|stationed|settled|born|raised) (?:across|in|over|between|around|among|at|on|from)\b"
 )
 _EN_VERB_START = re.compile(
-    r"^(?:also |just |usually |often |mostly |now |still )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
-    r"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches)\b"
+    r"^(?:also |just |usually |often |mostly |now |still |only |always |rarely |sometimes )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
+    rf"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches|{_EN_VERB_S})\b"
     rf"|^(?:don't|do not|never) (?={_EN_VERB_FORMS}\b)"
     r"|^(?:based|located|spread|split|scattered|distributed|stationed|settled|born|raised) (?:across|in|over|between|around|among|at|on|from)\b"
     rf"|^(?:also |just |usually |often |mostly |now |still |then |later )*{_EN_SECOND_PREDICATE}",
 )
+_MADE_TO_ZH = re.compile(r"^(?![我你])[^，,我]{1,6}(?:让|叫|要|要求|逼|催|安排)我(?![的们])")
 _OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
 _OWNED_EN = re.compile(r"\bmy ([a-z]+(?:-[a-z]+)*)", re.I)
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
@@ -1225,15 +1258,54 @@ def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
 
 
 def _chinese(text: str) -> bool:
-    """A sentence written in Chinese: it has Chinese characters, at least as many as English words
-    ("我们用 Notion 做 wiki" is Chinese with English terms; "I'm based in 上海" is English)."""
-    # a sentence that opens in English needs more Chinese to count as Chinese ("I don't eat 猪肉 for …")
-    ratio = 3 if _CJK_CHAR.match(text.lstrip()) else 2
-    return has_cjk(text) and ratio * len(_CJK_CHAR.findall(text)) >= len(_LATIN_WORD.findall(text))
+    """A sentence written in Chinese: its grammar is Chinese ("我们用 Notion 做 wiki", "CI 已经从 Jenkins 换到
+    GitHub Actions 了" are Chinese with English terms; "I'm based in 上海", "We moved from 北京 to 杭州" English).
+    A run of Chinese counts a word per two characters; of the English words only those that carry grammar
+    count (lower case, "I", the first word): a name or an acronym in the middle is a term of either language.
+    A sentence that opens in English counts only the runs of Chinese that carry grammar."""
+    if not has_cjk(text):
+        return False
+    text = text.strip()
+    words = _LATIN_WORD.findall(text)
+    english = sum(
+        1
+        for k, word in enumerate(words)
+        if word[0].islower() or _I_FORM.fullmatch(word) or (k == 0 and text.startswith(word))
+    )
+    if _CJK_CHAR.match(text):
+        return sum((len(run) + 1) // 2 for run in _CJK_RUN.findall(text)) >= english
+    # after an English opening only a run with a Chinese function word, or a long one, is grammar ("Swift 写了五年",
+    # "CI 已经从 Jenkins 换到 GitHub Actions 了"); the others are terms ("I speak 普通话, 粤语 and 上海话")
+    runs = [run for run in _CJK_RUN.findall(text) if _ZH_FUNCTION.search(run) or len(run) > 4]
+    return sum((len(run) + 1) // 2 for run in runs) >= english
 
 
 _CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+# the closed class of Chinese function words (particles, pronouns, copula, negation, common adverbs and
+# prepositions): a run of Chinese with none of them is a term inside an English sentence
+_ZH_FUNCTION = re.compile(r"[的了是在我你他她它们不没有和就都也还要会吗呢吧把被给很太从已这那个过着得地]")
+_I_FORM = re.compile(r"I(?:'m|'ve|'d|'ll)?")
+# A Chinese term inside an English sentence ("My grandma lives in 成都", "does 年夜饭 at my uncle's") stands
+# in the English clause rules as a name does: it is replaced by a placeholder name while the sentence is
+# read and written back, as said, into the statements.
+_TERM_MARK = "Zhterm"
+_TERM_MARK_WORD = re.compile(_TERM_MARK + r"([a-j]+)\b")
+
+
+def _mark_terms(sentence: str, terms: list[str]) -> str:
+    def mark(m: re.Match) -> str:
+        terms.append(m.group(0))
+        return _TERM_MARK + "".join("abcdefghij"[int(d)] for d in str(len(terms) - 1))
+
+    return _CJK_RUN.sub(mark, sentence)
+
+
+def _unmark_terms(text: str, terms: list[str]) -> str:
+    return _TERM_MARK_WORD.sub(
+        lambda m: terms[int("".join(str("abcdefghij".index(c)) for c in m.group(1)))], text
+    )
 
 
 def _message_candidates(content: str) -> list[Candidate]:
@@ -1241,8 +1313,11 @@ def _message_candidates(content: str) -> list[Candidate]:
     explicit_message = False
     owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
+    terms: list[str] = []  # Chinese terms of English sentences, by placeholder
     for sentence in split_sentences(content):
         zh = _chinese(sentence)
+        if not zh and has_cjk(sentence):
+            sentence = _mark_terms(sentence, terms)
         if zh:  # "我们 team 的 backend" is read as "我们团队的后端"; names and acronyms stay as written
             sentence = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], sentence)
             sentence = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", sentence)
@@ -1352,6 +1427,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue
             if not zh and kept_before and _BRIDGED_EN.match(clause):
                 clause = "my " + clause[4:]
+            if zh and _MADE_TO_ZH.match(clause):
+                kept_before = False
+                continue  # "导师让我用 PyTorch 复现一篇论文": a task someone set, not a fact about the user
             clause = _REPORTED.sub("", clause)  # "医生说我有轻度脂肪肝", "my doctor says I have …"
             if (
                 condition
@@ -1384,9 +1462,20 @@ def _message_candidates(content: str) -> list[Candidate]:
                 )  # "用的是 MySQL 5.7，不能升级": what cannot be upgraded is said before
                 kept_before = False
                 continue
-            attribute = zh and kept_before and _ATTRIBUTE_ZH.match(clause) and not _about_user(clause, zh)
+            attribute = (
+                zh
+                and kept_before
+                and (
+                    _ATTRIBUTE_ZH.match(clause)
+                    or _TOPIC_ATTRIBUTE_ZH.match(clause)
+                    and not (_CONTINUES_ZH.match(clause) or _TOPIC_FIRST_ZH.match(clause))
+                )
+                and not _about_user(clause, zh)
+            )
             if attribute:
-                clause = "的" + clause  # "我在读研二，方向是计算机视觉": the direction is the subject's
+                clause = (
+                    "的 " if clause[:1].isascii() else "的"
+                ) + clause  # "我在读研二，方向是计算机视觉": the direction is the subject's
             continues = (
                 attribute
                 or kept_before
@@ -1460,8 +1549,10 @@ def _message_candidates(content: str) -> list[Candidate]:
                     and _COMPLEMENT_ZH.search(clause)
                     and not _EMPHASIS_ZH.search(clause)
                 ):
-                    # "用 Markdown，Word 基本不碰", "跑的是 CentOS 7，升级不了": the contrast belongs to the statement
-                    out[-1].content += "，" + _CANNOT.sub(r"无法\1", _untopicalize(clause))
+                    # "用 Markdown，Word 基本不碰", "跑的是 CentOS 7，升级不了": the contrast belongs to the statement;
+                    # after a switch it is the old value given up ("换 Cursor 了，VS Code 基本不开")
+                    if not (out[-1].correction and out[-1].form == "change"):
+                        out[-1].content += "，" + _CANNOT.sub(r"无法\1", _untopicalize(clause))
                     kept_before = False
                     continue
                 kept_before = False
@@ -1509,6 +1600,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                 )
             )
         ]
+    if terms:
+        for candidate in out:
+            candidate.content = _unmark_terms(candidate.content, terms)
     return out
 
 
