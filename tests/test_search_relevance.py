@@ -221,6 +221,27 @@ def test_only_mutually_closest_hits_are_versions_unless_the_question_names_a_tim
     assert sorted(sorted(h.id for h in g) for g in loose) == [[1, 2], [4, 5]]
 
 
+def test_for_a_question_about_now_a_version_must_be_among_the_closest_hits():
+    import numpy as np
+
+    old = _hit(1, 0.9, "Lives in a flat in Leeds", 2021)
+    new = _hit(2, 0.2, "Moved to Bristol in February", 2024)
+    hijacker = _hit(3, 0.05, "Now writes all code in VS Code", 2025)
+    others = [
+        _hit(4 + n, 0.04, text, 2021) for n, text in enumerate(("Has a cat", "Likes tea", "Plays chess"))
+    ]
+    hits = [old, new, hijacker, *others]
+    sims = np.full((6, 6), 0.79, dtype=np.float32)
+    np.fill_diagonal(sims, 0.0)
+    sims[0, 1] = sims[1, 0] = 0.90  # the two addresses are each other's closest
+    sims[0, 3:] = sims[3:, 0] = 0.83
+    sims[2, 3:] = sims[3:, 2] = 0.86
+    sims[0, 2] = sims[2, 0] = 0.82  # "related", but the fifth of the old address's neighbours
+    groups = version_groups(hits, sims, "multilingual-e5-small", 0.0, gap=1.0, mutual=False)
+    # The newer memory that says "now" about something else is not the old address's new version.
+    assert next(sorted(h.id for h in g) for g in groups if old in g) == [1, 2]
+
+
 def test_confidence_and_scope_only_break_ties(settings):
     settings.SEARCH_RANKING = "relevance"
     settings.SEARCH_ADJUSTMENT = 0.06
