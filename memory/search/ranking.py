@@ -552,7 +552,8 @@ def _words(text: str) -> frozenset[str]:
 def _same_subject(wa: frozenset[str], wb: frozenset[str], min_overlap: float) -> bool:
     if not wa or not wb:
         return True
-    return len(wa & wb) / len(wa | wb) >= min_overlap
+    common = len(wa & wb)
+    return common / (len(wa) + len(wb) - common) >= min_overlap  # the Jaccard overlap, without the union
 
 
 def _when(row: dict):
@@ -572,6 +573,7 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
         return x
 
     by_id = {h.id: h for h in hits}
+    words = {h.id: _words(h.row["content"]) for h in hits}
     dropped: set[int] = set()
     for (a, b), sim in sorted(pairs.items(), key=lambda kv: -kv[1]):
         ha, hb = by_id.get(a), by_id.get(b)
@@ -586,7 +588,7 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
         is_event = EVENT in (ha.row["memory_type"], hb.row["memory_type"])
         if not maybe_copy and (is_event or find(a) == find(b)):
             continue  # nothing this pair could change
-        if not _same_subject(_words(ha.row["content"]), _words(hb.row["content"]), min_overlap):
+        if not _same_subject(words[a], words[b], min_overlap):
             continue
         if maybe_copy and not differs_materially(ha.row["content"], hb.row["content"]):
             worse = hb if (hb.score, hb.id) < (ha.score, ha.id) else ha
@@ -698,8 +700,13 @@ def version_groups(
     from ..dedup import is_cross_lingual
 
     parent = list(range(len(hits)))
-    nearest = np.argmax(sims, axis=1) if len(hits) > 1 else np.zeros(len(hits), dtype=int)
-    close = [set(row.tolist()) for row in np.argsort(-sims, axis=1)[:, :VERSION_NEIGHBOURS]]
+    nearest = (np.argmax(sims, axis=1) if len(hits) > 1 else np.zeros(len(hits), dtype=int)).tolist()
+    close = (
+        None if mutual else [set(row.tolist()) for row in np.argsort(-sims, axis=1)[:, :VERSION_NEIGHBOURS]]
+    )
+    # Per hit once: whether it may be a version at all, and its time (the pair loop is quadratic).
+    able = [h.row["memory_type"] != EVENT and h.neighbour_of is None and not h.score < floor for h in hits]
+    times = [_version_time(h.row) for h in hits]
 
     def find(i):
         while parent[i] != i:
@@ -708,20 +715,21 @@ def version_groups(
         return i
 
     for i, a in enumerate(hits):
-        if a.row["memory_type"] == EVENT or a.neighbour_of is not None or a.score < floor:
+        if not able[i]:
             continue
         for j in range(i + 1, len(hits)):
-            b = hits[j]
-            if b.row["memory_type"] == EVENT or b.neighbour_of is not None or b.score < floor:
+            if not able[j]:
                 continue
-            if abs(a.relevance - b.relevance) > gap or _version_time(a.row) == _version_time(b.row):
+            b = hits[j]
+            if abs(a.relevance - b.relevance) > gap or times[i] == times[j]:
+                continue
+            # The cheapest test first: with `mutual` only a hit's most similar one can pair with it.
+            if mutual and not (nearest[i] == j and nearest[j] == i):
                 continue
             cross = is_cross_lingual(a.row["content"], b.row["content"])
             if sims[i, j] < related_threshold(model, cross_lingual=cross):
                 continue
-            if mutual and not (nearest[i] == j and nearest[j] == i):
-                continue
-            older, newer = (a, b) if _version_time(a.row) < _version_time(b.row) else (b, a)
+            older, newer = (a, b) if times[i] < times[j] else (b, a)
             # For a question about a time, two related hits that both answer it are taken as versions even
             # when neither names the attribute or says what changed ("Drives a Honda Civic" / "Leases a Kia
             # EV6"): the question says that its answer changed.
