@@ -280,16 +280,19 @@ terms AS MATERIALIZED (
 # Rows of the subject stored next to a likely lender (two ids either side) from the same conversation.
 # Likely lenders: the best candidates by score_hits' formula (in float8, as Python computes it), with a
 # margin over the top_k that neighbour_lenders takes, so rounding can never leave a lender out.
+# The candidates (picked, unnested with their scores) and the steps next to the lenders are joined to
+# `base` by id rather than tested with `base.id = ANY(array)` on every row of the subject: each such test
+# compared every row with every id (500 rows x 40 candidates, then x 64 steps), a fifth of a millisecond of
+# a 500-memory subject's statement; the generic plan hashes the smaller side instead (the same rows, the
+# same values: bench/search_scale.py, README "Scale"). At worst it is the nested loop the arrays were.
 _NEAR_CTE = """, lenders AS MATERIALIZED (
     SELECT b.id, b.occurred_at, b.user_id, b.scope, b.session_id, b.project_id
-    FROM base b, picked
-    WHERE b.id = ANY(picked.ids) AND b.occurred_at IS NOT NULL
+    FROM picked, unnest(picked.ids, picked.bm25, picked.idf) AS p(id, bm25, idf) JOIN base b ON b.id = p.id
+    WHERE b.occurred_at IS NOT NULL
     ORDER BY %s::float8 * coalesce(least(1, greatest(0, (1 - b.dist - %s::float8) / (1 - %s::float8))), 0)
-             + %s::float8 * coalesce(
-                 picked.bm25[array_position(picked.ids, b.id)] / nullif((SELECT max(bm25) FROM kw), 0), 0)
+             + %s::float8 * coalesce(p.bm25 / nullif((SELECT max(bm25) FROM kw), 0), 0)
              + %s::float8 * coalesce(1 - b.dist, 0)
-             + %s::float8 * coalesce(
-                 picked.idf[array_position(picked.ids, b.id)] / nullif((SELECT total FROM qidf), 0), 0)
+             + %s::float8 * coalesce(p.idf / nullif((SELECT total FROM qidf), 0), 0)
              + %s::float8 * b.confidence
              + %s::float8 * greatest(-1, least(1, b.feedback))
              + %s::float8 * CASE b.scope WHEN 'session' THEN 1.0 WHEN 'project' THEN 0.8 ELSE 0.6 END DESC,
@@ -298,15 +301,11 @@ _NEAR_CTE = """, lenders AS MATERIALIZED (
 ), steps AS MATERIALIZED (
     SELECT l.id + d.step AS id, l.occurred_at, l.user_id, l.scope, l.session_id, l.project_id
     FROM lenders l CROSS JOIN (VALUES (-2), (-1), (1), (2)) AS d(step)
-), next_to AS MATERIALIZED (
-    SELECT n.id, n.occurred_at, n.user_id, n.scope, n.session_id, n.project_id
-    FROM base n, picked
-    WHERE n.id = ANY(ARRAY(SELECT id FROM steps)) AND NOT n.id = ANY(coalesce(picked.ids, '{}'))
 ), near AS MATERIALIZED (
     SELECT DISTINCT n.id
-    FROM next_to n JOIN steps s ON s.id = n.id AND n.occurred_at = s.occurred_at AND n.user_id = s.user_id
-         AND n.scope = s.scope AND n.session_id = s.session_id
-    WHERE n.project_id IS NOT DISTINCT FROM s.project_id
+    FROM steps s JOIN base n ON s.id = n.id AND n.occurred_at = s.occurred_at AND n.user_id = s.user_id
+         AND n.scope = s.scope AND n.session_id = s.session_id, picked
+    WHERE n.project_id IS NOT DISTINCT FROM s.project_id AND NOT n.id = ANY(coalesce(picked.ids, '{}'))
 )"""
 
 # The rows are fetched by primary key from an array computed before the scan (an InitPlan: `{ids}` is
