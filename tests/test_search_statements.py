@@ -129,6 +129,25 @@ def test_the_cached_filter_is_the_filter_django_compiles(org_a, alice_actor, bob
     assert filter_sql(actor_for_key(restricted), variants[2]) != filter_sql(actor_for_key(plain), variants[2])
 
 
+def test_one_compiled_filter_serves_every_subject(org_a, alice_actor, project):
+    """The subject's user id is a parameter of the compiled WHERE: subjects never seen before reuse the
+    compile of their filter shape, and get exactly what a fresh compile gives them."""
+    from memory.search import sql
+
+    shapes = [
+        {},
+        {"project": project, "session_id": "s1"},
+        {"skills": ["sql"], "include_expired": True, "scopes": ["session"]},
+    ]
+    for shape in shapes:
+        filter_sql(alice_actor, MemoryFilters(user_id="first", **shape))
+        size = len(sql._where_cache)
+        for user_id in ["alice", "bob", "user's 'quoted' id", "%", "用户"]:
+            filters = MemoryFilters(user_id=user_id, **shape)
+            assert _comparable(filter_sql(alice_actor, filters)) == _fresh_where(alice_actor, filters)
+        assert len(sql._where_cache) == size  # no compile for a new subject
+
+
 def test_a_cached_filter_follows_membership_changes(org_a, alice_actor, bob, project):
     """Memberships are read by the SQL when it runs, so a cached filter never outlives a removal."""
     memory_create(
