@@ -261,6 +261,8 @@ WITH base AS MATERIALIZED (
 # Every CTE is materialised and the larger ones are joined through arrays (= ANY, array_position) rather
 # than joins, so the plan cannot turn into nested loops over CTE scans whatever the planner estimates
 # (prepared statements get generic plans, which guess one row per CTE).
+# `kw` keeps its rows by BM25 alone: among tied scores (one term, rows of equal length) the rows kept are
+# those the plan feeds first, so a rewrite of `hits` or `kw` can change the candidates, not only the time.
 _KEYWORD_CTES = """
 terms AS MATERIALIZED (
     SELECT * FROM unnest(%s::text[], %s::tsquery[]) AS t(term, query)
@@ -298,7 +300,7 @@ terms AS MATERIALIZED (
 # `base` by id rather than tested with `base.id = ANY(array)` on every row of the subject: each such test
 # compared every row with every id (500 rows x 40 candidates, then x 64 steps), a fifth of a millisecond of
 # a 500-memory subject's statement; the generic plan hashes the smaller side instead (the same rows, the
-# same values: bench/search_scale.py, README "Scale"). At worst it is the nested loop the arrays were.
+# same values; the statement 2.03 -> 1.80 ms, README "Scale"). At worst it is the nested loop the arrays were.
 _NEAR_CTE = """, lenders AS MATERIALIZED (
     SELECT b.id, b.occurred_at, b.user_id, b.scope, b.session_id, b.project_id
     FROM picked, unnest(picked.ids, picked.bm25, picked.idf) AS p(id, bm25, idf) JOIN base b ON b.id = p.id
