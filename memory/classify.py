@@ -718,15 +718,15 @@ def classify(
     change = _changed(existing) or _changed(new)
     duplicate = duplicate_threshold(model, cross_lingual=cross)
     local = embed and model == LOCAL_MODEL
-    close = similarity >= duplicate or (
-        # (the structure first: it costs no embedding)
-        cross
-        and local
-        and not change
+    close = similarity >= duplicate
+    # A translation under the cosine threshold is close when it says the same without its subject; the
+    # structure is read first (it costs no embedding), once for both.
+    if (
+        not change
+        and (close or (cross and local))
         and _same_fact(existing, new, cross, local)
-        and _without_subject(existing, new) >= CROSS_WITHOUT_SUBJECT
-    )
-    if close and not change and _same_fact(existing, new, cross, local):
+        and (close or _without_subject(existing, new) >= CROSS_WITHOUT_SUBJECT)
+    ):
         return Decision("duplicate", _("same fact (similarity %(similarity).3f)") % sim)
     why = _two_things_differ(existing, new, cross)
     if why:
@@ -734,7 +734,7 @@ def classify(
     if not _value_differs(existing, new, cross, local):
         return Decision("distinct", _("similar, not the same fact (similarity %(similarity).3f)") % sim)
     shared = slots(existing) & slots(new)
-    if not cross and (_one_value_replaced(existing, new)):
+    if not cross and _one_value_replaced(existing, new):
         return Decision("update", _("same subject, new value (%(slot)s)") % {"slot": _slot_name(shared)})
     if not cross and _frame_besides_values(existing, new) < FRAME_OVERLAP:
         return Decision("distinct", _("not the same attribute"))

@@ -256,6 +256,11 @@ def language(text: str) -> str:
     return "zh" if has_cjk(text) else "en"
 
 
+def language_pair(query_language: str, content: str) -> str:
+    """The query's language and the memory's, "zh-en" and the like (Backdrop's levels are per pair)."""
+    return f"{query_language}-{language(content)}"
+
+
 @dataclass(frozen=True)
 class Backdrop:
     """What one search's candidates look like: each language pair's background cosine, the query's own
@@ -297,10 +302,8 @@ class Backdrop:
         if table is not None:
             # Each side counts as far as its best match stands out: the best cosine over its language pair's
             # level, the best BM25 match's coverage of the query.
-            lifts = [
-                h.vector_similarity - levels[h.language_pair] for h in hits if h.vector_similarity is not None
-            ]
-            vector_trust = min(1.0, max(MIN_TRUST, max(lifts, default=0.0) / TRUST_LIFT))
+            lift = max((max(sims) - levels[pair] for pair, sims in by_pair.items()), default=0.0)
+            vector_trust = min(1.0, max(MIN_TRUST, lift / TRUST_LIFT))
             best = max(hits, key=lambda h: h.keyword_raw, default=None)
             coverage = best.coverage if best is not None and best.keyword_raw > 0 else 0.0
             keyword_trust = min(1.0, max(MIN_TRUST, coverage / TRUST_COVERAGE))
@@ -368,7 +371,7 @@ def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: s
     weights = final_weights()
     query_language = language(query)
     for h in hits:
-        h.language_pair = f"{query_language}-{language(h.row['content'])}"
+        h.language_pair = language_pair(query_language, h.row["content"])
     table = None if weights.seed or baseline else calibration(model)
     backdrop = Backdrop.of(hits, query_language, model, table)
     for h in hits:
@@ -446,14 +449,15 @@ def add_neighbours(
     unconditional = NEIGHBOUR_UNCONDITIONAL
     by_id = {h.id: h for h in hits}
     floor = vector_floor(model)
+    query_language = language(query)
     if backdrop is None:
-        backdrop = Backdrop.of(hits, language(query), model, None)
+        backdrop = Backdrop.of(hits, query_language, model, None)
     vector_weight = settings.SEARCH_VECTOR_WEIGHT
     for row in rows:
         if row["id"] in by_id:
             continue
         h = Hit(row=row, vector_similarity=row.pop("vsim"), keyword_raw=0.0, embedding=row.pop("emb"))
-        h.language_pair = f"{language(query)}-{language(row['content'])}"
+        h.language_pair = language_pair(query_language, row["content"])
         h.vector = backdrop.vector_side(h, floor)
         # Not a candidate: no word in common with the query, its vector match alone.
         backdrop.read(h, vector_weight * backdrop.vector_trust * h.vector)
