@@ -20,7 +20,8 @@ every question is searched through POST /api/v1/memories/search four ways in the
 bilingual_probe.jsonl: 24 more subjects, 60 "now", 60 "past", 48 paraphrase and 24 negative questions),
 written later by another author than the main set and without looking at it or at the ranking code, to
 check the version order out of sample. Its first score (before any change it was used to choose) was
-"now" R@1 0.483, "past" 0.400; since then it has been used to choose ranking.VERSION_BOTH_ANSWER.
+"now" R@1 0.483, "past" 0.400; since then it has been used to choose ranking.VERSION_BOTH_ANSWER and
+VERSION_NEIGHBOURS.
 R@k is the share of a question's expected memories in the first k (for "now" and "past" questions the
 expected memory is the one valid now / the old one, so R@1 is "the right version first"). Negative questions
 (a topic the subject never mentioned) count only as "empty": the share answered with no result at all.
@@ -47,7 +48,7 @@ KS = (1, 5, 10)
 RANKINGS = ("engram", "keyword", "vector", "naive")
 LABELS = {"engram": "Engram", "keyword": "BM25-only", "vector": "vector-only", "naive": "naive .7/.3"}
 KINDS = ("paraphrase", "cross-lingual", "multi-hop", "now", "past", "keyword", "code-mixed")
-HALVES = ["tune", "heldout"]
+HALVES = ("tune", "heldout")
 SHORT = {"tune": "tune", "heldout": "held", "probe": "probe"}
 
 
@@ -135,8 +136,8 @@ def fit(api: Api, questions: list[dict], ids: dict[str, dict[str, int]], run: st
         w += np.linalg.solve(hess, grad)
     a, b = (round(float(v), 2) for v in w)
     print(f'    "<model>": ({a}, {b}),  # {len(xs)} samples, {int(y.sum())} relevant')
+    best = [(positive, 1 / (1 + np.exp(-(a + b * top)))) for positive, top in per_question]
     for floor in (0.02, 0.03, 0.05, 0.1, 0.15, 0.2, 0.3):
-        best = [(positive, 1 / (1 + np.exp(-(a + b * top)))) for positive, top in per_question]
         empty = [p < floor for positive, p in best if not positive]
         answered = [p >= floor for positive, p in best if positive]
         print(
@@ -162,11 +163,10 @@ def main() -> None:
     args = parser.parse_args()
 
     subjects = load("bilingual_memories.jsonl")
-    questions = {half: load(f"bilingual_{half}.jsonl") for half in HALVES}
+    halves = [*HALVES, "probe"] if args.probe else list(HALVES)
+    questions = {half: load(f"bilingual_{half}.jsonl") for half in halves}  # bilingual_probe.jsonl too
     if args.probe:
-        HALVES.append("probe")
         subjects += load("bilingual_probe_memories.jsonl")
-        questions["probe"] = load("bilingual_probe.jsonl")
 
     server = None
     if args.base_url:
@@ -183,10 +183,10 @@ def main() -> None:
     api = Api(base_url, key)
     run = uuid.uuid4().hex[:6]
     # recall[half][ranking][kind][k] -> list of per-question recalls
-    recall = {h: {r: {kind: {k: [] for k in KS} for kind in KINDS} for r in RANKINGS} for h in HALVES}
-    empty = {h: {r: [] for r in RANKINGS} for h in HALVES}
-    answered = {h: [] for h in HALVES}  # positive questions with at least one Engram result
-    stale_first = {h: [] for h in HALVES}  # "now" questions whose stale version came above the current one
+    recall = {h: {r: {kind: {k: [] for k in KS} for kind in KINDS} for r in RANKINGS} for h in halves}
+    empty = {h: {r: [] for r in RANKINGS} for h in halves}
+    answered = {h: [] for h in halves}  # positive questions with at least one Engram result
+    stale_first = {h: [] for h in halves}  # "now" questions whose stale version came above the current one
     server_ms: list[float] = []
     misses = []
     no_floor = {"threshold": 0}
@@ -221,7 +221,7 @@ def main() -> None:
                 )
         if args.explain:
             return
-        for half in HALVES:
+        for half in halves:
             for q in questions[half]:
                 user_id = f"bl-{q['user']}-{run}"
                 base = {"query": q["query"], "user_id": user_id, "max_tokens": 100_000}
@@ -270,7 +270,7 @@ def main() -> None:
         # Long queries: 2,000 characters of pasted text (every question of a subject, repeated), timed.
         long_ms = []
         for n, s in enumerate(subjects * 2):
-            text = " ".join(q["query"] for h in HALVES for q in questions[h] if q["user"] == s["user"])
+            text = " ".join(q["query"] for h in halves for q in questions[h] if q["user"] == s["user"])
             text = (text + " ") * (2000 // max(1, len(text)) + 1)
             body = {"query": text[:2000], "user_id": f"bl-{s['user']}-{run}", "top_k": 10}
             if n >= len(subjects):
@@ -288,13 +288,13 @@ def main() -> None:
         return avg([v for kind in KINDS for v in recall[half][ranking][kind][k]])
 
     figures = {}
-    n = {h: sum(len(recall[h]["engram"][kind][1]) for kind in KINDS) for h in HALVES}
-    neg = {h: len(empty[h]["engram"]) for h in HALVES}
+    n = {h: sum(len(recall[h]["engram"][kind][1]) for kind in KINDS) for h in halves}
+    neg = {h: len(empty[h]["engram"]) for h in halves}
     print(
         f"\nBilingual search: {len(subjects)} subjects; "
-        + ", ".join(f"{SHORT[h]} {n[h]} + {neg[h]} negative questions" for h in HALVES)
+        + ", ".join(f"{SHORT[h]} {n[h]} + {neg[h]} negative questions" for h in halves)
     )
-    header = f"{'':<26}" + "".join(f"{SHORT[h] + ' R@' + str(k):>11}" for h in HALVES for k in KS)
+    header = f"{'':<26}" + "".join(f"{SHORT[h] + ' R@' + str(k):>11}" for h in halves for k in KS)
     print(header)
     for kind in ("all", *KINDS):
         print(
@@ -302,7 +302,7 @@ def main() -> None:
         )
         for ranking in RANKINGS:
             cells = []
-            for half in HALVES:
+            for half in halves:
                 for k in KS:
                     value = (
                         overall(half, ranking, k) if kind == "all" else avg(recall[half][ranking][kind][k])
@@ -314,23 +314,23 @@ def main() -> None:
             print(f"  {LABELS[ranking]:<24}" + "".join(f"{v:>11.3f}" for v in cells))
     print("\nnegative questions answered with an empty list:")
     for ranking in RANKINGS:
-        cells = [avg(empty[h][ranking]) for h in HALVES]
-        for h, v in zip(HALVES, cells, strict=True):
+        cells = [avg(empty[h][ranking]) for h in halves]
+        for h, v in zip(halves, cells, strict=True):
             figures[h].setdefault("negative_empty", {})[LABELS[ranking]] = v
         print(
             f"  {LABELS[ranking]:<24} "
-            + "   ".join(f"{SHORT[h]} {v:.3f}" for h, v in zip(HALVES, cells, strict=True))
+            + "   ".join(f"{SHORT[h]} {v:.3f}" for h, v in zip(halves, cells, strict=True))
         )
-    for h in HALVES:
+    for h in halves:
         figures[h]["positive_answered"] = avg(answered[h])
         figures[h]["now_stale_above_current"] = avg(stale_first[h])
     print(
         "positive questions with at least one Engram result: "
-        + "   ".join(f"{h} {avg(answered[h]):.3f}" for h in HALVES)
+        + "   ".join(f"{h} {avg(answered[h]):.3f}" for h in halves)
     )
     print(
         "'now' questions with the stale version above the current one: "
-        + "   ".join(f"{h} {avg(stale_first[h]):.3f}" for h in HALVES)
+        + "   ".join(f"{h} {avg(stale_first[h]):.3f}" for h in halves)
     )
     beats = {
         h: all(
@@ -339,11 +339,11 @@ def main() -> None:
             for kind in KINDS
             for k in KS
         )
-        for h in HALVES
+        for h in halves
     }
     print(
         "Engram at or above the best of BM25-only and vector-only at every k and kind: "
-        + "   ".join(f"{h} {'yes' if beats[h] else 'no'}" for h in HALVES)
+        + "   ".join(f"{h} {'yes' if beats[h] else 'no'}" for h in halves)
     )
     print(
         f"search latency (Engram, {len(server_ms)} requests): server took_ms p50 {percentile(server_ms, 50):.1f} ms, "
