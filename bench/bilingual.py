@@ -1,6 +1,7 @@
 """Bilingual search benchmark (zh / en / code-mixed), through the HTTP API, tuning and held-out side by side.
 
     .venv/bin/python bench/bilingual.py [--base-url URL --api-key KEY] [--json OUT] [--show-misses KIND] [--probe]
+        [--set NAME ...]
 
 The set is bench/data/bilingual_memories.jsonl (30 subjects, their memories and everyday fillers) and the
 questions of bench/data/bilingual_tune.jsonl and bilingual_heldout.jsonl (built by bench/bilingual_build.py,
@@ -22,6 +23,10 @@ written later by another author than the main set and without looking at it or a
 check the version order out of sample. Its first score (before any change it was used to choose) was
 "now" R@1 0.483, "past" 0.400; since then it has been used to choose ranking.VERSION_BOTH_ANSWER and
 VERSION_NEIGHBOURS.
+--set NAME adds any other set of the same form as a column of its own: bench/data/bilingual_NAME_memories.jsonl
+(its subjects, whose user names must differ from the main set's) and bilingual_NAME.jsonl (its questions);
+--probe is --set probe. `--set probe2` is a second out-of-sample set, written by another author than the
+main set and the probe, without looking at them or at the ranking code; its first run is its score.
 R@k is the share of a question's expected memories in the first k (for "now" and "past" questions the
 expected memory is the one valid now / the old one, so R@1 is "the right version first"). Negative questions
 (a topic the subject never mentioned) count only as "empty": the share answered with no result at all.
@@ -50,6 +55,8 @@ LABELS = {"engram": "Engram", "keyword": "BM25-only", "vector": "vector-only", "
 KINDS = ("paraphrase", "cross-lingual", "multi-hop", "now", "past", "keyword", "code-mixed")
 HALVES = ("tune", "heldout")
 SHORT = {"tune": "tune", "heldout": "held", "probe": "probe"}
+# --show-misses prints the misses of these only: the held-out half and a new set are evidence, not tuning data
+MISS_HALVES = ("tune", "probe")
 
 
 def load(name: str) -> list[dict]:
@@ -150,7 +157,11 @@ def main() -> None:
     parser.add_argument("--base-url", help="e.g. http://localhost:8000/api/v1 (default: start gunicorn)")
     parser.add_argument("--api-key", help="an org API key (with --base-url)")
     parser.add_argument("--json", help="write the figures here too")
-    parser.add_argument("--show-misses", default="", help="print the Engram misses at R@1 of this kind")
+    parser.add_argument(
+        "--show-misses",
+        default="",
+        help="print the Engram misses at R@1 of this kind (tuning half and probe only)",
+    )
     parser.add_argument("--fit", action="store_true", help="fit the calibration on the tuning half and stop")
     parser.add_argument(
         "--probe",
@@ -158,15 +169,23 @@ def main() -> None:
         help="also run the version probe (bilingual_probe_memories.jsonl, bilingual_probe.jsonl)",
     )
     parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="also run bilingual_NAME_memories.jsonl with bilingual_NAME.jsonl as a column of its own",
+    )
+    parser.add_argument(
         "--explain", action="append", default=[], help="'u02|query': print its explain and stop"
     )
     args = parser.parse_args()
 
     subjects = load("bilingual_memories.jsonl")
-    halves = [*HALVES, "probe"] if args.probe else list(HALVES)
-    questions = {half: load(f"bilingual_{half}.jsonl") for half in halves}  # bilingual_probe.jsonl too
-    if args.probe:
-        subjects += load("bilingual_probe_memories.jsonl")
+    extra = list(dict.fromkeys(["probe", *args.set] if args.probe else args.set))
+    halves = [*HALVES, *extra]
+    questions = {half: load(f"bilingual_{half}.jsonl") for half in halves}  # the extra sets' too
+    for name in extra:
+        subjects += load(f"bilingual_{name}_memories.jsonl")
 
     server = None
     if args.base_url:
@@ -256,7 +275,11 @@ def main() -> None:
                         stale in order
                         and (wanted[0] not in order or order.index(stale) < order.index(wanted[0]))
                     )
-                if args.show_misses == q["class"] and not target & set(found["engram"][:1]):
+                if (
+                    args.show_misses == q["class"]
+                    and half in MISS_HALVES
+                    and not target & set(found["engram"][:1])
+                ):
                     top = engram["results"][:3]
                     misses.append(
                         (
@@ -292,9 +315,9 @@ def main() -> None:
     neg = {h: len(empty[h]["engram"]) for h in halves}
     print(
         f"\nBilingual search: {len(subjects)} subjects; "
-        + ", ".join(f"{SHORT[h]} {n[h]} + {neg[h]} negative questions" for h in halves)
+        + ", ".join(f"{SHORT.get(h, h)} {n[h]} + {neg[h]} negative questions" for h in halves)
     )
-    header = f"{'':<26}" + "".join(f"{SHORT[h] + ' R@' + str(k):>11}" for h in halves for k in KS)
+    header = f"{'':<26}" + "".join(f"{SHORT.get(h, h) + ' R@' + str(k):>11}" for h in halves for k in KS)
     print(header)
     for kind in ("all", *KINDS):
         print(
@@ -319,7 +342,7 @@ def main() -> None:
             figures[h].setdefault("negative_empty", {})[LABELS[ranking]] = v
         print(
             f"  {LABELS[ranking]:<24} "
-            + "   ".join(f"{SHORT[h]} {v:.3f}" for h, v in zip(halves, cells, strict=True))
+            + "   ".join(f"{SHORT.get(h, h)} {v:.3f}" for h, v in zip(halves, cells, strict=True))
         )
     for h in halves:
         figures[h]["positive_answered"] = avg(answered[h])
