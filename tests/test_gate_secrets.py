@@ -157,6 +157,17 @@ def test_iban_check_digits():
     assert iban_ok("GB33BUKB20201555555555") and not iban_ok("GB34BUKB20201555555555")
 
 
+def test_a_chinese_clause_whose_characters_pass_the_checksum_is_not_a_seed_phrase():
+    # 12 common characters, all on the BIP-39 list, and their 4-bit checksum holds (one clause in 16 does)
+    clause = "主要为了周末带孩子出去玩"
+    assert Mnemonic("chinese_simplified").check(" ".join(clause))
+    text = f"用户把帕萨特卖了，换了一辆理想L7，{clause}"
+    assert sensitive_reason(text) is None and redact(text) == text
+    bare = _ZH_SEED.replace(" ", "")
+    for told in (f"我的钱包助记词：{bare}", f"seed: {bare}"):  # written together, said to be one
+        assert sensitive_reason(told) is not None and bare not in redact(told)
+
+
 @pytest.mark.parametrize("text", ["我叫王丹", "我爱猫咪", "住在上海", "Lives in Oslo", "私は学生"])
 def test_it_keeps_short_real_statements(text):
     gate.check_length(text)
