@@ -681,12 +681,18 @@ def _version_time(row: dict):
     return row.get("valid_from") or row["occurred_at"] or row["created_at"]
 
 
-def _same_attribute(older: Hit, newer: Hit) -> bool:
+def _same_slot(a: Hit, b: Hit) -> bool:
+    """The two name the same specific attribute (memory.classify.slots, less the broad ones)."""
     from ..classify import slots
+
+    return bool((slots(a.row["content"]) & slots(b.row["content"])) - _BROAD_SLOTS)
+
+
+def _same_attribute(older: Hit, newer: Hit) -> bool:
+    """The same specific attribute, or the newer one says what changed ("switched", "换了")."""
     from ..dedup import changed
 
-    shared = slots(older.row["content"]) & slots(newer.row["content"])
-    return bool(shared - _BROAD_SLOTS) or changed(newer.row["content"])
+    return _same_slot(older, newer) or changed(newer.row["content"])
 
 
 def version_groups(
@@ -701,7 +707,7 @@ def version_groups(
     """Groups of hits (in `hits`' order) that state one attribute at different times, for this query.
 
     mutual: two hits pair only when each is the other's most similar hit (see VERSION_GAP)."""
-    from ..dedup import is_cross_lingual
+    from ..dedup import changed, is_cross_lingual
 
     parent = list(range(len(hits)))
     nearest = (np.argmax(sims, axis=1) if len(hits) > 1 else np.zeros(len(hits), dtype=int)).tolist()
@@ -709,7 +715,14 @@ def version_groups(
         None if mutual else [set(row.tolist()) for row in np.argsort(-sims, axis=1)[:, :VERSION_NEIGHBOURS]]
     )
     # Per hit once: whether it may be a version at all, and its time (the pair loop is quadratic).
-    able = [h.row["memory_type"] != EVENT and h.neighbour_of is None and not h.score < floor for h in hits]
+    # An event is a happening, not a state, except one that states a change ("Switched to an iPhone 14",
+    # "用户换了 iPhone 15 Pro"): that is the attribute's new value, told as the moment it changed.
+    able = [
+        (h.row["memory_type"] != EVENT or changed(h.row["content"]))
+        and h.neighbour_of is None
+        and not h.score < floor
+        for h in hits
+    ]
     times = [_version_time(h.row) for h in hits]
 
     def find(i):
@@ -758,15 +771,19 @@ def current_first(
 
     For a question about the past the version of that time goes first instead (the newest one stated by
     the end of the year the question names, else the oldest) and nothing drops. The first version takes
-    the group's best place and score; a dropped one goes after the last hit at or above the floor that is
-    not a stale version, with a score just under it."""
+    the group's best place and score, and the group's other members follow it right after (in their
+    order), not in the places they had: a group can be wrong (a newer memory about something else that
+    answers the question too, or says "switched…"), and the answer it put second must stay near the top.
+    An older version drops only when the two surely state one attribute (_same_slot: the same specific
+    attribute named in both; a change word alone is not enough); it then goes after the last hit at or
+    above the floor that does not drop, with a score just under it."""
     if not groups:
         return hits
     out = list(hits)
-    position = {h.id: i for i, h in enumerate(out)}
     stale: list[Hit] = []
     for members in groups:
-        places = sorted(position[m.id] for m in members)
+        ids = {m.id for m in members}
+        place = min(i for i, h in enumerate(out) if h.id in ids)
         by_time = sorted(members, key=lambda m: (_version_time(m.row), m.score))
         if past:
             if year is not None:
@@ -776,16 +793,15 @@ def current_first(
                 first = by_time[0]
         else:
             first = by_time[-1]
-        rest = [m for m in members if m is not first]
-        rest.sort(key=lambda m: places.index(position[m.id]))
-        best = max(m.score for m in members)
-        first.score = best
-        for place, member in zip(places, [first, *rest], strict=True):
-            out[place] = member
+        rest = [h for h in out if h.id in ids and h is not first]
+        first.score = max(m.score for m in members)
+        out = [h for h in out if h.id not in ids]
+        out[place:place] = [first, *rest]
         if not past:
             for m in rest:
-                m.stale = True
-                stale.append(m)
+                if _same_slot(m, first):
+                    m.stale = True
+                    stale.append(m)
     if not stale:
         return out
     kept = [h for h in out if not h.stale]
