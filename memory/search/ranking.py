@@ -564,8 +564,17 @@ def _when(row: dict):
     return row["occurred_at"] or row["created_at"]
 
 
-def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], model: str) -> list[Hit]:
-    """Same-time copies collapse to the best; versions of one subject are ordered newest first in their places."""
+def order_near_duplicates(
+    hits: list[Hit], pairs: dict[tuple[int, int], float], model: str, *, versions: bool = True
+) -> list[Hit]:
+    """Same-time copies collapse to the best; with `versions`, versions of one subject are ordered newest
+    first in their places.
+
+    The versions here are any two related hits that share enough words, whatever their relevance: under
+    the seed formula that is the version order. The relevance ranking passes versions=False and orders
+    versions with version_groups and current_first, which ask that both answer the query: here "The user
+    is from Halifax, Nova Scotia" (2023) took the place of "The user's brother Liam is a lobster fisherman
+    in Nova Scotia" (2021) for "我兄弟是做什么的", and the answer went to the place of the filler, 8th."""
     dup = duplicate_threshold(model)
     min_overlap = settings.SEARCH_GROUP_MIN_OVERLAP
     parent = {h.id: h.id for h in hits}
@@ -590,7 +599,7 @@ def order_near_duplicates(hits: list[Hit], pairs: dict[tuple[int, int], float], 
         )
         # A later event does not make an earlier one out of date: events are never grouped as versions.
         is_event = EVENT in (ha.row["memory_type"], hb.row["memory_type"])
-        if not maybe_copy and (is_event or find(a) == find(b)):
+        if not maybe_copy and (is_event or not versions or find(a) == find(b)):
             continue  # nothing this pair could change
         if not _same_subject(words[a], words[b], min_overlap):
             continue
@@ -677,6 +686,16 @@ def question_time(query: str, now_year: int) -> tuple[str, int | None]:
     return ("present" if _PRESENT.search(query) else ""), None
 
 
+def keyword_text(query: str, when: str) -> str:
+    """What the keyword side matches of a question: a question about now less its words about now.
+
+    "now" / "现在" say when the answer holds, not what it is about; matched as words they made a memory
+    about something else that says "now" ("The user's thesis defense is now set for August", "用户现在主要
+    用Cursor写代码") a strong match for "Where do I work now?", and then, answering "as well", the newest
+    version of the answer. The vector side still reads the whole question."""
+    return _PRESENT.sub(" ", query) if when == "present" else query
+
+
 def _version_time(row: dict):
     return row.get("valid_from") or row["occurred_at"] or row["created_at"]
 
@@ -686,13 +705,6 @@ def _same_slot(a: Hit, b: Hit) -> bool:
     from ..classify import slots
 
     return bool((slots(a.row["content"]) & slots(b.row["content"])) - _BROAD_SLOTS)
-
-
-def _same_attribute(older: Hit, newer: Hit) -> bool:
-    """The same specific attribute, or the newer one says what changed ("switched", "换了")."""
-    from ..dedup import changed
-
-    return _same_slot(older, newer) or changed(newer.row["content"])
 
 
 def version_groups(
@@ -756,7 +768,11 @@ def version_groups(
             # "现在…" or "switched…" is not taken for the answer's new version.
             if not mutual and not both_answer and not (j in close[i] or i in close[j]):
                 continue
-            if both_answer or _same_attribute(older, newer):
+            # A change word alone ("…is now set for August", "switched her Medicare plan") says that
+            # something changed, not what: then the two must be each other's most similar hit.
+            if both_answer or _same_slot(older, newer):
+                parent[find(j)] = find(i)
+            elif changed(newer.row["content"]) and nearest[i] == j and nearest[j] == i:
                 parent[find(j)] = find(i)
     groups: dict[int, list[Hit]] = {}
     for i, h in enumerate(hits):

@@ -33,6 +33,7 @@ from .ranking import (
     current_first,
     diversify,
     fit_budget,
+    keyword_text,
     neighbour_lenders,
     order_near_duplicates,
     query_terms,
@@ -122,7 +123,7 @@ def context_and_duplicates(
         head = [head[i] for i in order]
         sims = sims[np.ix_(order, order)]
         pairs = similar_pairs(head, sims, model)
-        head = order_near_duplicates(head, pairs, model)
+        head = order_near_duplicates(head, pairs, model, versions=settings.SEARCH_RANKING == SEED)
         if settings.SEARCH_RANKING == SEED:
             # The seed formula ranks as it always did: on the bilingual set the version groups below lift
             # "now" questions but cost R@5 overall under it (0.848 against 0.930 held out).
@@ -200,7 +201,10 @@ def memory_search(
             embed_ms = (time.perf_counter() - t0) * 1000
         if query_vector is not None:
             qvec = np.asarray(query_vector, dtype=np.float32)
-    terms = query_terms(keyword_part(query)) if rank != "vector" else []
+    keyword_query = query
+    if rank == "hybrid" and settings.SEARCH_RANKING != SEED:  # the seed formula and BM25-only: every word
+        keyword_query = keyword_text(query, question_time(query, timezone.now().year)[0])
+    terms = query_terms(keyword_part(keyword_query)) if rank != "vector" else []
     candidates = max(settings.SEARCH_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
     where_sql = filter_sql(actor, filters)
     keys = keyword_keys(actor.org.pk, filters)
