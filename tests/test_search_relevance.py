@@ -13,6 +13,7 @@ from memory.search.ranking import (
     current_first,
     final_score,
     final_weights,
+    holder,
     question_time,
     version_groups,
 )
@@ -215,6 +216,42 @@ def test_an_event_that_states_a_change_is_a_version_and_other_events_are_not():
     sims = np.array([[1.0, 0.9, 0.9], [0.9, 1.0, 0.85], [0.9, 0.85, 1.0]])
     groups = version_groups([old, switched, trip], sims, "multilingual-e5-small", 0.0, gap=1.0, mutual=False)
     assert [sorted(h.id for h in g) for g in groups] == [[1, 2]]
+
+
+@pytest.mark.parametrize(
+    ("text", "person"),
+    [
+        ("用户的妈妈住在绵阳", "mother"),
+        ("The user's mum is a retired head teacher", "mother"),
+        ("用户父母住在香港屯门", "parents"),
+        ("Partner João runs a surf school", "partner"),
+        ("The user's best friend lives in Oslo", "friend"),
+        ("用户住在成都高新区", ""),
+        ("用户和男朋友在高新区合租", ""),  # with him: still the user's home
+        ("用户在朋友圈看到老同学结婚了", ""),  # 朋友圈 is WeChat Moments
+        ("The user's thesis supervisor is Dr. Amara Osei", ""),  # who the supervisor is: the user's own
+    ],
+)
+def test_holder_tells_whose_attribute_a_memory_states(text, person):
+    assert holder(text) == person
+
+
+def test_another_persons_attribute_is_no_version_of_the_users():
+    import numpy as np
+
+    home = _hit(1, 0.6, "用户搬到了成都高新区天府三街，和男朋友一起住", 2024)
+    mother = _hit(2, 0.9, "用户的妈妈住在绵阳，是退休的中学语文老师", 2025)
+    old_home = _hit(3, 0.5, "用户住在成都武侯区玉林路附近", 2022)
+    sims = np.array([[1.0, 0.9, 0.95], [0.9, 1.0, 0.9], [0.95, 0.9, 1.0]])
+    groups = version_groups(
+        [mother, home, old_home],
+        sims[np.ix_([1, 0, 2], [1, 0, 2])],
+        "multilingual-e5-small",
+        0.0,
+        gap=1.0,
+        mutual=False,
+    )
+    assert [sorted(h.id for h in g) for g in groups] == [[1, 3]]
 
 
 def test_only_mutually_closest_hits_are_versions_unless_the_question_names_a_time():

@@ -700,6 +700,45 @@ def _version_time(row: dict):
     return row.get("valid_from") or row["occurred_at"] or row["created_at"]
 
 
+# Whose attribute a memory states: the subject's own, or a relative's or a friend's ("用户的妈妈住在绵阳",
+# "The user's brother Liam is a lobster fisherman", "Partner João runs a surf school"). Two memories about
+# different people are never versions of one fact: the mother's city is not the user's old address.
+# Each name maps to one person, so "mum" and "mother" are one holder.
+_PEOPLE = {
+    "mother": "妈妈 母亲 老妈 mother mom mum mama",
+    "father": "爸爸 父亲 老爸 father dad papa",
+    "parents": "父母 爸妈 双亲 parents",
+    "in-laws": "岳父母 岳父 岳母 公婆 公公 婆婆 in-laws mother-in-law father-in-law parents-in-law",
+    "spouse": "老公 丈夫 老婆 妻子 太太 爱人 先生 husband wife spouse",
+    "partner": "男朋友 女朋友 男友 女友 对象 伴侣 未婚夫 未婚妻 partner boyfriend girlfriend fiance fiancé fiancee fiancée",
+    "ex": "前任 前男友 前女友 前妻 前夫 ex ex-wife ex-husband ex-boyfriend ex-girlfriend",
+    "child": "儿子 女儿 孩子 小孩 宝宝 son daughter kid kids child children baby",
+    "sibling": "哥哥 姐姐 弟弟 妹妹 兄弟 姐妹 brother sister sibling siblings",
+    "grandparent": "爷爷 奶奶 外公 外婆 姥姥 姥爷 grandmother grandma grandfather grandpa grandparents",
+    "grandchild": "孙子 孙女 外孙 外孙女 grandson granddaughter grandchildren grandkids",
+    "relative": "表弟 表妹 表哥 表姐 堂弟 堂妹 堂哥 堂姐 舅舅 阿姨 叔叔 姑姑 亲戚 cousin aunt uncle niece nephew",
+    "friend": "朋友 闺蜜 室友 舍友 邻居 同学 friend friends roommate flatmate housemate neighbour neighbor",
+}
+_PERSON = {word: person for person, words in _PEOPLE.items() for word in words.split()}
+_ZH_PEOPLE = "|".join(sorted((w for w in _PERSON if has_cjk(w)), key=len, reverse=True))
+_EN_PEOPLE = "|".join(sorted((re.escape(w) for w in _PERSON if not has_cjk(w)), key=len, reverse=True))
+_HOLDER = re.compile(
+    rf"^(?:用户|我)?的?({_ZH_PEOPLE})(?!圈)"  # 朋友圈: WeChat Moments, no friend
+    rf"|^(?:(?:the\s+)?user['’]s|my|her|his|their)?\s*(?:(?:older|younger|little|big|elder|best|late|step)\s+)?"
+    rf"({_EN_PEOPLE})(?:['’]s)?\b",
+    re.I,
+)
+
+
+@lru_cache(maxsize=8192)
+def holder(text: str) -> str:
+    """Whose attribute the memory states: "" for the subject's own, else the person ("mother", "partner")."""
+    match = _HOLDER.match(text.strip())
+    if match is None:
+        return ""
+    return _PERSON.get((match.group(1) or match.group(2)).lower(), "")
+
+
 def _same_slot(a: Hit, b: Hit) -> bool:
     """The two name the same specific attribute (memory.classify.slots, less the broad ones)."""
     from ..classify import slots
@@ -757,6 +796,8 @@ def version_groups(
                 continue
             cross = is_cross_lingual(a.row["content"], b.row["content"])
             if sims[i, j] < related_threshold(model, cross_lingual=cross):
+                continue
+            if holder(a.row["content"]) != holder(b.row["content"]):
                 continue
             older, newer = (a, b) if times[i] < times[j] else (b, a)
             # For a question about a time, two related hits that both answer it are taken as versions even
