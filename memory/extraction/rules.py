@@ -1566,6 +1566,10 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue  # "I will!", "ok I will": an answer, not a statement
             if not _well_formed(text, zh, rule):
                 continue
+            if not explicit and not _durable(text, rule, form):
+                # "已经不用 Jira 了，现在用 Linear": the subject carries on to the value now after an old one
+                kept_before = bool(_CEASED.search(text))
+                continue
             if len(text) < (4 if zh else 10) or len(clause) < (2 if zh and background else 3 if zh else 6):
                 continue
             kept_before = True
@@ -1674,6 +1678,64 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
     return bool(re.search(r"\bthe user\b", text, re.I)) or (
         rule == "correction" and bool(_VERB_EN.search(text))
     )
+
+
+# ---- the last check: a statement that lasts ----------------------------------------------------------------
+# Each test reads the written statement's grammar, not its topic; what the user asked to be remembered is kept.
+
+# The end of something without what replaced it (the old value of a change, told alone): "用户已经不在X了",
+# "用户现在不用X了", "The user no longer …", "The user quit/left/stopped …", "… doesn't … anymore".
+_CEASED = re.compile(
+    r"^用户[^，,。；;]*?(?:不再|再也不|已经不|早就不|早已不|不[^，,。；;]{1,12}了$)"
+    r"|^The user(?:'s [\w-]+(?: [\w-]+)?)? (?:(?:recently|just|finally|also|already|eventually) )?"
+    r"(?:no longer|stopped|quit|gave up|moved off|left)(?![\w-])"
+    r"|^The user\b.*\b(?:doesn't|does not|don't|isn't|is not|aren't|are not|won't)\b.*\bany ?more$"
+)
+# A bounded stretch of now (this week, these days, for now, 暂时, 最近在…) or a later moment of today (晚点,
+# later today): what holds only for it is no lasting fact.
+_PERIOD = re.compile(
+    r"这周|本周|这个?星期|这个月|本月|这季度|本季度|这几天|这两天|这阵子|这段时间|近期|暂时|临时|晚点|待会|稍后|"
+    r"回头再|最近(?:在|正在|一直在|都在)"
+    r"|\b(?:this (?:week|weekend|month|quarter)|these (?:few|couple of) days|for now|for the time being|"
+    r"temporarily|later today|lately|at the minute)\b",
+    re.I,
+)
+# An event placed a short while back ("last month", "two weeks ago", "上个月", "去年"): an event, not a state;
+# an experience had (做过, 去过: "过") is the user's history and stays.
+_RECENT_PAST = re.compile(
+    r"上周|上个?星期|上个月|前阵子|前段时间|前几天|前两天|去年|前年"
+    r"|\b(?:last (?:week|weekend|month|year|spring|summer|autumn|fall|winter)|"
+    r"(?:a|one|two|three|a few|few|couple of|a couple of) (?:days?|weeks?|months?) ago)\b",
+    re.I,
+)
+# What was said in the talk ("… than the user said", "用户之前说的…"): about the conversation, not the user.
+_SAID = re.compile(
+    r"\bthe user (?:just |already )?(?:said|mentioned|told|asked|wrote|meant|thought)\b"
+    r"|用户(?:之前|刚才|上次|前面)?(?:说|提到|讲|写)(?:过|的)",
+    re.I,
+)
+# An English statement that opens on a bare verb is an imperative: "Just give the user the short version".
+_IMPERATIVE_EN = re.compile(
+    r"^(?:(?:just|please|only|also|then|now|always|never|maybe) )?"
+    r"(?:give|tell|send|show|let|find|suggest|recommend|remind|add|put|fix|explain|pick|try|skip|avoid|include|"
+    r"mention|keep|make|write|use|answer|reply|respond)\b",
+    re.I,
+)
+
+
+def _durable(text: str, rule: str, form: str) -> bool:
+    """A statement worth keeping lasts: not the end of something told without what replaced it, not a bounded
+    stretch of now, not an event of a short while back (a recognised change states the value now instead), not
+    what was said in the talk, not an imperative."""
+    if rule == "instruction":
+        return True
+    if _CEASED.search(text) or _SAID.search(text) or _IMPERATIVE_EN.match(text):
+        return False
+    if rule == "statement" and _PERIOD.search(text):
+        return False
+    if form != "change" and rule == "statement" and _RECENT_PAST.search(text) and "过" not in text:
+        return False
+    return True
 
 
 # "The user's grandmother is 91 and nearly blind", "The user is 34 and training for a marathon": two states.
