@@ -1355,6 +1355,7 @@ def _message_candidates(content: str) -> list[Candidate]:
         if zh and re.search(r"我(?:们)?家", header_text):
             subject = "用户家"  # "请记住我家的情况：三口之家…": the household is the subject
         kept_before = False
+        bounded = False  # a clause of the sentence held for a bounded stretch of now ("这周…")
         bare: list[str] = []
         # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
         clauses = _clauses(body, zh)
@@ -1406,6 +1407,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                 _MOOD.search(clause) or _ERRAND.search(clause) and not _SCHEDULE_CHANGE.search(clause)
             ) and not (explicit):
                 kept_before = False
+                bounded = (
+                    True  # "我这周在出差，住在酒店": what follows without a subject holds for that moment too
+                )
                 continue
             if _ANAPHORA.search(clause) and not explicit:
                 kept_before = False
@@ -1566,9 +1570,22 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue  # "I will!", "ok I will": an answer, not a statement
             if not _well_formed(text, zh, rule):
                 continue
-            if not explicit and not _durable(text, rule, form):
-                # "已经不用 Jira 了，现在用 Linear": the subject carries on to the value now after an old one
-                kept_before = bool(_CEASED.search(text))
+            # "我已经不在美团了，现在在…": the old value told beside a value now is left to the value now, even when
+            # that one is not read; told alone ("I no longer drink coffee") it is the change itself
+            ceased = bool(_CEASED.search(text)) and any(
+                _NOW.search(later) or _CHANGE.search(later) for _w, later in clauses[k + 1 :]
+            )
+            if not explicit and (
+                ceased
+                or not _durable(text, rule, form)
+                or bounded
+                and rule == "statement"
+                and not _about_user_fact(clause, zh)
+            ):
+                bounded = bounded or rule == "statement" and bool(_PERIOD.search(text))
+                kept_before = (
+                    ceased  # the subject carries on to the value now: "已经不用 Jira 了，现在用 Linear"
+                )
                 continue
             if len(text) < (4 if zh else 10) or len(clause) < (2 if zh and background else 3 if zh else 6):
                 continue
@@ -1683,7 +1700,7 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
 # ---- the last check: a statement that lasts ----------------------------------------------------------------
 # Each test reads the written statement's grammar, not its topic; what the user asked to be remembered is kept.
 
-# The end of something without what replaced it (the old value of a change, told alone): "用户已经不在X了",
+# The end of something (the old value of a change): "用户已经不在X了",
 # "用户现在不用X了", "The user no longer …", "The user quit/left/stopped …", "… doesn't … anymore".
 _CEASED = re.compile(
     r"^用户[^，,。；;]*?(?:不再|再也不|已经不|早就不|早已不|不[^，,。；;]{1,12}了$)"
@@ -1700,12 +1717,12 @@ _PERIOD = re.compile(
     r"temporarily|later today|lately|at the minute)\b",
     re.I,
 )
-# An event placed a short while back ("last month", "two weeks ago", "上个月", "去年"): an event, not a state;
-# an experience had (做过, 去过: "过") is the user's history and stays.
+# An event placed a short while back ("last month", "two weeks ago", "上个月") is an event, not a state; a state
+# that began longer ago ("去年确诊的") and an experience had ("做过", "过") are the user's history and stay.
 _RECENT_PAST = re.compile(
-    r"上周|上个?星期|上个月|前阵子|前段时间|前几天|前两天|去年|前年"
-    r"|\b(?:last (?:week|weekend|month|year|spring|summer|autumn|fall|winter)|"
-    r"(?:a|one|two|three|a few|few|couple of|a couple of) (?:days?|weeks?|months?) ago)\b",
+    r"上周|上个?星期|上个月|前阵子|前段时间|前几天|前两天"
+    r"|\b(?:last (?:week|weekend|month)|(?:a|one|two|three|a few|few|couple of|a couple of) (?:days?|weeks?) ago|"
+    r"a month ago)\b",
     re.I,
 )
 # What was said in the talk ("… than the user said", "用户之前说的…"): about the conversation, not the user.
@@ -1724,12 +1741,12 @@ _IMPERATIVE_EN = re.compile(
 
 
 def _durable(text: str, rule: str, form: str) -> bool:
-    """A statement worth keeping lasts: not the end of something told without what replaced it, not a bounded
+    """A statement worth keeping lasts: not a bounded
     stretch of now, not an event of a short while back (a recognised change states the value now instead), not
     what was said in the talk, not an imperative."""
     if rule == "instruction":
         return True
-    if _CEASED.search(text) or _SAID.search(text) or _IMPERATIVE_EN.match(text):
+    if _SAID.search(text) or _IMPERATIVE_EN.match(text):
         return False
     if rule == "statement" and _PERIOD.search(text):
         return False
