@@ -598,6 +598,22 @@ _MIXED = {
     "product manager": "产品经理", "project manager": "项目经理", "software engineer": "软件工程师",
     "programmer": "程序员", "tech lead": "技术负责人", "payment": "支付", "payments": "支付",
     "production": "生产", "code freeze": "代码冻结",
+    # everyday nouns of work, school, home and health in code-mixed speech
+    "codebase": "代码库", "code base": "代码库", "lab": "实验室", "hardware": "硬件", "software": "软件",
+    "website": "网站", "product": "产品", "researcher": "研究员", "research": "研究", "paper": "论文",
+    "papers": "论文", "thesis": "论文", "contract": "合同", "freelancer": "自由职业者", "consultant": "顾问",
+    "accountant": "会计", "lawyer": "律师", "doctor": "医生", "nurse": "护士", "teacher": "老师",
+    "student": "学生", "students": "学生", "professor": "教授", "supervisor": "导师", "advisor": "导师",
+    "landlord": "房东", "rent": "房租", "mortgage": "房贷", "apartment": "公寓", "store": "店", "stores": "店",
+    "shop": "店", "restaurant": "餐厅", "hospital": "医院", "clinic": "诊所", "university": "大学",
+    "high school": "高中", "middle school": "初中", "primary school": "小学", "major": "专业",
+    "computer science": "计算机科学", "finance": "金融", "sales": "销售", "warehouse": "仓库", "factory": "工厂",
+    "supplier": "供应商", "suppliers": "供应商", "order": "订单", "orders": "订单", "inventory": "库存",
+    "course": "课程", "courses": "课程", "tutor": "家教", "homework": "作业", "exam": "考试", "exams": "考试",
+    "visa": "签证", "insurance": "保险", "subway": "地铁", "flight": "航班", "night shift": "夜班",
+    "part-time": "兼职", "full-time": "全职", "side project": "副业", "coworker": "同事", "coworkers": "同事",
+    "nanny": "保姆", "dog": "狗", "cat": "猫", "allergy": "过敏", "penicillin": "青霉素", "peanuts": "花生",
+    "gluten": "麸质", "lactose": "乳糖", "diabetes": "糖尿病", "asthma": "哮喘", "vegetarian": "素食者",
     "english": "英文", "chinese": "中文", "English": "英文", "Chinese": "中文",
 }  # fmt: skip
 _MIXED_WORD = re.compile(
