@@ -1637,6 +1637,19 @@ def _message_candidates(content: str) -> list[Candidate]:
                 )
             )
         ]
+    # "We hired two more, the team is ten now", "The user switched schools … is at Riverside now": an event of
+    # change told beside a value now (a correction, or a statement of now) gives way to it, whatever its verb.
+    out = [
+        c
+        for c in out
+        if c.explicit
+        or not _EVENT.search(c.content)
+        or not any(
+            (o.correction or _NOW.search(o.content)) and not _EVENT.search(o.content)
+            for o in out
+            if o is not c
+        )
+    ]
     if terms:
         for candidate in out:
             candidate.content = _unmark_terms(candidate.content, terms)
@@ -1656,6 +1669,13 @@ _GIVEN_UP = re.compile(
     r"^The user(?:'s [a-z]+)? (?:recently |just |finally |also |already )?(?:moved off|quit|left|stopped using|"
     r"ditched|dropped|gave up|sold|got rid of|stopped|(?:switched|changed) (?!to\b)\w+$)\b"
     r"|^用户[^，,。]{0,8}?(?:已经|早就|也)?不(?:再)?(?:用|使用|打|玩|开|做|在)[^，,。]*了?$"
+)
+# A past event of the subject: an English verb in the past right after it ("… quit the bank job", "… switched
+# schools"; not "grew up in", "used to"), or a Chinese clause completed with 了 (again, just or already done).
+_EVENT = re.compile(
+    r"^The user(?:'s [\w-]+(?: [\w-]+)?)? (?:(?:just|recently|finally|also|already|eventually|officially) )?"
+    rf"(?:[a-z]{{2,}}ed|{_EN_PAST_WORDS.replace(' ', '|')}|joined|quit|left|set|cut|hit|shut)\b(?! (?:up in|to be)\b)"
+    r"|^用户[^，,]*(?:又|刚刚?|已经)[^，,]*了$|^用户[^，,现在]*[\u4e00-\u9fff]了[^，,]{1,12}$"
 )
 _NOW = re.compile(r"\b(?:now|these days|nowadays)\b|现在|如今|目前", re.I)
 # "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
