@@ -1201,7 +1201,10 @@ def _zh_subject(statement: str) -> str:
 
 
 def _en_subject(statement: str) -> str:
-    m = re.match(r"^The user(?:'s (?:whole |entire |new |old |current )?[a-z-]+)?", statement)
+    # a Chinese term read as a name is a noun too: "The user's 妈妈 lives with the user and only speaks 粤语"
+    m = re.match(
+        rf"^The user(?:'s (?:whole |entire |new |old |current )?(?:[a-z-]+|{_TERM_MARK}[a-j]+\b))?", statement
+    )
     return re.sub(r"(?<=')s (?:whole|entire|new|old|current) ", "s ", m.group(0)) if m else "The user"
 
 
@@ -1671,11 +1674,13 @@ _GIVEN_UP = re.compile(
     r"|^用户[^，,。]{0,8}?(?:已经|早就|也)?不(?:再)?(?:用|使用|打|玩|开|做|在)[^，,。]*了?$"
 )
 # A past event of the subject: an English verb in the past right after it ("… quit the bank job", "… switched
-# schools"; not "grew up in", "used to"), or a Chinese clause completed with 了 (again, just or already done).
+# schools"; not "grew up in"), or a Chinese clause completed with 了 (again, just or already done).
 _EVENT = re.compile(
     r"^The user(?:'s [\w-]+(?: [\w-]+)?)? (?:(?:just|recently|finally|also|already|eventually|officially) )?"
     rf"(?:[a-z]{{2,}}ed|{_EN_PAST_WORDS.replace(' ', '|')}|joined|quit|left|set|cut|hit|shut)\b(?! (?:up in|to be)\b)"
     r"|^用户[^，,]*(?:又|刚刚?|已经)[^，,]*了$|^用户[^，,现在]*[\u4e00-\u9fff]了[^，,]{1,12}$"
+    # or a state marked as former: "用户之前使用 VS Code", "The user used to work at Google"
+    r"|^用户[^，,]{0,8}?(?:之前|以前|原来|曾经|过去)|^The user\b[^,]*\b(?:used to|previously|formerly)\b"
 )
 _NOW = re.compile(r"\b(?:now|these days|nowadays)\b|现在|如今|目前", re.I)
 # "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
