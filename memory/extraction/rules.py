@@ -1766,6 +1766,23 @@ _RECENT_PAST = re.compile(
     r"a month ago)\b",
     re.I,
 )
+# A feeling, said with a degree or as one had ("每年春天都很难受", "每次坐飞机都很紧张", "is so stressed"): how the
+# user feels, not a fact an agent can use (a diagnosis, "有轻度抑郁", is one and stays).
+_FEELING = re.compile(
+    r"(?:很|挺|特别|非常|好|有点|有些|太|超|比较)(?:难受|紧张|焦虑|开心|高兴|郁闷|烦|累|痛苦|崩溃|无语|生气|难过|伤心|"
+    r"害怕|担心|头疼|头大|激动|兴奋|失望|委屈|不舒服)"
+    r"|\b(?:is|are|was|feels?|gets?|getting|feeling) (?:so |really |very |pretty |quite |a bit |a little |super |"
+    r"kind of |always )?(?:stressed|anxious|nervous|tired|exhausted|upset|sad|happy|excited|annoyed|frustrated|"
+    r"overwhelmed|worried|scared|bored|angry|miserable|burned out|burnt out|homesick|lonely)\b",
+    re.I,
+)
+# A trip: "下个月去东京出差", "flying to Tokyo next month", "a holiday to Crete": one journey, not where the user is.
+_TRIP = re.compile(
+    r"(?:去|飞|回)[\u4e00-\u9fffA-Za-z ]{1,8}(?:出差|旅游|旅行|玩|度假|开会|参加|探亲)"
+    r"|\b(?:going|flying|heading|travell?ing|driving|off) to\b.*\b(?:next|this) (?:week|month|weekend)\b"
+    r"|\b(?:trip|vacation|holiday|conference) (?:to|in)\b",
+    re.I,
+)
 # What was said in the talk ("… than the user said", "用户之前说的…"): about the conversation, not the user.
 _SAID = re.compile(
     r"\bthe user (?:just |already )?(?:said|mentioned|told|asked|wrote|meant|thought)\b"
@@ -1782,14 +1799,14 @@ _IMPERATIVE_EN = re.compile(
 
 
 def _durable(text: str, rule: str, form: str) -> bool:
-    """A statement worth keeping lasts: not a bounded
+    """A statement worth keeping lasts: not a feeling, not a trip, not a bounded
     stretch of now, not an event of a short while back (a recognised change states the value now instead), not
     what was said in the talk, not an imperative."""
     if rule == "instruction":
         return True
-    if _SAID.search(text) or _IMPERATIVE_EN.match(text):
+    if _SAID.search(text) or _IMPERATIVE_EN.match(text) or _FEELING.search(text):
         return False
-    if rule == "statement" and _PERIOD.search(text):
+    if rule == "statement" and (_PERIOD.search(text) or _TRIP.search(text)):
         return False
     if form != "change" and rule == "statement" and _RECENT_PAST.search(text) and "过" not in text:
         return False
