@@ -113,7 +113,9 @@ _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|hav
 _LEAD = re.compile(
     r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
-    r"heads up|just so you know|for context|for what it's worth|(?:since|because|as)(?= I\b| I'm\b| my\b(?![^,]*?\b(?:I|I'm|I've|we)\b)))\b)+",
+    r"heads up|just so you know|for context|for what it's worth|"
+    # a speech act that only announces the statement: "I should mention I'm hard of hearing"
+    r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|(?:since|because|as)(?= I\b| I'm\b| my\b(?![^,]*?\b(?:I|I'm|I've|we)\b)))\b)+",
     re.I,
 )
 _TRAIL = re.compile(r"(?:[\s，,：:、;；。.!！…~]|[啊呀吧呢哈嘛哦]|by the way|though)+$", re.I)
@@ -1587,6 +1589,11 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue  # "用户很喜欢你的建议", "the user will share more recipes with you": about this conversation
             if _FRAGMENT.match(text):
                 continue  # "I will!", "ok I will": an answer, not a statement
+            if (head := _HEAD_LABEL.match(text)) and not re.search(r"用户|\buser\b", head.group(0), re.I):
+                text = text[
+                    head.end() :
+                ]  # "Quick fix: the launch is on the 20th": the label is not the statement
+                text = text[:1].upper() + text[1:]
             if not _well_formed(text, zh, rule):
                 continue
             # "我已经不在美团了，现在在…": the old value told beside a value now is left to the value now, even when
@@ -1659,6 +1666,8 @@ def _message_candidates(content: str) -> list[Candidate]:
     return out
 
 
+# A label of a few words before a colon that opens a statement ("Quick fix:", "Update:", "补充：").
+_HEAD_LABEL = re.compile(r"^(?:[A-Za-z]+(?: [A-Za-z]+){0,2}|[\u4e00-\u9fff]{1,4})\s*[:：]\s*(?=\S)")
 _ANNOUNCEMENT = re.compile(
     rf"^用户(?:的?(?:{_OWN_NOUN}|[\u4e00-\u9fff]{{1,4}}?))?(?:刚刚?|已经|也)*"
     r"(?:换|改|变|换人|离职|辞职|搬家|跳槽|换工作|换了工作|退休)了?$"
@@ -1783,6 +1792,18 @@ _TRIP = re.compile(
     r"|\b(?:trip|vacation|holiday|conference) (?:to|in)\b",
     re.I,
 )
+# A try of the moment (the tentative aspect: "试一下", "看看", "问问"), advice given ("should carry a card", "应该多
+# 运动") and a want of something made for the talk ("needs recipes that work for both") are not facts.
+_TENTATIVE_ZH = re.compile(
+    r"^用户[^，,]{0,6}(?:[\u4e00-\u9fff]一下|看看|问问|想想|试试|聊聊|查查|找找|说说|听听|算算|改改|弄弄)"
+)
+_ADVICE = re.compile(
+    r"^The user(?:'s [\w-]+)? (?:should|ought to|had better)\b|^用户[^，,]{0,6}(?:应该|最好)"
+)
+_WANT_MADE_EN = re.compile(
+    r"^The user (?:needs|wants|is looking for|would like|could use) (?:some |a few |more |new |good |better )?"
+    r"[a-z]+s (?:that|which|to|for)\b"
+)
 # What was said in the talk ("… than the user said", "用户之前说的…"): about the conversation, not the user.
 _SAID = re.compile(
     r"\bthe user (?:just |already )?(?:said|mentioned|told|asked|wrote|meant|thought)\b"
@@ -1799,12 +1820,20 @@ _IMPERATIVE_EN = re.compile(
 
 
 def _durable(text: str, rule: str, form: str) -> bool:
-    """A statement worth keeping lasts: not a feeling, not a trip, not a bounded
+    """A statement worth keeping lasts: not a feeling, a try, advice or a want of something made for the talk,
+    not a trip, not a bounded
     stretch of now, not an event of a short while back (a recognised change states the value now instead), not
     what was said in the talk, not an imperative."""
     if rule == "instruction":
         return True
-    if _SAID.search(text) or _IMPERATIVE_EN.match(text) or _FEELING.search(text):
+    if (
+        _SAID.search(text)
+        or _IMPERATIVE_EN.match(text)
+        or _FEELING.search(text)
+        or _TENTATIVE_ZH.match(text)
+        or _ADVICE.match(text)
+        or _WANT_MADE_EN.match(text)
+    ):
         return False
     if rule == "statement" and (_PERIOD.search(text) or _TRIP.search(text)):
         return False
