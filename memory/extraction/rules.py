@@ -1804,6 +1804,10 @@ _WANT_MADE_EN = re.compile(
     r"^The user (?:needs|wants|is looking for|would like|could use) (?:some |a few |more |new |good |better )?"
     r"[a-z]+s (?:that|which|to|for)\b"
 )
+# Trips made often are a habit: "经常去重庆出差", "flies to Singapore every month".
+_OFTEN = re.compile(
+    r"经常|常常|每[个天周月年季]|平时|一般|通常|\b(?:often|every|usually|regularly|always)\b", re.I
+)
 # What was said in the talk ("… than the user said", "用户之前说的…"): about the conversation, not the user.
 _SAID = re.compile(
     r"\bthe user (?:just |already )?(?:said|mentioned|told|asked|wrote|meant|thought)\b"
@@ -1835,7 +1839,7 @@ def _durable(text: str, rule: str, form: str) -> bool:
         or _WANT_MADE_EN.match(text)
     ):
         return False
-    if rule == "statement" and (_PERIOD.search(text) or _TRIP.search(text)):
+    if rule == "statement" and (_PERIOD.search(text) or _TRIP.search(text) and not _OFTEN.search(text)):
         return False
     if form != "change" and rule == "statement" and _RECENT_PAST.search(text) and "过" not in text:
         return False
