@@ -648,7 +648,7 @@ def test_it_reorders_time_phrases_and_leaves_out_visits_plans_and_switch_events(
         ("作为 SRE，我每周轮一次值班", ["用户是 SRE", "用户每周轮一次值班"]),
         ("开了两家花店，记账用的是 Xero", ["用户开了两家花店", "用户的记账使用 Xero"]),
         # a Chinese topic does not take "用": "开会都用英文" is how, not a thing of the subject
-        ("我老板是 Australian，开会都用英文", ["用户的老板是 Australian"]),
+        ("我老板是 Australian，开会都用英文", ["用户的老板是澳大利亚人"]),
         # A date moved with 挪到 / 换成 a time, the old value left out.
         ("我们的 sync 会从周二挪到周三上午了", ["用户的 sync 会现在是周三上午"]),
         ("儿子的 swimming 课换成周日下午了", ["用户的儿子的 swimming 课现在是周日下午"]),

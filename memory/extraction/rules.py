@@ -618,6 +618,20 @@ _MIXED = {
     "gluten": "麸质", "lactose": "乳糖", "diabetes": "糖尿病", "asthma": "哮喘", "vegetarian": "素食者",
     "english": "英文", "chinese": "中文", "English": "英文", "Chinese": "中文",
 }  # fmt: skip
+# A nationality said of someone in a Chinese sentence is a kind of person: "我老婆是 Korean" → "是韩国人".
+_NATIONALITY = {
+    "American": "美国", "British": "英国", "English": "英国", "Canadian": "加拿大", "Australian": "澳大利亚",
+    "Korean": "韩国", "Japanese": "日本", "French": "法国", "German": "德国", "Italian": "意大利",
+    "Spanish": "西班牙", "Indian": "印度", "Singaporean": "新加坡", "Malaysian": "马来西亚", "Thai": "泰国",
+    "Vietnamese": "越南", "Filipino": "菲律宾", "Russian": "俄罗斯", "Brazilian": "巴西", "Mexican": "墨西哥",
+    "Dutch": "荷兰", "Swedish": "瑞典", "Irish": "爱尔兰", "Scottish": "苏格兰", "Chinese": "中国",
+    "Taiwanese": "台湾", "Indonesian": "印尼", "Swiss": "瑞士", "Polish": "波兰", "Turkish": "土耳其",
+}  # fmt: skip
+_NATIONALITY_ZH = re.compile(
+    r"(?<=是)(?:个|一个|一位)?\s?("
+    + "|".join(_NATIONALITY)
+    + r")(?:\s?人)?(?=$|[，,。；;！!？?]|\s*(?:而且|但|所以))"
+)
 _MIXED_WORD = re.compile(
     r"(?<![A-Za-z-])(?:"
     + "|".join(re.escape(k) for k in sorted(_MIXED, key=len, reverse=True))
@@ -1222,7 +1236,10 @@ _EN_VERB_START = re.compile(
     r"|^(?:based|located|spread|split|scattered|distributed|stationed|settled|born|raised) (?:across|in|over|between|around|among|at|on|from)\b"
     rf"|^(?:also |just |usually |often |mostly |now |still |then |later )*{_EN_SECOND_PREDICATE}",
 )
-_MADE_TO_ZH = re.compile(r"^(?![我你])[^，,我]{1,6}(?:让|叫|要|要求|逼|催|安排)我(?![的们])")
+# someone's own (我的导师, 我 mentor) telling the user to do something is theirs too, and so is advice (建议, 劝)
+_MADE_TO_ZH = re.compile(
+    r"^(?:我的?\s?)?(?![我你])[^，,我]{1,8}(?:让|叫|要|要求|逼|催|安排|建议|劝)我(?![的们])"
+)
 _OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
 _OWNED_EN = re.compile(r"\bmy ([a-z]+(?:-[a-z]+)*)", re.I)
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
@@ -1340,6 +1357,7 @@ def _message_candidates(content: str) -> list[Candidate]:
         if not zh and has_cjk(sentence):
             sentence = _mark_terms(sentence, terms)
         if zh:  # "我们 team 的 backend" is read as "我们团队的后端"; names and acronyms stay as written
+            sentence = _NATIONALITY_ZH.sub(lambda m: _NATIONALITY[m.group(1)] + "人", sentence)
             sentence = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], sentence)
             sentence = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", sentence)
         if found := _CONDITION_ZH.search(sentence):
@@ -1808,6 +1826,9 @@ _WANT_MADE_EN = re.compile(
 _OFTEN = re.compile(
     r"经常|常常|每[个天周月年季]|平时|一般|通常|\b(?:often|every|usually|regularly|always)\b", re.I
 )
+# A nominal of an adjective as the subject ("新的是个美国人": the new one) leans on what was said before it ("学的是
+# 会计", a verb's nominal, is the user's own).
+_LEANING_ZH = re.compile(r"^用户的?(?:新|旧|老|大|小|前一个|上一个|另一个|原来)的(?:是|叫|在|有)")
 # What was said in the talk ("… than the user said", "用户之前说的…"): about the conversation, not the user.
 _SAID = re.compile(
     r"\bthe user (?:just |already )?(?:said|mentioned|told|asked|wrote|meant|thought)\b"
@@ -1837,6 +1858,7 @@ def _durable(text: str, rule: str, form: str) -> bool:
         or _TENTATIVE_ZH.match(text)
         or _ADVICE.match(text)
         or _WANT_MADE_EN.match(text)
+        or _LEANING_ZH.match(text)
     ):
         return False
     if rule == "statement" and (_PERIOD.search(text) or _TRIP.search(text) and not _OFTEN.search(text)):
