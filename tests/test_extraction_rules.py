@@ -688,3 +688,94 @@ def test_code_mixed_terms_take_the_slot_of_a_noun(text, contents):
 def test_habits_of_a_time_of_the_week_and_past_tense_after_always(text, contents):
     got = [c.content for c in extract_rules([human(text)])]
     assert got == contents
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # The old value told beside a value now is left out, even when the value now is not read; told alone
+        # it is the change itself.
+        ("我已经不在字节了，现在在一家创业公司", ["用户现在在一家创业公司"]),
+        ("我已经不在字节了", ["用户已经不在字节"]),
+        (
+            "My brother doesn't live in Cardiff anymore, he's in Bath now.",
+            ["The user's brother is in Bath now"],
+        ),
+        # A bounded stretch of now, and what follows it without a subject of its own.
+        ("我这周在出差，住在酒店", []),
+        ("我这周在出差，我住在杭州", ["用户住在杭州"]),
+        ("I'm staying with my aunt for now.", []),
+        ("我最近在准备雅思考试", []),
+        # An event of a short while back; a state that began longer ago and an experience had stay.
+        ("I bought a new bike last month.", []),
+        ("我上个月跑了个半马", []),
+        ("我去年做过阑尾手术", ["用户去年做过阑尾手术"]),
+        # What was said in the talk, and an imperative.
+        ("Our rent is higher than I said.", []),
+        ("Just send me the short list, I'm a teacher in Leeds.", ["The user is a teacher in Leeds"]),
+        # A request to remember keeps what it names.
+        ("Remember that I no longer eat meat.", ["The user no longer eats meat"]),
+    ],
+)
+def test_a_statement_lasts(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # An event of change beside a value now gives way to it, whatever its verb; so does a former state.
+        (
+            "We hired two more designers, the studio is eleven people now.",
+            ["The user's studio is eleven people now"],
+        ),
+        ("我之前用 VS Code，现在改用 Cursor 了", ["用户现在使用 Cursor"]),
+        ("I used to work at Google, now I'm at a startup.", ["Now the user is at a startup"]),
+        ("我之前在阿里干了三年", ["用户之前在阿里干了三年"]),
+        # A feeling said with a degree, and a trip; trips made often are a habit.
+        ("我对花粉过敏，每年春天都很难受", ["用户对花粉过敏"]),
+        ("I'm really excited about my new job at Spotify.", []),
+        ("我下个月去东京出差，有什么推荐的酒店吗", []),
+        ("I'm flying to Tokyo next month for a conference.", []),
+        ("我 base 在深圳，经常去香港出差", ["用户常驻在深圳", "用户经常去香港出差"]),
+        # A try of the moment, advice given, a want of something made for the talk.
+        ("好的，我试一下", []),
+        (
+            "I'm allergic to penicillin, my doctor says I should carry a card.",
+            ["The user is allergic to penicillin"],
+        ),
+        (
+            "I'm a vegetarian, but my kids eat meat, so I need recipes that work for both.",
+            ["The user is a vegetarian", "The user's kids eat meat"],
+        ),
+        ("我的 mentor 建议我多写 unit test", []),
+        ("我得了糖尿病", ["用户得了糖尿病"]),
+        # A label before a colon, a speech act that announces the statement.
+        ("Quick fix: the launch is on the 20th, not the 12th.", ["The launch is on the 20th"]),
+        ("oh and I should add that my wife is a nurse", ["The user's wife is a nurse"]),
+        # An adjective's nominal as the subject leans on the talk; a verb's nominal is the user's own.
+        ("我 manager 换人了，新的是个 American", ["用户经理换人"]),
+        ("我学的是会计", ["用户学的是会计"]),
+    ],
+)
+def test_events_beside_a_value_now_feelings_trips_tries_and_advice(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # Everyday nouns of code-mixed speech and nationalities said of someone are written in Chinese.
+        ("我在 lab 做 NLP，主要写 paper", ["用户在实验室做 NLP", "用户主要写论文"]),
+        ("我对 gluten 过敏，不能吃面包", ["用户对麸质过敏", "用户不能吃面包"]),
+        ("我 wife 是 Korean，我们在 Seoul 住", ["用户的妻子是韩国人", "用户在 Seoul 住"]),
+        ("我是 Canadian 公司的员工", ["用户是 Canadian 公司的员工"]),  # an adjective before a noun stays
+        # A Chinese term owned by the user is the subject of its second predicate.
+        (
+            "My 妈妈 lives with us and only speaks Cantonese.",
+            ["The user's 妈妈 lives with the user", "The user's 妈妈 only speaks Cantonese"],
+        ),
+    ],
+)
+def test_code_mixed_nouns_nationalities_and_owned_terms(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents
