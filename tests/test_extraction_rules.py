@@ -756,6 +756,13 @@ def test_a_statement_lasts(text, contents):
         # An adjective's nominal as the subject leans on the talk; a verb's nominal is the user's own.
         ("我 manager 换人了，新的是个 American", ["用户经理换人"]),
         ("我学的是会计", ["用户学的是会计"]),
+        # News of a moment ("just" and a past verb that changes no state, 刚…完), a bare predicate, an object
+        # pointing back mid-sentence; a change after "just" stays, and an irregular past keeps its form.
+        ("My company just laid off 20% of staff.", []),
+        ("I just joined Stripe as a designer.", ["The user just joined Stripe as a designer"]),
+        ("我们公司今年裁员了，我还在", ["用户的公司今年裁员"]),
+        ("I can only work on this on weekends.", []),
+        ("I tore my ACL in February.", ["The user tore their ACL in February"]),
     ],
 )
 def test_events_beside_a_value_now_feelings_trips_tries_and_advice(text, contents):

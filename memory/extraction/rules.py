@@ -771,7 +771,9 @@ _EN_PAST = {
     "found", "wore", "saw", "heard", "ate", "drank", "drove", "flew", "sang", "swam", "rode", "spoke", "forgot",
     "fell", "held", "led", "meant", "sent", "sat", "stood", "understood", "woke", "hung", "hid", "brought",
     "caught", "fought", "shot", "slept", "threw", "drew", "shook", "froze", "stole", "laid", "dealt", "let",
-    "cut", "hit", "hurt", "cost", "shut", "split", "spread", "upset",
+    "cut", "hit", "hurt", "cost", "shut", "split", "spread", "upset", "tore", "swore", "bit", "blew", "dug",
+    "fed", "fled", "lent", "bent", "sank", "rang", "stuck", "struck", "swept", "wept", "burnt", "learnt", "sped",
+    "lit", "beat", "bled", "bred", "bound", "ground", "slid", "spun", "sprang", "stank", "strode", "withdrew",
 }  # fmt: skip
 _EN_IRREGULAR = {"am": "is", "are": "is", "have": "has", "do": "does", "'m": "is", "'ve": "has", "'re": "is"}
 
@@ -1829,6 +1831,21 @@ _OFTEN = re.compile(
 # A nominal of an adjective as the subject ("新的是个美国人": the new one) leans on what was said before it ("学的是
 # 会计", a verb's nominal, is the user's own).
 _LEANING_ZH = re.compile(r"^用户的?(?:新|旧|老|大|小|前一个|上一个|另一个|原来)的(?:是|叫|在|有)")
+# A news item of a moment: "just" and a past verb that is no change of the subject's state ("just laid off 20% of
+# staff", "just got their certificate"; "just joined", "just moved" are changes and stay), "刚…完".
+_JUST_DONE = re.compile(
+    r"^The user(?:'s [\w-]+(?: [\w-]+)?)? just (?!(?:joined|started|moved|switched|became|began|turned|signed up)\b)"
+    rf"(?:[a-z]{{2,}}ed|{'|'.join(sorted(_EN_PAST))})\b"
+    r"|^用户[^，,]{0,6}刚刚?[\u4e00-\u9fff]完"
+)
+# A bare predicate without what it needs ("我还在" → "用户还在"), an object pointing back mid-sentence ("can only
+# work on this on weekends"): the statement leans on the talk.
+_BARE_ZH = re.compile(r"^用户(?:还|也|都|就|一直)?(?:在|是|有|用|会|要|去)$")
+_POINTS_BACK_EN = re.compile(
+    r"\b(?:on|with|for|about|of|to|in|at|do|does|finish|use|uses|read|reads) (?:this|that|it|these|those)"
+    r"(?= (?:on|in|at|for|with|by|every|during|after|before|until|when|because)\b)",
+    re.I,
+)
 # What was said in the talk ("… than the user said", "用户之前说的…"): about the conversation, not the user.
 _SAID = re.compile(
     r"\bthe user (?:just |already )?(?:said|mentioned|told|asked|wrote|meant|thought)\b"
@@ -1859,6 +1876,9 @@ def _durable(text: str, rule: str, form: str) -> bool:
         or _ADVICE.match(text)
         or _WANT_MADE_EN.match(text)
         or _LEANING_ZH.match(text)
+        or _JUST_DONE.match(text)
+        or _BARE_ZH.match(text)
+        or _POINTS_BACK_EN.search(text)
     ):
         return False
     if rule == "statement" and (_PERIOD.search(text) or _TRIP.search(text) and not _OFTEN.search(text)):
