@@ -955,9 +955,10 @@ def to_statement(text: str) -> str:
     return text
 
 
-def validate_statement(text: str) -> str:
+def validate_statement(text: str, correction: bool = False) -> str:
     """A candidate written elsewhere (the LLM path) in statement form, or "" when it cannot be one:
-    a first person is rewritten to the third; a request, a question or a first person left over is refused."""
+    a first person is rewritten to the third; a request, a question or a first person left over is refused,
+    and so is a statement that does not last (_durable: a feeling, a trip, advice, a stretch of now, …)."""
     text = _clean(text.strip())
     if not text:
         return ""
@@ -969,6 +970,7 @@ def validate_statement(text: str) -> str:
         or _QUESTION.search(text)
         or _request(text, zh)
         and not text.startswith(("用户", "The user"))
+        or not _durable(text, "correction" if correction else "statement", "")
     ):
         return ""
     return text
