@@ -777,6 +777,9 @@ def test_events_beside_a_value_now_feelings_trips_tries_and_advice(text, content
         ("我对 gluten 过敏，不能吃面包", ["用户对麸质过敏", "用户不能吃面包"]),
         ("我 wife 是 Korean，我们在 Seoul 住", ["用户的妻子是韩国人", "用户在 Seoul 住"]),
         ("我是 Canadian 公司的员工", ["用户是 Canadian 公司的员工"]),  # an adjective before a noun stays
+        # a noun after 我们 is theirs; a word that is a verb too is not
+        ("我们 clinic 只用纸质病历", ["用户的诊所只用纸质病历"]),
+        ("我们每周去 swimming 两次", ["用户每周去游泳两次"]),
         # A Chinese term owned by the user is the subject of its second predicate.
         (
             "My 妈妈 lives with us and only speaks Cantonese.",

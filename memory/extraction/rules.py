@@ -600,7 +600,10 @@ _MIXED = {
     "product manager": "产品经理", "project manager": "项目经理", "software engineer": "软件工程师",
     "programmer": "程序员", "tech lead": "技术负责人", "payment": "支付", "payments": "支付",
     "production": "生产", "code freeze": "代码冻结",
-    # everyday nouns of work, school, home and health in code-mixed speech
+    "english": "英文", "chinese": "中文", "English": "英文", "Chinese": "中文",
+}  # fmt: skip
+# Everyday nouns of work, school, home and health in code-mixed speech.
+_MIXED_EVERYDAY = {
     "codebase": "代码库", "code base": "代码库", "lab": "实验室", "hardware": "硬件", "software": "软件",
     "website": "网站", "product": "产品", "researcher": "研究员", "research": "研究", "paper": "论文",
     "papers": "论文", "thesis": "论文", "contract": "合同", "freelancer": "自由职业者", "consultant": "顾问",
@@ -616,8 +619,40 @@ _MIXED = {
     "part-time": "兼职", "full-time": "全职", "side project": "副业", "coworker": "同事", "coworkers": "同事",
     "nanny": "保姆", "dog": "狗", "cat": "猫", "allergy": "过敏", "penicillin": "青霉素", "peanuts": "花生",
     "gluten": "麸质", "lactose": "乳糖", "diabetes": "糖尿病", "asthma": "哮喘", "vegetarian": "素食者",
-    "english": "英文", "chinese": "中文", "English": "英文", "Chinese": "中文",
+    "vegan": "纯素食者", "seafood": "海鲜", "shellfish": "贝类", "peanut": "花生", "migraine": "偏头痛",
+    "migraines": "偏头痛", "insomnia": "失眠", "depression": "抑郁症", "high blood pressure": "高血压",
+    "blood pressure": "血压", "pregnant": "怀孕", "lactose intolerant": "乳糖不耐受", "yoga": "瑜伽",
+    "marathon": "马拉松", "hiking": "徒步", "swimming": "游泳", "piano": "钢琴", "violin": "小提琴",
+    "guitar": "吉他", "coffee": "咖啡", "pet": "宠物", "pets": "宠物", "puppy": "小狗", "kitten": "小猫",
+    "flatmate": "室友", "house": "房子", "tuition": "学费", "scholarship": "奖学金", "semester": "学期",
+    "undergrad": "本科", "bachelor": "本科", "minor": "辅修", "resume": "简历", "portfolio": "作品集",
+    "bonus": "奖金", "promotion": "升职", "layoff": "裁员", "director": "总监", "co-founder": "联合创始人",
+    "cofounder": "联合创始人", "marketing": "市场营销", "operations": "运营", "design": "设计",
+    "mobile": "移动端", "cloud": "云", "microservices": "微服务", "code": "代码", "script": "脚本",
+    "scripts": "脚本", "dashboard": "仪表盘", "spreadsheet": "表格", "time zone": "时区", "timezone": "时区",
+    "contractor": "合同工", "freelance": "自由职业", "side hustle": "副业", "mentor": "导师",
 }  # fmt: skip
+_MIXED.update(_MIXED_EVERYDAY)
+# "我们 team 的…" → "用户的团队的…", "我们 lab …" → "用户的实验室…"; not the words that are verbs too ("我们游泳")
+_OWNED_AFTER_WE = sorted(
+    set(_MIXED.values())
+    - {
+        "英文",
+        "中文",
+        "研究",
+        "销售",
+        "设计",
+        "运营",
+        "市场营销",
+        "游泳",
+        "徒步",
+        "怀孕",
+        "升职",
+        "裁员",
+        "失眠",
+        "自由职业",
+    }
+)
 # A nationality said of someone in a Chinese sentence is a kind of person: "我老婆是 Korean" → "是韩国人".
 _NATIONALITY = {
     "American": "美国", "British": "英国", "English": "英国", "Canadian": "加拿大", "Australian": "澳大利亚",
@@ -648,7 +683,7 @@ _ZH_PERSON = [
     (
         re.compile(
             r"(?:我们|咱们)(?=店|的?客户|的?产品|的?项目|的?交付|的?代码|的?数据|的?线上|的?服务|的?系统|"
-            r"\s?[A-Za-z]|的?(?:" + "|".join(sorted(set(_MIXED.values()) - {"英文", "中文"})) + "))"
+            r"\s?[A-Za-z]|的?(?:" + "|".join(_OWNED_AFTER_WE) + "))"
         ),
         "用户的",
     ),
