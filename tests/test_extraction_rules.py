@@ -651,7 +651,7 @@ def test_it_reorders_time_phrases_and_leaves_out_visits_plans_and_switch_events(
         ("我老板是 Australian，开会都用英文", ["用户的老板是澳大利亚人"]),
         # A date moved with 挪到 / 换成 a time, the old value left out.
         ("我们的 sync 会从周二挪到周三上午了", ["用户的 sync 会现在是周三上午"]),
-        ("儿子的 swimming 课换成周日下午了", ["用户的儿子的 swimming 课现在是周日下午"]),
+        ("儿子的 swimming 课换成周日下午了", ["用户的儿子的游泳课现在是周日下午"]),
         # A switch to a named thing without 成/到; the old thing given up after it is not appended.
         ("上个月换 Zed 了，Sublime 基本不开", ["用户现在使用 Zed"]),
         ("我们现在不用 Redis 了，全换成 Valkey", ["用户现在使用 Valkey"]),
