@@ -763,6 +763,12 @@ def test_a_statement_lasts(text, contents):
         ("我们公司今年裁员了，我还在", ["用户的公司今年裁员"]),
         ("I can only work on this on weekends.", []),
         ("I tore my ACL in February.", ["The user tore their ACL in February"]),
+        # The A-not-A question of Chinese, work not finished yet, someone else as the subject, 日本人 is no 本人.
+        ("我家狗狗最近不爱吃东西，是不是病了", ["用户家狗狗最近不爱吃东西"]),
+        ("这个报告明天要交，我还没写完", []),
+        ("我是乙方，对方要求三个月账期", ["用户是乙方"]),
+        ("我女朋友是日本人，我们平时用英语交流", ["用户的女朋友是日本人", "用户平时用英语交流"]),
+        ("我是左撇子，用剪刀很不方便", ["用户是左撇子"]),
     ],
 )
 def test_events_beside_a_value_now_feelings_trips_tries_and_advice(text, contents):

@@ -292,7 +292,11 @@ _REQUEST_EN = re.compile(
     r"(?= (?:it|this|that|these|those|a|an|the|my|me|something|some|them)\b))\b",
     re.I,
 )
-_QUESTION = re.compile(r"[?？]\s*$")
+# a question mark, or the A-not-A question of Chinese ("是不是病了", "有没有推荐", "能不能帮我")
+_QUESTION = re.compile(
+    r"[?？]\s*$|(?:是不是|有没有|要不要|能不能|会不会|可不可以|该不该|用不用|行不行|对不对|好不好|需不需要)"
+    r"(?![\u4e00-\u9fff]{0,6}(?:都|也)?(?:无所谓|不重要|不知道|不确定))"
+)
 _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
     r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
@@ -386,7 +390,7 @@ _ERRAND = re.compile(
 )
 
 # Who a clause is about.
-_FIRST_ZH = re.compile(r"我|本人|咱")
+_FIRST_ZH = re.compile(r"我|(?<!日)本人(?![数员工])|咱")  # not the 本人 of 日本人, 样本人数
 # Case matters for "us" ("a US company" is not the user).
 _FIRST_EN = re.compile(
     r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself|[Ww]e|[Ww]e're|[Ww]e've|[Oo]ur|[Oo]urs|us)"
@@ -688,7 +692,7 @@ _ZH_PERSON = [
         "用户的",
     ),
     (re.compile(rf"(?:我们|咱们)的?(?={_OWN_NOUN}|小区|家乡)"), "用户的"),
-    (re.compile(r"我自己|我本人|本人"), "用户"),
+    (re.compile(r"我自己|我本人|(?<!日)本人(?![数员工])"), "用户"),
     (re.compile(rf"我(?:的)?(?={_OWN_NOUN}|\s?{_OWN_NOUN_EN})"), "用户的"),
     (re.compile(r"我的"), "用户的"),
     (re.compile(r"我们|咱们|我"), "用户"),
@@ -1836,7 +1840,7 @@ _RECENT_PAST = re.compile(
 # user feels, not a fact an agent can use (a diagnosis, "有轻度抑郁", is one and stays).
 _FEELING = re.compile(
     r"(?:很|挺|特别|非常|好|有点|有些|太|超|比较)(?:难受|紧张|焦虑|开心|高兴|郁闷|烦|累|痛苦|崩溃|无语|生气|难过|伤心|"
-    r"害怕|担心|头疼|头大|激动|兴奋|失望|委屈|不舒服)"
+    r"害怕|担心|头疼|头大|激动|兴奋|失望|委屈|不舒服|不方便|麻烦)"
     r"|\b(?:is|are|was|feels?|gets?|getting|feeling) (?:so |really |very |pretty |quite |a bit |a little |super |"
     r"kind of |always )?(?:stressed|anxious|nervous|tired|exhausted|upset|sad|happy|excited|annoyed|frustrated|"
     r"overwhelmed|worried|scared|bored|angry|miserable|burned out|burnt out|homesick|lonely)\b",
@@ -1875,6 +1879,12 @@ _JUST_DONE = re.compile(
     rf"(?:[a-z]{{2,}}ed|{'|'.join(sorted(_EN_PAST))})\b"
     r"|^用户[^，,]{0,6}刚刚?[\u4e00-\u9fff]完"
 )
+# Work not finished yet ("还没写完", "haven't finished …"): the state of a task of the moment.
+_UNFINISHED = re.compile(
+    r"还没[\u4e00-\u9fff]{0,3}完|\b(?:hasn't|has not|haven't) (?:finished|done|started)\b"
+)
+# Someone else as the subject ("对方要求…", "别人都…"): not about the user.
+_OTHER_SUBJECT_ZH = re.compile(r"^用户(?:的)?(?:对方|人家|别人|大家)")
 # A bare predicate without what it needs ("我还在" → "用户还在"), an object pointing back mid-sentence ("can only
 # work on this on weekends"): the statement leans on the talk.
 _BARE_ZH = re.compile(r"^用户(?:还|也|都|就|一直)?(?:在|是|有|用|会|要|去)$")
@@ -1914,6 +1924,8 @@ def _durable(text: str, rule: str, form: str) -> bool:
         or _WANT_MADE_EN.match(text)
         or _LEANING_ZH.match(text)
         or _JUST_DONE.match(text)
+        or _UNFINISHED.search(text)
+        or _OTHER_SUBJECT_ZH.match(text)
         or _BARE_ZH.match(text)
         or _POINTS_BACK_EN.search(text)
     ):
