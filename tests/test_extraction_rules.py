@@ -769,6 +769,14 @@ def test_a_statement_lasts(text, contents):
         ("我是乙方，对方要求三个月账期", ["用户是乙方"]),
         ("我女朋友是日本人，我们平时用英语交流", ["用户的女朋友是日本人", "用户平时用英语交流"]),
         ("我是左撇子，用剪刀很不方便", ["用户是左撇子"]),
+        # A thousands separator is no clause break; a pronoun and a particle at the end lean on the talk; the
+        # old value in the perfect ("have stopped") gives way to the value now too.
+        ("We earn 120,000 a year.", ["The user earns 120,000 a year"]),
+        ("Never mind, I figured it out.", []),
+        ("We've stopped using Trello, everything is in Asana now.", []),
+        ("I've stopped drinking coffee.", ["The user has stopped drinking coffee"]),
+        # "and" before a quantified subject with its own verb opens a clause
+        ("I sell pottery online and most buyers are in Germany.", ["The user sells pottery online"]),
     ],
 )
 def test_events_beside_a_value_now_feelings_trips_tries_and_advice(text, contents):

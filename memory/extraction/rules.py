@@ -99,13 +99,13 @@ _EN_SECOND_PREDICATE = (
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
-    r"\s*(?:,(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
+    r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
     r"(?=(?:(?:only|rarely|sometimes|mostly|usually|often|also) )?(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b"
     # a denied second predicate: "… and don't have a car", "… and never drive"
     rf"|(?:don't|do not|never) (?={_EN_VERB_FORMS}\b))"
-    r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
+    r"|\s+and\s+(?=(?:the|most|all|some|many|half of the|none of the) [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
     rf"|\s+and\s+(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
 )
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
@@ -113,7 +113,7 @@ _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|hav
 _LEAD = re.compile(
     r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
-    r"heads up|just so you know|for context|for what it's worth|"
+    r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
     r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|(?:since|because|as)(?= I\b| I'm\b| my\b(?![^,]*?\b(?:I|I'm|I've|we)\b)))\b)+",
     re.I,
@@ -1776,7 +1776,7 @@ _VERB_EN = re.compile(rf"\b(?:{_EN_FINITE}|now|{_EN_VERB_FORMS}|[a-z]{{3,}}(?<!e
 _VERB_ZH = re.compile(r"是|为|在|有|改|换|到|定|用")
 # An object that points back into the conversation: "… adopted another one", "… loves it".
 _DANGLING_EN = re.compile(
-    r"\b(?:it|them|him|her|one|ones|that|this|these|those|there)$"
+    r"\b(?:it|them|him|her|one|ones|that|this|these|those|there)(?: (?:out|up|off|over|down|back|in|on|through))?$"
     # or right after the verb: "the user reads these on their watch"
     r"|^the user (?:\w+ )?\w+ (?:them|these|those)\b"
     # a modal and a bare verb, the object left in the clause before ("… and we can't upgrade yet")
@@ -1815,8 +1815,8 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
 # "用户现在不用X了", "The user no longer …", "The user quit/left/stopped …", "… doesn't … anymore".
 _CEASED = re.compile(
     r"^用户[^，,。；;]*?(?:不再|再也不|已经不|早就不|早已不|不[^，,。；;]{1,12}了$)"
-    r"|^The user(?:'s [\w-]+(?: [\w-]+)?)? (?:(?:recently|just|finally|also|already|eventually) )?"
-    r"(?:no longer|stopped|quit|gave up|moved off|left)(?![\w-])"
+    r"|^The user(?:'s [\w-]+(?: [\w-]+)?)? (?:(?:has|have|had) )?(?:(?:recently|just|finally|also|already|eventually) )?"
+    r"(?:no longer|stopped|quit|given up|gave up|moved off|left)(?![\w-])"
     r"|^The user\b.*\b(?:doesn't|does not|don't|isn't|is not|aren't|are not|won't)\b.*\bany ?more$"
 )
 # A bounded stretch of now (this week, these days, for now, 暂时, 最近在…) or a later moment of today (晚点,
