@@ -23,6 +23,10 @@ in the third person and in the user's language ("用户住在成都", "The user 
 5. A written statement is kept only with a subject and a predicate of its own: the user (or what is
    theirs) as the subject, or a change of a value in a recognised form ("周会现在是周三"); not the user only
    inside the predicate, an object pointing back into the talk, or a modal with a bare verb.
+6. A written statement is kept only when it lasts (_durable, the LLM path's candidates too): not a feeling, a
+   trip, a stretch of now, an event of a short while back, advice, a try of the moment, news of a moment, work
+   not finished, what was said in the talk, an imperative or a predicate leaning on the talk; an event of
+   change or a former state told beside a value now gives way to it.
 
 It is general by construction (clause splitting, person rewriting, cue lexicons per language) and is
 always available: it is the only path when no chat model is configured, and the LLM path's
