@@ -777,6 +777,10 @@ def test_a_statement_lasts(text, contents):
         ("I've stopped drinking coffee.", ["The user has stopped drinking coffee"]),
         # "and" before a quantified subject with its own verb opens a clause
         ("I sell pottery online and most buyers are in Germany.", ["The user sells pottery online"]),
+        # What "we" is, is the user's company or family; an age and a kind of person are two states.
+        ("We are a two-person design studio.", ["The user's company is a two-person design studio"]),
+        ("We're a family of four.", ["The user's family has four people"]),
+        ("I'm 52 and a former accountant.", ["The user is 52", "The user is a former accountant"]),
     ],
 )
 def test_events_beside_a_value_now_feelings_trips_tries_and_advice(text, contents):

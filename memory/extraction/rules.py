@@ -1616,6 +1616,15 @@ def _message_candidates(content: str) -> list[Candidate]:
                         text = f"{subject} {verb} " + _EN_SUBJECT.sub(_subject_repl, "I " + rest)[9:]
                 else:
                     text = _rewrite_en(clause_v)
+                    if re.match(r"we(?:'re| are)\b", clause_v, re.I) and (org := _WE_ARE_EN.match(text)):
+                        # "we're a small web agency": the user's company, not the user
+                        text = (
+                            f"The user's {_WE_ARE_KIND[org.group('noun')]} is " + text[len("The user is ") :]
+                        )
+                        # "… is a family of four" → "… has four people"
+                        text = re.sub(
+                            r"^(The user's (\w+)) is an? \2 of (\w+)(?= |$)", r"\1 has \3 people", text
+                        )
                     subject = _en_subject(text)
                 rule = "remember" if explicit else ("correction" if (changed or correction) else "statement")
             elif (
@@ -1873,6 +1882,13 @@ _WANT_MADE_EN = re.compile(
 _OFTEN = re.compile(
     r"经常|常常|每[个天周月年季]|平时|一般|通常|\b(?:often|every|usually|regularly|always)\b", re.I
 )
+# "We're a small web agency", "we're a family of four": what "we" is, is the user's company, team or family.
+_WE_ARE_KIND = dict.fromkeys(
+    "agency company startup studio firm shop business consultancy nonprofit charity practice restaurant bakery "
+    "cafe clinic school lab".split(),
+    "company",
+) | {"team": "team", "family": "family", "household": "household"}
+_WE_ARE_EN = re.compile(rf"^The user is an? (?:[\w-]+ ){{0,3}}?(?P<noun>{'|'.join(_WE_ARE_KIND)})\b")
 # A nominal of an adjective as the subject ("新的是个美国人": the new one) leans on what was said before it ("学的是
 # 会计", a verb's nominal, is the user's own).
 _LEANING_ZH = re.compile(r"^用户的?(?:新|旧|老|大|小|前一个|上一个|另一个|原来)的(?:是|叫|在|有)")
@@ -1944,7 +1960,9 @@ def _durable(text: str, rule: str, form: str) -> bool:
 # "The user's grandmother is 91 and nearly blind", "The user is 34 and training for a marathon": two states.
 _STATES_EN = re.compile(
     r"^(?P<head>The user(?:'s [a-z-]+)? (?:is|are)) (?P<one>(?:[\w-]+ ){0,2}[\w-]+) and "
-    r"(?P<two>(?:(?:nearly|almost|partly|very|quite|fully|completely|totally|still|also) )?[a-z-]+|[a-z]+ing\b.*)$"
+    r"(?P<two>(?:(?:nearly|almost|partly|very|quite|fully|completely|totally|still|also) )?[a-z-]+|[a-z]+ing\b.*"
+    # a kind of person after an age: "The user is 52 and a former accountant"
+    r"|(?<=\d and )an? (?:[\w-]+ ){0,2}[\w-]+)$"
 )
 
 
