@@ -775,6 +775,12 @@ def test_a_statement_lasts(text, contents):
         ("Never mind, I figured it out.", []),
         ("We've stopped using Trello, everything is in Asana now.", []),
         ("I've stopped drinking coffee.", ["The user has stopped drinking coffee"]),
+        # the value now is also the user said again as the subject, or a Chinese change completed with 了
+        ("I don't work at Amazon anymore, I'm freelancing.", ["The user is freelancing"]),
+        ("我现在不做前端了，转后端了", []),
+        # a life event told bare gives way to the value now beside it, and stays alone
+        ("我女儿转学了，现在在实验小学", ["用户的女儿现在在实验小学"]),
+        ("我女儿转学了", ["用户的女儿转学"]),
         # "and" before a quantified subject with its own verb opens a clause
         ("I sell pottery online and most buyers are in Germany.", ["The user sells pottery online"]),
         # What "we" is, is the user's company or family; an age and a kind of person are two states.

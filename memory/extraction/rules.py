@@ -1672,8 +1672,15 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue
             # "我已经不在美团了，现在在…": the old value told beside a value now is left to the value now, even when
             # that one is not read; told alone ("I no longer drink coffee") it is the change itself
+            # (a clause of now: a marker of now or of a change, the user as its subject again, a Chinese change
+            # completed with 了: "I don't work at Amazon anymore, I'm freelancing", "不做前端了，转后端了")
             ceased = bool(_CEASED.search(text)) and any(
-                _NOW.search(later) or _CHANGE.search(later) for _w, later in clauses[k + 1 :]
+                _NOW.search(later)
+                or _CHANGE.search(later)
+                or _about_user_fact(later, zh)
+                or zh
+                and "了" in later
+                for _w, later in clauses[k + 1 :]
             )
             if not explicit and (
                 ceased
@@ -1764,6 +1771,9 @@ _EVENT = re.compile(
     r"|^用户[^，,]*(?:又|刚刚?|已经)[^，,]*了$|^用户[^，,现在]*[\u4e00-\u9fff]了[^，,]{1,12}$"
     # or a state marked as former: "用户之前使用 VS Code", "The user used to work at Google"
     r"|^用户[^，,]{0,8}?(?:之前|以前|原来|曾经|过去)|^The user\b[^,]*\b(?:used to|previously|formerly)\b"
+    # or a life event told bare, its 了 dropped: "用户的女儿转学", "用户换岗"
+    r"|^用户(?:的[\u4e00-\u9fff]{1,3})?(?:转学|转行|转岗|换岗|调岗|升职|毕业|结婚|离婚|搬家|分手|退学|休学|入职|复学|出院|"
+    r"住院|退休|离职|辞职|跳槽|换工作)$"
 )
 _NOW = re.compile(r"\b(?:now|these days|nowadays)\b|现在|如今|目前", re.I)
 # "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
@@ -1827,7 +1837,7 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
 # The end of something (the old value of a change): "用户已经不在X了",
 # "用户现在不用X了", "The user no longer …", "The user quit/left/stopped …", "… doesn't … anymore".
 _CEASED = re.compile(
-    r"^用户[^，,。；;]*?(?:不再|再也不|已经不|早就不|早已不|不[^，,。；;]{1,12}了$)"
+    r"^用户[^，,。；;]*?(?:不再|再也不|已经不|早就不|早已不|现在不|不[^，,。；;]{1,12}了$)"
     r"|^The user(?:'s [\w-]+(?: [\w-]+)?)? (?:(?:has|have|had) )?(?:(?:recently|just|finally|also|already|eventually) )?"
     r"(?:no longer|stopped|quit|given up|gave up|moved off|left)(?![\w-])"
     r"|^The user\b.*\b(?:doesn't|does not|don't|isn't|is not|aren't|are not|won't)\b.*\bany ?more$"
