@@ -762,6 +762,8 @@ def test_a_statement_lasts(text, contents):
         ("I just joined Stripe as a designer.", ["The user just joined Stripe as a designer"]),
         ("我们公司今年裁员了，我还在", ["用户的公司今年裁员"]),
         ("I can only work on this on weekends.", []),
+        ("I'll check it later.", []),
+        ("我 OK 的，你继续", []),
         ("I tore my ACL in February.", ["The user tore their ACL in February"]),
         # The A-not-A question of Chinese, work not finished yet, someone else as the subject, 日本人 is no 本人.
         ("我家狗狗最近不爱吃东西，是不是病了", ["用户家狗狗最近不爱吃东西"]),

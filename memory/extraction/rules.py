@@ -1917,10 +1917,14 @@ _UNFINISHED = re.compile(
 _OTHER_SUBJECT_ZH = re.compile(r"^用户(?:的)?(?:对方|人家|别人|大家)")
 # A bare predicate without what it needs ("我还在" → "用户还在"), an object pointing back mid-sentence ("can only
 # work on this on weekends"): the statement leans on the talk.
-_BARE_ZH = re.compile(r"^用户(?:还|也|都|就|一直)?(?:在|是|有|用|会|要|去)$")
+_BARE_ZH = re.compile(
+    r"^用户(?:还|也|都|就|一直)?(?:在|是|有|用|会|要|去|\s?(?:OK|ok|okay|fine|good|cool)\s?的?)$"
+)
 _POINTS_BACK_EN = re.compile(
-    r"\b(?:on|with|for|about|of|to|in|at|do|does|finish|use|uses|read|reads) (?:this|that|it|these|those)"
-    r"(?= (?:on|in|at|for|with|by|every|during|after|before|until|when|because)\b)",
+    r"\b(?:on|with|for|about|of|to|in|at|do|does|finish|use|uses|read|reads|check|try|fix|send|test|see) "
+    r"(?:this|that|it|these|those)"
+    r"(?= (?:on|in|at|for|with|by|every|during|after|before|until|when|because|later|soon|again|tomorrow|"
+    r"tonight|first|asap)\b)",
     re.I,
 )
 # What was said in the talk ("… than the user said", "用户之前说的…"): about the conversation, not the user.
