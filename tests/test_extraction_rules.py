@@ -764,6 +764,15 @@ def test_a_statement_lasts(text, contents):
         ("I can only work on this on weekends.", []),
         ("I'll check it later.", []),
         ("我 OK 的，你继续", []),
+        # Someone else's view of the user is theirs; a second predicate is its subject's whatever its object holds;
+        # the pet or child of the household carries on as the subject.
+        ("My wife thinks I work too much.", []),
+        ("我妈觉得我太瘦", []),
+        (
+            "My dad has dementia and lives in a care home near us.",
+            ["The user's dad has dementia", "The user's dad lives in a care home near the user"],
+        ),
+        ("我家猫十二岁了，有慢性肾病", ["用户家猫十二岁", "用户家猫有慢性肾病"]),
         ("I tore my ACL in February.", ["The user tore their ACL in February"]),
         # The A-not-A question of Chinese, work not finished yet, someone else as the subject, 日本人 is no 本人.
         ("我家狗狗最近不爱吃东西，是不是病了", ["用户家狗狗最近不爱吃东西"]),

@@ -1259,7 +1259,10 @@ _RESCHEDULED_ZH = re.compile(
 
 
 def _zh_subject(statement: str) -> str:
-    m = re.match(rf"^用户(?:的(?!老家|家里)(?:{_OWN_NOUN})|家|所在地)?", statement)
+    # "用户家猫十二岁，有慢性肾病": the cat of the household is the subject that carries on
+    m = re.match(
+        rf"^用户(?:的(?!老家|家里)(?:{_OWN_NOUN})|家(?!里)(?:{_OWN_NOUN}|狗狗|猫咪|宝宝)?|所在地)?", statement
+    )
     return m.group(0) if m else "用户"
 
 
@@ -1616,6 +1619,10 @@ def _message_candidates(content: str) -> list[Candidate]:
                         text = f"{subject} {verb} " + _EN_SUBJECT.sub(_subject_repl, "I " + rest)[9:]
                 else:
                     text = _rewrite_en(clause_v)
+                    if continues and re.match(rf"(?:{_EN_VERB_FORMS})\b", text, re.I):
+                        # "My dad has dementia and lives in a care home near us": the second predicate is the
+                        # subject's, whatever first person its object holds
+                        text = f"{subject} {text[:1].lower()}{text[1:]}"
                     if re.match(r"we(?:'re| are)\b", clause_v, re.I) and (org := _WE_ARE_EN.match(text)):
                         # "we're a small web agency": the user's company, not the user
                         text = (
@@ -1899,6 +1906,11 @@ _WE_ARE_KIND = dict.fromkeys(
     "company",
 ) | {"team": "team", "family": "family", "household": "household"}
 _WE_ARE_EN = re.compile(rf"^The user is an? (?:[\w-]+ ){{0,3}}?(?P<noun>{'|'.join(_WE_ARE_KIND)})\b")
+# What someone else thinks or says of the user is their opinion ("My wife thinks I work too much", "我妈觉得我太瘦");
+# a finding a doctor reports is read before this (_REPORTED).
+_THEIR_VIEW = re.compile(
+    r"^The user's [\w-]+(?: [\w-]+)? (?:thinks|says|believes|feels|reckons)\b|^用户的[\u4e00-\u9fff]{1,4}?(?:觉得|认为|说)"
+)
 # A nominal of an adjective as the subject ("新的是个美国人": the new one) leans on what was said before it ("学的是
 # 会计", a verb's nominal, is the user's own).
 _LEANING_ZH = re.compile(r"^用户的?(?:新|旧|老|大|小|前一个|上一个|另一个|原来)的(?:是|叫|在|有)")
@@ -1957,6 +1969,7 @@ def _durable(text: str, rule: str, form: str) -> bool:
         or _ADVICE.match(text)
         or _WANT_MADE_EN.match(text)
         or _LEANING_ZH.match(text)
+        or _THEIR_VIEW.match(text)
         or _JUST_DONE.match(text)
         or _UNFINISHED.search(text)
         or _OTHER_SUBJECT_ZH.match(text)
