@@ -773,6 +773,16 @@ def test_a_statement_lasts(text, contents):
             ["The user's dad has dementia", "The user's dad lives in a care home near the user"],
         ),
         ("我家猫十二岁了，有慢性肾病", ["用户家猫十二岁", "用户家猫有慢性肾病"]),
+        # "doesn't" opens a denied second predicate too; a bare negation and a verb with a length of time lean on
+        # what was said before; a switch after a modal is a plan, not a change.
+        (
+            "My mom lives with us and doesn't drive.",
+            ["The user's mom lives with the user", "The user's mom doesn't drive"],
+        ),
+        ("我 partner 是 vegetarian，我不是", ["用户的伴侣是素食者"]),
+        ("我在 Amazon 做 SDE，做了三年", ["用户在 Amazon 做 SDE"]),
+        ("我当了五年产品经理", ["用户当了五年产品经理"]),
+        ("我们 team 下个月要 migrate 到 AWS", ["用户的团队下个月要迁移到 AWS"]),
         ("I tore my ACL in February.", ["The user tore their ACL in February"]),
         # The A-not-A question of Chinese, work not finished yet, someone else as the subject, 日本人 is no 本人.
         ("我家狗狗最近不爱吃东西，是不是病了", ["用户家狗狗最近不爱吃东西"]),

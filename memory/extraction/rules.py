@@ -108,7 +108,7 @@ _EN_CLAUSE = re.compile(
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b"
     # a denied second predicate: "… and don't have a car", "… and never drive"
-    rf"|(?:don't|do not|never) (?={_EN_VERB_FORMS}\b))"
+    rf"|(?:don't|do not|doesn't|does not|never) (?={_EN_VERB_FORMS}\b))"
     r"|\s+and\s+(?=(?:the|most|all|some|many|half of the|none of the) [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
     rf"|\s+and\s+(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
 )
@@ -403,7 +403,7 @@ _FIRST_EN = re.compile(
 _OWN_NOUN = (
     r"儿子|女儿|孩子|小孩|老婆|妻子|爱人|老公|丈夫|爸妈|父母|爸爸|妈妈|母亲|父亲|老人|爸|妈|老家|家里|家人|室友|"
     r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里|"
-    r"媳妇|闺女|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|舅舅|姑姑|阿姨"
+    r"媳妇|闺女|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|舅舅|姑姑|阿姨|伴侣"
 )
 # The same in English inside a Chinese sentence ("我 daughter 今年上 kindergarten").
 _OWN_NOUN_EN = (
@@ -638,7 +638,7 @@ _MIXED_EVERYDAY = {
     "cofounder": "联合创始人", "marketing": "市场营销", "operations": "运营", "design": "设计",
     "mobile": "移动端", "cloud": "云", "microservices": "微服务", "code": "代码", "script": "脚本",
     "scripts": "脚本", "dashboard": "仪表盘", "spreadsheet": "表格", "time zone": "时区", "timezone": "时区",
-    "contractor": "合同工", "freelance": "自由职业", "side hustle": "副业", "mentor": "导师",
+    "contractor": "合同工", "freelance": "自由职业", "side hustle": "副业", "mentor": "导师", "prefer": "更喜欢",
 }  # fmt: skip
 _MIXED.update(_MIXED_EVERYDAY)
 # "我们 team 的…" → "用户的团队的…", "我们 lab …" → "用户的实验室…"; not the words that are verbs too ("我们游泳")
@@ -1138,7 +1138,7 @@ def _moved(statement: str) -> str:
 
 # A switch names what is used now: "改用 Neovim", "换了 Teams", "switched to Linear".
 _SWITCHED_ZH = re.compile(
-    r"^(?P<subj>用户[^，,。\s]{0,8}?)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都|全|全部)*)"
+    r"^(?P<subj>用户[^，,。\s]{0,8}?)(?<!要|想|会|将)(?<!打算|准备|计划)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都|全|全部)*)"
     r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
     r"|(?:换成|换了|换到|换(?=\s*[A-Za-z]))了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
 )
@@ -1282,7 +1282,7 @@ _PARTICIPLE_EN = re.compile(
 _EN_VERB_START = re.compile(
     r"^(?:also |just |usually |often |mostly |now |still |only |always |rarely |sometimes )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
     rf"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches|{_EN_VERB_S})\b"
-    rf"|^(?:don't|do not|never) (?={_EN_VERB_FORMS}\b)"
+    rf"|^(?:don't|do not|doesn't|does not|never) (?={_EN_VERB_FORMS}\b)"
     r"|^(?:based|located|spread|split|scattered|distributed|stationed|settled|born|raised) (?:across|in|over|between|around|among|at|on|from)\b"
     rf"|^(?:also |just |usually |often |mostly |now |still |then |later )*{_EN_SECOND_PREDICATE}",
 )
@@ -1930,7 +1930,9 @@ _OTHER_SUBJECT_ZH = re.compile(r"^用户(?:的)?(?:对方|人家|别人|大家)"
 # A bare predicate without what it needs ("我还在" → "用户还在"), an object pointing back mid-sentence ("can only
 # work on this on weekends"): the statement leans on the talk.
 _BARE_ZH = re.compile(
-    r"^用户(?:还|也|都|就|一直)?(?:在|是|有|用|会|要|去|\s?(?:OK|ok|okay|fine|good|cool)\s?的?)$"
+    r"^用户(?:还|也|都|就|一直)?(?:在|是|有|用|会|要|去|不是|没有|不会|\s?(?:OK|ok|okay|fine|good|cool)\s?的?)$"
+    # a verb and a length of time without its object ("做了三年": of the SDE job said before)
+    r"|^用户(?:刚|已经|都)?[\u4e00-\u9fff]了?(?:[一二两三四五六七八九十\d]+|几|半)(?:个)?(?:年|月|天|周|星期)(?:多|了)*$"
 )
 _POINTS_BACK_EN = re.compile(
     r"\b(?:on|with|for|about|of|to|in|at|do|does|finish|use|uses|read|reads|check|try|fix|send|test|see) "
