@@ -782,6 +782,9 @@ def test_a_statement_lasts(text, contents):
         ("我 partner 是 vegetarian，我不是", ["用户的伴侣是素食者"]),
         ("我在 Amazon 做 SDE，做了三年", ["用户在 Amazon 做 SDE"]),
         ("我当了五年产品经理", ["用户当了五年产品经理"]),
+        # "说实话" only opens the statement; "我有个问题" is the request
+        ("说实话我不太喜欢吃甜的", ["用户不太喜欢吃甜的"]),
+        ("我有个问题想问，我儿子七岁，晚上总是不睡觉怎么办", ["用户的儿子七岁"]),
         ("我们 team 下个月要 migrate 到 AWS", ["用户的团队下个月要迁移到 AWS"]),
         ("I tore my ACL in February.", ["The user tore their ACL in February"]),
         # The A-not-A question of Chinese, work not finished yet, someone else as the subject, 日本人 is no 本人.

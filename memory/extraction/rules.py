@@ -115,7 +115,7 @@ _EN_CLAUSE = re.compile(
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
-    r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|"
+    r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|说实话|老实说|坦白说|讲真|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
     r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
@@ -1026,6 +1026,7 @@ def validate_statement(text: str, correction: bool = False) -> str:
 # "I'd like some ideas", "我想要一个正则", "我要看注释", "我需要一份模板".
 _WANT = re.compile(
     r"^(?:我|本人)(?:现在|就|只|还)?(?:想要|需要|要(?!求)|想(?:找|查|问|看|知道|了解|请教|写|做|弄|试试|听听))"
+    r"|^(?:我|本人)有(?:个|一个|几个|些)(?:小)?问题"
     r"|^I(?:'d| would)? (?:really |just |only )?(?:need|want|like|love)(?: you)? (?:a|an|some|the|this|that|these|"
     r"those|something|help|ideas|advice|tips|suggestions|to (?:know|see|find|get|have|write|make|check|learn more))\b"
     r"|^I(?:'d| would)? (?:really |just )?(?:need|want|like) (?:\w+ ){0,2}(?:tips|ideas|advice|help|suggestions|"
@@ -1930,6 +1931,7 @@ _OTHER_SUBJECT_ZH = re.compile(r"^用户(?:的)?(?:对方|人家|别人|大家)"
 # A bare predicate without what it needs ("我还在" → "用户还在"), an object pointing back mid-sentence ("can only
 # work on this on weekends"): the statement leans on the talk.
 _BARE_ZH = re.compile(
+    r"^用户[^，,]*(?:要|都|会|得)用$|"  # "每次订票都要用": what is used was said before
     r"^用户(?:还|也|都|就|一直)?(?:在|是|有|用|会|要|去|不是|没有|不会|\s?(?:OK|ok|okay|fine|good|cool)\s?的?)$"
     # a verb and a length of time without its object ("做了三年": of the SDE job said before)
     r"|^用户(?:刚|已经|都)?[\u4e00-\u9fff]了?(?:[一二两三四五六七八九十\d]+|几|半)(?:个)?(?:年|月|天|周|星期)(?:多|了)*$"
