@@ -112,6 +112,8 @@ def test_it_holds_the_models_candidates_to_the_statement_form(stub, org_a):
             {"content": "我住在成都", "memory_type": "fact", "confidence": 0.9},
             {"content": "帮我写一封请假邮件", "memory_type": "fact", "confidence": 0.9},
             {"content": "My son is nine", "memory_type": "fact", "confidence": 0.9},
+            {"content": "用户这周在出差", "memory_type": "fact", "confidence": 0.9},  # a stretch of now
+            {"content": "The user is so stressed about work", "memory_type": "fact", "confidence": 0.9},
         )
     )
     job = queue(org_a, "我住在成都，我儿子九岁了，帮我写一封请假邮件")

@@ -107,8 +107,9 @@ def _parse_candidates(text: str) -> list[Candidate]:
     for raw in data["memories"]:
         if not isinstance(raw, dict) or not isinstance(raw.get("content"), str):
             raise ValueError('every memory needs a "content" string')
-        # Held to the rule path's form: a first person is rewritten, a request or a question is dropped.
-        content = validate_statement(raw["content"])
+        # Held to the rule path's form: a first person is rewritten, a request, a question or a statement that
+        # does not last is dropped.
+        content = validate_statement(raw["content"], correction=bool(raw.get("correction")))
         if not content:
             continue
         memory_type = raw.get("memory_type") if raw.get("memory_type") in _TYPES else "fact"

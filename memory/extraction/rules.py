@@ -23,6 +23,10 @@ in the third person and in the user's language ("用户住在成都", "The user 
 5. A written statement is kept only with a subject and a predicate of its own: the user (or what is
    theirs) as the subject, or a change of a value in a recognised form ("周会现在是周三"); not the user only
    inside the predicate, an object pointing back into the talk, or a modal with a bare verb.
+6. A written statement is kept only when it lasts (_durable, the LLM path's candidates too): not a feeling, a
+   trip, a stretch of now, an event of a short while back, advice, a try of the moment, news of a moment, work
+   not finished, what was said in the talk, an imperative or a predicate leaning on the talk; an event of
+   change or a former state told beside a value now gives way to it.
 
 It is general by construction (clause splitting, person rewriting, cue lexicons per language) and is
 always available: it is the only path when no chat model is configured, and the LLM path's
@@ -99,21 +103,23 @@ _EN_SECOND_PREDICATE = (
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
-    r"\s*(?:,(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
+    r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
     r"(?=(?:(?:only|rarely|sometimes|mostly|usually|often|also) )?(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b"
     # a denied second predicate: "… and don't have a car", "… and never drive"
-    rf"|(?:don't|do not|never) (?={_EN_VERB_FORMS}\b))"
-    r"|\s+and\s+(?=the [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
+    rf"|(?:don't|do not|doesn't|does not|never) (?={_EN_VERB_FORMS}\b))"
+    r"|\s+and\s+(?=(?:the|most|all|some|many|half of the|none of the) [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
     rf"|\s+and\s+(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
 )
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
-    r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|"
+    r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|说实话|老实说|坦白说|讲真|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
-    r"heads up|just so you know|for context|for what it's worth|(?:since|because|as)(?= I\b| I'm\b| my\b(?![^,]*?\b(?:I|I'm|I've|we)\b)))\b)+",
+    r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|"
+    # a speech act that only announces the statement: "I should mention I'm hard of hearing"
+    r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|(?:since|because|as)(?= I\b| I'm\b| my\b(?![^,]*?\b(?:I|I'm|I've|we)\b)))\b)+",
     re.I,
 )
 _TRAIL = re.compile(r"(?:[\s，,：:、;；。.!！…~]|[啊呀吧呢哈嘛哦]|by the way|though)+$", re.I)
@@ -290,7 +296,11 @@ _REQUEST_EN = re.compile(
     r"(?= (?:it|this|that|these|those|a|an|the|my|me|something|some|them)\b))\b",
     re.I,
 )
-_QUESTION = re.compile(r"[?？]\s*$")
+# a question mark, or the A-not-A question of Chinese ("是不是病了", "有没有推荐", "能不能帮我")
+_QUESTION = re.compile(
+    r"[?？]\s*$|(?:是不是|有没有|要不要|能不能|会不会|可不可以|该不该|用不用|行不行|对不对|好不好|需不需要)"
+    r"(?![\u4e00-\u9fff]{0,6}(?:都|也)?(?:无所谓|不重要|不知道|不确定))"
+)
 _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
     r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
@@ -384,7 +394,7 @@ _ERRAND = re.compile(
 )
 
 # Who a clause is about.
-_FIRST_ZH = re.compile(r"我|本人|咱")
+_FIRST_ZH = re.compile(r"我|(?<!日)本人(?![数员工])|咱")  # not the 本人 of 日本人, 样本人数
 # Case matters for "us" ("a US company" is not the user).
 _FIRST_EN = re.compile(
     r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|[Mm]y|[Mm]e|[Mm]ine|[Mm]yself|[Ww]e|[Ww]e're|[Ww]e've|[Oo]ur|[Oo]urs|us)"
@@ -393,7 +403,7 @@ _FIRST_EN = re.compile(
 _OWN_NOUN = (
     r"儿子|女儿|孩子|小孩|老婆|妻子|爱人|老公|丈夫|爸妈|父母|爸爸|妈妈|母亲|父亲|老人|爸|妈|老家|家里|家人|室友|"
     r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里|"
-    r"媳妇|闺女|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|舅舅|姑姑|阿姨"
+    r"媳妇|闺女|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|舅舅|姑姑|阿姨|伴侣"
 )
 # The same in English inside a Chinese sentence ("我 daughter 今年上 kindergarten").
 _OWN_NOUN_EN = (
@@ -600,6 +610,71 @@ _MIXED = {
     "production": "生产", "code freeze": "代码冻结",
     "english": "英文", "chinese": "中文", "English": "英文", "Chinese": "中文",
 }  # fmt: skip
+# Everyday nouns of work, school, home and health in code-mixed speech.
+_MIXED_EVERYDAY = {
+    "codebase": "代码库", "code base": "代码库", "lab": "实验室", "hardware": "硬件", "software": "软件",
+    "website": "网站", "product": "产品", "researcher": "研究员", "research": "研究", "paper": "论文",
+    "papers": "论文", "thesis": "论文", "contract": "合同", "freelancer": "自由职业者", "consultant": "顾问",
+    "accountant": "会计", "lawyer": "律师", "doctor": "医生", "nurse": "护士", "teacher": "老师",
+    "student": "学生", "students": "学生", "professor": "教授", "supervisor": "导师", "advisor": "导师",
+    "landlord": "房东", "rent": "房租", "mortgage": "房贷", "apartment": "公寓", "store": "店", "stores": "店",
+    "shop": "店", "restaurant": "餐厅", "hospital": "医院", "clinic": "诊所", "university": "大学",
+    "high school": "高中", "middle school": "初中", "primary school": "小学", "major": "专业",
+    "computer science": "计算机科学", "finance": "金融", "sales": "销售", "warehouse": "仓库", "factory": "工厂",
+    "supplier": "供应商", "suppliers": "供应商", "order": "订单", "orders": "订单", "inventory": "库存",
+    "course": "课程", "courses": "课程", "tutor": "家教", "homework": "作业", "exam": "考试", "exams": "考试",
+    "visa": "签证", "insurance": "保险", "subway": "地铁", "flight": "航班", "night shift": "夜班",
+    "part-time": "兼职", "full-time": "全职", "side project": "副业", "coworker": "同事", "coworkers": "同事",
+    "nanny": "保姆", "dog": "狗", "cat": "猫", "allergy": "过敏", "penicillin": "青霉素", "peanuts": "花生",
+    "gluten": "麸质", "lactose": "乳糖", "diabetes": "糖尿病", "asthma": "哮喘", "vegetarian": "素食者",
+    "vegan": "纯素食者", "seafood": "海鲜", "shellfish": "贝类", "peanut": "花生", "migraine": "偏头痛",
+    "migraines": "偏头痛", "insomnia": "失眠", "depression": "抑郁症", "high blood pressure": "高血压",
+    "blood pressure": "血压", "pregnant": "怀孕", "lactose intolerant": "乳糖不耐受", "yoga": "瑜伽",
+    "marathon": "马拉松", "hiking": "徒步", "swimming": "游泳", "piano": "钢琴", "violin": "小提琴",
+    "guitar": "吉他", "coffee": "咖啡", "pet": "宠物", "pets": "宠物", "puppy": "小狗", "kitten": "小猫",
+    "flatmate": "室友", "house": "房子", "tuition": "学费", "scholarship": "奖学金", "semester": "学期",
+    "undergrad": "本科", "bachelor": "本科", "minor": "辅修", "resume": "简历", "portfolio": "作品集",
+    "bonus": "奖金", "promotion": "升职", "layoff": "裁员", "director": "总监", "co-founder": "联合创始人",
+    "cofounder": "联合创始人", "marketing": "市场营销", "operations": "运营", "design": "设计",
+    "mobile": "移动端", "cloud": "云", "microservices": "微服务", "code": "代码", "script": "脚本",
+    "scripts": "脚本", "dashboard": "仪表盘", "spreadsheet": "表格", "time zone": "时区", "timezone": "时区",
+    "contractor": "合同工", "freelance": "自由职业", "side hustle": "副业", "mentor": "导师", "prefer": "更喜欢",
+}  # fmt: skip
+_MIXED.update(_MIXED_EVERYDAY)
+# "我们 team 的…" → "用户的团队的…", "我们 lab …" → "用户的实验室…"; not the words that are verbs too ("我们游泳")
+_OWNED_AFTER_WE = sorted(
+    set(_MIXED.values())
+    - {
+        "英文",
+        "中文",
+        "研究",
+        "销售",
+        "设计",
+        "运营",
+        "市场营销",
+        "游泳",
+        "徒步",
+        "怀孕",
+        "升职",
+        "裁员",
+        "失眠",
+        "自由职业",
+    }
+)
+# A nationality said of someone in a Chinese sentence is a kind of person: "我老婆是 Korean" → "是韩国人".
+_NATIONALITY = {
+    "American": "美国", "British": "英国", "English": "英国", "Canadian": "加拿大", "Australian": "澳大利亚",
+    "Korean": "韩国", "Japanese": "日本", "French": "法国", "German": "德国", "Italian": "意大利",
+    "Spanish": "西班牙", "Indian": "印度", "Singaporean": "新加坡", "Malaysian": "马来西亚", "Thai": "泰国",
+    "Vietnamese": "越南", "Filipino": "菲律宾", "Russian": "俄罗斯", "Brazilian": "巴西", "Mexican": "墨西哥",
+    "Dutch": "荷兰", "Swedish": "瑞典", "Irish": "爱尔兰", "Scottish": "苏格兰", "Chinese": "中国",
+    "Taiwanese": "台湾", "Indonesian": "印尼", "Swiss": "瑞士", "Polish": "波兰", "Turkish": "土耳其",
+}  # fmt: skip
+_NATIONALITY_ZH = re.compile(
+    r"(?<=是)(?:个|一个|一位)?\s?("
+    + "|".join(_NATIONALITY)
+    + r")(?:\s?人)?(?=$|[，,。；;！!？?]|\s*(?:而且|但|所以))"
+)
 _MIXED_WORD = re.compile(
     r"(?<![A-Za-z-])(?:"
     + "|".join(re.escape(k) for k in sorted(_MIXED, key=len, reverse=True))
@@ -616,12 +691,12 @@ _ZH_PERSON = [
     (
         re.compile(
             r"(?:我们|咱们)(?=店|的?客户|的?产品|的?项目|的?交付|的?代码|的?数据|的?线上|的?服务|的?系统|"
-            r"\s?[A-Za-z]|的?(?:" + "|".join(sorted(set(_MIXED.values()) - {"英文", "中文"})) + "))"
+            r"\s?[A-Za-z]|的?(?:" + "|".join(_OWNED_AFTER_WE) + "))"
         ),
         "用户的",
     ),
     (re.compile(rf"(?:我们|咱们)的?(?={_OWN_NOUN}|小区|家乡)"), "用户的"),
-    (re.compile(r"我自己|我本人|本人"), "用户"),
+    (re.compile(r"我自己|我本人|(?<!日)本人(?![数员工])"), "用户"),
     (re.compile(rf"我(?:的)?(?={_OWN_NOUN}|\s?{_OWN_NOUN_EN})"), "用户的"),
     (re.compile(r"我的"), "用户的"),
     (re.compile(r"我们|咱们|我"), "用户"),
@@ -739,7 +814,9 @@ _EN_PAST = {
     "found", "wore", "saw", "heard", "ate", "drank", "drove", "flew", "sang", "swam", "rode", "spoke", "forgot",
     "fell", "held", "led", "meant", "sent", "sat", "stood", "understood", "woke", "hung", "hid", "brought",
     "caught", "fought", "shot", "slept", "threw", "drew", "shook", "froze", "stole", "laid", "dealt", "let",
-    "cut", "hit", "hurt", "cost", "shut", "split", "spread", "upset",
+    "cut", "hit", "hurt", "cost", "shut", "split", "spread", "upset", "tore", "swore", "bit", "blew", "dug",
+    "fed", "fled", "lent", "bent", "sank", "rang", "stuck", "struck", "swept", "wept", "burnt", "learnt", "sped",
+    "lit", "beat", "bled", "bred", "bound", "ground", "slid", "spun", "sprang", "stank", "strode", "withdrew",
 }  # fmt: skip
 _EN_IRREGULAR = {"am": "is", "are": "is", "have": "has", "do": "does", "'m": "is", "'ve": "has", "'re": "is"}
 
@@ -921,9 +998,10 @@ def to_statement(text: str) -> str:
     return text
 
 
-def validate_statement(text: str) -> str:
+def validate_statement(text: str, correction: bool = False) -> str:
     """A candidate written elsewhere (the LLM path) in statement form, or "" when it cannot be one:
-    a first person is rewritten to the third; a request, a question or a first person left over is refused."""
+    a first person is rewritten to the third; a request, a question or a first person left over is refused,
+    and so is a statement that does not last (_durable: a feeling, a trip, advice, a stretch of now, …)."""
     text = _clean(text.strip())
     if not text:
         return ""
@@ -935,6 +1013,7 @@ def validate_statement(text: str) -> str:
         or _QUESTION.search(text)
         or _request(text, zh)
         and not text.startswith(("用户", "The user"))
+        or not _durable(text, "correction" if correction else "statement", "")
     ):
         return ""
     return text
@@ -947,6 +1026,7 @@ def validate_statement(text: str) -> str:
 # "I'd like some ideas", "我想要一个正则", "我要看注释", "我需要一份模板".
 _WANT = re.compile(
     r"^(?:我|本人)(?:现在|就|只|还)?(?:想要|需要|要(?!求)|想(?:找|查|问|看|知道|了解|请教|写|做|弄|试试|听听))"
+    r"|^(?:我|本人)有(?:个|一个|几个|些)(?:小)?问题"
     r"|^I(?:'d| would)? (?:really |just |only )?(?:need|want|like|love)(?: you)? (?:a|an|some|the|this|that|these|"
     r"those|something|help|ideas|advice|tips|suggestions|to (?:know|see|find|get|have|write|make|check|learn more))\b"
     r"|^I(?:'d| would)? (?:really |just )?(?:need|want|like) (?:\w+ ){0,2}(?:tips|ideas|advice|help|suggestions|"
@@ -1059,7 +1139,7 @@ def _moved(statement: str) -> str:
 
 # A switch names what is used now: "改用 Neovim", "换了 Teams", "switched to Linear".
 _SWITCHED_ZH = re.compile(
-    r"^(?P<subj>用户[^，,。\s]{0,8}?)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都|全|全部)*)"
+    r"^(?P<subj>用户[^，,。\s]{0,8}?)(?<!要|想|会|将)(?<!打算|准备|计划)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都|全|全部)*)"
     r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
     r"|(?:换成|换了|换到|换(?=\s*[A-Za-z]))了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
 )
@@ -1180,12 +1260,18 @@ _RESCHEDULED_ZH = re.compile(
 
 
 def _zh_subject(statement: str) -> str:
-    m = re.match(rf"^用户(?:的(?!老家|家里)(?:{_OWN_NOUN})|家|所在地)?", statement)
+    # "用户家猫十二岁，有慢性肾病": the cat of the household is the subject that carries on
+    m = re.match(
+        rf"^用户(?:的(?!老家|家里)(?:{_OWN_NOUN})|家(?!里)(?:{_OWN_NOUN}|狗狗|猫咪|宝宝)?|所在地)?", statement
+    )
     return m.group(0) if m else "用户"
 
 
 def _en_subject(statement: str) -> str:
-    m = re.match(r"^The user(?:'s (?:whole |entire |new |old |current )?[a-z-]+)?", statement)
+    # a Chinese term read as a name is a noun too: "The user's 妈妈 lives with the user and only speaks 粤语"
+    m = re.match(
+        rf"^The user(?:'s (?:whole |entire |new |old |current )?(?:[a-z-]+|{_TERM_MARK}[a-j]+\b))?", statement
+    )
     return re.sub(r"(?<=')s (?:whole|entire|new|old|current) ", "s ", m.group(0)) if m else "The user"
 
 
@@ -1197,11 +1283,14 @@ _PARTICIPLE_EN = re.compile(
 _EN_VERB_START = re.compile(
     r"^(?:also |just |usually |often |mostly |now |still |only |always |rarely |sometimes )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
     rf"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches|{_EN_VERB_S})\b"
-    rf"|^(?:don't|do not|never) (?={_EN_VERB_FORMS}\b)"
+    rf"|^(?:don't|do not|doesn't|does not|never) (?={_EN_VERB_FORMS}\b)"
     r"|^(?:based|located|spread|split|scattered|distributed|stationed|settled|born|raised) (?:across|in|over|between|around|among|at|on|from)\b"
     rf"|^(?:also |just |usually |often |mostly |now |still |then |later )*{_EN_SECOND_PREDICATE}",
 )
-_MADE_TO_ZH = re.compile(r"^(?![我你])[^，,我]{1,6}(?:让|叫|要|要求|逼|催|安排)我(?![的们])")
+# someone's own (我的导师, 我 mentor) telling the user to do something is theirs too, and so is advice (建议, 劝)
+_MADE_TO_ZH = re.compile(
+    r"^(?:我的?\s?)?(?![我你])[^，,我]{1,8}(?:让|叫|要|要求|逼|催|安排|建议|劝)我(?![的们])"
+)
 _OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
 _OWNED_EN = re.compile(r"\bmy ([a-z]+(?:-[a-z]+)*)", re.I)
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
@@ -1319,6 +1408,7 @@ def _message_candidates(content: str) -> list[Candidate]:
         if not zh and has_cjk(sentence):
             sentence = _mark_terms(sentence, terms)
         if zh:  # "我们 team 的 backend" is read as "我们团队的后端"; names and acronyms stay as written
+            sentence = _NATIONALITY_ZH.sub(lambda m: _NATIONALITY[m.group(1)] + "人", sentence)
             sentence = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], sentence)
             sentence = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", sentence)
         if found := _CONDITION_ZH.search(sentence):
@@ -1355,6 +1445,7 @@ def _message_candidates(content: str) -> list[Candidate]:
         if zh and re.search(r"我(?:们)?家", header_text):
             subject = "用户家"  # "请记住我家的情况：三口之家…": the household is the subject
         kept_before = False
+        bounded = False  # a clause of the sentence held for a bounded stretch of now ("这周…")
         bare: list[str] = []
         # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
         clauses = _clauses(body, zh)
@@ -1406,6 +1497,9 @@ def _message_candidates(content: str) -> list[Candidate]:
                 _MOOD.search(clause) or _ERRAND.search(clause) and not _SCHEDULE_CHANGE.search(clause)
             ) and not (explicit):
                 kept_before = False
+                bounded = (
+                    True  # "我这周在出差，住在酒店": what follows without a subject holds for that moment too
+                )
                 continue
             if _ANAPHORA.search(clause) and not explicit:
                 kept_before = False
@@ -1526,6 +1620,19 @@ def _message_candidates(content: str) -> list[Candidate]:
                         text = f"{subject} {verb} " + _EN_SUBJECT.sub(_subject_repl, "I " + rest)[9:]
                 else:
                     text = _rewrite_en(clause_v)
+                    if continues and re.match(rf"(?:{_EN_VERB_FORMS})\b", text, re.I):
+                        # "My dad has dementia and lives in a care home near us": the second predicate is the
+                        # subject's, whatever first person its object holds
+                        text = f"{subject} {text[:1].lower()}{text[1:]}"
+                    if re.match(r"we(?:'re| are)\b", clause_v, re.I) and (org := _WE_ARE_EN.match(text)):
+                        # "we're a small web agency": the user's company, not the user
+                        text = (
+                            f"The user's {_WE_ARE_KIND[org.group('noun')]} is " + text[len("The user is ") :]
+                        )
+                        # "… is a family of four" → "… has four people"
+                        text = re.sub(
+                            r"^(The user's (\w+)) is an? \2 of (\w+)(?= |$)", r"\1 has \3 people", text
+                        )
                     subject = _en_subject(text)
                 rule = "remember" if explicit else ("correction" if (changed or correction) else "statement")
             elif (
@@ -1564,7 +1671,36 @@ def _message_candidates(content: str) -> list[Candidate]:
                 continue  # "用户很喜欢你的建议", "the user will share more recipes with you": about this conversation
             if _FRAGMENT.match(text):
                 continue  # "I will!", "ok I will": an answer, not a statement
+            if (head := _HEAD_LABEL.match(text)) and not re.search(r"用户|\buser\b", head.group(0), re.I):
+                text = text[
+                    head.end() :
+                ]  # "Quick fix: the launch is on the 20th": the label is not the statement
+                text = text[:1].upper() + text[1:]
             if not _well_formed(text, zh, rule):
+                continue
+            # "我已经不在美团了，现在在…": the old value told beside a value now is left to the value now, even when
+            # that one is not read; told alone ("I no longer drink coffee") it is the change itself
+            # (a clause of now: a marker of now or of a change, the user as its subject again, a Chinese change
+            # completed with 了: "I don't work at Amazon anymore, I'm freelancing", "不做前端了，转后端了")
+            ceased = bool(_CEASED.search(text)) and any(
+                _NOW.search(later)
+                or _CHANGE.search(later)
+                or _about_user_fact(later, zh)
+                or zh
+                and "了" in later
+                for _w, later in clauses[k + 1 :]
+            )
+            if not explicit and (
+                ceased
+                or not _durable(text, rule, form)
+                or bounded
+                and rule == "statement"
+                and not _about_user_fact(clause, zh)
+            ):
+                bounded = bounded or rule == "statement" and bool(_PERIOD.search(text))
+                kept_before = (
+                    ceased  # the subject carries on to the value now: "已经不用 Jira 了，现在用 Linear"
+                )
                 continue
             if len(text) < (4 if zh else 10) or len(clause) < (2 if zh and background else 3 if zh else 6):
                 continue
@@ -1600,12 +1736,27 @@ def _message_candidates(content: str) -> list[Candidate]:
                 )
             )
         ]
+    # "We hired two more, the team is ten now", "The user switched schools … is at Riverside now": an event of
+    # change told beside a value now (a correction, or a statement of now) gives way to it, whatever its verb.
+    out = [
+        c
+        for c in out
+        if c.explicit
+        or not _EVENT.search(c.content)
+        or not any(
+            (o.correction or _NOW.search(o.content)) and not _EVENT.search(o.content)
+            for o in out
+            if o is not c
+        )
+    ]
     if terms:
         for candidate in out:
             candidate.content = _unmark_terms(candidate.content, terms)
     return out
 
 
+# A label of a few words before a colon that opens a statement ("Quick fix:", "Update:", "补充：").
+_HEAD_LABEL = re.compile(r"^(?:[A-Za-z]+(?: [A-Za-z]+){0,2}|[\u4e00-\u9fff]{1,4})\s*[:：]\s*(?=\S)")
 _ANNOUNCEMENT = re.compile(
     rf"^用户(?:的?(?:{_OWN_NOUN}|[\u4e00-\u9fff]{{1,4}}?))?(?:刚刚?|已经|也)*"
     r"(?:换|改|变|换人|离职|辞职|搬家|跳槽|换工作|换了工作|退休)了?$"
@@ -1619,6 +1770,18 @@ _GIVEN_UP = re.compile(
     r"^The user(?:'s [a-z]+)? (?:recently |just |finally |also |already )?(?:moved off|quit|left|stopped using|"
     r"ditched|dropped|gave up|sold|got rid of|stopped|(?:switched|changed) (?!to\b)\w+$)\b"
     r"|^用户[^，,。]{0,8}?(?:已经|早就|也)?不(?:再)?(?:用|使用|打|玩|开|做|在)[^，,。]*了?$"
+)
+# A past event of the subject: an English verb in the past right after it ("… quit the bank job", "… switched
+# schools"; not "grew up in"), or a Chinese clause completed with 了 (again, just or already done).
+_EVENT = re.compile(
+    r"^The user(?:'s [\w-]+(?: [\w-]+)?)? (?:(?:just|recently|finally|also|already|eventually|officially) )?"
+    rf"(?:[a-z]{{2,}}ed|{_EN_PAST_WORDS.replace(' ', '|')}|joined|quit|left|set|cut|hit|shut)\b(?! (?:up in|to be)\b)"
+    r"|^用户[^，,]*(?:又|刚刚?|已经)[^，,]*了$|^用户[^，,现在]*[\u4e00-\u9fff]了[^，,]{1,12}$"
+    # or a state marked as former: "用户之前使用 VS Code", "The user used to work at Google"
+    r"|^用户[^，,]{0,8}?(?:之前|以前|原来|曾经|过去)|^The user\b[^,]*\b(?:used to|previously|formerly)\b"
+    # or a life event told bare, its 了 dropped: "用户的女儿转学", "用户换岗"
+    r"|^用户(?:的[\u4e00-\u9fff]{1,3})?(?:转学|转行|转岗|换岗|调岗|升职|毕业|结婚|离婚|搬家|分手|退学|休学|入职|复学|出院|"
+    r"住院|退休|离职|辞职|跳槽|换工作)$"
 )
 _NOW = re.compile(r"\b(?:now|these days|nowadays)\b|现在|如今|目前", re.I)
 # "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
@@ -1644,7 +1807,7 @@ _VERB_EN = re.compile(rf"\b(?:{_EN_FINITE}|now|{_EN_VERB_FORMS}|[a-z]{{3,}}(?<!e
 _VERB_ZH = re.compile(r"是|为|在|有|改|换|到|定|用")
 # An object that points back into the conversation: "… adopted another one", "… loves it".
 _DANGLING_EN = re.compile(
-    r"\b(?:it|them|him|her|one|ones|that|this|these|those|there)$"
+    r"\b(?:it|them|him|her|one|ones|that|this|these|those|there)(?: (?:out|up|off|over|down|back|in|on|through))?$"
     # or right after the verb: "the user reads these on their watch"
     r"|^the user (?:\w+ )?\w+ (?:them|these|those)\b"
     # a modal and a bare verb, the object left in the clause before ("… and we can't upgrade yet")
@@ -1676,10 +1839,161 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
     )
 
 
+# ---- the last check: a statement that lasts ----------------------------------------------------------------
+# Each test reads the written statement's grammar, not its topic; what the user asked to be remembered is kept.
+
+# The end of something (the old value of a change): "用户已经不在X了",
+# "用户现在不用X了", "The user no longer …", "The user quit/left/stopped …", "… doesn't … anymore".
+_CEASED = re.compile(
+    r"^用户[^，,。；;]*?(?:不再|再也不|已经不|早就不|早已不|现在不|不[^，,。；;]{1,12}了$)"
+    r"|^The user(?:'s [\w-]+(?: [\w-]+)?)? (?:(?:has|have|had) )?(?:(?:recently|just|finally|also|already|eventually) )?"
+    r"(?:no longer|stopped|quit|given up|gave up|moved off|left)(?![\w-])"
+    r"|^The user\b.*\b(?:doesn't|does not|don't|isn't|is not|aren't|are not|won't)\b.*\bany ?more$"
+)
+# A bounded stretch of now (this week, these days, for now, 暂时, 最近在…) or a later moment of today (晚点,
+# later today): what holds only for it is no lasting fact.
+_PERIOD = re.compile(
+    r"这周|本周|这个?星期|这个月|本月|这季度|本季度|这几天|这两天|这阵子|这段时间|近期|暂时|临时|晚点|待会|稍后|"
+    r"回头再|最近(?:在|正在|一直在|都在)"
+    r"|\b(?:this (?:week|weekend|month|quarter)|these (?:few|couple of) days|for now|for the time being|"
+    r"temporarily|later today|lately|at the minute)\b",
+    re.I,
+)
+# An event placed a short while back ("last month", "two weeks ago", "上个月") is an event, not a state; a state
+# that began longer ago ("去年确诊的") and an experience had ("做过", "过") are the user's history and stay.
+_RECENT_PAST = re.compile(
+    r"上周|上个?星期|上个月|前阵子|前段时间|前几天|前两天"
+    r"|\b(?:last (?:week|weekend|month)|(?:a|one|two|three|a few|few|couple of|a couple of) (?:days?|weeks?) ago|"
+    r"a month ago)\b",
+    re.I,
+)
+# A feeling, said with a degree or as one had ("每年春天都很难受", "每次坐飞机都很紧张", "is so stressed"): how the
+# user feels, not a fact an agent can use (a diagnosis, "有轻度抑郁", is one and stays).
+_FEELING = re.compile(
+    r"(?:很|挺|特别|非常|好|有点|有些|太|超|比较)(?:难受|紧张|焦虑|开心|高兴|郁闷|烦|累|痛苦|崩溃|无语|生气|难过|伤心|"
+    r"害怕|担心|头疼|头大|激动|兴奋|失望|委屈|不舒服|不方便|麻烦)"
+    r"|\b(?:is|are|was|feels?|gets?|getting|feeling) (?:so |really |very |pretty |quite |a bit |a little |super |"
+    r"kind of |always )?(?:stressed|anxious|nervous|tired|exhausted|upset|sad|happy|excited|annoyed|frustrated|"
+    r"overwhelmed|worried|scared|bored|angry|miserable|burned out|burnt out|homesick|lonely)\b",
+    re.I,
+)
+# A trip: "下个月去东京出差", "flying to Tokyo next month", "a holiday to Crete": one journey, not where the user is.
+_TRIP = re.compile(
+    r"(?:去|飞|回)[\u4e00-\u9fffA-Za-z ]{1,8}(?:出差|旅游|旅行|玩|度假|开会|参加|探亲)"
+    r"|\b(?:going|flying|heading|travell?ing|driving|off) to\b.*\b(?:next|this) (?:week|month|weekend)\b"
+    r"|\b(?:trip|vacation|holiday|conference) (?:to|in)\b",
+    re.I,
+)
+# A try of the moment (the tentative aspect: "试一下", "看看", "问问"), advice given ("should carry a card", "应该多
+# 运动") and a want of something made for the talk ("needs recipes that work for both") are not facts.
+_TENTATIVE_ZH = re.compile(
+    r"^用户[^，,]{0,6}(?:[\u4e00-\u9fff]一下|看看|问问|想想|试试|聊聊|查查|找找|说说|听听|算算|改改|弄弄)"
+)
+_ADVICE = re.compile(
+    r"^The user(?:'s [\w-]+)? (?:should|ought to|had better)\b|^用户[^，,]{0,6}(?:应该|最好)"
+)
+_WANT_MADE_EN = re.compile(
+    r"^The user (?:needs|wants|is looking for|would like|could use) (?:some |a few |more |new |good |better )?"
+    r"[a-z]+s (?:that|which|to|for)\b"
+)
+# Trips made often are a habit: "经常去重庆出差", "flies to Singapore every month".
+_OFTEN = re.compile(
+    r"经常|常常|每[个天周月年季]|平时|一般|通常|\b(?:often|every|usually|regularly|always)\b", re.I
+)
+# "We're a small web agency", "we're a family of four": what "we" is, is the user's company, team or family.
+_WE_ARE_KIND = dict.fromkeys(
+    "agency company startup studio firm shop business consultancy nonprofit charity practice restaurant bakery "
+    "cafe clinic school lab".split(),
+    "company",
+) | {"team": "team", "family": "family", "household": "household"}
+_WE_ARE_EN = re.compile(rf"^The user is an? (?:[\w-]+ ){{0,3}}?(?P<noun>{'|'.join(_WE_ARE_KIND)})\b")
+# What someone else thinks or says of the user is their opinion ("My wife thinks I work too much", "我妈觉得我太瘦");
+# a finding a doctor reports is read before this (_REPORTED).
+_THEIR_VIEW = re.compile(
+    r"^The user's [\w-]+(?: [\w-]+)? (?:thinks|says|believes|feels|reckons)\b|^用户的[\u4e00-\u9fff]{1,4}?(?:觉得|认为|说)"
+)
+# A nominal of an adjective as the subject ("新的是个美国人": the new one) leans on what was said before it ("学的是
+# 会计", a verb's nominal, is the user's own).
+_LEANING_ZH = re.compile(r"^用户的?(?:新|旧|老|大|小|前一个|上一个|另一个|原来)的(?:是|叫|在|有)")
+# A news item of a moment: "just" and a past verb that is no change of the subject's state ("just laid off 20% of
+# staff", "just got their certificate"; "just joined", "just moved" are changes and stay), "刚…完".
+_JUST_DONE = re.compile(
+    r"^The user(?:'s [\w-]+(?: [\w-]+)?)? just (?!(?:joined|started|moved|switched|became|began|turned|signed up)\b)"
+    rf"(?:[a-z]{{2,}}ed|{'|'.join(sorted(_EN_PAST))})\b"
+    r"|^用户[^，,]{0,6}刚刚?[\u4e00-\u9fff]完"
+)
+# Work not finished yet ("还没写完", "haven't finished …"): the state of a task of the moment.
+_UNFINISHED = re.compile(
+    r"还没[\u4e00-\u9fff]{0,3}完|\b(?:hasn't|has not|haven't) (?:finished|done|started)\b"
+)
+# Someone else as the subject ("对方要求…", "别人都…"): not about the user.
+_OTHER_SUBJECT_ZH = re.compile(r"^用户(?:的)?(?:对方|人家|别人|大家)")
+# A bare predicate without what it needs ("我还在" → "用户还在"), an object pointing back mid-sentence ("can only
+# work on this on weekends"): the statement leans on the talk.
+_BARE_ZH = re.compile(
+    r"^用户[^，,]*(?:要|都|会|得)用$|"  # "每次订票都要用": what is used was said before
+    r"^用户(?:还|也|都|就|一直)?(?:在|是|有|用|会|要|去|不是|没有|不会|\s?(?:OK|ok|okay|fine|good|cool)\s?的?)$"
+    # a verb and a length of time without its object ("做了三年": of the SDE job said before)
+    r"|^用户(?:刚|已经|都)?[\u4e00-\u9fff]了?(?:[一二两三四五六七八九十\d]+|几|半)(?:个)?(?:年|月|天|周|星期)(?:多|了)*$"
+)
+_POINTS_BACK_EN = re.compile(
+    r"\b(?:on|with|for|about|of|to|in|at|do|does|finish|use|uses|read|reads|check|try|fix|send|test|see) "
+    r"(?:this|that|it|these|those)"
+    r"(?= (?:on|in|at|for|with|by|every|during|after|before|until|when|because|later|soon|again|tomorrow|"
+    r"tonight|first|asap)\b)",
+    re.I,
+)
+# What was said in the talk ("… than the user said", "用户之前说的…"): about the conversation, not the user.
+_SAID = re.compile(
+    r"\bthe user (?:just |already )?(?:said|mentioned|told|asked|wrote|meant|thought)\b"
+    r"|用户(?:之前|刚才|上次|前面)?(?:说|提到|讲|写)(?:过|的)",
+    re.I,
+)
+# An English statement that opens on a bare verb is an imperative: "Just give the user the short version".
+_IMPERATIVE_EN = re.compile(
+    r"^(?:(?:just|please|only|also|then|now|always|never|maybe) )?"
+    r"(?:give|tell|send|show|let|find|suggest|recommend|remind|add|put|fix|explain|pick|try|skip|avoid|include|"
+    r"mention|keep|make|write|use|answer|reply|respond)\b",
+    re.I,
+)
+
+
+def _durable(text: str, rule: str, form: str) -> bool:
+    """A statement worth keeping lasts: not a feeling, a try, advice or a want of something made for the talk,
+    not a trip, not a bounded
+    stretch of now, not an event of a short while back (a recognised change states the value now instead), not
+    what was said in the talk, not an imperative."""
+    if rule == "instruction":
+        return True
+    if (
+        _SAID.search(text)
+        or _IMPERATIVE_EN.match(text)
+        or _FEELING.search(text)
+        or _TENTATIVE_ZH.match(text)
+        or _ADVICE.match(text)
+        or _WANT_MADE_EN.match(text)
+        or _LEANING_ZH.match(text)
+        or _THEIR_VIEW.match(text)
+        or _JUST_DONE.match(text)
+        or _UNFINISHED.search(text)
+        or _OTHER_SUBJECT_ZH.match(text)
+        or _BARE_ZH.match(text)
+        or _POINTS_BACK_EN.search(text)
+    ):
+        return False
+    if rule == "statement" and (_PERIOD.search(text) or _TRIP.search(text) and not _OFTEN.search(text)):
+        return False
+    if form != "change" and rule == "statement" and _RECENT_PAST.search(text) and "过" not in text:
+        return False
+    return True
+
+
 # "The user's grandmother is 91 and nearly blind", "The user is 34 and training for a marathon": two states.
 _STATES_EN = re.compile(
     r"^(?P<head>The user(?:'s [a-z-]+)? (?:is|are)) (?P<one>(?:[\w-]+ ){0,2}[\w-]+) and "
-    r"(?P<two>(?:(?:nearly|almost|partly|very|quite|fully|completely|totally|still|also) )?[a-z-]+|[a-z]+ing\b.*)$"
+    r"(?P<two>(?:(?:nearly|almost|partly|very|quite|fully|completely|totally|still|also) )?[a-z-]+|[a-z]+ing\b.*"
+    # a kind of person after an age: "The user is 52 and a former accountant"
+    r"|(?<=\d and )an? (?:[\w-]+ ){0,2}[\w-]+)$"
 )
 
 
