@@ -150,7 +150,7 @@ WITH vec AS (
     LIMIT %s
 ), {stats}, kwm AS MATERIALIZED (
     SELECT "memory_memoryitem"."id" AS id,
-           length("memory_memoryitem"."search_tokens") AS dl,
+           "memory_memoryitem"."search_token_count" AS dl,
            "memory_memoryitem"."search_tokens" AS tokens
     FROM "memory_memoryitem"
     WHERE ({where}) AND {match} @@ %s::tsquery
@@ -160,7 +160,7 @@ WITH vec AS (
 # A broad search's keyword statistics: read from a sample of the filter's rows, or given (known_stats).
 _STATS_SAMPLE = """stats AS MATERIALIZED (
     SELECT count(*)::float8 AS n, coalesce(avg(dl)::float8, 1) AS avgdl FROM (
-        SELECT coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl
+        SELECT coalesce("memory_memoryitem"."search_token_count", 0) AS dl
         FROM "memory_memoryitem" WHERE ({where}) LIMIT %s
     ) s
 )"""
@@ -244,7 +244,7 @@ WITH base AS MATERIALIZED (
            "memory_memoryitem"."confidence" AS confidence, "memory_memoryitem"."feedback" AS feedback,
            CASE WHEN "memory_memoryitem"."embedding_model" = %s
                 THEN "memory_memoryitem"."embedding" <=> %s::vector END AS dist,
-           coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl,
+           coalesce("memory_memoryitem"."search_token_count", 0) AS dl,
            CASE WHEN "memory_memoryitem"."search_tokens" @@ %s::tsquery
                 THEN "memory_memoryitem"."search_tokens" END AS tokens
     FROM "memory_memoryitem"
