@@ -237,6 +237,8 @@ def keyword_keys(org_id: int, filters: MemoryFilters) -> list[str]:
 # A subject's own memories (user and session scope): one pass over its rows gives exact distances, the
 # keyword statistics and matches, and the conversation neighbours of every candidate, so the search
 # needs no second round trip. Subjects with more than SEARCH_EXACT_SUBJECT_ROWS rows go the broad way.
+# BM25's document length (`dl`, and the average over the subject) is the stored search_token_count
+# (migration memory 0008), not length(search_tokens): that unpacked every row's tokens once more.
 _SUBJECT_CTES = """
 WITH base AS MATERIALIZED (
     SELECT "memory_memoryitem"."id" AS id, "memory_memoryitem"."occurred_at" AS occurred_at,
