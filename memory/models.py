@@ -5,7 +5,6 @@ from django.contrib.postgres.fields import ArrayField
 from django.contrib.postgres.indexes import GinIndex
 from django.contrib.postgres.search import SearchVectorField
 from django.db import models
-from django.db.models import F, Func
 from pgvector.django import HnswIndex, VectorField
 
 from projects.models import ApiKey, Organization, Project
@@ -89,14 +88,6 @@ class MemoryItem(models.Model):
     embedding = VectorField(dimensions=EMBEDDING_DIM, null=True, blank=True)
     embedding_model = models.CharField(max_length=200, blank=True, default="")
     search_tokens = SearchVectorField(null=True, blank=True)
-    # How many tokens search_tokens holds (BM25's document length), kept by PostgreSQL itself on every
-    # write of search_tokens, whichever path writes it: the search reads a number per row instead of
-    # measuring every row's tokens (memory.search.sql; migration memory 0008).
-    search_token_count = models.GeneratedField(
-        expression=Func(F("search_tokens"), function="length", output_field=models.IntegerField()),
-        output_field=models.IntegerField(null=True),
-        db_persist=True,
-    )
     content_hash = models.CharField(max_length=64, db_index=True)
     access_count = models.PositiveIntegerField(default=0)
     # How many adds found this memory already stored and merged into it (each one a merge revision).

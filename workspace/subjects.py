@@ -88,7 +88,7 @@ EXPORT_VERSION = 1
 # Models with a user_id that are not data about the subject (the account link itself; a pause, which
 # forgetting leaves in place: memory stays off for someone who turned it off).
 NOT_SUBJECT_DATA = {"projects.OrgMembership", "memory.MemoryPause"}
-_SKIP_FIELDS = {"embedding", "search_tokens", "search_token_count", "api_key_encrypted", "org"}
+_SKIP_FIELDS = {"embedding", "search_tokens", "api_key_encrypted", "org"}
 
 
 # ---- rows as JSON ---------------------------------------------------------------------------------
