@@ -3,8 +3,8 @@
 
     .venv/bin/python bench/search_scale.py [--pool 4000] [--per-org 100000] [--orgs 5] [--users 200]
                                            [--big-subjects 0] [--subject-rows 50000] [--project-rows 0]
-                                           [--queries 100] [--recall 20] [--database engram_bench]
-                                           [--keep] [--reuse] [--as-owner]
+                                           [--queries 100] [--recall 20] [--repeat 1]
+                                           [--database engram_bench] [--keep] [--reuse] [--as-owner]
 
 The million-row run (docs/scaling.md, "Measured: search at 1M rows"): 5 orgs of 120,000 memories
 (240 subjects of 500), plus 4 subjects of 50,000 and a project of 200,000 in the measured org:
@@ -37,6 +37,12 @@ measured org, with the same vector and filters, alternately:
 - the raw pgvector query (the physical limit): SELECT id ... WHERE org, subject or project, scope,
   status, model ORDER BY embedding <=> q LIMIT k, with the search statement's own iterative-scan
   settings (memory.search.sql._scan_args: ef_search, max_scan_tuples, relaxed order);
+- with --repeat N, each query's best of N rounds of the three (on a shared machine a query's time otherwise
+  includes whatever moment another process took from it, on one side and not the other). With the
+  default (1) the raw query runs first on each query's subject and so alone pays for bringing the
+  subject's rows into shared buffers (a 500-memory subject's rows lie on ~500 pages; the default 128 MB
+  of buffers hold a sixth of the table): 6.8 ms first, 2.9 ms again, and Engram 15.3 ms first against
+  8.0 ms after raw (README "Scale"), which flatters the ratio; --repeat 3 compares both sides warm;
 - end to end including the query embedding (memory_search embedding the text itself);
 - recall@10 against the exact top 10 (every row's distance, no index) for the first --recall queries:
   of the raw query (LIMIT 10) and of Engram's vector side (the 10 most similar of its vector
@@ -476,12 +482,19 @@ def measure_shape(args, label, orgs, actor, model, provider, queries, qvecs, tar
         run_engram(q, t, v, top_k=TOP_K)
     raw_ms, engram_ms, vector_ms, e2e_ms, counts = [], [], [], [], []
     for q, t, v in zip(queries, targets, qvecs, strict=True):
-        ms, ids = run_raw(t, v)
-        raw_ms.append(ms)
-        ms, hits = run_engram(q, t, v, top_k=TOP_K)
-        engram_ms.append(ms)
+        # --repeat: each query's best of that many rounds (raw, Engram, mode=vector in turn), so that a
+        # moment the shared machine gives to another process does not count against one side only.
+        raw, engram, vector = [], [], []
+        for _ in range(args.repeat):
+            ms, ids = run_raw(t, v)
+            raw.append(ms)
+            ms, hits = run_engram(q, t, v, top_k=TOP_K)
+            engram.append(ms)
+            vector.append(run_engram(q, t, v, top_k=TOP_K, rank="vector")[0])
+        raw_ms.append(min(raw))
+        engram_ms.append(min(engram))
+        vector_ms.append(min(vector))
         counts.append((len(ids), len(hits)))
-        vector_ms.append(run_engram(q, t, v, top_k=TOP_K, rank="vector")[0])
     for q, t in zip(queries, targets, strict=True):
         started = time.perf_counter()
         memory_search(actor=actor, query=q, filters=filters(t), top_k=TOP_K, record_access=False)
@@ -519,12 +532,15 @@ def measure_shape(args, label, orgs, actor, model, provider, queries, qvecs, tar
         )
         cur.execute("RESET hnsw.iterative_scan; RESET hnsw.ef_search")
 
-    print(f"\nsearch in {label}, {len(queries)} queries, top_k={TOP_K} ({len(distinct)} distinct targets)")
+    best = f", each the best of {args.repeat} rounds" if args.repeat > 1 else ""
+    print(
+        f"\nsearch in {label}, {len(queries)} queries{best}, top_k={TOP_K} ({len(distinct)} distinct targets)"
+    )
     print(f"raw pgvector SQL       p50 {pct(raw_ms, 50):7.2f} ms   p95 {pct(raw_ms, 95):7.2f} ms")
     print(f"Engram search (server) p50 {pct(engram_ms, 50):7.2f} ms   p95 {pct(engram_ms, 95):7.2f} ms")
     print(
         f"ratio Engram/raw       p50 {pct(engram_ms, 50) / pct(raw_ms, 50):7.2f} x   "
-        f"p95 {pct(engram_ms, 95) / pct(raw_ms, 95):7.2f} x   (goal <= 2x)"
+        f"p95 {pct(engram_ms, 95) / pct(raw_ms, 95):7.2f} x   (goal <= 1.5x)"
     )
     print(
         f"Engram mode=vector     p50 {pct(vector_ms, 50):7.2f} ms   p95 {pct(vector_ms, 95):7.2f} ms"
@@ -567,6 +583,12 @@ def main() -> None:
         "--project-rows", type=int, default=0, help="shared memories of one project in the measured org"
     )
     parser.add_argument("--recall", type=int, default=20, help="queries whose recall@10 is measured")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="time each query this many times (raw, Engram, mode=vector in turn) and keep each one's best",
+    )
     parser.add_argument("--database", default=BENCH_DB, help="the scratch database's name")
     parser.add_argument("--keep", action="store_true", help="keep the scratch database")
     parser.add_argument(

@@ -325,3 +325,50 @@ def test_a_broad_search_reuses_its_filters_keyword_statistics(org_a, alice_actor
     assert _stats_key(filter_sql(actor_for_account(bob, org_a), filters)) != _stats_key(where)
     settings.SEARCH_KEYWORD_STATS_SECONDS = 0
     assert known_stats(where) is None
+
+
+def test_the_numbered_statements_are_what_psycopg_would_send(org_a, alice_actor, project):
+    """run_statements sends each statement with PostgreSQL's placeholders, converted once (sql.numbered),
+    through psycopg's raw-query cursor: the text must be the one psycopg's own conversion gives, for every
+    statement shape (one-pass subject, broad with and without keyed matching and given statistics, the
+    neighbours by id, the scan settings)."""
+    from psycopg._queries import PostgresQuery  # the conversion psycopg.Cursor applies
+    from psycopg.adapt import Transformer
+
+    from memory.search import sql
+
+    def psycopg_text(statement: str, params: list) -> bytes:
+        query = PostgresQuery(Transformer())
+        query.convert(
+            statement, [None if isinstance(p, np.ndarray) else p for p in params]
+        )  # values: no matter
+        return query.query
+
+    terms = [("allergic", False), ("花生", False), ("50%", True)]
+    qvec = np.zeros(DIM, dtype=np.float32)
+    statements = [
+        sql.ids_statement(
+            filter_sql(alice_actor, MemoryFilters(user_id="alice")), ids=[1], times=[], qvec=qvec, model="m"
+        ),
+        (sql._SCAN_SQL, sql._scan_args(24)),
+        ("SELECT 7 %% 3, %s", [1]),
+    ]
+    for filters in [
+        MemoryFilters(user_id="alice"),
+        MemoryFilters(project=project, tags=["x"], metadata={"k": "50%"}),
+        MemoryFilters(user_id="bob", project=project, session_id="s1"),
+    ]:
+        where = filter_sql(alice_actor, filters)
+        keys = sql.keyword_keys(org_a.pk, filters)
+        for subject, stats in [(True, None), (False, None), (False, (10.0, 5.0))]:
+            for statement_terms in (terms, []):
+                statements.append(
+                    sql.search_statement(
+                        where, org_id=org_a.pk, qvec=qvec, model="m", terms=statement_terms, candidates=24,
+                        subject=subject, lenders=16, keys=keys or None, stats=stats,
+                    )
+                )  # fmt: skip
+    for statement, params in statements:
+        assert sql.numbered(statement) == psycopg_text(statement, params), statement[:200]
+    with pytest.raises(ValueError, match="unsupported placeholder"):
+        sql.numbered("SELECT %b")

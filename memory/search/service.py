@@ -115,7 +115,10 @@ def context_and_duplicates(
         times = sorted({h.row["occurred_at"] for h in top})
         statement = ids_statement(where_sql, ids=missing, times=times, qvec=qvec, model=model)
         fetched = run_statements([statement])[0]
-    hits = add_neighbours(hits, top, fetched, model=model, query=query, backdrop=backdrop)
+    # A lender lends only to the rows next to it (NEIGHBOUR_STEPS): with none of them among the hits or the
+    # fetched rows add_neighbours would change nothing (the hits are in its order already, score_hits').
+    if fetched or any(h.id + d in known for h in top for d in NEIGHBOUR_STEPS):
+        hits = add_neighbours(hits, top, fetched, model=model, query=query, backdrop=backdrop)
     if len(hits) > 1:
         head = hits[: top_k * 2]
         sims = similarities(head)
@@ -123,6 +126,7 @@ def context_and_duplicates(
         head = [head[i] for i in order]
         sims = sims[np.ix_(order, order)]
         pairs = similar_pairs(head, sims, model)
+        place = {h.id: i for i, h in enumerate(head)}
         head = order_near_duplicates(head, pairs, model, versions=settings.SEARCH_RANKING == SEED)
         if settings.SEARCH_RANKING == SEED:
             # The seed formula ranks as it always did: on the bilingual set the version groups below lift
@@ -134,8 +138,15 @@ def context_and_duplicates(
         # the threshold) are versions: a newer memory that merely resembles an answer must not push the
         # answer down as "stale". A question about now or the past asks for the versions themselves.
         version_floor = floor if when else max(floor, relevance_floor(model))
+        # The similarities of the head as order_near_duplicates left it: the same pairs' values, reordered.
+        kept = [place[h.id] for h in head]
         groups = version_groups(
-            head, similarities(head), model, version_floor, gap=1.0 if when else VERSION_GAP, mutual=not when
+            head,
+            sims[np.ix_(kept, kept)],
+            model,
+            version_floor,
+            gap=1.0 if when else VERSION_GAP,
+            mutual=not when,
         )
         hits = current_first(head, groups, past=when == "past", year=year, floor=floor) + hits[top_k * 2 :]
     return hits
