@@ -837,3 +837,35 @@ def test_events_beside_a_value_now_feelings_trips_tries_and_advice(text, content
 )
 def test_code_mixed_nouns_nationalities_and_owned_terms(text, contents):
     assert [c.content for c in extract_rules([human(text)])] == contents
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a remark about the talk's own context keeps nothing of itself, explicit or not
+        ("我对芒果过敏。以后给我做菜谱都参考这个，记住了。", ["用户对芒果过敏"]),
+        ("记住这些情况：我在成都做会计。以后回答都结合上面说的", ["用户在成都做会计"]),
+        (
+            "I'm a night-shift nurse. Please bear that in mind when you plan my week.",
+            ["The user is a night-shift nurse"],
+        ),
+        ("One quick note about me, just so you know.", []),
+        ("Before we begin, remember this for all future chats:", []),
+        # the same words with something of the user's in them stay
+        ("One thing I hate is cilantro", ["One thing the user hates is cilantro"]),
+        ("I'm vegan, just so you know", ["The user is vegan"]),
+        ("我每天都在考虑这个问题：要不要换工作", None),
+    ],
+)
+def test_a_remark_about_the_talks_context_is_no_memory(text, expected):
+    got = [c.content for c in extract_rules([human(text)])]
+    if expected is None:
+        assert not any(g.endswith(("考虑这个", "这个")) for g in got), got
+    else:
+        assert got == expected
+
+
+def test_the_llm_path_refuses_a_remark_about_the_talks_context_too():
+    assert validate_statement("用户希望助手以后讨论都基于这个") == ""
+    assert validate_statement("The user's background: keep that in mind for any advice") == ""
+    assert validate_statement("The user is a night-shift nurse") == "The user is a night-shift nurse"

@@ -1013,6 +1013,7 @@ def validate_statement(text: str, correction: bool = False) -> str:
         or _QUESTION.search(text)
         or _request(text, zh)
         and not text.startswith(("用户", "The user"))
+        or _ABOUT_TALK.search(text)
         or not _durable(text, "correction" if correction else "statement", "")
     ):
         return ""
@@ -1690,12 +1691,16 @@ def _message_candidates(content: str) -> list[Candidate]:
                 and "了" in later
                 for _w, later in clauses[k + 1 :]
             )
-            if not explicit and (
-                ceased
-                or not _durable(text, rule, form)
-                or bounded
-                and rule == "statement"
-                and not _about_user_fact(clause, zh)
+            if (
+                _ABOUT_TALK.search(text)
+                or not explicit
+                and (
+                    ceased
+                    or not _durable(text, rule, form)
+                    or bounded
+                    and rule == "statement"
+                    and not _about_user_fact(clause, zh)
+                )
             ):
                 bounded = bounded or rule == "statement" and bool(_PERIOD.search(text))
                 kept_before = (
@@ -1718,7 +1723,8 @@ def _message_candidates(content: str) -> list[Candidate]:
                     )
                 )
         for text in _bare_statements(bare, header_text, zh):
-            out.append(Candidate(text, "fact", 0.95, rule="remember", explicit=True))
+            if not _ABOUT_TALK.search(text):
+                out.append(Candidate(text, "fact", 0.95, rule="remember", explicit=True))
         # "手机号换了，新号码尾号 6621", "离职了，现在在…": the bare announcement of a change says nothing the
         # new value right after it does not say better.
         mine = out[first:]
@@ -1954,6 +1960,22 @@ _IMPERATIVE_EN = re.compile(
     r"^(?:(?:just|please|only|also|then|now|always|never|maybe) )?"
     r"(?:give|tell|send|show|let|find|suggest|recommend|remind|add|put|fix|explain|pick|try|skip|avoid|include|"
     r"mention|keep|make|write|use|answer|reply|respond)\b",
+    re.I,
+)
+
+
+# A sentence about the talk's own context, pointing back at what was said or on to what follows ("以后讨论都
+# 基于这个", "Keep that in mind for any advice", "Quick thing about me", "Before we start"): out of the
+# talk it says nothing about the user, even when the user asked to remember it.
+_ABOUT_TALK = re.compile(
+    r"(?:考虑|基于|按照?|参考|根据|依据|照着?|记住|记得|结合)(?:一下)?"
+    r"(?:这个|这些|这点|这一点|以上|上面(?:说)?的?|上述|前面(?:说)?的?)(?:背景|情况|信息)?[\W_啊吧呀哦哈了]*$"
+    r"|\b(?:keep|bear|have)\s+(?:this|that|it|these|those|all\s+(?:this|that))\s+in\s+mind\b"
+    r"|^\W*just\s+so\s+you\s+know\W*$"
+    r"|^(?:(?:a|one)\s+)?(?:(?:quick|short|small|little)\s+)?(?:thing|note|heads[- ]up)"
+    r"(?:\s+about\s+(?:the\s+user|me|myself))?\W*$"
+    r"|^before\s+(?:we|the\s+user|you)\s+(?:starts?|begins?|gets?\s+going)\W*$"
+    r"|\b(?:based\s+on|according\s+to|considering)\s+(?:this|that|these|those|the\s+above)\W*$",
     re.I,
 )
 
