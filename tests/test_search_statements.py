@@ -372,3 +372,14 @@ def test_the_numbered_statements_are_what_psycopg_would_send(org_a, alice_actor,
         assert sql.numbered(statement) == psycopg_text(statement, params), statement[:200]
     with pytest.raises(ValueError, match="unsupported placeholder"):
         sql.numbered("SELECT %b")
+
+
+def test_an_org_wide_search_with_an_api_key_and_no_subject_answers(org_a, key_a):
+    """Compiling a WHERE Django knows matches nothing raises EmptyResultSet (and one it knows matches
+    everything FullResultSet): the search answers instead of failing."""
+    from projects.access import actor_for_key
+
+    actor = actor_for_key(key_a[0])
+    MemoryItemFactory(org=org_a, content="The user keeps bees on the roof", embedded=True)
+    result = memory_search(actor=actor, query="bees", filters=MemoryFilters())
+    assert isinstance(result.hits, list)

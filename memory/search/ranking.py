@@ -851,6 +851,8 @@ def current_first(
         else:
             first = by_time[-1]
         rest = [h for h in out if h.id in ids and h is not first]
+        for m in members:  # explain's near_duplicate_group: versions of one fact share it
+            m.group = first.id
         first.score = max(m.score for m in members)
         out = [h for h in out if h.id not in ids]
         out[place:place] = [first, *rest]

@@ -15,6 +15,7 @@ import psycopg
 from cachetools import LRUCache, cached
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connections
 from pgvector.psycopg.vector import VectorBinaryDumper
 from psycopg.adapt import Loader
@@ -135,7 +136,12 @@ def _where_key(actor: Actor, filters: MemoryFilters) -> tuple:
 def _compiled_where(actor: Actor, filters: MemoryFilters) -> tuple[str, tuple]:
     qs = memory_candidates(actor=actor, filters=filters)
     query = qs.query
-    sql, params = query.get_compiler(using=qs.db).compile(query.where)
+    try:
+        sql, params = query.get_compiler(using=qs.db).compile(query.where)
+    except EmptyResultSet:  # a condition Django knows matches nothing (an IN over no values)
+        return "FALSE", ()
+    except FullResultSet:  # one it knows matches everything
+        return "TRUE", ()
     return sql or "TRUE", tuple(params)
 
 
