@@ -14,6 +14,7 @@ from memory.search.ranking import (
     final_score,
     final_weights,
     holder,
+    people_asked,
     question_time,
     version_groups,
 )
@@ -234,6 +235,37 @@ def test_an_event_that_states_a_change_is_a_version_and_other_events_are_not():
 )
 def test_holder_tells_whose_attribute_a_memory_states(text, person):
     assert holder(text) == person
+
+
+def test_a_question_names_the_people_it_asks_about():
+    assert people_asked("我妈住在哪") == {"mother"}
+    assert people_asked("What do my parents do for a living?") == {"parents"}
+    assert people_asked("我兄弟是做什么的") == {"sibling"}
+    assert people_asked("我现在住在哪") == set()
+    assert people_asked("Where do I live now?") == set()
+
+
+def test_another_persons_attribute_comes_after_the_users_own_unless_asked():
+    from memory.search.ranking import score_hits
+
+    def hit(pk, content, cosine, bm25, coverage):
+        row = {"id": pk, "content": content, "confidence": 1.0, "scope": "user"}
+        return Hit(row=row, vector_similarity=cosine, keyword_raw=bm25, coverage=coverage)
+
+    def hits():
+        # the same match in every respect; on a tie the higher id would go first
+        return [
+            hit(1, "Lives in Bristol, near the harbour", 0.86, 1.0, 0.3),
+            hit(2, "The user's mum lives in Leeds", 0.86, 1.0, 0.3),
+            *(hit(10 + k, f"Filler {k}", 0.80, 0.0, 0.0) for k in range(6)),
+        ]
+
+    mine = hits()
+    score_hits(mine, "multilingual-e5-small", "Where do I live?")
+    assert [h.id for h in mine[:2]] == [1, 2] and mine[0].fused > mine[1].fused
+    theirs = hits()
+    score_hits(theirs, "multilingual-e5-small", "Where does my mum live?")
+    assert [h.id for h in theirs[:2]] == [2, 1]
 
 
 def test_another_persons_attribute_is_no_version_of_the_users():
