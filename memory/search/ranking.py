@@ -169,14 +169,14 @@ PRIOR_COUNT = 5
 # 0.02, 26% between 0.02 and 0.04, 55% above). Chosen on the bilingual tuning half (R@1 0.764 -> 0.790
 # offline; TRUST_LIFT 0.02-0.03 tie there, 0.04 loses paraphrase R@1) and checked on LoCoMo dev.
 TRUST_LIFT = 0.03
+TRUST_COVERAGE = 0.3
+MIN_TRUST = 0.1  # a side never trusted at all would leave its hits unordered
 # A memory about another person's attribute ("用户的妈妈住在绵阳", "The user's parents live in Edison") answers
 # a question that does not name that person ("我现在住在哪") only at this share of its fused match (holder,
 # people_asked). Chosen on the second version probe ("now" R@1 0.583 -> 0.708 at 0.9 and at 0.8; 0.8 lost a
 # paraphrase and half a multi-hop question at R@5); the tuning half, the held-out half and the first probe
 # are unchanged at 0.9.
 HOLDER_DISCOUNT = 0.9
-TRUST_COVERAGE = 0.3
-MIN_TRUST = 0.1  # a side never trusted at all would leave its hits unordered
 # A search answers nothing when its best hit's calibrated relevance is under the model's floor (a question
 # about a topic the subject never mentioned); when it answers, hits down to RELEVANCE_KEEP x the floor stay.
 # With multilingual-e5-small the two kinds overlap: on the tuning half a floor of 0.02 leaves 16% of the
@@ -402,7 +402,7 @@ def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: s
                 vector_weight * backdrop.vector_trust * h.vector
                 + keyword_weight * backdrop.keyword_trust * h.keyword
             )
-        if table is not None and HOLDER_DISCOUNT < 1.0:
+        if table is not None:
             person = holder(h.row["content"])
             if person and person not in asked:
                 fused *= HOLDER_DISCOUNT
@@ -808,6 +808,7 @@ def version_groups(
         for h in hits
     ]
     times = [_version_time(h.row) for h in hits]
+    holders = [holder(h.row["content"]) for h in hits]
 
     def find(i):
         while parent[i] != i:
@@ -830,7 +831,7 @@ def version_groups(
             cross = is_cross_lingual(a.row["content"], b.row["content"])
             if sims[i, j] < related_threshold(model, cross_lingual=cross):
                 continue
-            if holder(a.row["content"]) != holder(b.row["content"]):
+            if holders[i] != holders[j]:
                 continue
             older, newer = (a, b) if times[i] < times[j] else (b, a)
             # For a question about a time, two related hits that both answer it are taken as versions even
@@ -844,9 +845,13 @@ def version_groups(
                 continue
             # A change word alone ("…is now set for August", "switched her Medicare plan") says that
             # something changed, not what: then the two must be each other's most similar hit.
-            if both_answer or _same_slot(older, newer):
-                parent[find(j)] = find(i)
-            elif changed(newer.row["content"]) and nearest[i] == j and nearest[j] == i:
+            if (
+                both_answer
+                or _same_slot(older, newer)
+                or changed(newer.row["content"])
+                and nearest[i] == j
+                and nearest[j] == i
+            ):
                 parent[find(j)] = find(i)
     groups: dict[int, list[Hit]] = {}
     for i, h in enumerate(hits):

@@ -96,8 +96,11 @@ def context_and_duplicates(
     query: str = "",
     floor: float = 0.0,
     backdrop: Backdrop | None = None,
+    asked: tuple[str, int | None] = ("", None),
 ) -> list[Hit]:
     """Conversation neighbours (add_neighbours), then the near-duplicate order of the head (top_k * 2).
+
+    `asked` is the question's time (ranking.question_time), which decides how versions are ordered.
 
     Neighbours that are not candidates come with the subject statement (`near`); after a broad search
     they are fetched in one more round trip, and only when a lender may have some (rows stored at a
@@ -133,7 +136,7 @@ def context_and_duplicates(
             # "now" questions but cost R@5 overall under it (0.848 against 0.930 held out).
             return head + hits[top_k * 2 :]
         # The current fact first (or, for a question about the past, the version of that time).
-        when, year = question_time(query, timezone.now().year)
+        when, year = asked
         # Without a word about time only hits that answer the query (at or above the model's floor whatever
         # the threshold) are versions: a newer memory that merely resembles an answer must not push the
         # answer down as "stale". A question about now or the past asks for the versions themselves.
@@ -212,9 +215,10 @@ def memory_search(
             embed_ms = (time.perf_counter() - t0) * 1000
         if query_vector is not None:
             qvec = np.asarray(query_vector, dtype=np.float32)
+    asked = question_time(query, timezone.now().year)
     keyword_query = query
     if rank == "hybrid" and settings.SEARCH_RANKING != SEED:  # the seed formula and BM25-only: every word
-        keyword_query = keyword_text(query, question_time(query, timezone.now().year)[0])
+        keyword_query = keyword_text(query, asked[0])
     terms = query_terms(keyword_part(keyword_query)) if rank != "vector" else []
     candidates = max(settings.SEARCH_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
     where_sql = filter_sql(actor, filters)
@@ -266,6 +270,7 @@ def memory_search(
             query=query,
             floor=keep,
             backdrop=backdrop,
+            asked=asked,
         )
     if keep > 0:
         hits = [h for h in hits if h.score >= keep or h.stale]
