@@ -10,12 +10,15 @@ from django.utils import timezone
 from memory.search.ranking import (
     SCOPE_PRIORITY,
     Hit,
+    asks_when,
     current_first,
     final_score,
     final_weights,
     holder,
     people_asked,
     question_time,
+    says_when,
+    speaker,
     version_groups,
 )
 
@@ -266,6 +269,111 @@ def test_another_persons_attribute_comes_after_the_users_own_unless_asked():
     theirs = hits()
     score_hits(theirs, "multilingual-e5-small", "Where does my mum live?")
     assert [h.id for h in theirs[:2]] == [2, 1]
+
+
+@pytest.mark.parametrize(
+    ("text", "who"),
+    [
+        ("Caroline: I went to a LGBTQ support group yesterday", "caroline"),
+        ("John Smith: Just finished rereading Dune", "john"),
+        ("王磊：我下周去杭州出差", "王磊"),
+        ("The user's mum lives in Leeds", ""),
+        ("用户住在成都高新区", ""),
+        ("https://example.com: a link", ""),
+        ("Prefers answers in Python: no Java examples", ""),
+    ],
+)
+def test_speaker_tells_who_said_a_transcript_line(text, who):
+    assert speaker(text) == who
+
+
+def test_a_line_another_speaker_said_comes_after_the_named_speakers():
+    from memory.search.ranking import score_hits
+
+    def hit(pk, content):
+        # the same match in every respect; on a tie the higher id would go first
+        row = {"id": pk, "content": content, "confidence": 1.0, "scope": "user"}
+        return Hit(row=row, vector_similarity=0.86, keyword_raw=1.0, coverage=0.3)
+
+    def hits():
+        return [
+            hit(1, "Caroline: I've been looking into adoption agencies lately"),
+            hit(2, "Melanie: Caroline, I read about adoption agencies too!"),
+            *(
+                Hit(
+                    row={"id": 10 + k, "content": f"Melanie: filler {k}", "confidence": 1.0, "scope": "user"},
+                    vector_similarity=0.80,
+                    keyword_raw=0.0,
+                    coverage=0.0,
+                )
+                for k in range(6)
+            ),
+        ]
+
+    asked = hits()
+    score_hits(asked, "multilingual-e5-small", "What did Caroline research?")
+    assert [h.id for h in asked[:2]] == [1, 2] and asked[0].fused > asked[1].fused
+    other = hits()
+    score_hits(other, "multilingual-e5-small", "What did Melanie read about?")
+    assert [h.id for h in other[:2]] == [2, 1]
+    # A question that names neither speaker leaves the tie as it is (the higher id first).
+    neither = hits()
+    score_hits(neither, "multilingual-e5-small", "Who looked into adoption agencies?")
+    assert [h.id for h in neither[:2]] == [2, 1] and neither[0].fused == neither[1].fused
+
+
+@pytest.mark.parametrize(
+    ("query", "when"),
+    [
+        ("When did Caroline go to the support group?", True),
+        ("How long has Melanie been painting?", True),
+        ("我什么时候拿到驾照的？", True),
+        ("豆包是哪年领养的", True),
+        ("What did Caroline research?", False),
+        ("我现在住在哪？", False),
+        ("What does Jon do when he is stressed?", False),  # "when" inside: not a question about a time
+    ],
+)
+def test_asks_when_tells_a_question_about_a_time(query, when):
+    assert asks_when(query) is when
+
+
+@pytest.mark.parametrize(
+    ("text", "when"),
+    [
+        ("Caroline: I went to a LGBTQ support group yesterday", True),
+        ("用户2024年11月拿到了驾照", True),
+        ("用户上个月搬到了杭州", True),
+        ("The user moved to Leeds in March", True),
+        ("Melanie: That's so cool, I love it!", False),
+        ("用户对芒果过敏", False),
+    ],
+)
+def test_says_when_tells_a_memory_that_states_a_time(text, when):
+    assert says_when(text) is when
+
+
+def test_a_question_about_when_puts_the_memory_that_says_when_first():
+    from memory.search.ranking import score_hits
+
+    def hit(pk, content, cosine=0.86, bm25=1.0, coverage=0.3):
+        row = {"id": pk, "content": content, "confidence": 1.0, "scope": "user"}
+        return Hit(row=row, vector_similarity=cosine, keyword_raw=bm25, coverage=coverage)
+
+    def hits():
+        # the same match in every respect; on a tie the higher id would go first
+        return [
+            hit(1, "Went to a pottery workshop last Friday with the kids"),
+            hit(2, "Loves the pottery workshop, it is so calming"),
+            *(hit(10 + k, f"Filler {k}", 0.80, 0.0, 0.0) for k in range(6)),
+        ]
+
+    when = hits()
+    score_hits(when, "multilingual-e5-small", "When did I go to the pottery workshop?")
+    assert [h.id for h in when[:2]] == [1, 2] and when[0].fused > when[1].fused
+    what = hits()
+    score_hits(what, "multilingual-e5-small", "What do I think of the pottery workshop?")
+    assert [h.id for h in what[:2]] == [2, 1] and what[0].fused == what[1].fused
 
 
 def test_another_persons_attribute_is_no_version_of_the_users():

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
 import numpy as np
@@ -284,6 +284,10 @@ class Backdrop:
     # vector_weight * vector_trust * vector + keyword_weight * keyword_trust * keyword.
     vector_trust: float = 1.0
     keyword_trust: float = 1.0
+    # The speakers of the transcript lines among the candidates that the question names (speaker,
+    # speakers_named), and whether it asks when (asks_when): see mismatch.
+    named: frozenset = frozenset()
+    when: bool = False
 
     @classmethod
     def of(cls, hits: list[Hit], query_language: str, model: str, table: tuple | None) -> Backdrop:
@@ -330,6 +334,18 @@ class Backdrop:
         h.lift = h.vector_similarity - pair_level
         cosine = h.vector_similarity if self.table is None else h.lift + self.level
         return rescaled(cosine, floor)
+
+    def mismatch(self, h: Hit) -> float:
+        """The share of its match a hit of the wrong kind keeps: HOLDER_DISCOUNT for a transcript line said by
+        a speaker other than the one(s) the question names, and again for a memory that says no time when
+        the question asks when (says_when); 1 for the others."""
+        share = 1.0
+        content = h.row["content"]
+        if self.named and speaker(content) not in self.named:
+            share *= HOLDER_DISCOUNT
+        if self.when and not says_when(content):
+            share *= HOLDER_DISCOUNT
+        return share
 
     def read(self, h: Hit, fused: float) -> None:
         """Give the hit this fused match and the relevance it reads as."""
@@ -381,6 +397,8 @@ def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: s
     table = None if weights.seed or baseline else calibration(model)
     backdrop = Backdrop.of(hits, query_language, model, table)
     asked = people_asked(query) if table is not None else frozenset()
+    if table is not None:
+        backdrop = replace(backdrop, named=speakers_named(query, hits), when=asks_when(query))
     for h in hits:
         h.keyword_share = h.keyword_raw / best_kw if best_kw > 0 else 0.0
         h.vector = backdrop.vector_side(h, floor)
@@ -406,6 +424,7 @@ def score_hits(hits: list[Hit], model: str = "", query: str = "", *, baseline: s
             person = holder(h.row["content"])
             if person and person not in asked:
                 fused *= HOLDER_DISCOUNT
+            fused *= backdrop.mismatch(h)
         backdrop.read(h, fused)
         final_score(h, weights)
     hits.sort(key=lambda h: (-h.score, -h.id))
@@ -471,7 +490,7 @@ def add_neighbours(
         h.language_pair = language_pair(query_language, row["content"])
         h.vector = backdrop.vector_side(h, floor)
         # Not a candidate: no word in common with the query, its vector match alone.
-        backdrop.read(h, vector_weight * backdrop.vector_trust * h.vector)
+        backdrop.read(h, vector_weight * backdrop.vector_trust * h.vector * backdrop.mismatch(h))
         final_score(h, weights)
         by_id[h.id] = h
         hits.append(h)
@@ -487,6 +506,7 @@ def add_neighbours(
             # matches nothing NEIGHBOUR_UNCONDITIONAL of it: context is likelier to matter when on topic.
             closeness = min(1.0, n.vector / h.vector) if h.vector > 0 else 1.0
             lend = weight ** abs(d) * lent[h.id] * (unconditional + (1 - unconditional) * closeness)
+            lend *= backdrop.mismatch(n)
             if lend > n.fused:
                 backdrop.read(n, lend)
                 n.neighbour_of = h.id
@@ -770,6 +790,60 @@ def people_asked(query: str) -> frozenset[str]:
     }
     found |= {person for char, person in _SHORT_ZH.items() if char in query}
     return frozenset(found)
+
+
+# A line of a transcript stored as it was said ("Caroline: I went to a support group yesterday", "王磊：我下周
+# 去杭州"): a name of one to three capitalised words, or two to four Chinese characters, then a colon.
+_SPEAKER = re.compile(r"^(?:([A-Z][\w'’.-]*(?: [A-Z][\w'’.-]*){0,2})|([\u4e00-\u9fff]{2,4}))\s?[:：]\s*")
+
+
+@lru_cache(maxsize=8192)
+def speaker(text: str) -> str:
+    """Who said a transcript line: the first word of its speaker's name, lower-cased ("" when it is none)."""
+    match = _SPEAKER.match(text)
+    if match is None:
+        return ""
+    if match.group(1):
+        return match.group(1).split()[0].lower()
+    return match.group(2)
+
+
+def speakers_named(query: str, hits: list[Hit]) -> frozenset[str]:
+    """The speakers of the candidates' transcript lines that the question names ("What did Caroline
+    research?"). In a conversation a question about one person is answered by that person's lines: on
+    LoCoMo dev 928 of the 965 evidence turns of the questions naming one speaker are that speaker's."""
+    said = {speaker(h.row["content"]) for h in hits} - {""}
+    if not said:
+        return frozenset()
+    words = set(re.findall(r"[a-z][a-z-]*", query.lower()))
+    return frozenset(s for s in said if (s in query if has_cjk(s) else s in words))
+
+
+# A question that asks when ("When did…", "How long ago…", "什么时候", "哪一年") is answered by a memory that
+# says when: a date, a day, a relative time ("yesterday", "last week", "去年", "上个月"). On LoCoMo dev 82% of
+# the evidence turns among the 20 best hits of such questions say a time, 22% of the other hits.
+_ASKS_WHEN = re.compile(
+    r"^\W*(?:when|how long|what (?:year|month|date|day|time))\b|什么时候|何时|哪一?年|哪个月|几月|哪一?天|多久|多长时间",
+    re.I,
+)
+_SAYS_WHEN = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|last|next|ago|since|recently|lately|(?:week|weekend|month|year|day)s?"
+    r"|morning|afternoon|evening|night|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|january|february|march"
+    r"|april|may|june|july|august|september|october|november|december|spring|summer|autumn|fall|winter"
+    r"|(?:19|20)\d\d|\d{1,2}(?:st|nd|rd|th)|\d{1,2}[/.-]\d{1,2})\b"
+    r"|[昨今明前后][天年]|去年|[上下这本]个?(?:周|星期|月|礼拜)|周[一二三四五六日末]|星期[一二三四五六日天]"
+    r"|[\d一二三四五六七八九十两几]+(?:年|月|日|号|天|周|个月|星期)|春节|国庆|寒假|暑假|最近|刚刚|那时|当时",
+    re.I,
+)
+
+
+def asks_when(query: str) -> bool:
+    return bool(_ASKS_WHEN.search(query))
+
+
+@lru_cache(maxsize=8192)
+def says_when(text: str) -> bool:
+    return bool(_SAYS_WHEN.search(text))
 
 
 def _same_slot(a: Hit, b: Hit) -> bool:
