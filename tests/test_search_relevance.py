@@ -425,6 +425,28 @@ def test_only_mutually_closest_hits_are_versions_unless_the_question_names_a_tim
     assert sorted(sorted(h.id for h in g) for g in loose) == [[1, 2], [4, 5]]
 
 
+def test_for_a_question_about_a_time_each_others_closest_hits_are_versions():
+    import numpy as np
+
+    # The newer states the new value plainly: no change word, no attribute named in both.
+    old = _hit(1, 0.95, "Drives a 2012 Honda Odyssey minivan", 2023)
+    new = _hit(2, 0.2, "Leases a Kia EV6", 2025)
+    tea = _hit(3, 0.15, "Drinks oolong tea in the afternoon", 2024)
+    sims = np.array([[0.0, 0.88, 0.80], [0.88, 0.0, 0.79], [0.80, 0.79, 0.0]], dtype=np.float32)
+    model = "multilingual-e5-small"
+    # A question about now: each other's most similar hits, so versions (the newer goes first).
+    groups = version_groups([old, new, tea], sims, model, 0.1, gap=1.0, mutual=False)
+    assert [[h.id for h in g] for g in groups] == [[1, 2]]
+    ordered = current_first([old, new, tea], groups, past=False, year=None, floor=0.1)
+    assert [h.id for h in ordered][:2] == [2, 1]
+    # Without a word about time they are two facts, even as close in relevance as can be.
+    close_new = _hit(2, 0.9, "Leases a Kia EV6", 2025)
+    assert version_groups([old, close_new, tea], sims, model, 0.1) == []
+    # With a change word they would be versions then.
+    switched = _hit(2, 0.9, "Switched to a leased Kia EV6", 2025)
+    assert [[h.id for h in g] for g in version_groups([old, switched, tea], sims, model, 0.1)] == [[1, 2]]
+
+
 def test_for_a_question_about_now_a_version_must_be_among_the_closest_hits():
     import numpy as np
 

@@ -918,13 +918,14 @@ def version_groups(
             if not mutual and not both_answer and not (j in close[i] or i in close[j]):
                 continue
             # A change word alone ("…is now set for August", "switched her Medicare plan") says that
-            # something changed, not what: then the two must be each other's most similar hit.
+            # something changed, not what: then the two must be each other's most similar hit. So must two
+            # that neither name one attribute nor say what changed, for a question about a time.
+            mutual_nearest = nearest[i] == j and nearest[j] == i
             if (
                 both_answer
                 or _same_slot(older, newer)
-                or changed(newer.row["content"])
-                and nearest[i] == j
-                and nearest[j] == i
+                or mutual_nearest
+                and (not mutual or changed(newer.row["content"]))
             ):
                 parent[find(j)] = find(i)
     groups: dict[int, list[Hit]] = {}
