@@ -14,7 +14,10 @@ CJK_CHAR = re.compile(f"[{CJK}]")
 _STOP = frozenset(
     "a an the is are was were be been of to in on at for and or but with by as it its this that these those "
     "i me my we our you your he she they them his her their what which who whom when where why how do does did "
-    "have has had not no so if then than there here from about into over under can could would should will shall".split()
+    "have has had not no so if then than there here from about into over under can could would should will shall "
+    # what is left of a contraction or a possessive ("what's", "friend's", "I'm", "didn't", "we'll"): as words
+    # they matched any memory with a possessive in it
+    "s t d m ll re ve doesn didn isn aren wasn weren".split()
 )
 
 

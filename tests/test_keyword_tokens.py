@@ -28,6 +28,13 @@ TABLE = [
     ("full width", "ＡＢＣ１２３", ["abc123"], []),  # NFKC
     ("german", "STRASSE Straße", ["strasse"], ["straße"]),  # casefold
     ("accents", "café naïve", ["café", "naïve"], ["caf"]),
+    # what is left of a contraction or a possessive is no word of its own
+    (
+        "contractions",
+        "What's my friend's plan? I'm sure we'll see; didn't say",
+        ["friend", "plan", "sure"],
+        ["s", "m", "ll", "didn", "t"],
+    ),
 ]
 
 
