@@ -869,3 +869,100 @@ def test_the_llm_path_refuses_a_remark_about_the_talks_context_too():
     assert validate_statement("用户希望助手以后讨论都基于这个") == ""
     assert validate_statement("The user's background: keep that in mind for any advice") == ""
     assert validate_statement("The user is a night-shift nurse") == "The user is a night-shift nurse"
+
+
+def ai(text):
+    return {"role": "ai", "content": text}
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected", "replaced"),
+    [
+        # a later message that takes back what was said keeps only the value the turn ends on
+        (
+            [
+                human("我现在主力IDE是VS Code"),
+                ai("好的，记下了。"),
+                human("哦不对，上个月刚换成Cursor了，VS Code基本不开了"),
+            ],
+            ["用户现在使用 Cursor"],
+            ("用户现在主力IDE是VS Code",),
+        ),
+        (
+            [
+                human("帮我安排一下下周的三餐，我不吃猪肉"),
+                ai("好的。"),
+                human("等等，我现在开始吃素了，肉都不吃了"),
+            ],
+            ["用户现在开始吃素，肉都不吃了"],
+            ("用户不吃猪肉",),
+        ),
+        (
+            [
+                human("I live in Leeds and my name is Tom."),
+                ai("Noted."),
+                human("Wait, actually I live in York."),
+            ],
+            ["The user's name is Tom", "The user lives in York"],
+            ("The user lives in Leeds",),
+        ),
+        # without a word that takes it back, both stand
+        (
+            [human("I live in Leeds."), ai("Noted."), human("I also have a dog called Rex.")],
+            ["The user lives in Leeds", "The user also has a dog called Rex"],
+            (),
+        ),
+    ],
+)
+def test_a_message_that_takes_back_the_one_before_leaves_only_the_value_the_turn_ends_on(
+    messages, expected, replaced
+):
+    got = extract_rules(messages)
+    assert [c.content for c in got] == expected
+    # the statement that takes another's place is a correction and names the one it replaces
+    assert got[-1].replaces == replaced
+    assert got[-1].correction == bool(replaced)
+
+
+def test_a_take_back_in_a_later_turn_supersedes_the_memory_written_before(org_a):
+    _run(org_a, "ide", [human("我现在主力IDE是VS Code", "m1")])
+    [old] = MemoryItem.objects.filter(org=org_a, status="active")
+    job = _run(
+        org_a,
+        "ide",
+        [
+            {**human("我现在主力IDE是VS Code", "m1"), "context": True},
+            {"role": "ai", "content": "好的，记下了。", "message_id": "m2", "context": True},
+            human("哦不对，上个月刚换成Cursor了，VS Code基本不开了", "m3"),
+        ],
+    )
+    [superseded] = job.result["superseded"]
+    assert superseded["old_id"] == old.pk
+    assert list(MemoryItem.objects.filter(org=org_a, status="active").values_list("content", flat=True)) == [
+        "用户现在使用 Cursor"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a change announced without its value, the value in a later clause: one statement
+        ("婚礼的日子改了，不是十月了，定在明年五月二十号。", ["婚礼的日子定在明年五月二十号"]),
+        ("我们的周会又改了，挪到周四了", ["用户的周会现在是周四"]),
+        ("组会时间变了，现在是每周五上午", ["组会时间现在是每周五上午"]),
+        ("我的预算改了，定在八十万", ["用户的预算定在八十万"]),
+        # the bare "changed jobs" gives way to the statements after it
+        (
+            "跟你说一声，我换工作了，从美团跳到了字节，还是做推荐算法。",
+            ["用户从美团跳到了字节", "用户还是做推荐算法"],
+        ),
+        # a life event told bare stays beside another statement
+        ("我是独生女，父母都退休了，住在青岛", None),
+    ],
+)
+def test_a_change_stated_across_clauses_is_one_statement_with_the_new_value(text, expected):
+    got = [c.content for c in extract_rules([human(text)])]
+    if expected is None:
+        assert "用户的父母都退休" in got, got
+    else:
+        assert got == expected

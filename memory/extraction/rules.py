@@ -57,6 +57,9 @@ class Candidate:
     rule: str = ""
     explicit: bool = False  # the user asked for it ("记住…", "remember …"): not counted by the session cap
     form: str = ""  # "change": written in a recognised form of a change ("用户住在…", "… is now …")
+    # statements of the user's message before this one that this one takes back ("哦不对，…"): a memory written
+    # with one of these texts is superseded by this candidate
+    replaces: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         return {
@@ -348,6 +351,13 @@ _FRAGMENT = re.compile(
 _OLD_TOPIC_ZH = re.compile(
     r"^(?:之前|原来|本来|以前|上次)(?:说的|定的|讲的|提的)?(?P<topic>[\u4e00-\u9fff]{2,8}?)(?:是|为|定在)"
 )
+# A change announced without its value ("婚礼的日子改了", "我们的周会时间又变了"): a later clause gives the value.
+_CHANGED_TOPIC_ZH = re.compile(
+    r"^(?:(?:之前|原来|本来|以前|上次)(?:说|定|讲|提)?的)?"
+    r"(?P<topic>(?:我|我们)?的?[\u4e00-\u9fffA-Za-z ]{0,8}?的?[\u4e00-\u9fffA-Za-z]{1,6}?)(?:又|也|已经|都)?"
+    r"(?:改|换|变|调|挪|更改|调整)(?:掉)?了$"
+)
+_NOW_VALUE_ZH = re.compile(r"^(?:现在|目前|如今|新的)(?:是|在|为|定在|改在)")
 _WRONG_AT_END = re.compile(r"(?:记错|说错|写错|搞错|弄错|填错)了?$")
 _DENIED_VERB_ZH = re.compile(r"^(?:而|并|也)?不(?:叫|姓|在|住|用|去|做|教|学)")
 # "我生日记错了": what follows gives its right value.
@@ -1451,6 +1461,7 @@ def _message_candidates(content: str) -> list[Candidate]:
         # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
         clauses = _clauses(body, zh)
         topic = ""
+        joined = False  # the topic is joined to the clause that gives its value as it is ("…改到周三了")
         counted = None
         correction = correction or any(_DENIED.match(c) or _WRONG_AT_END.search(c) for _w, c in clauses)
         # "我不是程序员，我是产品经理", "I'm not a developer, I'm a designer": the first clause is the old value.
@@ -1469,6 +1480,19 @@ def _message_candidates(content: str) -> list[Candidate]:
             if old := _OLD_TOPIC_ZH.match(clause):
                 topic, correction = old.group("topic"), True  # "之前说的截止日期是月底": the old value
                 continue
+            if (
+                zh
+                and (changed_topic := _CHANGED_TOPIC_ZH.match(clause))
+                and any(
+                    _NEW_VALUE_AT_END.search(later)
+                    or _SCHEDULE_CHANGE.search(later)
+                    or _NOW_VALUE_ZH.match(later)
+                    for _w, later in clauses[k + 1 :]
+                )
+            ):
+                # "婚礼的日子改了，不是十月了，定在明年五月二十号": the change is one statement with its new value
+                topic, correction, joined = changed_topic.group("topic"), True, True
+                continue
             if _DENIED.match(clause) or k in denied:
                 continue
             if zh and correction and _DENIED_VERB_ZH.match(clause):
@@ -1476,8 +1500,8 @@ def _message_candidates(content: str) -> list[Candidate]:
             if topic and not _about_user(clause, zh) and not clause.startswith(topic):
                 # "后来领导批了八十万" → "预算为八十万", "现在提前到20号了" → "截止日期为20号"
                 value = _NEW_VALUE_AT_END.search(clause)
-                clause = f"{topic}为{value.group('value')}" if value else topic + clause
-                topic = ""
+                clause = f"{topic}为{value.group('value')}" if value and not joined else topic + clause
+                topic, joined = "", False
             if marker := _CLAUSE_MARKER.match(clause):  # "…, and keep in mind we deploy on AWS Lambda"
                 clause = clause[marker.end() :]
                 explicit = True
@@ -1725,13 +1749,20 @@ def _message_candidates(content: str) -> list[Candidate]:
         for text in _bare_statements(bare, header_text, zh):
             if not _ABOUT_TALK.search(text):
                 out.append(Candidate(text, "fact", 0.95, rule="remember", explicit=True))
-        # "手机号换了，新号码尾号 6621", "离职了，现在在…": the bare announcement of a change says nothing the
-        # new value right after it does not say better.
+        # "手机号换了，新号码尾号 6621", "离职了，现在在…", "我换工作了，从美团跳到了字节": the bare announcement of a
+        # change says nothing the statements after it do not say better.
         mine = out[first:]
         out[first:] = [
             c
             for k, c in enumerate(mine)
-            if not (_ANNOUNCEMENT.match(c.content) and any(o.correction for o in mine if o is not c))
+            if not (
+                _ANNOUNCEMENT.match(c.content)
+                and (
+                    any(o.correction for o in mine if o is not c)
+                    or k + 1 < len(mine)
+                    and re.search(r"(?:换|改|变|跳槽|换了?工作)了?$|\b(?:changed|switched)\b", c.content)
+                )
+            )
             and not (_LEFT_EN.match(c.content) and k + 1 < len(mine))
             and not (
                 _GIVEN_UP.match(c.content)
@@ -2042,21 +2073,72 @@ def message_too_short(content: str) -> bool:
     return weighted_length(content.strip()) < settings.MEMORY_MIN_LENGTH
 
 
+# A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
+_TAKE_BACK = re.compile(
+    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*"
+    r"(?:不对|不是(?=[，,。！!\s]|的)|错了|说错|搞错|弄错|记错|等等|等一下|更正|纠正|其实|"
+    r"(?:no|nope|wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops)\b)",
+    re.I,
+)
+# Content words of a statement: Chinese character pairs, other words (a plural's s left off), without the
+# subject and a few words of every statement.
+_PAIR_STOP = {"用户", "现在", "已经", "还是", "一个", "都是", "不是", "可以", "就是", "一直", "平时", "时候"}
+_WORD_STOP = set(
+    "the a an user user's of to in on at and or is are was be been has have had with for by as from their they "
+    "them it its that this not no now than so also all about who which there very really just still".split()
+)
+
+
+def content_tokens(text: str) -> set[str]:
+    out: set[str] = set()
+    for run in _CJK_RUN.findall(text):
+        out.update(p for i in range(len(run) - 1) if (p := run[i : i + 2]) not in _PAIR_STOP)
+    for word in re.findall(r"[a-z0-9][a-z0-9+#.'-]*", _CJK_RUN.sub(" ", text).lower()):
+        word = word.strip(".'-")
+        if word and word not in _WORD_STOP:
+            out.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
+    return out
+
+
 def extract_rules(messages: list[dict]) -> list[Candidate]:
-    """Candidates from the user's messages of one turn, in order, without repeats."""
+    """Candidates from the user's messages of one turn, in order, without repeats.
+
+    A message that takes back what the user said just before ("哦不对，上个月换成 Cursor 了", "Wait, actually
+    …") leaves out the earlier statements it speaks of again (content words shared with it), and its own are
+    corrections: within a turn only the value the conversation ends on is written, and across turns the
+    correction supersedes the memory written before."""
     out: list[Candidate] = []
     seen: set[str] = set()
+    previous: list[Candidate] = []  # the statements of the user's message before (of an earlier turn too)
     for message in messages:
-        if message.get("role") not in USER_ROLES or message.get("context"):
-            continue  # context messages belong to earlier turns, already extracted
+        if message.get("role") not in USER_ROLES:
+            continue
         content = message.get("content") or ""
         if message_too_short(content):
             continue
+        if message.get("context"):  # an earlier turn's, already extracted: only what it said is read
+            previous = _message_candidates(content) or previous
+            continue
+        mine: list[Candidate] = []
         for candidate in _message_candidates(content):
             key = candidate.content.lower()
             if key in seen:
                 continue
             seen.add(key)
             candidate.source_message_id = message.get("message_id") or ""
-            out.append(candidate)
+            mine.append(candidate)
+        if mine and _TAKE_BACK.match(content):
+            said = content_tokens(content)
+            for old in previous:
+                shared = content_tokens(old.content)
+                if not shared & said:
+                    continue
+                out = [c for c in out if c is not old]
+                # the statement of this message most like it takes its place
+                heir = max(mine, key=lambda c, shared=shared: len(content_tokens(c.content) & shared))
+                heir.replaces += (old.content,)
+            for candidate in mine:
+                candidate.correction = True
+        out += mine
+        previous = mine or previous
     return out
