@@ -966,3 +966,52 @@ def test_a_change_stated_across_clauses_is_one_statement_with_the_new_value(text
         assert "用户的父母都退休" in got, got
     else:
         assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a bare "it" of a change is the thing the user named before it, in an earlier message or clause
+        (
+            [
+                human("Remember the product launch I mentioned for April?"),
+                ai("Yes, the April launch."),
+                human("We pushed it to May 14th, legal still hasn't signed off."),
+            ],
+            ["The product launch is now May 14th"],
+        ),
+        (
+            [human("My dentist appointment was on Monday."), ai("OK."), human("They moved it to Friday.")],
+            ["The user's dentist appointment is now Friday"],
+        ),
+        # with nothing named before, the change of "it" is no statement
+        ([human("We pushed it to May 14th.")], []),
+    ],
+)
+def test_a_bare_it_of_a_change_is_the_thing_named_before(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a verdict is no fact
+        (
+            "Since my kid goes to a school in Beijing and the tuition is insane, help me with a budget.",
+            ["The user's kid goes to a school in Beijing"],
+        ),
+        # what is asked for now, by an indefinite pronoun, is the request
+        (
+            "Can you suggest a Saturday bike loop? I'm in Portland, near Laurelhurst Park, and I don't want "
+            "anything over 30 miles.",
+            ["The user is in Portland, near Laurelhurst Park"],
+        ),
+        # a place phrase without a verb completes the clause before it
+        ("I live in Leeds, near the university.", ["The user lives in Leeds, near the university"]),
+        # kin words of speech are written after 和/跟 too
+        ("我和老公都上班", ["用户和丈夫都上班"]),
+        ("我们一家跟爸妈住一起", ["用户一家跟父母住一起"]),
+    ],
+)
+def test_verdicts_wants_of_the_moment_place_phrases_and_kin_words(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

@@ -163,9 +163,21 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
             else:
                 merged.append(part)
         parts = _rejoin_lists(merged)
+        # "I'm in Portland, near Laurelhurst Park": a place phrase without a verb of its own completes the clause
+        joined: list[str] = []
+        for part in parts:
+            if joined and _PLACE_PHRASE_EN.match(part.strip()) and not _VERB_EN.search(part):
+                joined[-1] = f"{joined[-1].rstrip()}, {part.strip()}"
+            else:
+                joined.append(part)
+        parts = joined
     return [(p.strip(), c) for p in parts if (c := _clean(p))]
 
 
+_PLACE_PHRASE_EN = re.compile(
+    r"^(?:near|next to|close to|just outside|outside|right by|not far from|(?:north|south|east|west) of)\s+"
+    r"(?:the [\w'.-]+|[A-Z][\w'.-]*)(?: [\w'.-]+){0,3}$"
+)
 _LIST_TAIL = re.compile(r"^(?:[\w'.-]+ ){0,4}(?:and|or) (?:[\w'.-]+ ?){1,4}$")
 _LIST_ITEM = re.compile(r"^(?:[\w'.-]+ ?){1,3}$")
 _CLAUSE_OPENING = re.compile(
@@ -311,7 +323,8 @@ _MOOD = re.compile(
     r"my day|my morning|my week|"
     # a verdict, not a fact: "the internet is awful", "写到吐"
     r"(?:is|are|was|has been|'s) (?:so |really |pretty |absolutely |just |kind of )?(?:awful|terrible|horrible|"
-    r"amazing|awesome|the worst|a nightmare|a mess|brutal|exhausting|killing me)|sucks|"
+    r"amazing|awesome|the worst|a nightmare|a mess|brutal|exhausting|killing me|insane|crazy|ridiculous|outrageous|nuts|"
+    r"wild|unreal|absurd)|sucks|"
     r"out of (?:the )?office|yesterday|last night|the other day|last weekend|earlier today)\b|出差中|休假中|不在家|"
     # a busy spell or a verdict on lately: "最近在赶…", "最近生意一般"
     r"(?:最近|这阵子|这几天|这段时间|近来)(?:在|正在|一直在|都在)?(?:赶|忙|加班)|"
@@ -750,7 +763,7 @@ def _rewrite_zh(clause: str, subject: str) -> str:
             text = "用户的" + text
         elif "用户" not in text:
             text = subject + text
-    text = _KIN_WORD.sub(lambda m: "用户的" + _KIN[m.group(1)], text)
+    text = _KIN_WORD.sub(lambda m: m.group(1) + _KIN[m.group(2)], text)
     text = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], text)
     text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", text)
     text = _WRITTEN_USE.sub("使用 ", text)
@@ -806,7 +819,9 @@ _KIN = {
 
 # The kin words of speech in the written register, longest first ("哥" but not the first half of "哥哥").
 _KIN_WORD = re.compile(
-    "用户的(" + "|".join(f"{k}(?!{k[-1]})" for k in sorted(_KIN, key=len, reverse=True)) + ")"
+    "(用户的|用户(?:一家)?(?:和|跟|与))("
+    + "|".join(f"{k}(?!{k[-1]})" for k in sorted(_KIN, key=len, reverse=True))
+    + ")"
 )
 
 
@@ -1408,7 +1423,9 @@ def _unmark_terms(text: str, terms: list[str]) -> str:
     )
 
 
-def _message_candidates(content: str) -> list[Candidate]:
+def _message_candidates(content: str, antecedent: str = "") -> list[Candidate]:
+    """antecedent: the last thing the user named before this message ("the product launch"), what a bare "it"
+    of a change refers to."""
     out: list[Candidate] = []
     explicit_message = False
     owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
@@ -1472,6 +1489,15 @@ def _message_candidates(content: str) -> list[Candidate]:
         }
         correction = correction or bool(denied)
         for k, (written, clause) in enumerate(clauses):
+            if k and (named := _named_before(clauses[k - 1][0])):
+                antecedent = named
+            if not zh and (moved_it := _MOVED_IT_EN.search(clause)):
+                # "We pushed it to May 14th": "it" is the thing named before; a change of nothing named is no
+                # statement of its own
+                if not antecedent:
+                    kept_before = False
+                    continue
+                clause = f"{clause[: moved_it.start('it')]}{antecedent}{clause[moved_it.end('it') :]}"
             if found := (_OWNED_ZH if zh else _OWNED_EN).search(clause):
                 owned = found.group(1)
             if zh and (wrong := _WRONG_ZH.match(clause)):
@@ -1746,6 +1772,8 @@ def _message_candidates(content: str) -> list[Candidate]:
                         form=form,
                     )
                 )
+        if clauses and (named := _named_before(clauses[-1][0])):
+            antecedent = named
         for text in _bare_statements(bare, header_text, zh):
             if not _ABOUT_TALK.search(text):
                 out.append(Candidate(text, "fact", 0.95, rule="remember", explicit=True))
@@ -1932,6 +1960,9 @@ _ADVICE = re.compile(
 _WANT_MADE_EN = re.compile(
     r"^The user (?:needs|wants|is looking for|would like|could use) (?:some |a few |more |new |good |better )?"
     r"[a-z]+s (?:that|which|to|for)\b"
+    # what is asked for now, by an indefinite pronoun: "I don't want anything over 30 miles", "needs something quick"
+    r"|^The user (?:(?:does not|doesn't|do not|don't) )?(?:needs?|wants?|is looking for|would like|prefers?) "
+    r"(?:anything|something|nothing|one|ones)\b"
 )
 # Trips made often are a habit: "经常去重庆出差", "flies to Singapore every month".
 _OFTEN = re.compile(
@@ -2073,6 +2104,39 @@ def message_too_short(content: str) -> bool:
     return weighted_length(content.strip()) < settings.MEMORY_MIN_LENGTH
 
 
+# A thing the user names ("the product launch I mentioned", "our kitchen renovation"): what a later bare "it" of a
+# change refers to. The noun phrase ends before a word of a closed class (a pronoun, a preposition, a verb of saying).
+_THING_EN = re.compile(r"\b(?:the|my|our)\s+[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}", re.I)
+_THING_END = set(
+    "i we you he she they it that which who whom for to on in at is was are were has have had and or but with from "
+    "of by i'm mentioned said told talked asked wrote about back again yet still already now then".split()
+)
+_THING_NOT = set(
+    "other same next last first whole rest one way time day week month year thing things".split()
+)
+# A change of a bare "it": "We pushed it to May 14th", "they moved it to Friday".
+_MOVED_IT_EN = re.compile(
+    r"\b(?:pushed|moved|postponed|rescheduled|bumped|delayed|shifted|brought|changed|put off)\s+(?P<it>it)\b"
+    r"(?= (?:back |forward |out )?(?:to|until|by)\b)",
+    re.I,
+)
+
+
+def _named_before(text: str) -> str:
+    """The last noun phrase with a determiner of the user's in an English text, or ""."""
+    found = ""
+    for match in _THING_EN.finditer(text):
+        words = match.group(0).split()
+        head = [words[0]]
+        for word in words[1:]:
+            if word.lower() in _THING_END:
+                break
+            head.append(word)
+        if len(head) > 1 and head[-1].lower() not in _THING_NOT:
+            found = " ".join(head)
+    return found
+
+
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
     r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*"
@@ -2110,6 +2174,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
     out: list[Candidate] = []
     seen: set[str] = set()
     previous: list[Candidate] = []  # the statements of the user's message before (of an earlier turn too)
+    antecedent = ""  # the last thing the user named ("the product launch"): what a later "it" of a change is
     for message in messages:
         if message.get("role") not in USER_ROLES:
             continue
@@ -2117,10 +2182,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         if message_too_short(content):
             continue
         if message.get("context"):  # an earlier turn's, already extracted: only what it said is read
-            previous = _message_candidates(content) or previous
+            previous = _message_candidates(content, antecedent) or previous
+            antecedent = _named_before(content) or antecedent
             continue
         mine: list[Candidate] = []
-        for candidate in _message_candidates(content):
+        for candidate in _message_candidates(content, antecedent):
             key = candidate.content.lower()
             if key in seen:
                 continue
@@ -2141,4 +2207,5 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 candidate.correction = True
         out += mine
         previous = mine or previous
+        antecedent = _named_before(content) or antecedent
     return out
