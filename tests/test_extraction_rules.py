@@ -1015,3 +1015,34 @@ def test_a_bare_it_of_a_change_is_the_thing_named_before(messages, expected):
 )
 def test_verdicts_wants_of_the_moment_place_phrases_and_kin_words(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a bare answer to the assistant's question about the user is read as the sentence it stands for
+        (
+            [
+                human("Draft a polite email asking my landlord to fix the dishwasher."),
+                ai("Sure. What's your landlord's name, and how long has it been broken?"),
+                human("Mrs. Okafor. About two weeks now."),
+            ],
+            ["The user's landlord's name is Mrs. Okafor"],
+        ),
+        (
+            [human("Any tips?"), ai("Do you use Vim or Emacs?"), human("Emacs, mostly.")],
+            ["The user uses Emacs"],
+        ),
+        (
+            [human("帮我看看这个报错"), ai("你用的是conda还是venv？"), human("conda。")],
+            ["用户使用 conda"],
+        ),
+        ([human("帮我起个名字"), ai("好的，你家狗叫什么？"), human("旺财")], ["用户的狗叫旺财"]),
+        # not an answer of a phrase, not an answer to a question about the user
+        ([human("Any tips?"), ai("What is your budget?"), human("Not sure yet.")], []),
+        ([human("Any tips?"), ai("What's the weather like?"), human("Sunny.")], []),
+        ([human("帮我起个名字"), ai("你家狗叫什么？"), human("你猜")], []),
+    ],
+)
+def test_a_bare_answer_takes_its_subject_and_verb_from_the_question(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected

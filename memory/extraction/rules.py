@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from core.roles import USER_ROLES
+from core.roles import ASSISTANT_ROLES, USER_ROLES
 from core.text import has_cjk
 
 
@@ -103,7 +103,9 @@ _EN_SECOND_PREDICATE = (
     r"around|near|every|each|extra|most|some|all|two|three|four|five|six|\d|[A-Z]))"
 )
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
+_SENTENCE_END = re.compile(
+    r"(?<=[。！？!?；;])|(?<=[.])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)\s+|\n+"
+)
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
     r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
@@ -2137,6 +2139,52 @@ def _named_before(text: str) -> str:
     return found
 
 
+# An answer the user gives to the assistant's question about them, as a bare phrase ("What's your landlord's
+# name?" "Mrs. Okafor."; "你用的是conda还是venv？" "conda。"): the question lends it its subject and verb.
+_ASKED_ATTRIBUTE_EN = re.compile(
+    r"\bwhat(?:'s| is| are) your ((?:[\w'-]+ ){0,3}?[\w'-]+)\s*(?:[?,]|\band\b)", re.I
+)
+_ASKED_CHOICE_EN = re.compile(
+    r"\b(?:do|did) you (?P<verb>[a-z]+)(?: (?:an?|the))? (?P<one>[\w.+#-]+(?: [\w.+#-]+)?)"
+    r" or (?:an? |the )?(?P<two>[\w.+#-]+(?: [\w.+#-]+)?)\s*\?",
+    re.I,
+)
+_ASKED_ATTRIBUTE_ZH = re.compile(
+    r"你(?:的|家|们)?(?P<what>[\u4e00-\u9fffA-Za-z]{1,6}?)(?P<verb>是|叫)(?:什么|哪个|哪家|哪里|哪儿|多少|几)"
+)
+_ASKED_CHOICE_ZH = re.compile(
+    r"你(?P<verb>[\u4e00-\u9fff]{1,2})的是(?P<one>[^，,。？?]{1,15}?)还是(?P<two>[^，,。？?]{1,15}?)[？?]"
+)
+_BARE_ANSWER_EN = re.compile(
+    r"^(?!(?:yes|yeah|yep|no|nope|sure|ok|okay|maybe|not|i|we|it|that|this|just|well|hmm|um|both|neither)\b)"
+    r"(?:[\w.+#'-]+ ?){1,4}$",
+    re.I,
+)
+_BARE_ANSWER_ZH = re.compile(r"^(?![你我他她它这那都是不没有对嗯哦好])[\u4e00-\u9fffA-Za-z0-9.+# -]{1,12}$")
+
+
+def _answered(question: str, answer: str) -> str:
+    """The user's bare answer to the assistant's question about them, as a first-person sentence, or ""."""
+    head = split_sentences(answer.strip())[0].rstrip("。.!！?？") if answer.strip() else ""
+    zh_head = re.split(r"[，,]", head, maxsplit=1)[0].strip()
+    if (choice := _ASKED_CHOICE_ZH.search(question)) and zh_head.lower() in (
+        choice.group("one").strip().lower(),
+        choice.group("two").strip().lower(),
+    ):
+        return f"我{choice.group('verb')}的是{zh_head}。"
+    if (asked := _ASKED_ATTRIBUTE_ZH.search(question)) and _BARE_ANSWER_ZH.match(zh_head):
+        return f"我的{asked.group('what')}{asked.group('verb')}{zh_head}。"
+    head = zh_head
+    if (choice := _ASKED_CHOICE_EN.search(question)) and head.lower() in (
+        choice.group("one").lower(),
+        choice.group("two").lower(),
+    ):
+        return f"I {choice.group('verb')} {head}."
+    if (asked := _ASKED_ATTRIBUTE_EN.search(question)) and _BARE_ANSWER_EN.match(head):
+        return f"My {asked.group(1)} is {head}."
+    return ""
+
+
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
     r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*"
@@ -2175,10 +2223,17 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
     seen: set[str] = set()
     previous: list[Candidate] = []  # the statements of the user's message before (of an earlier turn too)
     antecedent = ""  # the last thing the user named ("the product launch"): what a later "it" of a change is
+    asked = ""  # the assistant's message right before
     for message in messages:
+        if message.get("role") in ASSISTANT_ROLES:
+            asked = message.get("content") or ""
+            continue
         if message.get("role") not in USER_ROLES:
             continue
         content = message.get("content") or ""
+        if asked and (answer := _answered(asked, content)):
+            content = f"{answer} {content}"  # the bare answer is read as the sentence it stands for
+        asked = ""
         if message_too_short(content):
             continue
         if message.get("context"):  # an earlier turn's, already extracted: only what it said is read
