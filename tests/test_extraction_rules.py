@@ -1046,3 +1046,21 @@ def test_verdicts_wants_of_the_moment_place_phrases_and_kin_words(text, expected
 )
 def test_a_bare_answer_takes_its_subject_and_verb_from_the_question(messages, expected):
     assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a self-introduction before a colon heads what the user tells of themselves
+        (
+            "介绍下自己吧：我在Grab做数据工程师，老婆是马来西亚人",
+            ["用户在Grab做数据工程师", "用户的妻子是马来西亚人"],
+        ),
+        # a request to introduce something else still hands over material
+        ("帮我介绍一下这个产品：它是一款智能手表", []),
+        # "就是" before the subject is a discourse word
+        ("也没啥，就是我最近开始用Obsidian记笔记了", ["用户最近开始使用 Obsidian记笔记"]),
+    ],
+)
+def test_a_self_introduction_heads_a_background_and_discourse_words_are_left_out(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

@@ -121,6 +121,8 @@ _EN_CLAUSE = re.compile(
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
     r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|说实话|老实说|坦白说|讲真|"
+    # "就是我最近开始用 Obsidian 了" ("it's just that …"): a discourse word before the subject
+    r"就是(?=我)|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
     r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
@@ -244,6 +246,8 @@ _CLAUSE_MARKER = re.compile(
 # A header pointing at background that follows a colon or a dash: "以下是我的背景：…", "Some background: …".
 _BACKGROUND = re.compile(
     r"背景|情况|资料|信息|设定|环境|context|background|profile|setup|details|about me|about myself|"
+    # a self-introduction: "介绍下自己吧：…", "自我介绍一下：…"
+    r"介绍一?下自己|自我介绍|"
     r"记住|记一下|记下|remember|keep this in mind|note",
     re.I,
 )
