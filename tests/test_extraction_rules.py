@@ -1064,3 +1064,33 @@ def test_a_bare_answer_takes_its_subject_and_verb_from_the_question(messages, ex
 )
 def test_a_self_introduction_heads_a_background_and_discourse_words_are_left_out(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a time of the week put before the subject goes after it
+        ("周末我一般都在河边钓鱼", ["用户周末一般都在河边钓鱼"]),
+        ("周末我们去哪玩？", []),
+        # a pronoun object is the person or animal named before, or the clause is left out
+        ("我妈妈住在养老院，每周日我都会去看她", ["用户的母亲住在养老院", "用户每周日都会去看用户的母亲"]),
+        ("每周日我都会去看她", []),
+        ("我家猫叫煤球，我每天给它喂药", ["用户家猫叫煤球", "用户每天给用户的猫喂药"]),
+        # someone of the user's named inside a request
+        ("给我家猫“煤球”推荐几款低敏猫粮，它一吃鸡肉就软便", ["用户的猫叫煤球", "用户的猫一吃鸡肉就软便"]),
+        (
+            "Write a short birthday poem for my daughter Mia, she loves horses.",
+            ["The user's daughter is named Mia", "The user's daughter loves horses"],
+        ),
+        ("帮我给我儿子写个生日祝福", []),
+        # "是用 X 写的" is the tool it is written with, not 使用
+        ("我们的后端是用Go写的", ["用户的后端是用Go写的"]),
+        # a past verb after a comma continues the subject, or is left out; never a statement without one
+        (
+            "I'm a nurse, came back from Melbourne after my master's and now I work in Sydney.",
+            ["The user is a nurse", "Now the user works in Sydney"],
+        ),
+    ],
+)
+def test_fronted_times_pronoun_objects_and_names_in_requests(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

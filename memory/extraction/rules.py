@@ -100,7 +100,7 @@ _EN_PAST_WORDS = (
 _EN_SECOND_PREDICATE = (
     rf"(?:{_EN_VERB_FORMS}|[a-z]{{3,}}(?<!e)ed|{_EN_PAST_WORDS.replace(' ', '|')})"
     r"\s+(?=(?:a|an|the|my|our|his|her|their|to|in|at|on|for|from|with|by|up|off|out|over|during|about|as|into|"
-    r"around|near|every|each|extra|most|some|all|two|three|four|five|six|\d|[A-Z]))"
+    r"around|near|every|each|extra|most|some|all|two|three|four|five|six|back|home|abroad|\d|[A-Z]))"
 )
 
 _SENTENCE_END = re.compile(
@@ -122,7 +122,7 @@ _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|hav
 _LEAD = re.compile(
     r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|说实话|老实说|坦白说|讲真|"
     # "就是我最近开始用 Obsidian 了" ("it's just that …"): a discourse word before the subject
-    r"就是(?=我)|"
+    r"就是(?=我)|算下来|算起来|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
     r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
@@ -370,6 +370,21 @@ _FRAGMENT = re.compile(
 _OLD_TOPIC_ZH = re.compile(
     r"^(?:之前|原来|本来|以前|上次)(?:说的|定的|讲的|提的)?(?P<topic>[\u4e00-\u9fff]{2,8}?)(?:是|为|定在)"
 )
+# Someone of the user's named in passing: "我家猫“煤球”", "我女儿朵朵", "my daughter Mia", "our dog Biscuit".
+_NAMED_OWN_ZH = re.compile(
+    r"我(?:的|家的?)?(?P<who>儿子|女儿|闺女|猫|狗|猫咪|狗狗)(?:[“\"「『](?P<name>[^”\"」』]{1,8})[”\"」』]"
+    r"|叫(?P<name2>[\u4e00-\u9fff]{1,3})(?=[，,。的]|$))"
+)
+_NAMED_OWN_EN = re.compile(
+    r"\b(?:my|our) (?P<who>daughter|son|dog|cat|puppy|kitten|wife|husband|partner|girlfriend|boyfriend|brother|"
+    r"sister|mom|mum|dad|mother|father|grandmother|grandfather|grandma|grandpa),? (?P<name>[A-Z][a-z]+)\b"
+)
+# A person or an animal as the object of a verb, by a pronoun ("去看她", "陪他", "给它喂药").
+_OBJECT_PRONOUN_ZH = re.compile(r"(?<=[看陪带接送照顾喂给找请叫教帮管])(?:他|她|它)(?![们人])")
+# A time of the week or day put before the subject ("周末我一般…", "平时我们都…").
+_FRONTED_TIME_ZH = re.compile(
+    r"^((?:每个?)?(?:周末|晚上|早上|白天|平时|平日|工作日|每天|每晚|每周[一二三四五六日天]?)|(?:下班|放学)(?:以?后))(我们?)(?!的)"
+)
 # A change announced without its value ("婚礼的日子改了", "我们的周会时间又变了"): a later clause gives the value.
 _CHANGED_TOPIC_ZH = re.compile(
     r"^(?:(?:之前|原来|本来|以前|上次)(?:说|定|讲|提)?的)?"
@@ -446,7 +461,7 @@ _SELF_ZH = re.compile(
     r"作为[^，,]{0,8}?(?:师|员|者|家|生|工|长|经理|全栈|开发|妈妈|爸爸|父母)$|"
     # a Latin term in the slot of the role: "作为 PM", "作为一个 Java dev"
     r"作为(?:一(?:个|名|位))?\s*[A-Za-z][\w.+#-]*(?: [A-Za-z][\w.+#-]*){0,2}$|"
-    r"[\u4e00-\u9fff]了[一二两三四五六七八九十几\d多半]+年|"
+    r"[\u4e00-\u9fff]了(?:快|近|将近|差不多|大概|有)?[一二两三四五六七八九十几\d多半]+年|"
     r"确诊|戒烟|戒了|在读|[\u4e00-\u9fff]{2,4}在读$|读研|读博|上班|下班|通勤|手上|手下|开了(?:一|两|三|几|\d)(?:家|间|个)|"
     r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带)|"
     # how one gets to work or school now: "现在骑电动车上班"
@@ -803,7 +818,7 @@ def _rewrite_zh(clause: str, subject: str) -> str:
 # A short clause "升级不了" reads "无法升级" (not the idioms 受不了, 少不了, 免不了, 大不了).
 _CANNOT = re.compile(r"^(?![受少免大])([\u4e00-\u9fff]{1,3})不了$")
 # The written register of "use" before a named thing: "用的是 ThinkPad", "用 Markdown" → "使用 ThinkPad".
-_WRITTEN_USE = re.compile(r"(?<![使采运费作应利信享不没改换转])用(?:的是|的)?\s*(?=[A-Za-z])")
+_WRITTEN_USE = re.compile(r"(?<![使采运费作应利信享不没改换转是])用(?:的是|的)?\s*(?=[A-Za-z])")
 
 
 _KIN = {
@@ -1323,7 +1338,7 @@ _EN_VERB_START = re.compile(
 _MADE_TO_ZH = re.compile(
     r"^(?:我的?\s?)?(?![我你])[^，,我]{1,8}(?:让|叫|要|要求|逼|催|安排|建议|劝)我(?![的们])"
 )
-_OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
+_OWNED_ZH = re.compile(rf"我(?:的|家的?)?({_OWN_NOUN})")
 _OWNED_EN = re.compile(r"\bmy ([a-z]+(?:-[a-z]+)*)", re.I)
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
 _PRONOUN_EN = re.compile(r"^(?:he|she|they)(?:'s|'re)?\b", re.I)
@@ -1495,6 +1510,8 @@ def _message_candidates(content: str, antecedent: str = "") -> list[Candidate]:
         }
         correction = correction or bool(denied)
         for k, (written, clause) in enumerate(clauses):
+            if zh:  # "周末我一般都在河边钓鱼": a time of the week put before the subject goes after it
+                clause = _FRONTED_TIME_ZH.sub(r"\2\1", clause)
             if k and (named := _named_before(clauses[k - 1][0])):
                 antecedent = named
             if not zh and (moved_it := _MOVED_IT_EN.search(clause)):
@@ -1548,6 +1565,18 @@ def _message_candidates(content: str, antecedent: str = "") -> list[Candidate]:
                 or _OPINION.match(clause)
                 or _TALK.search(clause)
             ):
+                # "给我家猫“煤球”推荐几款猫粮", "Write a poem for my daughter Mia": the request names someone of the
+                # user's, and that name lasts
+                if (name := (_NAMED_OWN_ZH if zh else _NAMED_OWN_EN).search(clause)) and not _OPINION.match(
+                    clause
+                ):
+                    who, called = name.group("who"), name.group("name") or name.groupdict().get("name2")
+                    text = (
+                        f"用户的{_KIN.get(who, who)}叫{called}"
+                        if zh
+                        else f"The user's {who} is named {called}"
+                    )
+                    out.append(Candidate(text, "fact", 0.85, rule="statement"))
                 kept_before = False
                 continue
             if (
@@ -1561,6 +1590,12 @@ def _message_candidates(content: str, antecedent: str = "") -> list[Candidate]:
             if _ANAPHORA.search(clause) and not explicit:
                 kept_before = False
                 continue
+            if zh and _about_user(clause, zh) and (pronoun := _OBJECT_PRONOUN_ZH.search(clause)):
+                # "每周日我都会去看她": the person the user named before, or a pronoun with nothing to stand for
+                if not owned:
+                    kept_before = False
+                    continue
+                clause = f"{clause[: pronoun.start()]}我的{owned}{clause[pronoun.end() :]}"
             if owned and (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause):
                 pronoun = (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause).group(0)
                 verb = (
@@ -1677,7 +1712,7 @@ def _message_candidates(content: str, antecedent: str = "") -> list[Candidate]:
                         text = f"{subject} {verb} " + _EN_SUBJECT.sub(_subject_repl, "I " + rest)[9:]
                 else:
                     text = _rewrite_en(clause_v)
-                    if continues and re.match(rf"(?:{_EN_VERB_FORMS})\b", text, re.I):
+                    if continues and re.match(rf"(?:{_EN_SECOND_PREDICATE})\b", text, re.I):
                         # "My dad has dementia and lives in a care home near us": the second predicate is the
                         # subject's, whatever first person its object holds
                         text = f"{subject} {text[:1].lower()}{text[1:]}"
