@@ -1082,7 +1082,6 @@ def test_a_self_introduction_heads_a_background_and_discourse_words_are_left_out
             "Write a short birthday poem for my daughter Mia, she loves horses.",
             ["The user's daughter is named Mia", "The user's daughter loves horses"],
         ),
-        ("帮我给我儿子写个生日祝福", []),
         # "是用 X 写的" is the tool it is written with, not 使用
         ("我们的后端是用Go写的", ["用户的后端是用Go写的"]),
         # a past verb after a comma continues the subject, or is left out; never a statement without one
@@ -1093,4 +1092,26 @@ def test_a_self_introduction_heads_a_background_and_discourse_words_are_left_out
     ],
 )
 def test_fronted_times_pronoun_objects_and_names_in_requests(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a pet or a child named in passing in a message that says nothing else of them: the user has one
+        ("每次带我家狗出去遛都要一个小时，有没有省事的办法", ["用户养了一只狗"]),
+        ("Any tips for my puppy's barking?", ["The user has a puppy"]),
+        ("帮我给我儿子写个生日祝福", ["用户有儿子"]),
+        # said of them already: nothing more
+        ("My son has a severe peanut allergy. Write a note.", ["The user's son has a severe peanut allergy"]),
+        # cat food is no cat
+        ("帮我推荐几款猫粮", []),
+        # a part of what the user has, with its own verb after "and", is a statement of its own
+        (
+            "Plan a week of dinners, I'm cooking for four and one of my kids is allergic to eggs.",
+            ["The user is cooking for four", "One of the user's kids is allergic to eggs"],
+        ),
+    ],
+)
+def test_a_pet_or_child_named_in_passing_and_a_part_of_what_the_user_has(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected

@@ -115,6 +115,8 @@ _EN_CLAUSE = re.compile(
     # a denied second predicate: "… and don't have a car", "… and never drive"
     rf"|(?:don't|do not|doesn't|does not|never) (?={_EN_VERB_FORMS}\b))"
     r"|\s+and\s+(?=(?:the|most|all|some|many|half of the|none of the) [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
+    # "… and one of my kids is allergic to eggs": a part of what the user has, with its own verb
+    r"|\s+and\s+(?=(?:one|two|both|all|most|some|none|each) of (?:my|our) [a-z]+ (?:is|are|was|were|has|have|[a-z]+s)\b)"
     rf"|\s+and\s+(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
 )
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
@@ -2224,6 +2226,29 @@ def _answered(question: str, answer: str) -> str:
     return ""
 
 
+# A pet or a child of the user's named in passing, in a message that says nothing else of them ("每次带我家狗出去遛
+# 都要一个小时", "Any tips for my puppy's barking?"): the user has one.
+_HAD_ZH = re.compile(r"我(?:家|的|家的)?(?P<who>猫|狗|猫咪|狗狗|儿子|女儿|闺女)(?![粮窝绳])")
+_HAD_EN = re.compile(r"\bmy (?P<who>dog|cat|puppy|kitten|son|daughter|baby|toddler)(?:'s)?\b", re.I)
+_HAD_WORDS = {"猫咪": "猫", "狗狗": "狗", "闺女": "女儿"}
+
+
+def _had_in_passing(content: str, statements: list[Candidate]) -> Candidate | None:
+    for sentence in split_sentences(content):
+        zh = _chinese(sentence)
+        if not (found := (_HAD_ZH if zh else _HAD_EN).search(sentence)):
+            continue
+        who = _HAD_WORDS.get(found.group("who"), found.group("who").lower())
+        if any(who in c.content.lower() for c in statements):
+            return None  # said of them already
+        if zh:
+            text = f"用户养了一只{who}" if who in "猫狗" else f"用户有{who}"
+        else:
+            text = f"The user has a {who}"
+        return Candidate(text, "fact", 0.8, rule="statement")
+    return None
+
+
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
     r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*"
@@ -2287,6 +2312,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             seen.add(key)
             candidate.source_message_id = message.get("message_id") or ""
             mine.append(candidate)
+        if had := _had_in_passing(content, mine):  # "每次带我家狗出去遛…": the user has a dog
+            mine.append(had)
         if mine and _TAKE_BACK.match(content):
             said = content_tokens(content)
             for old in previous:
