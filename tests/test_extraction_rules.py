@@ -1115,3 +1115,20 @@ def test_fronted_times_pronoun_objects_and_names_in_requests(text, expected):
 )
 def test_a_pet_or_child_named_in_passing_and_a_part_of_what_the_user_has(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # moving everything over to a tool, or migrating to it, is a switch: what is used now
+        (
+            "Oh, we don't use Trello anymore, the team moved everything over to Linear last sprint.",
+            ["The user's team now uses Linear"],
+        ),
+        ("We migrated to Postgres last year.", ["The user's team now uses Postgres"]),
+        # moving to a place is where the user lives
+        ("I moved to Bristol last spring.", ["The user lives in Bristol"]),
+    ],
+)
+def test_moving_everything_over_to_a_tool_is_a_switch(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

@@ -1206,7 +1206,8 @@ _SWITCHED_THING_ZH = re.compile(
     r"(?P<new>[^，,。]{1,20}?)\s*了?$"
 )
 _SWITCHED_EN = re.compile(
-    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?switched (?:over )?to (?:an? |the )?(?P<what>(?=\w*[A-Z0-9])[A-Za-z0-9][\w.+#-]*"
+    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?(?:switched|migrated|moved (?:everything|it all|all of it|all|"
+    r"(?:all )?our [a-z]+)(?= over)|moved(?= over)) (?:over )?to (?:an? |the )?(?P<what>(?=\w*[A-Z0-9])[A-Za-z0-9][\w.+#-]*"
     r"(?: [A-Z0-9][\w.+#-]*)*)(?P<rest> .+)?$"
     r"|^(?P<subj3>The user(?:'s [a-z]+)?) (?:dropped|ditched|replaced|swapped) (?:[\w.+#-]+ ){1,3}?(?:for|with) "
     r"(?P<what3>[A-Z][\w.+#-]*(?: [A-Z0-9][\w.+#-]*)*)(?P<rest3> .+)?$"
