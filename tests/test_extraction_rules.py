@@ -1132,3 +1132,23 @@ def test_a_pet_or_child_named_in_passing_and_a_part_of_what_the_user_has(text, e
 )
 def test_moving_everything_over_to_a_tool_is_a_switch(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # something given up without a subject, then what is done now: the user's (or the one named first)
+        ("法语不学了，改学西班牙语了", ["用户现在学西班牙语"]),
+        ("咖啡戒了，现在只喝白水", ["用户现在只喝白水"]),
+        ("羽毛球不打了，改成周末爬山", ["用户现在周末爬山"]),
+        ("儿子小提琴不学了，改学钢琴", ["用户的儿子现在学钢琴"]),
+        # someone else's plan changed is no value of the user's
+        ("他不来了，改成周五", []),
+        # an errand this weekend is still passing
+        ("这周末我去爬山", []),
+    ],
+)
+def test_something_given_up_then_taken_up_is_a_correction_of_the_user(text, expected):
+    got = extract_rules([human(text)])
+    assert [c.content for c in got] == expected
+    assert all(c.correction for c in got)

@@ -387,6 +387,23 @@ _OBJECT_PRONOUN_ZH = re.compile(r"(?<=[看陪带接送照顾喂给找请叫教�
 _FRONTED_TIME_ZH = re.compile(
     r"^((?:每个?)?(?:周末|晚上|早上|白天|平时|平日|工作日|每天|每晚|每周[一二三四五六日天]?)|(?:下班|放学)(?:以?后))(我们?)(?!的)"
 )
+# Something given up, put first without a subject ("法语不学了", "咖啡戒了", "跑步停了"), and what is taken up after
+# it ("改学西班牙语了", "改成周末爬山", "现在只喝白水").
+_GAVE_UP_TOPIC_ZH = re.compile(
+    r"^(?![你他她它这那])[\u4e00-\u9fffA-Za-z]{1,6}?(?:也|都|早就|已经)?(?:不(?:再)?[\u4e00-\u9fff]|戒|停|停掉|放弃)了$"
+)
+_TAKEN_UP_ZH = re.compile(
+    r"^(?:现在|目前|如今)?(?:只|都|每天|改成|改为|改(?=[学用喝吃骑开玩看听坐住练打跑游]))"
+)
+
+
+def _now_doing(opening: str) -> str:
+    """ "改学" → "现在学", "改成" → "现在", "现在只" stays."""
+    if opening.startswith(("现在", "目前", "如今")):
+        return opening
+    return "现在" + re.sub(r"^(?:改成|改为|改)", "", opening)
+
+
 # A change announced without its value ("婚礼的日子改了", "我们的周会时间又变了"): a later clause gives the value.
 _CHANGED_TOPIC_ZH = re.compile(
     r"^(?:(?:之前|原来|本来|以前|上次)(?:说|定|讲|提)?的)?"
@@ -430,7 +447,7 @@ _ANAPHORA = re.compile(
 )
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
 _ERRAND = re.compile(
-    r"下周|这周|本周|这个月|本月|这(?:个)?季度|本季度|这次|这一次|明天|后天|今晚|(?<!每个)(?<!每)周末(?!一般|通常|经常|基本|都|总是|常常)|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
+    r"下周|这周|本周|这个月|本月|这(?:个)?季度|本季度|这次|这一次|明天|后天|今晚|(?<!每个)(?<!每)(?<!现在)(?<!平时)周末(?!一般|通常|经常|基本|都|总是|常常)|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
     r"晚点|回头|稍后|过会儿|改天|"
     # a visit or an arrival arranged: "my in-laws are coming", "my sister is visiting"
     r"\b(?:is|are|'re|'s) (?:coming|visiting|arriving|flying in|coming over)\b|"
@@ -525,7 +542,7 @@ _EMPHASIS_ZH = re.compile(
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
-    r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|"
+    r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
     # a time of the week or day and how it is usually spent: "周末一般都在店里"
     r"(?:每个?)?(?:周末|晚上|早上|白天|平日|工作日)(?=一般|通常|经常|基本|都|总是|常常)|"
     # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
@@ -1503,6 +1520,9 @@ def _message_candidates(content: str, antecedent: str = "") -> list[Candidate]:
         clauses = _clauses(body, zh)
         topic = ""
         joined = False  # the topic is joined to the clause that gives its value as it is ("…改到周三了")
+        taken_up = (
+            False  # the clause after something given up tells what is done now ("改学西班牙语" → "现在学…")
+        )
         counted = None
         correction = correction or any(_DENIED.match(c) or _WRONG_AT_END.search(c) for _w, c in clauses)
         # "我不是程序员，我是产品经理", "I'm not a developer, I'm a designer": the first clause is the old value.
@@ -1545,6 +1565,21 @@ def _message_candidates(content: str, antecedent: str = "") -> list[Candidate]:
                 # "婚礼的日子改了，不是十月了，定在明年五月二十号": the change is one statement with its new value
                 topic, correction, joined = changed_topic.group("topic"), True, True
                 continue
+            if (
+                zh
+                and (k == 0 or kept_before)
+                and _GAVE_UP_TOPIC_ZH.match(clause)
+                and k + 1 < len(clauses)
+                and _TAKEN_UP_ZH.match(clauses[k + 1][1])
+            ):
+                # "法语不学了，改学西班牙语了", "咖啡戒了，现在只喝白水": what was given up, said without a subject,
+                # is the user's (or theirs who is named first: "儿子小提琴不学了"), and so is what is done now
+                if own := _ZH_INITIAL_OWN.match(clause):
+                    subject = f"用户的{_KIN.get(own.group(0), own.group(0))}"
+                kept_before, correction, taken_up = True, True, True
+                continue
+            if taken_up:
+                clause, taken_up = _TAKEN_UP_ZH.sub(lambda m: _now_doing(m.group(0)), clause, count=1), False
             if _DENIED.match(clause) or k in denied:
                 continue
             if zh and correction and _DENIED_VERB_ZH.match(clause):
