@@ -1152,3 +1152,26 @@ def test_something_given_up_then_taken_up_is_a_correction_of_the_user(text, expe
     got = extract_rules([human(text)])
     assert [c.content for c in got] == expected
     assert all(c.correction for c in got)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "我们是一个…工作室": the user is in it, and what follows without a subject is the studio's
+        (
+            "记住这个背景：我们是一个五个人的独立游戏工作室，在广州，正在做一款像素风的农场游戏。",
+            [
+                "用户在一个五个人的独立游戏工作室",
+                "用户的工作室在广州",
+                "用户的工作室正在做一款像素风的农场游戏",
+            ],
+        ),
+        (
+            "记住这个context：我们是一个B2B SaaS startup，做HR系统，ARR大概两百万美元。",
+            ["用户在一个B2B SaaS 创业公司", "用户的公司做HR系统", "用户的背景：ARR大概两百万美元"],
+        ),
+        ("我们是一家小餐厅，在成都", ["用户在一家小餐厅", "用户的餐厅在成都"]),
+    ],
+)
+def test_we_are_a_company_puts_the_user_in_it(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

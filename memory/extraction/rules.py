@@ -387,6 +387,12 @@ _OBJECT_PRONOUN_ZH = re.compile(r"(?<=[看陪带接送照顾喂给找请叫教�
 _FRONTED_TIME_ZH = re.compile(
     r"^((?:每个?)?(?:周末|晚上|早上|白天|平时|平日|工作日|每天|每晚|每周[一二三四五六日天]?)|(?:下班|放学)(?:以?后))(我们?)(?!的)"
 )
+# "我们是一个 B2B SaaS 创业公司", "我们就是一家十个人的小诊所": the user is in it, not it.
+_WE_ARE_ZH = re.compile(
+    r"^我们(?:就|只)?是(?P<what>一(?:个|家|间|支|所)[^，,。]{0,20}?"
+    r"(?P<noun>创业公司|公司|工作室|团队|小组|店|小店|餐厅|诊所|律所|事务所|机构|乐队|学校|实验室|startup|studio|agency))$"
+)
+_WE_ARE_NOUN_ZH = {"创业公司": "公司", "小店": "店", "startup": "公司", "studio": "工作室", "agency": "公司"}
 # Something given up, put first without a subject ("法语不学了", "咖啡戒了", "跑步停了"), and what is taken up after
 # it ("改学西班牙语了", "改成周末爬山", "现在只喝白水").
 _GAVE_UP_TOPIC_ZH = re.compile(
@@ -1376,9 +1382,10 @@ _EN_STATE = re.compile(
 
 # A listed part with the role it plays: "Next.js 前端", "数据库 PostgreSQL 16".
 _ROLE_ZH = re.compile(
-    r"^(?P<term>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)\s*(?P<role>[\u4e00-\u9fff]{2,4})$"
+    # (a term is Latin letters, digits and marks only: "ARR大概两百万美元" is no term and a role)
+    r"^(?P<term>[A-Za-z][A-Za-z0-9_.+#-]*(?: [A-Za-z0-9][A-Za-z0-9_.+#-]*)*)\s*(?P<role>[\u4e00-\u9fff]{2,4})$"
     r"|^(?!负责|使用|喜欢|主要|擅长|熟悉|在做|在用)(?P<role2>[\u4e00-\u9fff]{2,4})\s*"
-    r"(?P<term2>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)$"
+    r"(?P<term2>[A-Za-z][A-Za-z0-9_.+#-]*(?: [A-Za-z0-9][A-Za-z0-9_.+#-]*)*)$"
 )
 # A named thing (a product, a version), listed with the other named things of the same header.
 _NAMED_EN = re.compile(r"^(?:an? |the )?(?:[\w-]+ ){0,2}?(?:[A-Z0-9][\w.+#-]*)(?: [\w.+#-]+){0,3}$")
@@ -1390,6 +1397,8 @@ def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
     under the header's noun ("The user's setup: M2 MacBook Air, external 4K monitor")."""
     noun = _BARE_NOUN.search(header)
     name = noun.group(0) if noun else ("背景" if zh else "background")
+    if zh and name.isascii():  # "记住这个context：…" is a background in a Chinese statement
+        name = "背景"
     out: list[str] = []
     named: list[str] = []
     for item in items:
@@ -1731,8 +1740,16 @@ def _message_candidates(content: str, antecedent: str = "") -> list[Candidate]:
                         and not re.search(r"[\d一二两三四五六七八九十百千]个?人$", clause_v)
                     ):
                         clause_v = "是" + clause_v  # "三口之家" → "用户家是三口之家"
-                    text = _rewrite_zh(clause_v, subject)
-                    subject = _zh_subject(text)
+                    if we_are := _WE_ARE_ZH.match(clause_v):
+                        # "我们是一个五个人的独立游戏工作室": the user is in the studio, and what follows without a
+                        # subject is the studio's ("在广州", "正在做一款…")
+                        text = f"用户在{we_are.group('what')}"
+                        subject = f"用户的{_WE_ARE_NOUN_ZH.get(we_are.group('noun'), we_are.group('noun'))}"
+                    else:
+                        text = _rewrite_zh(clause_v, subject)
+                        # a subject named by a noun of its own ("用户的工作室") carries on while no clause names another
+                        if not (continues and subject != "用户" and text.startswith(subject)):
+                            subject = _zh_subject(text)
                 elif (
                     continues
                     and not zh
