@@ -1170,7 +1170,9 @@ def test_something_given_up_then_taken_up_is_a_correction_of_the_user(text, expe
             "记住这个context：我们是一个B2B SaaS startup，做HR系统，ARR大概两百万美元。",
             ["用户在一个B2B SaaS 创业公司", "用户的公司做HR系统", "用户的背景：ARR大概两百万美元"],
         ),
-        ("我们是一家小餐厅，在成都", ["用户在一家小餐厅", "用户的餐厅在成都"]),
+        ("记住：我们是一支乐队，四个人", ["用户在一支乐队", "用户的乐队有四个人"]),
+        # "我们是一家…" is the user's company
+        ("我们是一家小餐厅，在成都", ["用户的公司是一家小餐厅", "用户的公司在成都"]),
     ],
 )
 def test_we_are_a_company_puts_the_user_in_it(text, expected):

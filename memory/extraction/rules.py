@@ -387,9 +387,10 @@ _OBJECT_PRONOUN_ZH = re.compile(r"(?<=[看陪带接送照顾喂给找请叫教�
 _FRONTED_TIME_ZH = re.compile(
     r"^((?:每个?)?(?:周末|晚上|早上|白天|平时|平日|工作日|每天|每晚|每周[一二三四五六日天]?)|(?:下班|放学)(?:以?后))(我们?)(?!的)"
 )
-# "我们是一个 B2B SaaS 创业公司", "我们就是一家十个人的小诊所": the user is in it, not it.
+# "我们是一个 B2B SaaS 创业公司", "我们是一支乐队": the user is in it, not it ("我们是一家…" is the user's
+# company, _ZH_PERSON).
 _WE_ARE_ZH = re.compile(
-    r"^我们(?:就|只)?是(?P<what>一(?:个|家|间|支|所)[^，,。]{0,20}?"
+    r"^我们(?:就|只)?是(?P<what>一(?:个|间|支|所)[^，,。]{0,20}?"
     r"(?P<noun>创业公司|公司|工作室|团队|小组|店|小店|餐厅|诊所|律所|事务所|机构|乐队|学校|实验室|startup|studio|agency))$"
 )
 _WE_ARE_NOUN_ZH = {"创业公司": "公司", "小店": "店", "startup": "公司", "studio": "工作室", "agency": "公司"}
@@ -1741,10 +1742,10 @@ def _message_candidates(content: str, antecedent: str = "") -> list[Candidate]:
                     ):
                         clause_v = "是" + clause_v  # "三口之家" → "用户家是三口之家"
                     if we_are := _WE_ARE_ZH.match(clause_v):
-                        # "我们是一个五个人的独立游戏工作室": the user is in the studio, and what follows without a
-                        # subject is the studio's ("在广州", "正在做一款…")
-                        text = f"用户在{we_are.group('what')}"
+                        # "我们是一个五个人的独立游戏工作室": the user is in the studio (not a studio), and what follows
+                        # without a subject is the studio's ("在广州", "正在做一款…")
                         subject = f"用户的{_WE_ARE_NOUN_ZH.get(we_are.group('noun'), we_are.group('noun'))}"
+                        text = f"用户在{we_are.group('what')}"
                     else:
                         text = _rewrite_zh(clause_v, subject)
                         # a subject named by a noun of its own ("用户的工作室") carries on while no clause names another
