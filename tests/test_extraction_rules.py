@@ -1177,3 +1177,12 @@ def test_something_given_up_then_taken_up_is_a_correction_of_the_user(text, expe
 )
 def test_we_are_a_company_puts_the_user_in_it(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+def test_after_so_a_clause_opens_never_a_lists_tail():
+    assert [
+        c.content for c in extract_rules([human("I teach fourth grade, so nine and ten year olds mostly.")])
+    ] == ["The user teaches fourth grade"]
+    assert [
+        c.content for c in extract_rules([human("I speak Spanish, English and a little Portuguese.")])
+    ] == ["The user speaks Spanish, English and a little Portuguese"]

@@ -166,6 +166,9 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
                 and re.fullmatch(r"\s+and\s+", joint)
             ):
                 merged[-1] = f"{merged[-1]} and {part.strip()}"
+            elif conj := re.search(r"\b(so|but)\s*$", joint):
+                # ", so nine and ten year olds mostly": after "so" or "but" a clause opens, never a list's tail
+                merged.append(f"{conj.group(1)} {part.strip()}")
             else:
                 merged.append(part)
         parts = _rejoin_lists(merged)
