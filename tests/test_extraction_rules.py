@@ -1186,3 +1186,18 @@ def test_after_so_a_clause_opens_never_a_lists_tail():
     assert [
         c.content for c in extract_rules([human("I speak Spanish, English and a little Portuguese.")])
     ] == ["The user speaks Spanish, English and a little Portuguese"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a plan continues the subject, and so does a goal and a thing put first with "only"
+        ("我刚考下PMP，打算转项目经理，帮我改一下简历", ["用户刚考下PMP", "用户打算转项目经理"]),
+        ("我在准备考研，目标是浙大", ["用户在准备考研", "用户的目标是浙大"]),
+        ("我每天早上跑步，而且咖啡只喝黑咖啡", ["用户每天早上跑步", "用户咖啡只喝黑咖啡"]),
+        # the assistant's preparation is no plan of the user's
+        ("我在写论文，准备一下提纲吧", ["用户在写论文"]),
+    ],
+)
+def test_plans_goals_and_things_put_first_continue_the_subject(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

@@ -533,7 +533,7 @@ _COMPLEMENT_ZH = re.compile(
 # An attribute of the subject just named, by a noun of what a person has ("方向是计算机视觉", "专业是会计").
 _ATTRIBUTE_ZH = re.compile(
     r"^(?:专业|方向|研究方向|职位|岗位|职业|工作|主业|副业|行业|爱好|学历|年级|年龄|身高|体重|血型|星座|属相|生日|老家|"
-    r"籍贯|母语|口味|工资|收入|月薪|年薪|车|电脑|手机|学校|单位|部门|成绩|网名|昵称|小名|英文名)(?:是|为)"
+    r"籍贯|母语|口味|工资|收入|月薪|年薪|车|电脑|手机|学校|单位|部门|成绩|网名|昵称|小名|英文名|目标)(?:是|为)"
     r"(?![真很太挺好不])[^，,]{2,}$"
 )
 # A thing of the subject's named first, then what it uses or holds ("文档都放 Confluence", "收银用的是 Square",
@@ -553,6 +553,8 @@ _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
+    # a plan of the subject's ("打算转项目经理"), and a thing put first with only or never ("咖啡只喝黑的")
+    r"打算|计划(?!书)|准备(?!一下|好了)|(?![你他她它这那])[\u4e00-\u9fff]{1,3}(?=只|从不|从来不|基本不)|"
     # a time of the week or day and how it is usually spent: "周末一般都在店里"
     r"(?:每个?)?(?:周末|晚上|早上|白天|平日|工作日)(?=一般|通常|经常|基本|都|总是|常常)|"
     # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
