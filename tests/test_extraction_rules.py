@@ -1201,3 +1201,36 @@ def test_after_so_a_clause_opens_never_a_lists_tail():
 )
 def test_plans_goals_and_things_put_first_continue_the_subject(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected", "replaced"),
+    [
+        # a later change of the same slot within the turn leaves only the new value, and names the old one
+        (
+            [human("我住在广州"), ai("好的"), human("去年搬到了厦门")],
+            ["用户住在厦门"],
+            ("用户住在广州",),
+        ),
+        (
+            [human("I use VS Code."), ai("OK."), human("I switched to Neovim last week.")],
+            ["The user now uses Neovim"],
+            ("The user uses VS Code",),
+        ),
+        (
+            [human("我的预算是五十万"), ai("好的"), human("预算涨到八十万了")],
+            ["预算为八十万"],
+            ("用户的预算是五十万",),
+        ),
+        # a copula names no slot: both stand
+        (
+            [human("I am a nurse."), ai("OK."), human("I went vegan last year.")],
+            ["The user is a nurse", "The user is vegan"],
+            (),
+        ),
+    ],
+)
+def test_a_later_change_of_the_same_slot_in_the_turn_replaces_the_earlier_value(messages, expected, replaced):
+    got = extract_rules(messages)
+    assert [c.content for c in got] == expected
+    assert got[-1].replaces == replaced

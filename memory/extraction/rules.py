@@ -2308,6 +2308,29 @@ def _had_in_passing(content: str, statements: list[Candidate]) -> Candidate | No
     return None
 
 
+# The slot a statement fills: its words up to the verb that takes the value ("用户住在" of "用户住在厦门", "预算是" of
+# "用户的预算是五十万", "the user lives in" of "The user lives in Bristol"), without "now". A copula or "has"
+# right after the user names no slot ("用户是…", "The user is …" say many things).
+_SLOT_ZH = re.compile(
+    r"^(?:用户的?)?(?:现在|目前|如今)?(?P<slot>[^，,。]{0,8}?(?:住在|在|是|为|使用|用|叫|有))"
+)
+_SLOT_EN = re.compile(
+    r"^(?P<slot>the user(?:'s [\w-]+(?: [\w-]+)?)? (?:now )?(?:lives in|is based in|works (?:at|for|as)|uses|drives|"
+    r"is|are|has|is called|is named))\b",
+    re.I,
+)
+
+
+def _slot(text: str) -> str:
+    if m := _SLOT_ZH.match(text):
+        slot = m.group("slot").replace("为", "是").replace("使用", "用")
+        return "" if slot in ("是", "有", "在", "用") else "zh:" + slot
+    if m := _SLOT_EN.match(text):
+        slot = re.sub(r"\bnow ", "", m.group("slot").lower())
+        return "" if slot in ("the user is", "the user has", "the user are") else "en:" + slot
+    return ""
+
+
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
     r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*"
@@ -2385,6 +2408,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 heir.replaces += (old.content,)
             for candidate in mine:
                 candidate.correction = True
+        # "我住在广州" … "去年搬到了厦门": a later change of the same slot within the turn leaves only the new value
+        for candidate in mine:
+            if candidate.correction and (slot := _slot(candidate.content)):
+                for old in [c for c in out if _slot(c.content) == slot]:
+                    out.remove(old)
+                    candidate.replaces += (old.content,)
         out += mine
         previous = mine or previous
         antecedent = _named_before(content) or antecedent
