@@ -1234,3 +1234,15 @@ def test_a_later_change_of_the_same_slot_in_the_turn_replaces_the_earlier_value(
     got = extract_rules(messages)
     assert [c.content for c in got] == expected
     assert got[-1].replaces == replaced
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我是freelance translator，日译中为主", ["用户是自由职业翻译"]),
+        ("我是做embedded的，主要写C", ["用户是做嵌入式的", "用户主要写C"]),
+        ("我最近开始用Obsidian记daily notes了", ["用户最近开始使用 Obsidian记每日笔记"]),
+    ],
+)
+def test_more_everyday_words_of_work_are_read_in_chinese(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

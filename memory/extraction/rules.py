@@ -714,6 +714,13 @@ _MIXED_EVERYDAY = {
     "mobile": "移动端", "cloud": "云", "microservices": "微服务", "code": "代码", "script": "脚本",
     "scripts": "脚本", "dashboard": "仪表盘", "spreadsheet": "表格", "time zone": "时区", "timezone": "时区",
     "contractor": "合同工", "freelance": "自由职业", "side hustle": "副业", "mentor": "导师", "prefer": "更喜欢",
+    # occupations and fields of work, notes and drinks: general vocabulary (translator, embedded and daily notes were
+    # among probe5's misses)
+    "translator": "翻译", "interpreter": "口译", "editor": "编辑", "writer": "作者", "photographer": "摄影师",
+    "architect": "建筑师", "pharmacist": "药剂师", "dentist": "牙医", "therapist": "心理咨询师", "chef": "厨师",
+    "driver": "司机", "tester": "测试", "ops": "运维", "devops": "运维", "sysadmin": "系统管理员",
+    "embedded": "嵌入式", "firmware": "固件", "frontend engineer": "前端工程师", "backend engineer": "后端工程师",
+    "notes": "笔记", "daily notes": "每日笔记", "black coffee": "黑咖啡", "latte": "拿铁", "decaf": "低因咖啡",
 }  # fmt: skip
 _MIXED.update(_MIXED_EVERYDAY)
 # "我们 team 的…" → "用户的团队的…", "我们 lab …" → "用户的实验室…"; not the words that are verbs too ("我们游泳")
