@@ -718,7 +718,7 @@ _MIXED_EVERYDAY = {
     # among probe5's misses)
     "translator": "翻译", "interpreter": "口译", "editor": "编辑", "writer": "作者", "photographer": "摄影师",
     "architect": "建筑师", "pharmacist": "药剂师", "dentist": "牙医", "therapist": "心理咨询师", "chef": "厨师",
-    "driver": "司机", "tester": "测试", "ops": "运维", "devops": "运维", "sysadmin": "系统管理员",
+    "driver": "司机", "ops": "运维", "devops": "运维", "sysadmin": "系统管理员",
     "embedded": "嵌入式", "firmware": "固件", "frontend engineer": "前端工程师", "backend engineer": "后端工程师",
     "notes": "笔记", "daily notes": "每日笔记", "black coffee": "黑咖啡", "latte": "拿铁", "decaf": "低因咖啡",
 }  # fmt: skip
