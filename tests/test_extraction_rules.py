@@ -1246,3 +1246,16 @@ def test_a_later_change_of_the_same_slot_in_the_turn_replaces_the_earlier_value(
 )
 def test_more_everyday_words_of_work_are_read_in_chinese(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a date moved says when it is now; a move to a place told with a time is no date
+        ("The launch got pushed to the 20th.", ["The launch is now the 20th"]),
+        ("Our standup moved to 10am.", ["The user's standup is now 10am"]),
+        ("Oh we moved to Bristol last month.", ["The user's team moved to Bristol last month"]),
+    ],
+)
+def test_a_moved_date_is_a_time_and_a_place_is_not(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

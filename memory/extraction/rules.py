@@ -1281,7 +1281,15 @@ def _switched(statement: str) -> str:
         return f"{m.group('what') or m.group('what2')} is now {m.group('value') or m.group('value2')}"
     if (m := _VALUE_TO_ZH.match(statement)) and not statement.startswith("用户"):
         return f"{m.group('what')}为{m.group('value')}"
-    if (m := _RESCHEDULED_EN.match(statement)) and _WHEN.search(when := m.group("when") or m.group("when2")):
+    if (m := _RESCHEDULED_EN.match(statement)) and _WHEN.match(
+        # the new value is a time itself ("May 14th", "next Thursday", "the 20th"), not a place told with one
+        re.sub(
+            r"^(?:the|early|late|mid-?|the end of|end of)\s*",
+            "",
+            when := m.group("when") or m.group("when2"),
+            flags=re.I,
+        )
+    ):
         when = (
             re.sub(r",?\s+(?:starting|beginning|from|as of|effective)\b.*$", "", when) or when
         )  # goes stale
