@@ -1259,3 +1259,25 @@ def test_more_everyday_words_of_work_are_read_in_chinese(text, expected):
 )
 def test_a_moved_date_is_a_time_and_a_place_is_not(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a group that is a team of people has them, and what they are doing is a statement of the group
+        (
+            "We're a team of six devs running everything off a single Postgres box.",
+            ["The user's team has six devs", "The user's team runs everything off a single Postgres box"],
+        ),
+        ("We're a family of four.", ["The user's family has four people"]),
+        # after anything else the participle speaks of the thing had
+        ("I have two kids going to the same school.", ["The user has two kids going to the same school"]),
+        # "just that" opens nothing
+        (
+            "not much, just that my daughter Mia starts college in Ohio this fall",
+            ["The user's daughter Mia starts college in Ohio this fall"],
+        ),
+    ],
+)
+def test_a_group_of_people_and_what_they_do(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

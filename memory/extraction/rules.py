@@ -126,7 +126,7 @@ _LEAD = re.compile(
     # "就是我最近开始用 Obsidian 了" ("it's just that …"): a discourse word before the subject
     r"就是(?=我)|算下来|算起来|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
-    r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|"
+    r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|just that|only that|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
     r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|(?:since|because|as)(?= I\b| I'm\b| my\b(?![^,]*?\b(?:I|I'm|I've|we)\b)))\b)+",
     re.I,
@@ -2198,7 +2198,28 @@ _STATES_EN = re.compile(
 )
 
 
+# "The user's team has six devs running everything off one Postgres box": a participle after the members a group
+# has is a second statement of the group ("… runs everything off one Postgres box"); after anything else it
+# speaks of the thing had ("two kids going to the same school") and stays in one statement.
+_PARTICIPLE_AFTER_EN = re.compile(
+    r"^(?P<head>(?P<subj>The user's (?:team|company|startup|studio|agency|lab|shop|firm|group|department)) (?:has|have) "
+    r"(?:[\w-]+ ){1,4}?[\w-]+s) (?P<ing>[a-z]{2,}ing) (?P<rest>.+)$"
+)
+
+
+def _verb_of(participle: str) -> str:
+    """ "running" → "run", "using" → "use", "making" → "make"; "" when the base is no known verb."""
+    stem = participle[:-3]
+    for base in (stem, stem + "e", stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else ""):
+        if base in _EN_VERB_BASE:
+            return base
+    return ""
+
+
 def _split_objects(statement: str) -> list[str]:
+    statement = re.sub(r"^(The user's (\w+)) is an? (?:[\w-]+ )?\2 of (?=\w+ \w)", r"\1 has ", statement)
+    if (m := _PARTICIPLE_AFTER_EN.match(statement)) and (verb := _verb_of(m.group("ing"))):
+        return [m.group("head"), f"{m.group('subj')} {_third(verb)} {m.group('rest')}"]
     if (m := _OBJECTS_EN.match(statement)) and " and " not in m.group("two"):
         return [f"{m.group('head')} {m.group('one')}", f"{m.group('head')} {m.group('two')}"]
     if (m := _STATES_EN.match(statement)) and not _VERB_EN.search(m.group("one")):
