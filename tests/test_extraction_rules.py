@@ -1281,3 +1281,18 @@ def test_a_moved_date_is_a_time_and_a_place_is_not(text, expected):
 )
 def test_a_group_of_people_and_what_they_do(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a long undertaking lasts, with a subject or without
+        ("最近在准备考研，压力有点大", ["用户最近在准备考研"]),
+        ("我最近在学日语", ["用户最近在学日语"]),
+        # a busy spell does not
+        ("我最近在赶一个项目", []),
+        ("在学校门口等你", []),
+    ],
+)
+def test_a_long_undertaking_is_no_stretch_of_now(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

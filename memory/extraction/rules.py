@@ -492,6 +492,8 @@ _SELF_ZH = re.compile(
     r"作为(?:一(?:个|名|位))?\s*[A-Za-z][\w.+#-]*(?: [A-Za-z][\w.+#-]*){0,2}$|"
     r"[\u4e00-\u9fff]了(?:快|近|将近|差不多|大概|有)?[一二两三四五六七八九十几\d多半]+年|"
     r"确诊|戒烟|戒了|在读|[\u4e00-\u9fff]{2,4}在读$|读研|读博|上班|下班|通勤|手上|手下|开了(?:一|两|三|几|\d)(?:家|间|个)|"
+    # a long undertaking, without a subject: "最近在准备考研", "在备考 CPA"
+    r"(?:最近|目前|现在)?(?:在|正在)(?:准备考|备考|备孕|找工作|学(?!校))|"
     r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带)|"
     # how one gets to work or school now: "现在骑电动车上班"
     r"(?:现在|如今|目前)(?:每天|都|改)?(?:骑|开|坐|搭|走路)[\u4e00-\u9fff]{0,5}(?:上班|上学|通勤))"
@@ -2036,7 +2038,8 @@ _CEASED = re.compile(
 # later today): what holds only for it is no lasting fact.
 _PERIOD = re.compile(
     r"这周|本周|这个?星期|这个月|本月|这季度|本季度|这几天|这两天|这阵子|这段时间|近期|暂时|临时|晚点|待会|稍后|"
-    r"回头再|最近(?:在|正在|一直在|都在)"
+    # (not a long undertaking: "最近在准备考研", "最近在备考 CPA", "最近在学日语" last months)
+    r"回头再|最近(?:在|正在|一直在|都在)(?!准备考|备考|备孕|学|考虑|找工作|装修|减肥|健身|戒)"
     r"|\b(?:this (?:week|weekend|month|quarter)|these (?:few|couple of) days|for now|for the time being|"
     r"temporarily|later today|lately|at the minute)\b",
     re.I,
