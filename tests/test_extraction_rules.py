@@ -1296,3 +1296,12 @@ def test_a_group_of_people_and_what_they_do(text, expected):
 )
 def test_a_long_undertaking_is_no_stretch_of_now(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+def test_use_told_as_a_cleft_is_written_use():
+    assert [c.content for c in extract_rules([human("我用的是小米14，帮我看看怎么关掉负一屏")])] == [
+        "用户使用小米14"
+    ]
+    assert [c.content for c in extract_rules([human("我们公司用的是钉钉")])] == ["用户的公司使用钉钉"]
+    # other clefts stay as said
+    assert [c.content for c in extract_rules([human("我学的是会计")])] == ["用户学的是会计"]

@@ -828,6 +828,7 @@ def _rewrite_zh(clause: str, subject: str) -> str:
     text = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], text)
     text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", text)
     text = _WRITTEN_USE.sub("使用 ", text)
+    text = _WRITTEN_USE_ZH.sub("使用", text)  # "用的是小米14" → "使用小米14"
     text = re.sub(r"(?<=[\u4e00-\u9fff\w])了$", "", text)  # the sentence-final 了 of speech ("住在上海了")
     # "用户的团队八个人" → "用户的团队有八个人": a head count is had
     text = re.sub(
@@ -859,6 +860,9 @@ def _rewrite_zh(clause: str, subject: str) -> str:
 _CANNOT = re.compile(r"^(?![受少免大])([\u4e00-\u9fff]{1,3})不了$")
 # The written register of "use" before a named thing: "用的是 ThinkPad", "用 Markdown" → "使用 ThinkPad".
 _WRITTEN_USE = re.compile(r"(?<![使采运费作应利信享不没改换转是])用(?:的是|的)?\s*(?=[A-Za-z])")
+_WRITTEN_USE_ZH = re.compile(
+    r"(?<=^用户)用的是(?=[\u4e00-\u9fff])|(?<=^用户的[\u4e00-\u9fff]{2})用的是(?=[\u4e00-\u9fff])"
+)
 
 
 _KIN = {
