@@ -1042,6 +1042,9 @@ def test_verdicts_wants_of_the_moment_place_phrases_and_kin_words(text, expected
         ([human("Any tips?"), ai("What is your budget?"), human("Not sure yet.")], []),
         ([human("Any tips?"), ai("What's the weather like?"), human("Sunny.")], []),
         ([human("帮我起个名字"), ai("你家狗叫什么？"), human("你猜")], []),
+        ([human("hi"), ai("What's your favorite color?"), human("eh, depends on the day honestly")], []),
+        ([human("你好"), ai("你的专业是什么？"), human("随便啦")], []),
+        ([human("你好"), ai("你的专业是什么？"), human("计算机")], ["用户的专业是计算机"]),
     ],
 )
 def test_a_bare_answer_takes_its_subject_and_verb_from_the_question(messages, expected):

@@ -2299,11 +2299,15 @@ _ASKED_CHOICE_ZH = re.compile(
     r"你(?P<verb>[\u4e00-\u9fff]{1,2})的是(?P<one>[^，,。？?]{1,15}?)还是(?P<two>[^，,。？?]{1,15}?)[？?]"
 )
 _BARE_ANSWER_EN = re.compile(
-    r"^(?!(?:yes|yeah|yep|no|nope|sure|ok|okay|maybe|not|i|we|it|that|this|just|well|hmm|um|both|neither)\b)"
+    r"^(?!(?:yes|yeah|yep|no|nope|sure|ok|okay|maybe|not|i|we|it|that|this|just|well|hmm|um|both|neither|eh|meh|"
+    r"idk|dunno|lol|haha|depends|nothing|none|whatever|probably|kinda|sort of|no idea|good question|you|guess|"
+    r"dunno|anything|everything|something|why|what|how)\b)"
     r"(?:[\w.+#'-]+ ?){1,4}$",
     re.I,
 )
-_BARE_ANSWER_ZH = re.compile(r"^(?![你我他她它这那都是不没有对嗯哦好])[\u4e00-\u9fffA-Za-z0-9.+# -]{1,12}$")
+_BARE_ANSWER_ZH = re.compile(
+    r"^(?![你我他她它这那都是不没有对嗯哦好哈呵额啊唉随看还暂])[\u4e00-\u9fffA-Za-z0-9.+# -]{1,12}$"
+)
 
 
 def _answered(question: str, answer: str) -> str:
