@@ -1308,3 +1308,9 @@ def test_use_told_as_a_cleft_is_written_use():
     assert [c.content for c in extract_rules([human("我们公司用的是钉钉")])] == ["用户的公司使用钉钉"]
     # other clefts stay as said
     assert [c.content for c in extract_rules([human("我学的是会计")])] == ["用户学的是会计"]
+
+
+def test_a_later_message_opening_on_a_mere_discourse_word_takes_nothing_back():
+    got = extract_rules([human("我住在成都"), ai("好的"), human("其实我在成都出生")])
+    assert [c.content for c in got][0] == "用户住在成都"
+    assert not any(c.replaces for c in got)

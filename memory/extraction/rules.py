@@ -2381,7 +2381,7 @@ def _slot(text: str) -> str:
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
     r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*"
-    r"(?:不对|不是(?=[，,。！!\s]|的)|错了|说错|搞错|弄错|记错|等等|等一下|更正|纠正|其实|"
+    r"(?:不对|不是(?=[，,。！!\s]|的)|错了|说错|搞错|弄错|记错|等等|等一下|更正|纠正|"
     r"(?:no|nope|wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops)\b)",
     re.I,
 )
