@@ -1314,3 +1314,15 @@ def test_a_later_message_opening_on_a_mere_discourse_word_takes_nothing_back():
     got = extract_rules([human("我住在成都"), ai("好的"), human("其实我在成都出生")])
     assert [c.content for c in got][0] == "用户住在成都"
     assert not any(c.replaces for c in got)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["我手机号换了", "I changed jobs last month.", "我换工作了", "我搬家了", "I moved house recently."],
+)
+def test_a_change_without_its_value_is_no_statement(text):
+    assert extract_rules([human(text)]) == []
+
+
+def test_a_life_event_told_bare_stays():
+    assert [c.content for c in extract_rules([human("我退休了")])] == ["用户退休"]

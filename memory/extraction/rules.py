@@ -1910,8 +1910,12 @@ def _message_candidates(content: str, antecedent: str = "") -> list[Candidate]:
                 _ANNOUNCEMENT.match(c.content)
                 and (
                     any(o.correction for o in mine if o is not c)
-                    or k + 1 < len(mine)
-                    and re.search(r"(?:换|改|变|跳槽|换了?工作)了?$|\b(?:changed|switched)\b", c.content)
+                    # a change of a thing without its value says nothing of it, alone or before what follows:
+                    # "用户的手机号换", "用户换工作", "The user changed jobs"
+                    or re.search(
+                        r"(?:换|改|变|跳槽|换了?工作|搬家)了?$|\b(?:changed|switched|moved (?:house|flats?|home|apartments?))\b",
+                        c.content,
+                    )
                 )
             )
             and not (_LEFT_EN.match(c.content) and k + 1 < len(mine))
