@@ -27,6 +27,10 @@ in the third person and in the user's language ("用户住在成都", "The user 
    trip, a stretch of now, an event of a short while back, advice, a try of the moment, news of a moment, work
    not finished, what was said in the talk, an imperative or a predicate leaning on the talk; an event of
    change or a former state told beside a value now gives way to it.
+7. A message is read with the turn around it (extract_rules): a message that takes back the one before ("哦不对，…")
+   or a later change of the same slot leaves only the value the turn ends on, and names what it replaces
+   (Candidate.replaces, superseded in reconciliation); a bare "it" of a change is the thing named before; a bare
+   answer to the assistant's question about the user takes the question's subject and verb.
 
 It is general by construction (clause splitting, person rewriting, cue lexicons per language) and is
 always available: it is the only path when no chat model is configured, and the LLM path's
