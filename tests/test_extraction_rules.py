@@ -1326,3 +1326,16 @@ def test_a_change_without_its_value_is_no_statement(text):
 
 def test_a_life_event_told_bare_stays():
     assert [c.content for c in extract_rules([human("我退休了")])] == ["用户退休"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a move to a place named in Chinese is the household's, not the team's
+        ("We moved from 北京 to 杭州 in March", ["The user lives in 杭州"]),
+        ("We moved back to 广州 last year.", ["The user lives in 广州"]),
+        ("We moved to Postgres last year.", ["The user's team moved to Postgres last year"]),
+    ],
+)
+def test_a_move_to_a_place_named_in_chinese_is_the_households(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

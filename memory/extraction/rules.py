@@ -1007,6 +1007,9 @@ _EN_WITH_OWN = re.compile(
 )
 
 
+# A move to a place named in Chinese inside an English sentence ("We moved from 北京 to 杭州 in March"): a tool has a
+# Latin name, so this is the household's move, not the team's.
+_MOVED_TO_PLACE_EN = re.compile(r"(?:\w+ )?moved (?:back )?(?:from Zhterm[a-j]+ )?to Zhterm[a-j]+\b")
 _WE_AT_WORK = re.compile(
     r"^(we|we're|we've|we are|we have)\s+(?=(?:all |mostly |usually |now |still |just |also |only |always )*"
     r"(?:deploy|deployed|deploying|ship|shipped|shipping|release|released|migrate|migrated|migrating|host|hosted|"
@@ -1048,7 +1051,7 @@ def _rewrite_en(clause: str) -> str:
         text,
     )
     # "We deploy on Fridays", "we went with Postgres": at work, "we" is the user's team.
-    if m := _WE_AT_WORK.match(text):
+    if (m := _WE_AT_WORK.match(text)) and not _MOVED_TO_PLACE_EN.match(text[m.end() :]):
         aux = {"we're": "is ", "we are": "is ", "we've": "has ", "we have": "has "}.get(
             m.group(1).lower(), ""
         )
