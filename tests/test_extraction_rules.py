@@ -1339,3 +1339,18 @@ def test_a_life_event_told_bare_stays():
 )
 def test_a_move_to_a_place_named_in_chinese_is_the_households(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a subjectless self-description with a time of work, and how often, continue the subject
+        (
+            "Working nights at a warehouse, so I'm usually asleep until 2pm.",
+            ["The user is working nights at a warehouse", "The user is usually asleep until 2pm"],
+        ),
+        ("老公在部队，一年回来一次", ["用户的丈夫在部队", "用户的丈夫一年回来一次"]),
+    ],
+)
+def test_times_of_work_and_how_often(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

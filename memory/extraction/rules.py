@@ -560,6 +560,8 @@ _CONTINUES_ZH = re.compile(
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
     # a plan of the subject's ("打算转项目经理"), and a thing put first with only or never ("咖啡只喝黑的")
+    # how often ("一年回来一次", "一周去两次")
+    r"一(?:年|个月|周|星期)(?=[^，,。]*次)|"
     r"打算|计划(?!书)|准备(?!一下|好了)|(?![你他她它这那])[\u4e00-\u9fff]{1,3}(?=只|从不|从来不|基本不)|"
     # a time of the week or day and how it is usually spent: "周末一般都在店里"
     r"(?:每个?)?(?:周末|晚上|早上|白天|平日|工作日)(?=一般|通常|经常|基本|都|总是|常常)|"
@@ -583,7 +585,8 @@ _SELF_EN = re.compile(
     r"relocated|graduated)\b|^(?:grew up|born and raised|raised) (?:in|on)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|"
     r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
-    r"^(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on|out of)\b|"
+    r"^(?:living|working|based|studying|teaching|stuck)(?: (?:nights|days|evenings|mornings|weekends|shifts|part-time|"
+    r"full-time|remotely))? (?:in|at|as|from|for|on|out of)\b|"
     r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
     rf"^with (?:my )?{_PEOPLE_EN}|^with my (?:[a-z-]+ ){{0,2}}[a-z-]+$|^coming from an? \w|" + _STATE_EN,
     re.I,
@@ -984,7 +987,8 @@ _EN_SELF_LEAD = [
     ),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
-    (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on|out of)\b)", re.I), "the user is "),
+    (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck)(?: (?:nights|days|evenings|mornings|weekends|"
+                r"shifts|part-time|full-time|remotely))? (?:in|at|as|from|for|on|out of)\b)", re.I), "the user is "),
     (re.compile(r"^(?=(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) \w)", re.I),
      "the user is "),
     (re.compile(rf"^with (?:my )?(?={_PEOPLE_EN})", re.I), "the user has "),
