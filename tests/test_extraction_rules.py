@@ -1045,6 +1045,20 @@ def test_verdicts_wants_of_the_moment_place_phrases_and_kin_words(text, expected
         ([human("hi"), ai("What's your favorite color?"), human("eh, depends on the day honestly")], []),
         ([human("你好"), ai("你的专业是什么？"), human("随便啦")], []),
         ([human("你好"), ai("你的专业是什么？"), human("计算机")], ["用户的专业是计算机"]),
+        (
+            [human("在准备考研"), ai("报的是哪个方向？"), human("计算机")],
+            ["用户在准备考研", "用户报的方向是计算机"],
+        ),
+        ([human("hi"), ai("How old is your son?"), human("Seven.")], ["The user's son is seven"]),
+        ([human("hi"), ai("How old are your kids?"), human("Seven and nine.")], []),
+        (
+            [human("hi"), ai("Where are you based?"), human("Berlin, mostly.")],
+            ["The user is based in Berlin"],
+        ),
+        ([human("hi"), ai("Where do you live?"), human("near the park")], []),
+        ([human("你好"), ai("你住在哪个城市？"), human("成都")], ["用户住在成都"]),
+        ([human("你好"), ai("你家孩子多大了？"), human("五岁")], ["用户的孩子五岁"]),
+        ([human("你好"), ai("你家孩子多大了？"), human("还小")], []),
     ],
 )
 def test_a_bare_answer_takes_its_subject_and_verb_from_the_question(messages, expected):

@@ -2313,6 +2313,13 @@ _ASKED_ATTRIBUTE_ZH = re.compile(
 _ASKED_CHOICE_ZH = re.compile(
     r"你(?P<verb>[\u4e00-\u9fff]{1,2})的是(?P<one>[^，,。？?]{1,15}?)还是(?P<two>[^，,。？?]{1,15}?)[？?]"
 )
+_ASKED_AGE_EN = re.compile(r"\bhow old (?P<verb>is|are) your (?P<who>[a-z]+(?: [a-z]+)?)\s*\?", re.I)
+_ASKED_PLACE_EN = re.compile(r"\bwhere (?:do you (live|work)|are you (?:(based|located)|from))\b", re.I)
+_ASKED_CLEFT_ZH = re.compile(
+    r"(?:你|您)?(?P<verb>[报学读考做教住开养用选])的是(?:哪个|什么|哪一?个|哪家|哪所)(?P<what>[\u4e00-\u9fff]{1,4})[？?]"
+)
+_ASKED_PLACE_ZH = re.compile(r"你(?:现在)?(?:住)?在哪(?:个城市|座城市|里|儿)(?:住)?[？?]")
+_ASKED_AGE_ZH = re.compile(r"你(?:家)?(?P<who>孩子|儿子|女儿|宝宝|小孩)(?:今年)?多大(?:了)?[？?]")
 _BARE_ANSWER_EN = re.compile(
     r"^(?!(?:yes|yeah|yep|no|nope|sure|ok|okay|maybe|not|i|we|it|that|this|just|well|hmm|um|both|neither|eh|meh|"
     r"idk|dunno|lol|haha|depends|nothing|none|whatever|probably|kinda|sort of|no idea|good question|you|guess|"
@@ -2344,6 +2351,23 @@ def _answered(question: str, answer: str) -> str:
         return f"I {choice.group('verb')} {head}."
     if (asked := _ASKED_ATTRIBUTE_EN.search(question)) and _BARE_ANSWER_EN.match(head):
         return f"My {asked.group(1)} is {head}."
+    if (asked := _ASKED_AGE_EN.search(question)) and re.fullmatch(
+        rf"(?:\d+|{_NUMBER_WORD})(?: and a half)?(?: (?:years?|months?) old)?", head, re.I
+    ):
+        return f"My {asked.group('who')} {asked.group('verb')} {head.lower()}."
+    if (asked := _ASKED_PLACE_EN.search(question)) and _BARE_ANSWER_EN.match(head) and head[:1].isupper():
+        where = {"live": "I live in", "work": "I work in", "based": "I'm based in", "located": "I'm based in"}
+        return f"{where.get((asked.group(1) or asked.group(2) or '').lower(), 'I am from')} {head}."
+    if zh_head != head:
+        return ""
+    if (asked := _ASKED_CLEFT_ZH.search(question)) and _BARE_ANSWER_ZH.match(zh_head):
+        return f"我{asked.group('verb')}的{asked.group('what')}是{zh_head}。"
+    if _ASKED_PLACE_ZH.search(question) and _BARE_ANSWER_ZH.match(zh_head):
+        return f"我住在{zh_head}。"
+    if (asked := _ASKED_AGE_ZH.search(question)) and re.fullmatch(
+        r"[一二两三四五六七八九十\d]+岁?半?", zh_head
+    ):
+        return f"我{asked.group('who')}{zh_head.rstrip('岁')}岁。"
     return ""
 
 
