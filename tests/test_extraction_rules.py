@@ -1368,3 +1368,41 @@ def test_a_move_to_a_place_named_in_chinese_is_the_households(text, expected):
 )
 def test_times_of_work_and_how_often(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected", "replaced"),
+    [
+        # "she" in a later message is the person of the user's named before, and a take-back replaces her age
+        (
+            [human("My daughter is 7."), ai("Nice"), human("Actually she's 8.")],
+            ["The user's daughter is 8"],
+            ("The user's daughter is 7",),
+        ),
+        (
+            [human("我女儿今年七岁"), ai("好"), human("不对，她已经八岁了")],
+            ["用户的女儿已经八岁"],
+            ("用户的女儿今年七岁",),
+        ),
+        # what the take-back shares with an earlier statement is its subject only: that statement stays
+        (
+            [human("My daughter loves horses."), ai("Nice"), human("Actually she just turned 8.")],
+            ["The user's daughter loves horses", "The user's daughter just turned 8"],
+            (),
+        ),
+        # another child's age is another slot
+        (
+            [human("我女儿今年七岁"), ai("好"), human("我儿子今年五岁")],
+            ["用户的女儿今年七岁", "用户的儿子今年五岁"],
+            (),
+        ),
+    ],
+)
+def test_a_pronoun_in_a_later_message_is_the_person_named_before(messages, expected, replaced):
+    got = extract_rules(messages)
+    assert [c.content for c in got] == expected
+    assert got[-1].replaces == replaced
+
+
+def test_a_statement_opening_on_a_pronoun_with_nobody_named_is_no_statement():
+    assert extract_rules([human("Actually she just turned 8.")]) == []

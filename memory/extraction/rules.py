@@ -1511,12 +1511,12 @@ def _unmark_terms(text: str, terms: list[str]) -> str:
     )
 
 
-def _message_candidates(content: str, antecedent: str = "") -> list[Candidate]:
+def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> list[Candidate]:
     """antecedent: the last thing the user named before this message ("the product launch"), what a bare "it"
-    of a change refers to."""
+    of a change refers to; owner: the last person of the user's named before it ("daughter"), what a "she" is."""
     out: list[Candidate] = []
     explicit_message = False
-    owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
+    owned = owner  # the last "my son" / "我妈" named: a following "he" / "她" is about them
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     terms: list[str] = []  # Chinese terms of English sentences, by placeholder
     for sentence in split_sentences(content):
@@ -2030,8 +2030,13 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
     if zh:
         if text.startswith("用户"):
             return True
-        return "用户" not in text and rule == "correction" and bool(_VERB_ZH.search(text))
-    if _DANGLING_EN.search(text):
+        return (
+            "用户" not in text
+            and rule == "correction"
+            and bool(_VERB_ZH.search(text))
+            and not _PRONOUN_ZH.match(text)  # "她刚满八岁": whose, nobody named
+        )
+    if _DANGLING_EN.search(text) or re.match(r"(?:she|he|they)\b", text, re.I):
         return False
     if re.match(r"the user\b", text, re.I):
         return True
@@ -2282,6 +2287,15 @@ _MOVED_IT_EN = re.compile(
 )
 
 
+def _owner_named(text: str) -> str:
+    """The last person or animal of the user's a message names ("my daughter", "我妈"), or ""."""
+    found = ""
+    for sentence in split_sentences(text):
+        if names := (_OWNED_ZH if _chinese(sentence) else _OWNED_EN).findall(sentence):
+            found = names[-1]
+    return found
+
+
 def _named_before(text: str) -> str:
     """The last noun phrase with a determiner of the user's in an English text, or ""."""
     found = ""
@@ -2408,6 +2422,10 @@ _SLOT_EN = re.compile(
 
 
 def _slot(text: str) -> str:
+    if m := re.match(
+        r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:今年|现在|已经|都)*(?:满)?[一二两三四五六七八九十\d]+岁", text
+    ):
+        return "zh-age:" + m.group(1)  # "用户的女儿今年七岁" … "用户的女儿已经八岁"
     if m := _SLOT_ZH.match(text):
         slot = m.group("slot").replace("为", "是").replace("使用", "用")
         return "" if slot in ("是", "有", "在", "用") else "zh:" + slot
@@ -2455,6 +2473,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
     seen: set[str] = set()
     previous: list[Candidate] = []  # the statements of the user's message before (of an earlier turn too)
     antecedent = ""  # the last thing the user named ("the product launch"): what a later "it" of a change is
+    owner = ""  # the last person of the user's named ("my daughter"): what a later "she" is
     asked = ""  # the assistant's message right before
     for message in messages:
         if message.get("role") in ASSISTANT_ROLES:
@@ -2469,11 +2488,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         if message_too_short(content):
             continue
         if message.get("context"):  # an earlier turn's, already extracted: only what it said is read
-            previous = _message_candidates(content, antecedent) or previous
+            previous = _message_candidates(content, antecedent, owner) or previous
             antecedent = _named_before(content) or antecedent
+            owner = _owner_named(content) or owner
             continue
         mine: list[Candidate] = []
-        for candidate in _message_candidates(content, antecedent):
+        for candidate in _message_candidates(content, antecedent, owner):
             key = candidate.content.lower()
             if key in seen:
                 continue
@@ -2483,9 +2503,14 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         if had := _had_in_passing(content, mine):  # "每次带我家狗出去遛…": the user has a dog
             mine.append(had)
         if mine and _TAKE_BACK.match(content):
-            said = content_tokens(content)
+            said = content_tokens(content).union(
+                *(content_tokens(c.content) for c in mine)
+            )  # "she" is the daughter
             for old in previous:
-                shared = content_tokens(old.content)
+                # what it says of its subject, not the subject ("My daughter loves horses" is not taken back by
+                # "Actually she just turned 8")
+                subject = _zh_subject(old.content) if has_cjk(old.content) else _en_subject(old.content)
+                shared = content_tokens(old.content) - content_tokens(subject)
                 if not shared & said:
                     continue
                 out = [c for c in out if c is not old]
@@ -2503,4 +2528,5 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         out += mine
         previous = mine or previous
         antecedent = _named_before(content) or antecedent
+        owner = _owner_named(content) or owner
     return out
