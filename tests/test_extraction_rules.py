@@ -869,3 +869,540 @@ def test_the_llm_path_refuses_a_remark_about_the_talks_context_too():
     assert validate_statement("用户希望助手以后讨论都基于这个") == ""
     assert validate_statement("The user's background: keep that in mind for any advice") == ""
     assert validate_statement("The user is a night-shift nurse") == "The user is a night-shift nurse"
+
+
+def ai(text):
+    return {"role": "ai", "content": text}
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected", "replaced"),
+    [
+        # a later message that takes back what was said keeps only the value the turn ends on
+        (
+            [
+                human("我现在主力IDE是VS Code"),
+                ai("好的，记下了。"),
+                human("哦不对，上个月刚换成Cursor了，VS Code基本不开了"),
+            ],
+            ["用户现在使用 Cursor"],
+            ("用户现在主力IDE是VS Code",),
+        ),
+        (
+            [
+                human("帮我安排一下下周的三餐，我不吃猪肉"),
+                ai("好的。"),
+                human("等等，我现在开始吃素了，肉都不吃了"),
+            ],
+            ["用户现在开始吃素，肉都不吃了"],
+            ("用户不吃猪肉",),
+        ),
+        (
+            [
+                human("I live in Leeds and my name is Tom."),
+                ai("Noted."),
+                human("Wait, actually I live in York."),
+            ],
+            ["The user's name is Tom", "The user lives in York"],
+            ("The user lives in Leeds",),
+        ),
+        # without a word that takes it back, both stand
+        (
+            [human("I live in Leeds."), ai("Noted."), human("I also have a dog called Rex.")],
+            ["The user lives in Leeds", "The user also has a dog called Rex"],
+            (),
+        ),
+    ],
+)
+def test_a_message_that_takes_back_the_one_before_leaves_only_the_value_the_turn_ends_on(
+    messages, expected, replaced
+):
+    got = extract_rules(messages)
+    assert [c.content for c in got] == expected
+    # the statement that takes another's place is a correction and names the one it replaces
+    assert got[-1].replaces == replaced
+    assert got[-1].correction == bool(replaced)
+
+
+def test_a_take_back_in_a_later_turn_supersedes_the_memory_written_before(org_a):
+    _run(org_a, "ide", [human("我现在主力IDE是VS Code", "m1")])
+    [old] = MemoryItem.objects.filter(org=org_a, status="active")
+    job = _run(
+        org_a,
+        "ide",
+        [
+            {**human("我现在主力IDE是VS Code", "m1"), "context": True},
+            {"role": "ai", "content": "好的，记下了。", "message_id": "m2", "context": True},
+            human("哦不对，上个月刚换成Cursor了，VS Code基本不开了", "m3"),
+        ],
+    )
+    [superseded] = job.result["superseded"]
+    assert superseded["old_id"] == old.pk
+    assert list(MemoryItem.objects.filter(org=org_a, status="active").values_list("content", flat=True)) == [
+        "用户现在使用 Cursor"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a change announced without its value, the value in a later clause: one statement
+        ("婚礼的日子改了，不是十月了，定在明年五月二十号。", ["婚礼的日子定在明年五月二十号"]),
+        ("我们的周会又改了，挪到周四了", ["用户的周会现在是周四"]),
+        ("组会时间变了，现在是每周五上午", ["组会时间现在是每周五上午"]),
+        ("我的预算改了，定在八十万", ["用户的预算定在八十万"]),
+        # the bare "changed jobs" gives way to the statements after it
+        (
+            "跟你说一声，我换工作了，从美团跳到了字节，还是做推荐算法。",
+            ["用户从美团跳到了字节", "用户还是做推荐算法"],
+        ),
+        # a life event told bare stays beside another statement
+        ("我是独生女，父母都退休了，住在青岛", None),
+    ],
+)
+def test_a_change_stated_across_clauses_is_one_statement_with_the_new_value(text, expected):
+    got = [c.content for c in extract_rules([human(text)])]
+    if expected is None:
+        assert "用户的父母都退休" in got, got
+    else:
+        assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a bare "it" of a change is the thing the user named before it, in an earlier message or clause
+        (
+            [
+                human("Remember the product launch I mentioned for April?"),
+                ai("Yes, the April launch."),
+                human("We pushed it to May 14th, legal still hasn't signed off."),
+            ],
+            ["The product launch is now May 14th"],
+        ),
+        (
+            [human("My dentist appointment was on Monday."), ai("OK."), human("They moved it to Friday.")],
+            ["The user's dentist appointment is now Friday"],
+        ),
+        # with nothing named before, the change of "it" is no statement
+        ([human("We pushed it to May 14th.")], []),
+    ],
+)
+def test_a_bare_it_of_a_change_is_the_thing_named_before(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a verdict is no fact
+        (
+            "Since my kid goes to a school in Beijing and the tuition is insane, help me with a budget.",
+            ["The user's kid goes to a school in Beijing"],
+        ),
+        # what is asked for now, by an indefinite pronoun, is the request
+        (
+            "Can you suggest a Saturday bike loop? I'm in Portland, near Laurelhurst Park, and I don't want "
+            "anything over 30 miles.",
+            ["The user is in Portland, near Laurelhurst Park"],
+        ),
+        # a place phrase without a verb completes the clause before it
+        ("I live in Leeds, near the university.", ["The user lives in Leeds, near the university"]),
+        # kin words of speech are written after 和/跟 too
+        ("我和老公都上班", ["用户和丈夫都上班"]),
+        ("我们一家跟爸妈住一起", ["用户一家跟父母住一起"]),
+    ],
+)
+def test_verdicts_wants_of_the_moment_place_phrases_and_kin_words(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a bare answer to the assistant's question about the user is read as the sentence it stands for
+        (
+            [
+                human("Draft a polite email asking my landlord to fix the dishwasher."),
+                ai("Sure. What's your landlord's name, and how long has it been broken?"),
+                human("Mrs. Okafor. About two weeks now."),
+            ],
+            ["The user's landlord's name is Mrs. Okafor"],
+        ),
+        (
+            [human("Any tips?"), ai("Do you use Vim or Emacs?"), human("Emacs, mostly.")],
+            ["The user uses Emacs"],
+        ),
+        (
+            [human("帮我看看这个报错"), ai("你用的是conda还是venv？"), human("conda。")],
+            ["用户使用 conda"],
+        ),
+        ([human("帮我起个名字"), ai("好的，你家狗叫什么？"), human("旺财")], ["用户的狗叫旺财"]),
+        # not an answer of a phrase, not an answer to a question about the user
+        ([human("Any tips?"), ai("What is your budget?"), human("Not sure yet.")], []),
+        ([human("Any tips?"), ai("What's the weather like?"), human("Sunny.")], []),
+        ([human("帮我起个名字"), ai("你家狗叫什么？"), human("你猜")], []),
+        ([human("hi"), ai("What's your favorite color?"), human("eh, depends on the day honestly")], []),
+        ([human("你好"), ai("你的专业是什么？"), human("随便啦")], []),
+        ([human("你好"), ai("你的专业是什么？"), human("计算机")], ["用户的专业是计算机"]),
+        (
+            [human("在准备考研"), ai("报的是哪个方向？"), human("计算机")],
+            ["用户在准备考研", "用户报的方向是计算机"],
+        ),
+        ([human("hi"), ai("How old is your son?"), human("Seven.")], ["The user's son is seven"]),
+        ([human("hi"), ai("How old are your kids?"), human("Seven and nine.")], []),
+        (
+            [human("hi"), ai("Where are you based?"), human("Berlin, mostly.")],
+            ["The user is based in Berlin"],
+        ),
+        ([human("hi"), ai("Where do you live?"), human("near the park")], []),
+        ([human("你好"), ai("你住在哪个城市？"), human("成都")], ["用户住在成都"]),
+        ([human("你好"), ai("你家孩子多大了？"), human("五岁")], ["用户的孩子五岁"]),
+        ([human("你好"), ai("你家孩子多大了？"), human("还小")], []),
+    ],
+)
+def test_a_bare_answer_takes_its_subject_and_verb_from_the_question(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a self-introduction before a colon heads what the user tells of themselves
+        (
+            "介绍下自己吧：我在Grab做数据工程师，老婆是马来西亚人",
+            ["用户在Grab做数据工程师", "用户的妻子是马来西亚人"],
+        ),
+        # a request to introduce something else still hands over material
+        ("帮我介绍一下这个产品：它是一款智能手表", []),
+        # "就是" before the subject is a discourse word
+        ("也没啥，就是我最近开始用Obsidian记笔记了", ["用户最近开始使用 Obsidian记笔记"]),
+    ],
+)
+def test_a_self_introduction_heads_a_background_and_discourse_words_are_left_out(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a time of the week put before the subject goes after it
+        ("周末我一般都在河边钓鱼", ["用户周末一般都在河边钓鱼"]),
+        ("周末我们去哪玩？", []),
+        # a pronoun object is the person or animal named before, or the clause is left out
+        ("我妈妈住在养老院，每周日我都会去看她", ["用户的母亲住在养老院", "用户每周日都会去看用户的母亲"]),
+        ("每周日我都会去看她", []),
+        ("我家猫叫煤球，我每天给它喂药", ["用户家猫叫煤球", "用户每天给用户的猫喂药"]),
+        # someone of the user's named inside a request
+        ("给我家猫“煤球”推荐几款低敏猫粮，它一吃鸡肉就软便", ["用户的猫叫煤球", "用户的猫一吃鸡肉就软便"]),
+        (
+            "Write a short birthday poem for my daughter Mia, she loves horses.",
+            ["The user's daughter is named Mia", "The user's daughter loves horses"],
+        ),
+        # "是用 X 写的" is the tool it is written with, not 使用
+        ("我们的后端是用Go写的", ["用户的后端是用Go写的"]),
+        # a past verb after a comma continues the subject, or is left out; never a statement without one
+        (
+            "I'm a nurse, came back from Melbourne after my master's and now I work in Sydney.",
+            ["The user is a nurse", "Now the user works in Sydney"],
+        ),
+    ],
+)
+def test_fronted_times_pronoun_objects_and_names_in_requests(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a pet or a child named in passing in a message that says nothing else of them: the user has one
+        ("每次带我家狗出去遛都要一个小时，有没有省事的办法", ["用户养了一只狗"]),
+        ("Any tips for my puppy's barking?", ["The user has a puppy"]),
+        ("帮我给我儿子写个生日祝福", ["用户有儿子"]),
+        # said of them already: nothing more
+        ("My son has a severe peanut allergy. Write a note.", ["The user's son has a severe peanut allergy"]),
+        # cat food is no cat
+        ("帮我推荐几款猫粮", []),
+        # a part of what the user has, with its own verb after "and", is a statement of its own
+        (
+            "Plan a week of dinners, I'm cooking for four and one of my kids is allergic to eggs.",
+            ["The user is cooking for four", "One of the user's kids is allergic to eggs"],
+        ),
+    ],
+)
+def test_a_pet_or_child_named_in_passing_and_a_part_of_what_the_user_has(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # moving everything over to a tool, or migrating to it, is a switch: what is used now
+        (
+            "Oh, we don't use Trello anymore, the team moved everything over to Linear last sprint.",
+            ["The user's team now uses Linear"],
+        ),
+        ("We migrated to Postgres last year.", ["The user's team now uses Postgres"]),
+        # moving to a place is where the user lives
+        ("I moved to Bristol last spring.", ["The user lives in Bristol"]),
+    ],
+)
+def test_moving_everything_over_to_a_tool_is_a_switch(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # something given up without a subject, then what is done now: the user's (or the one named first)
+        ("法语不学了，改学西班牙语了", ["用户现在学西班牙语"]),
+        ("咖啡戒了，现在只喝白水", ["用户现在只喝白水"]),
+        ("羽毛球不打了，改成周末爬山", ["用户现在周末爬山"]),
+        ("儿子小提琴不学了，改学钢琴", ["用户的儿子现在学钢琴"]),
+        # someone else's plan changed is no value of the user's
+        ("他不来了，改成周五", []),
+        # an errand this weekend is still passing
+        ("这周末我去爬山", []),
+    ],
+)
+def test_something_given_up_then_taken_up_is_a_correction_of_the_user(text, expected):
+    got = extract_rules([human(text)])
+    assert [c.content for c in got] == expected
+    assert all(c.correction for c in got)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "我们是一个…工作室": the user is in it, and what follows without a subject is the studio's
+        (
+            "记住这个背景：我们是一个五个人的独立游戏工作室，在广州，正在做一款像素风的农场游戏。",
+            [
+                "用户在一个五个人的独立游戏工作室",
+                "用户的工作室在广州",
+                "用户的工作室正在做一款像素风的农场游戏",
+            ],
+        ),
+        (
+            "记住这个context：我们是一个B2B SaaS startup，做HR系统，ARR大概两百万美元。",
+            ["用户在一个B2B SaaS 创业公司", "用户的公司做HR系统", "用户的背景：ARR大概两百万美元"],
+        ),
+        ("记住：我们是一支乐队，四个人", ["用户在一支乐队", "用户的乐队有四个人"]),
+        # "我们是一家…" is the user's company
+        ("我们是一家小餐厅，在成都", ["用户的公司是一家小餐厅", "用户的公司在成都"]),
+    ],
+)
+def test_we_are_a_company_puts_the_user_in_it(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+def test_after_so_a_clause_opens_never_a_lists_tail():
+    assert [
+        c.content for c in extract_rules([human("I teach fourth grade, so nine and ten year olds mostly.")])
+    ] == ["The user teaches fourth grade"]
+    assert [
+        c.content for c in extract_rules([human("I speak Spanish, English and a little Portuguese.")])
+    ] == ["The user speaks Spanish, English and a little Portuguese"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a plan continues the subject, and so does a goal and a thing put first with "only"
+        ("我刚考下PMP，打算转项目经理，帮我改一下简历", ["用户刚考下PMP", "用户打算转项目经理"]),
+        ("我在准备考研，目标是浙大", ["用户在准备考研", "用户的目标是浙大"]),
+        ("我每天早上跑步，而且咖啡只喝黑咖啡", ["用户每天早上跑步", "用户咖啡只喝黑咖啡"]),
+        # the assistant's preparation is no plan of the user's
+        ("我在写论文，准备一下提纲吧", ["用户在写论文"]),
+    ],
+)
+def test_plans_goals_and_things_put_first_continue_the_subject(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected", "replaced"),
+    [
+        # a later change of the same slot within the turn leaves only the new value, and names the old one
+        (
+            [human("我住在广州"), ai("好的"), human("去年搬到了厦门")],
+            ["用户住在厦门"],
+            ("用户住在广州",),
+        ),
+        (
+            [human("I use VS Code."), ai("OK."), human("I switched to Neovim last week.")],
+            ["The user now uses Neovim"],
+            ("The user uses VS Code",),
+        ),
+        (
+            [human("我的预算是五十万"), ai("好的"), human("预算涨到八十万了")],
+            ["预算为八十万"],
+            ("用户的预算是五十万",),
+        ),
+        # a copula names no slot: both stand
+        (
+            [human("I am a nurse."), ai("OK."), human("I went vegan last year.")],
+            ["The user is a nurse", "The user is vegan"],
+            (),
+        ),
+    ],
+)
+def test_a_later_change_of_the_same_slot_in_the_turn_replaces_the_earlier_value(messages, expected, replaced):
+    got = extract_rules(messages)
+    assert [c.content for c in got] == expected
+    assert got[-1].replaces == replaced
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我是freelance translator，日译中为主", ["用户是自由职业翻译"]),
+        ("我是做embedded的，主要写C", ["用户是做嵌入式的", "用户主要写C"]),
+        ("我最近开始用Obsidian记daily notes了", ["用户最近开始使用 Obsidian记每日笔记"]),
+    ],
+)
+def test_more_everyday_words_of_work_are_read_in_chinese(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a date moved says when it is now; a move to a place told with a time is no date
+        ("The launch got pushed to the 20th.", ["The launch is now the 20th"]),
+        ("Our standup moved to 10am.", ["The user's standup is now 10am"]),
+        ("Oh we moved to Bristol last month.", ["The user's team moved to Bristol last month"]),
+    ],
+)
+def test_a_moved_date_is_a_time_and_a_place_is_not(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a group that is a team of people has them, and what they are doing is a statement of the group
+        (
+            "We're a team of six devs running everything off a single Postgres box.",
+            ["The user's team has six devs", "The user's team runs everything off a single Postgres box"],
+        ),
+        ("We're a family of four.", ["The user's family has four people"]),
+        # after anything else the participle speaks of the thing had
+        ("I have two kids going to the same school.", ["The user has two kids going to the same school"]),
+        # "just that" opens nothing
+        (
+            "not much, just that my daughter Mia starts college in Ohio this fall",
+            ["The user's daughter Mia starts college in Ohio this fall"],
+        ),
+    ],
+)
+def test_a_group_of_people_and_what_they_do(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a long undertaking lasts, with a subject or without
+        ("最近在准备考研，压力有点大", ["用户最近在准备考研"]),
+        ("我最近在学日语", ["用户最近在学日语"]),
+        # a busy spell does not
+        ("我最近在赶一个项目", []),
+        ("在学校门口等你", []),
+    ],
+)
+def test_a_long_undertaking_is_no_stretch_of_now(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+def test_use_told_as_a_cleft_is_written_use():
+    assert [c.content for c in extract_rules([human("我用的是小米14，帮我看看怎么关掉负一屏")])] == [
+        "用户使用小米14"
+    ]
+    assert [c.content for c in extract_rules([human("我们公司用的是钉钉")])] == ["用户的公司使用钉钉"]
+    # other clefts stay as said
+    assert [c.content for c in extract_rules([human("我学的是会计")])] == ["用户学的是会计"]
+
+
+def test_a_later_message_opening_on_a_mere_discourse_word_takes_nothing_back():
+    got = extract_rules([human("我住在成都"), ai("好的"), human("其实我在成都出生")])
+    assert [c.content for c in got][0] == "用户住在成都"
+    assert not any(c.replaces for c in got)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["我手机号换了", "I changed jobs last month.", "我换工作了", "我搬家了", "I moved house recently."],
+)
+def test_a_change_without_its_value_is_no_statement(text):
+    assert extract_rules([human(text)]) == []
+
+
+def test_a_life_event_told_bare_stays():
+    assert [c.content for c in extract_rules([human("我退休了")])] == ["用户退休"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a move to a place named in Chinese is the household's, not the team's
+        ("We moved from 北京 to 杭州 in March", ["The user lives in 杭州"]),
+        ("We moved back to 广州 last year.", ["The user lives in 广州"]),
+        ("We moved to Postgres last year.", ["The user's team moved to Postgres last year"]),
+    ],
+)
+def test_a_move_to_a_place_named_in_chinese_is_the_households(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a subjectless self-description with a time of work, and how often, continue the subject
+        (
+            "Working nights at a warehouse, so I'm usually asleep until 2pm.",
+            ["The user is working nights at a warehouse", "The user is usually asleep until 2pm"],
+        ),
+        ("老公在部队，一年回来一次", ["用户的丈夫在部队", "用户的丈夫一年回来一次"]),
+    ],
+)
+def test_times_of_work_and_how_often(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected", "replaced"),
+    [
+        # "she" in a later message is the person of the user's named before, and a take-back replaces her age
+        (
+            [human("My daughter is 7."), ai("Nice"), human("Actually she's 8.")],
+            ["The user's daughter is 8"],
+            ("The user's daughter is 7",),
+        ),
+        (
+            [human("我女儿今年七岁"), ai("好"), human("不对，她已经八岁了")],
+            ["用户的女儿已经八岁"],
+            ("用户的女儿今年七岁",),
+        ),
+        # what the take-back shares with an earlier statement is its subject only: that statement stays
+        (
+            [human("My daughter loves horses."), ai("Nice"), human("Actually she just turned 8.")],
+            ["The user's daughter loves horses", "The user's daughter just turned 8"],
+            (),
+        ),
+        # another child's age is another slot
+        (
+            [human("我女儿今年七岁"), ai("好"), human("我儿子今年五岁")],
+            ["用户的女儿今年七岁", "用户的儿子今年五岁"],
+            (),
+        ),
+    ],
+)
+def test_a_pronoun_in_a_later_message_is_the_person_named_before(messages, expected, replaced):
+    got = extract_rules(messages)
+    assert [c.content for c in got] == expected
+    assert got[-1].replaces == replaced
+
+
+def test_a_statement_opening_on_a_pronoun_with_nobody_named_is_no_statement():
+    assert extract_rules([human("Actually she just turned 8.")]) == []

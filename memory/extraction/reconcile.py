@@ -62,6 +62,10 @@ class Target:
 def _threshold_decision(candidate: Candidate, nearest: list, model: str) -> tuple[str, object, str]:
     if not nearest:
         return "ADD", None, "no similar memory"
+    # "哦不对，…": the statement the user took back in this message is superseded, whatever its similarity
+    for item, sim in nearest:
+        if item.content in candidate.replaces:
+            return "SUPERSEDE", item, f"the user took back #{item.pk} (similarity {sim:.3f})"
     # Floors below the model's duplicate threshold, measured with e5-small (0.955): a correction of the
     # same kind of memory from 0.85, of any kind from 0.90; unrelated memories score up to ~0.89.
     duplicate = duplicate_threshold(model)

@@ -27,6 +27,10 @@ in the third person and in the user's language ("用户住在成都", "The user 
    trip, a stretch of now, an event of a short while back, advice, a try of the moment, news of a moment, work
    not finished, what was said in the talk, an imperative or a predicate leaning on the talk; an event of
    change or a former state told beside a value now gives way to it.
+7. A message is read with the turn around it (extract_rules): a message that takes back the one before ("哦不对，…")
+   or a later change of the same slot leaves only the value the turn ends on, and names what it replaces
+   (Candidate.replaces, superseded in reconciliation); a bare "it" of a change is the thing named before; a bare
+   answer to the assistant's question about the user takes the question's subject and verb.
 
 It is general by construction (clause splitting, person rewriting, cue lexicons per language) and is
 always available: it is the only path when no chat model is configured, and the LLM path's
@@ -40,7 +44,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from core.roles import USER_ROLES
+from core.roles import ASSISTANT_ROLES, USER_ROLES
 from core.text import has_cjk
 
 
@@ -57,6 +61,9 @@ class Candidate:
     rule: str = ""
     explicit: bool = False  # the user asked for it ("记住…", "remember …"): not counted by the session cap
     form: str = ""  # "change": written in a recognised form of a change ("用户住在…", "… is now …")
+    # statements of the user's message before this one that this one takes back ("哦不对，…"): a memory written
+    # with one of these texts is superseded by this candidate
+    replaces: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
         return {
@@ -97,10 +104,12 @@ _EN_PAST_WORDS = (
 _EN_SECOND_PREDICATE = (
     rf"(?:{_EN_VERB_FORMS}|[a-z]{{3,}}(?<!e)ed|{_EN_PAST_WORDS.replace(' ', '|')})"
     r"\s+(?=(?:a|an|the|my|our|his|her|their|to|in|at|on|for|from|with|by|up|off|out|over|during|about|as|into|"
-    r"around|near|every|each|extra|most|some|all|two|three|four|five|six|\d|[A-Z]))"
+    r"around|near|every|each|extra|most|some|all|two|three|four|five|six|back|home|abroad|\d|[A-Z]))"
 )
 
-_SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
+_SENTENCE_END = re.compile(
+    r"(?<=[。！？!?；;])|(?<=[.])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)\s+|\n+"
+)
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
     r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
@@ -110,14 +119,18 @@ _EN_CLAUSE = re.compile(
     # a denied second predicate: "… and don't have a car", "… and never drive"
     rf"|(?:don't|do not|doesn't|does not|never) (?={_EN_VERB_FORMS}\b))"
     r"|\s+and\s+(?=(?:the|most|all|some|many|half of the|none of the) [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
+    # "… and one of my kids is allergic to eggs": a part of what the user has, with its own verb
+    r"|\s+and\s+(?=(?:one|two|both|all|most|some|none|each) of (?:my|our) [a-z]+ (?:is|are|was|were|has|have|[a-z]+s)\b)"
     rf"|\s+and\s+(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
 )
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
     r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|说实话|老实说|坦白说|讲真|"
+    # "就是我最近开始用 Obsidian 了" ("it's just that …"): a discourse word before the subject
+    r"就是(?=我)|算下来|算起来|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
-    r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|"
+    r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|just that|only that|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
     r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|(?:since|because|as)(?= I\b| I'm\b| my\b(?![^,]*?\b(?:I|I'm|I've|we)\b)))\b)+",
     re.I,
@@ -157,12 +170,27 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
                 and re.fullmatch(r"\s+and\s+", joint)
             ):
                 merged[-1] = f"{merged[-1]} and {part.strip()}"
+            elif conj := re.search(r"\b(so|but)\s*$", joint):
+                # ", so nine and ten year olds mostly": after "so" or "but" a clause opens, never a list's tail
+                merged.append(f"{conj.group(1)} {part.strip()}")
             else:
                 merged.append(part)
         parts = _rejoin_lists(merged)
+        # "I'm in Portland, near Laurelhurst Park": a place phrase without a verb of its own completes the clause
+        joined: list[str] = []
+        for part in parts:
+            if joined and _PLACE_PHRASE_EN.match(part.strip()) and not _VERB_EN.search(part):
+                joined[-1] = f"{joined[-1].rstrip()}, {part.strip()}"
+            else:
+                joined.append(part)
+        parts = joined
     return [(p.strip(), c) for p in parts if (c := _clean(p))]
 
 
+_PLACE_PHRASE_EN = re.compile(
+    r"^(?:near|next to|close to|just outside|outside|right by|not far from|(?:north|south|east|west) of)\s+"
+    r"(?:the [\w'.-]+|[A-Z][\w'.-]*)(?: [\w'.-]+){0,3}$"
+)
 _LIST_TAIL = re.compile(r"^(?:[\w'.-]+ ){0,4}(?:and|or) (?:[\w'.-]+ ?){1,4}$")
 _LIST_ITEM = re.compile(r"^(?:[\w'.-]+ ?){1,3}$")
 _CLAUSE_OPENING = re.compile(
@@ -227,6 +255,8 @@ _CLAUSE_MARKER = re.compile(
 # A header pointing at background that follows a colon or a dash: "以下是我的背景：…", "Some background: …".
 _BACKGROUND = re.compile(
     r"背景|情况|资料|信息|设定|环境|context|background|profile|setup|details|about me|about myself|"
+    # a self-introduction: "介绍下自己吧：…", "自我介绍一下：…"
+    r"介绍一?下自己|自我介绍|"
     r"记住|记一下|记下|remember|keep this in mind|note",
     re.I,
 )
@@ -308,7 +338,8 @@ _MOOD = re.compile(
     r"my day|my morning|my week|"
     # a verdict, not a fact: "the internet is awful", "写到吐"
     r"(?:is|are|was|has been|'s) (?:so |really |pretty |absolutely |just |kind of )?(?:awful|terrible|horrible|"
-    r"amazing|awesome|the worst|a nightmare|a mess|brutal|exhausting|killing me)|sucks|"
+    r"amazing|awesome|the worst|a nightmare|a mess|brutal|exhausting|killing me|insane|crazy|ridiculous|outrageous|nuts|"
+    r"wild|unreal|absurd)|sucks|"
     r"out of (?:the )?office|yesterday|last night|the other day|last weekend|earlier today)\b|出差中|休假中|不在家|"
     # a busy spell or a verdict on lately: "最近在赶…", "最近生意一般"
     r"(?:最近|这阵子|这几天|这段时间|近来)(?:在|正在|一直在|都在)?(?:赶|忙|加班)|"
@@ -348,6 +379,52 @@ _FRAGMENT = re.compile(
 _OLD_TOPIC_ZH = re.compile(
     r"^(?:之前|原来|本来|以前|上次)(?:说的|定的|讲的|提的)?(?P<topic>[\u4e00-\u9fff]{2,8}?)(?:是|为|定在)"
 )
+# Someone of the user's named in passing: "我家猫“煤球”", "我女儿朵朵", "my daughter Mia", "our dog Biscuit".
+_NAMED_OWN_ZH = re.compile(
+    r"我(?:的|家的?)?(?P<who>儿子|女儿|闺女|猫|狗|猫咪|狗狗)(?:[“\"「『](?P<name>[^”\"」』]{1,8})[”\"」』]"
+    r"|叫(?P<name2>[\u4e00-\u9fff]{1,3})(?=[，,。的]|$))"
+)
+_NAMED_OWN_EN = re.compile(
+    r"\b(?:my|our) (?P<who>daughter|son|dog|cat|puppy|kitten|wife|husband|partner|girlfriend|boyfriend|brother|"
+    r"sister|mom|mum|dad|mother|father|grandmother|grandfather|grandma|grandpa),? (?P<name>[A-Z][a-z]+)\b"
+)
+# A person or an animal as the object of a verb, by a pronoun ("去看她", "陪他", "给它喂药").
+_OBJECT_PRONOUN_ZH = re.compile(r"(?<=[看陪带接送照顾喂给找请叫教帮管])(?:他|她|它)(?![们人])")
+# A time of the week or day put before the subject ("周末我一般…", "平时我们都…").
+_FRONTED_TIME_ZH = re.compile(
+    r"^((?:每个?)?(?:周末|晚上|早上|白天|平时|平日|工作日|每天|每晚|每周[一二三四五六日天]?)|(?:下班|放学)(?:以?后))(我们?)(?!的)"
+)
+# "我们是一个 B2B SaaS 创业公司", "我们是一支乐队": the user is in it, not it ("我们是一家…" is the user's
+# company, _ZH_PERSON).
+_WE_ARE_ZH = re.compile(
+    r"^我们(?:就|只)?是(?P<what>一(?:个|间|支|所)[^，,。]{0,20}?"
+    r"(?P<noun>创业公司|公司|工作室|团队|小组|店|小店|餐厅|诊所|律所|事务所|机构|乐队|学校|实验室|startup|studio|agency))$"
+)
+_WE_ARE_NOUN_ZH = {"创业公司": "公司", "小店": "店", "startup": "公司", "studio": "工作室", "agency": "公司"}
+# Something given up, put first without a subject ("法语不学了", "咖啡戒了", "跑步停了"), and what is taken up after
+# it ("改学西班牙语了", "改成周末爬山", "现在只喝白水").
+_GAVE_UP_TOPIC_ZH = re.compile(
+    r"^(?![你他她它这那])[\u4e00-\u9fffA-Za-z]{1,6}?(?:也|都|早就|已经)?(?:不(?:再)?[\u4e00-\u9fff]|戒|停|停掉|放弃)了$"
+)
+_TAKEN_UP_ZH = re.compile(
+    r"^(?:现在|目前|如今)?(?:只|都|每天|改成|改为|改(?=[学用喝吃骑开玩看听坐住练打跑游]))"
+)
+
+
+def _now_doing(opening: str) -> str:
+    """ "改学" → "现在学", "改成" → "现在", "现在只" stays."""
+    if opening.startswith(("现在", "目前", "如今")):
+        return opening
+    return "现在" + re.sub(r"^(?:改成|改为|改)", "", opening)
+
+
+# A change announced without its value ("婚礼的日子改了", "我们的周会时间又变了"): a later clause gives the value.
+_CHANGED_TOPIC_ZH = re.compile(
+    r"^(?:(?:之前|原来|本来|以前|上次)(?:说|定|讲|提)?的)?"
+    r"(?P<topic>(?:我|我们)?的?[\u4e00-\u9fffA-Za-z ]{0,8}?的?[\u4e00-\u9fffA-Za-z]{1,6}?)(?:又|也|已经|都)?"
+    r"(?:改|换|变|调|挪|更改|调整)(?:掉)?了$"
+)
+_NOW_VALUE_ZH = re.compile(r"^(?:现在|目前|如今|新的)(?:是|在|为|定在|改在)")
 _WRONG_AT_END = re.compile(r"(?:记错|说错|写错|搞错|弄错|填错)了?$")
 _DENIED_VERB_ZH = re.compile(r"^(?:而|并|也)?不(?:叫|姓|在|住|用|去|做|教|学)")
 # "我生日记错了": what follows gives its right value.
@@ -384,7 +461,7 @@ _ANAPHORA = re.compile(
 )
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
 _ERRAND = re.compile(
-    r"下周|这周|本周|这个月|本月|这(?:个)?季度|本季度|这次|这一次|明天|后天|今晚|(?<!每个)(?<!每)周末(?!一般|通常|经常|基本|都|总是|常常)|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
+    r"下周|这周|本周|这个月|本月|这(?:个)?季度|本季度|这次|这一次|明天|后天|今晚|(?<!每个)(?<!每)(?<!现在)(?<!平时)周末(?!一般|通常|经常|基本|都|总是|常常)|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
     r"晚点|回头|稍后|过会儿|改天|"
     # a visit or an arrival arranged: "my in-laws are coming", "my sister is visiting"
     r"\b(?:is|are|'re|'s) (?:coming|visiting|arriving|flying in|coming over)\b|"
@@ -417,8 +494,10 @@ _SELF_ZH = re.compile(
     r"作为[^，,]{0,8}?(?:师|员|者|家|生|工|长|经理|全栈|开发|妈妈|爸爸|父母)$|"
     # a Latin term in the slot of the role: "作为 PM", "作为一个 Java dev"
     r"作为(?:一(?:个|名|位))?\s*[A-Za-z][\w.+#-]*(?: [A-Za-z][\w.+#-]*){0,2}$|"
-    r"[\u4e00-\u9fff]了[一二两三四五六七八九十几\d多半]+年|"
+    r"[\u4e00-\u9fff]了(?:快|近|将近|差不多|大概|有)?[一二两三四五六七八九十几\d多半]+年|"
     r"确诊|戒烟|戒了|在读|[\u4e00-\u9fff]{2,4}在读$|读研|读博|上班|下班|通勤|手上|手下|开了(?:一|两|三|几|\d)(?:家|间|个)|"
+    # a long undertaking, without a subject: "最近在准备考研", "在备考 CPA"
+    r"(?:最近|目前|现在)?(?:在|正在)(?:准备考|备考|备孕|找工作|学(?!校))|"
     r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带)|"
     # how one gets to work or school now: "现在骑电动车上班"
     r"(?:现在|如今|目前)(?:每天|都|改)?(?:骑|开|坐|搭|走路)[\u4e00-\u9fff]{0,5}(?:上班|上学|通勤))"
@@ -460,7 +539,7 @@ _COMPLEMENT_ZH = re.compile(
 # An attribute of the subject just named, by a noun of what a person has ("方向是计算机视觉", "专业是会计").
 _ATTRIBUTE_ZH = re.compile(
     r"^(?:专业|方向|研究方向|职位|岗位|职业|工作|主业|副业|行业|爱好|学历|年级|年龄|身高|体重|血型|星座|属相|生日|老家|"
-    r"籍贯|母语|口味|工资|收入|月薪|年薪|车|电脑|手机|学校|单位|部门|成绩|网名|昵称|小名|英文名)(?:是|为)"
+    r"籍贯|母语|口味|工资|收入|月薪|年薪|车|电脑|手机|学校|单位|部门|成绩|网名|昵称|小名|英文名|目标)(?:是|为)"
     r"(?![真很太挺好不])[^，,]{2,}$"
 )
 # A thing of the subject's named first, then what it uses or holds ("文档都放 Confluence", "收银用的是 Square",
@@ -479,7 +558,11 @@ _EMPHASIS_ZH = re.compile(
 _CONTINUES_ZH = re.compile(
     r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
-    r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|"
+    r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
+    # a plan of the subject's ("打算转项目经理"), and a thing put first with only or never ("咖啡只喝黑的")
+    # how often ("一年回来一次", "一周去两次")
+    r"一(?:年|个月|周|星期)(?=[^，,。]*次)|"
+    r"打算|计划(?!书)|准备(?!一下|好了)|(?![你他她它这那])[\u4e00-\u9fff]{1,3}(?=只|从不|从来不|基本不)|"
     # a time of the week or day and how it is usually spent: "周末一般都在店里"
     r"(?:每个?)?(?:周末|晚上|早上|白天|平日|工作日)(?=一般|通常|经常|基本|都|总是|常常)|"
     # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
@@ -502,7 +585,8 @@ _SELF_EN = re.compile(
     r"relocated|graduated)\b|^(?:grew up|born and raised|raised) (?:in|on)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|"
     r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
-    r"^(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on|out of)\b|"
+    r"^(?:living|working|based|studying|teaching|stuck)(?: (?:nights|days|evenings|mornings|weekends|shifts|part-time|"
+    r"full-time|remotely))? (?:in|at|as|from|for|on|out of)\b|"
     r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
     rf"^with (?:my )?{_PEOPLE_EN}|^with my (?:[a-z-]+ ){{0,2}}[a-z-]+$|^coming from an? \w|" + _STATE_EN,
     re.I,
@@ -639,6 +723,13 @@ _MIXED_EVERYDAY = {
     "mobile": "移动端", "cloud": "云", "microservices": "微服务", "code": "代码", "script": "脚本",
     "scripts": "脚本", "dashboard": "仪表盘", "spreadsheet": "表格", "time zone": "时区", "timezone": "时区",
     "contractor": "合同工", "freelance": "自由职业", "side hustle": "副业", "mentor": "导师", "prefer": "更喜欢",
+    # occupations and fields of work, notes and drinks: general vocabulary (translator, embedded and daily notes were
+    # among probe5's misses)
+    "translator": "翻译", "interpreter": "口译", "editor": "编辑", "writer": "作者", "photographer": "摄影师",
+    "architect": "建筑师", "pharmacist": "药剂师", "dentist": "牙医", "therapist": "心理咨询师", "chef": "厨师",
+    "driver": "司机", "ops": "运维", "devops": "运维", "sysadmin": "系统管理员",
+    "embedded": "嵌入式", "firmware": "固件", "frontend engineer": "前端工程师", "backend engineer": "后端工程师",
+    "notes": "笔记", "daily notes": "每日笔记", "black coffee": "黑咖啡", "latte": "拿铁", "decaf": "低因咖啡",
 }  # fmt: skip
 _MIXED.update(_MIXED_EVERYDAY)
 # "我们 team 的…" → "用户的团队的…", "我们 lab …" → "用户的实验室…"; not the words that are verbs too ("我们游泳")
@@ -740,10 +831,11 @@ def _rewrite_zh(clause: str, subject: str) -> str:
             text = "用户的" + text
         elif "用户" not in text:
             text = subject + text
-    text = _KIN_WORD.sub(lambda m: "用户的" + _KIN[m.group(1)], text)
+    text = _KIN_WORD.sub(lambda m: m.group(1) + _KIN[m.group(2)], text)
     text = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], text)
     text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", text)
     text = _WRITTEN_USE.sub("使用 ", text)
+    text = _WRITTEN_USE_ZH.sub("使用", text)  # "用的是小米14" → "使用小米14"
     text = re.sub(r"(?<=[\u4e00-\u9fff\w])了$", "", text)  # the sentence-final 了 of speech ("住在上海了")
     # "用户的团队八个人" → "用户的团队有八个人": a head count is had
     text = re.sub(
@@ -774,7 +866,10 @@ def _rewrite_zh(clause: str, subject: str) -> str:
 # A short clause "升级不了" reads "无法升级" (not the idioms 受不了, 少不了, 免不了, 大不了).
 _CANNOT = re.compile(r"^(?![受少免大])([\u4e00-\u9fff]{1,3})不了$")
 # The written register of "use" before a named thing: "用的是 ThinkPad", "用 Markdown" → "使用 ThinkPad".
-_WRITTEN_USE = re.compile(r"(?<![使采运费作应利信享不没改换转])用(?:的是|的)?\s*(?=[A-Za-z])")
+_WRITTEN_USE = re.compile(r"(?<![使采运费作应利信享不没改换转是])用(?:的是|的)?\s*(?=[A-Za-z])")
+_WRITTEN_USE_ZH = re.compile(
+    r"(?<=^用户)用的是(?=[\u4e00-\u9fff])|(?<=^用户的[\u4e00-\u9fff]{2})用的是(?=[\u4e00-\u9fff])"
+)
 
 
 _KIN = {
@@ -796,7 +891,9 @@ _KIN = {
 
 # The kin words of speech in the written register, longest first ("哥" but not the first half of "哥哥").
 _KIN_WORD = re.compile(
-    "用户的(" + "|".join(f"{k}(?!{k[-1]})" for k in sorted(_KIN, key=len, reverse=True)) + ")"
+    "(用户的|用户(?:一家)?(?:和|跟|与))("
+    + "|".join(f"{k}(?!{k[-1]})" for k in sorted(_KIN, key=len, reverse=True))
+    + ")"
 )
 
 
@@ -890,7 +987,8 @@ _EN_SELF_LEAD = [
     ),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
-    (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck) (?:in|at|as|from|for|on|out of)\b)", re.I), "the user is "),
+    (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck)(?: (?:nights|days|evenings|mornings|weekends|"
+                r"shifts|part-time|full-time|remotely))? (?:in|at|as|from|for|on|out of)\b)", re.I), "the user is "),
     (re.compile(r"^(?=(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) \w)", re.I),
      "the user is "),
     (re.compile(rf"^with (?:my )?(?={_PEOPLE_EN})", re.I), "the user has "),
@@ -913,6 +1011,9 @@ _EN_WITH_OWN = re.compile(
 )
 
 
+# A move to a place named in Chinese inside an English sentence ("We moved from 北京 to 杭州 in March"): a tool has a
+# Latin name, so this is the household's move, not the team's.
+_MOVED_TO_PLACE_EN = re.compile(r"(?:\w+ )?moved (?:back )?(?:from Zhterm[a-j]+ )?to Zhterm[a-j]+\b")
 _WE_AT_WORK = re.compile(
     r"^(we|we're|we've|we are|we have)\s+(?=(?:all |mostly |usually |now |still |just |also |only |always )*"
     r"(?:deploy|deployed|deploying|ship|shipped|shipping|release|released|migrate|migrated|migrating|host|hosted|"
@@ -954,7 +1055,7 @@ def _rewrite_en(clause: str) -> str:
         text,
     )
     # "We deploy on Fridays", "we went with Postgres": at work, "we" is the user's team.
-    if m := _WE_AT_WORK.match(text):
+    if (m := _WE_AT_WORK.match(text)) and not _MOVED_TO_PLACE_EN.match(text[m.end() :]):
         aux = {"we're": "is ", "we are": "is ", "we've": "has ", "we have": "has "}.get(
             m.group(1).lower(), ""
         )
@@ -1158,7 +1259,8 @@ _SWITCHED_THING_ZH = re.compile(
     r"(?P<new>[^，,。]{1,20}?)\s*了?$"
 )
 _SWITCHED_EN = re.compile(
-    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?switched (?:over )?to (?:an? |the )?(?P<what>(?=\w*[A-Z0-9])[A-Za-z0-9][\w.+#-]*"
+    r"^(?P<subj>The user(?:'s [a-z]+)?) (?:has |have )?(?:switched|migrated|moved (?:everything|it all|all of it|all|"
+    r"(?:all )?our [a-z]+)(?= over)|moved(?= over)) (?:over )?to (?:an? |the )?(?P<what>(?=\w*[A-Z0-9])[A-Za-z0-9][\w.+#-]*"
     r"(?: [A-Z0-9][\w.+#-]*)*)(?P<rest> .+)?$"
     r"|^(?P<subj3>The user(?:'s [a-z]+)?) (?:dropped|ditched|replaced|swapped) (?:[\w.+#-]+ ){1,3}?(?:for|with) "
     r"(?P<what3>[A-Z][\w.+#-]*(?: [A-Z0-9][\w.+#-]*)*)(?P<rest3> .+)?$"
@@ -1196,7 +1298,15 @@ def _switched(statement: str) -> str:
         return f"{m.group('what') or m.group('what2')} is now {m.group('value') or m.group('value2')}"
     if (m := _VALUE_TO_ZH.match(statement)) and not statement.startswith("用户"):
         return f"{m.group('what')}为{m.group('value')}"
-    if (m := _RESCHEDULED_EN.match(statement)) and _WHEN.search(when := m.group("when") or m.group("when2")):
+    if (m := _RESCHEDULED_EN.match(statement)) and _WHEN.match(
+        # the new value is a time itself ("May 14th", "next Thursday", "the 20th"), not a place told with one
+        re.sub(
+            r"^(?:the|early|late|mid-?|the end of|end of)\s*",
+            "",
+            when := m.group("when") or m.group("when2"),
+            flags=re.I,
+        )
+    ):
         when = (
             re.sub(r",?\s+(?:starting|beginning|from|as of|effective)\b.*$", "", when) or when
         )  # goes stale
@@ -1292,7 +1402,7 @@ _EN_VERB_START = re.compile(
 _MADE_TO_ZH = re.compile(
     r"^(?:我的?\s?)?(?![我你])[^，,我]{1,8}(?:让|叫|要|要求|逼|催|安排|建议|劝)我(?![的们])"
 )
-_OWNED_ZH = re.compile(rf"我(?:的)?({_OWN_NOUN})")
+_OWNED_ZH = re.compile(rf"我(?:的|家的?)?({_OWN_NOUN})")
 _OWNED_EN = re.compile(r"\bmy ([a-z]+(?:-[a-z]+)*)", re.I)
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
 _PRONOUN_EN = re.compile(r"^(?:he|she|they)(?:'s|'re)?\b", re.I)
@@ -1310,9 +1420,10 @@ _EN_STATE = re.compile(
 
 # A listed part with the role it plays: "Next.js 前端", "数据库 PostgreSQL 16".
 _ROLE_ZH = re.compile(
-    r"^(?P<term>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)\s*(?P<role>[\u4e00-\u9fff]{2,4})$"
+    # (a term is Latin letters, digits and marks only: "ARR大概两百万美元" is no term and a role)
+    r"^(?P<term>[A-Za-z][A-Za-z0-9_.+#-]*(?: [A-Za-z0-9][A-Za-z0-9_.+#-]*)*)\s*(?P<role>[\u4e00-\u9fff]{2,4})$"
     r"|^(?!负责|使用|喜欢|主要|擅长|熟悉|在做|在用)(?P<role2>[\u4e00-\u9fff]{2,4})\s*"
-    r"(?P<term2>[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*)$"
+    r"(?P<term2>[A-Za-z][A-Za-z0-9_.+#-]*(?: [A-Za-z0-9][A-Za-z0-9_.+#-]*)*)$"
 )
 # A named thing (a product, a version), listed with the other named things of the same header.
 _NAMED_EN = re.compile(r"^(?:an? |the )?(?:[\w-]+ ){0,2}?(?:[A-Z0-9][\w.+#-]*)(?: [\w.+#-]+){0,3}$")
@@ -1324,6 +1435,8 @@ def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
     under the header's noun ("The user's setup: M2 MacBook Air, external 4K monitor")."""
     noun = _BARE_NOUN.search(header)
     name = noun.group(0) if noun else ("背景" if zh else "background")
+    if zh and name.isascii():  # "记住这个context：…" is a background in a Chinese statement
+        name = "背景"
     out: list[str] = []
     named: list[str] = []
     for item in items:
@@ -1398,10 +1511,12 @@ def _unmark_terms(text: str, terms: list[str]) -> str:
     )
 
 
-def _message_candidates(content: str) -> list[Candidate]:
+def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> list[Candidate]:
+    """antecedent: the last thing the user named before this message ("the product launch"), what a bare "it"
+    of a change refers to; owner: the last person of the user's named before it ("daughter"), what a "she" is."""
     out: list[Candidate] = []
     explicit_message = False
-    owned = ""  # the last "my son" / "我妈" named: a following "he" / "她" is about them
+    owned = owner  # the last "my son" / "我妈" named: a following "he" / "她" is about them
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     terms: list[str] = []  # Chinese terms of English sentences, by placeholder
     for sentence in split_sentences(content):
@@ -1451,6 +1566,10 @@ def _message_candidates(content: str) -> list[Candidate]:
         # "我女儿是七岁，不是六岁", "80k, not 50k": a denied old value makes the sentence a correction.
         clauses = _clauses(body, zh)
         topic = ""
+        joined = False  # the topic is joined to the clause that gives its value as it is ("…改到周三了")
+        taken_up = (
+            False  # the clause after something given up tells what is done now ("改学西班牙语" → "现在学…")
+        )
         counted = None
         correction = correction or any(_DENIED.match(c) or _WRONG_AT_END.search(c) for _w, c in clauses)
         # "我不是程序员，我是产品经理", "I'm not a developer, I'm a designer": the first clause is the old value.
@@ -1461,6 +1580,17 @@ def _message_candidates(content: str) -> list[Candidate]:
         }
         correction = correction or bool(denied)
         for k, (written, clause) in enumerate(clauses):
+            if zh:  # "周末我一般都在河边钓鱼": a time of the week put before the subject goes after it
+                clause = _FRONTED_TIME_ZH.sub(r"\2\1", clause)
+            if k and (named := _named_before(clauses[k - 1][0])):
+                antecedent = named
+            if not zh and (moved_it := _MOVED_IT_EN.search(clause)):
+                # "We pushed it to May 14th": "it" is the thing named before; a change of nothing named is no
+                # statement of its own
+                if not antecedent:
+                    kept_before = False
+                    continue
+                clause = f"{clause[: moved_it.start('it')]}{antecedent}{clause[moved_it.end('it') :]}"
             if found := (_OWNED_ZH if zh else _OWNED_EN).search(clause):
                 owned = found.group(1)
             if zh and (wrong := _WRONG_ZH.match(clause)):
@@ -1469,6 +1599,34 @@ def _message_candidates(content: str) -> list[Candidate]:
             if old := _OLD_TOPIC_ZH.match(clause):
                 topic, correction = old.group("topic"), True  # "之前说的截止日期是月底": the old value
                 continue
+            if (
+                zh
+                and (changed_topic := _CHANGED_TOPIC_ZH.match(clause))
+                and any(
+                    _NEW_VALUE_AT_END.search(later)
+                    or _SCHEDULE_CHANGE.search(later)
+                    or _NOW_VALUE_ZH.match(later)
+                    for _w, later in clauses[k + 1 :]
+                )
+            ):
+                # "婚礼的日子改了，不是十月了，定在明年五月二十号": the change is one statement with its new value
+                topic, correction, joined = changed_topic.group("topic"), True, True
+                continue
+            if (
+                zh
+                and (k == 0 or kept_before)
+                and _GAVE_UP_TOPIC_ZH.match(clause)
+                and k + 1 < len(clauses)
+                and _TAKEN_UP_ZH.match(clauses[k + 1][1])
+            ):
+                # "法语不学了，改学西班牙语了", "咖啡戒了，现在只喝白水": what was given up, said without a subject,
+                # is the user's (or theirs who is named first: "儿子小提琴不学了"), and so is what is done now
+                if own := _ZH_INITIAL_OWN.match(clause):
+                    subject = f"用户的{_KIN.get(own.group(0), own.group(0))}"
+                kept_before, correction, taken_up = True, True, True
+                continue
+            if taken_up:
+                clause, taken_up = _TAKEN_UP_ZH.sub(lambda m: _now_doing(m.group(0)), clause, count=1), False
             if _DENIED.match(clause) or k in denied:
                 continue
             if zh and correction and _DENIED_VERB_ZH.match(clause):
@@ -1476,8 +1634,8 @@ def _message_candidates(content: str) -> list[Candidate]:
             if topic and not _about_user(clause, zh) and not clause.startswith(topic):
                 # "后来领导批了八十万" → "预算为八十万", "现在提前到20号了" → "截止日期为20号"
                 value = _NEW_VALUE_AT_END.search(clause)
-                clause = f"{topic}为{value.group('value')}" if value else topic + clause
-                topic = ""
+                clause = f"{topic}为{value.group('value')}" if value and not joined else topic + clause
+                topic, joined = "", False
             if marker := _CLAUSE_MARKER.match(clause):  # "…, and keep in mind we deploy on AWS Lambda"
                 clause = clause[marker.end() :]
                 explicit = True
@@ -1492,6 +1650,18 @@ def _message_candidates(content: str) -> list[Candidate]:
                 or _OPINION.match(clause)
                 or _TALK.search(clause)
             ):
+                # "给我家猫“煤球”推荐几款猫粮", "Write a poem for my daughter Mia": the request names someone of the
+                # user's, and that name lasts
+                if (name := (_NAMED_OWN_ZH if zh else _NAMED_OWN_EN).search(clause)) and not _OPINION.match(
+                    clause
+                ):
+                    who, called = name.group("who"), name.group("name") or name.groupdict().get("name2")
+                    text = (
+                        f"用户的{_KIN.get(who, who)}叫{called}"
+                        if zh
+                        else f"The user's {who} is named {called}"
+                    )
+                    out.append(Candidate(text, "fact", 0.85, rule="statement"))
                 kept_before = False
                 continue
             if (
@@ -1505,6 +1675,12 @@ def _message_candidates(content: str) -> list[Candidate]:
             if _ANAPHORA.search(clause) and not explicit:
                 kept_before = False
                 continue
+            if zh and _about_user(clause, zh) and (pronoun := _OBJECT_PRONOUN_ZH.search(clause)):
+                # "每周日我都会去看她": the person the user named before, or a pronoun with nothing to stand for
+                if not owned:
+                    kept_before = False
+                    continue
+                clause = f"{clause[: pronoun.start()]}我的{owned}{clause[pronoun.end() :]}"
             if owned and (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause):
                 pronoun = (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause).group(0)
                 verb = (
@@ -1602,8 +1778,16 @@ def _message_candidates(content: str) -> list[Candidate]:
                         and not re.search(r"[\d一二两三四五六七八九十百千]个?人$", clause_v)
                     ):
                         clause_v = "是" + clause_v  # "三口之家" → "用户家是三口之家"
-                    text = _rewrite_zh(clause_v, subject)
-                    subject = _zh_subject(text)
+                    if we_are := _WE_ARE_ZH.match(clause_v):
+                        # "我们是一个五个人的独立游戏工作室": the user is in the studio (not a studio), and what follows
+                        # without a subject is the studio's ("在广州", "正在做一款…")
+                        subject = f"用户的{_WE_ARE_NOUN_ZH.get(we_are.group('noun'), we_are.group('noun'))}"
+                        text = f"用户在{we_are.group('what')}"
+                    else:
+                        text = _rewrite_zh(clause_v, subject)
+                        # a subject named by a noun of its own ("用户的工作室") carries on while no clause names another
+                        if not (continues and subject != "用户" and text.startswith(subject)):
+                            subject = _zh_subject(text)
                 elif (
                     continues
                     and not zh
@@ -1621,7 +1805,7 @@ def _message_candidates(content: str) -> list[Candidate]:
                         text = f"{subject} {verb} " + _EN_SUBJECT.sub(_subject_repl, "I " + rest)[9:]
                 else:
                     text = _rewrite_en(clause_v)
-                    if continues and re.match(rf"(?:{_EN_VERB_FORMS})\b", text, re.I):
+                    if continues and re.match(rf"(?:{_EN_SECOND_PREDICATE})\b", text, re.I):
                         # "My dad has dementia and lives in a care home near us": the second predicate is the
                         # subject's, whatever first person its object holds
                         text = f"{subject} {text[:1].lower()}{text[1:]}"
@@ -1722,16 +1906,29 @@ def _message_candidates(content: str) -> list[Candidate]:
                         form=form,
                     )
                 )
+        if clauses and (named := _named_before(clauses[-1][0])):
+            antecedent = named
         for text in _bare_statements(bare, header_text, zh):
             if not _ABOUT_TALK.search(text):
                 out.append(Candidate(text, "fact", 0.95, rule="remember", explicit=True))
-        # "手机号换了，新号码尾号 6621", "离职了，现在在…": the bare announcement of a change says nothing the
-        # new value right after it does not say better.
+        # "手机号换了，新号码尾号 6621", "离职了，现在在…", "我换工作了，从美团跳到了字节": the bare announcement of a
+        # change says nothing the statements after it do not say better.
         mine = out[first:]
         out[first:] = [
             c
             for k, c in enumerate(mine)
-            if not (_ANNOUNCEMENT.match(c.content) and any(o.correction for o in mine if o is not c))
+            if not (
+                _ANNOUNCEMENT.match(c.content)
+                and (
+                    any(o.correction for o in mine if o is not c)
+                    # a change of a thing without its value says nothing of it, alone or before what follows:
+                    # "用户的手机号换", "用户换工作", "The user changed jobs"
+                    or re.search(
+                        r"(?:换|改|变|跳槽|换了?工作|搬家)了?$|\b(?:changed|switched|moved (?:house|flats?|home|apartments?))\b",
+                        c.content,
+                    )
+                )
+            )
             and not (_LEFT_EN.match(c.content) and k + 1 < len(mine))
             and not (
                 _GIVEN_UP.match(c.content)
@@ -1833,8 +2030,13 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
     if zh:
         if text.startswith("用户"):
             return True
-        return "用户" not in text and rule == "correction" and bool(_VERB_ZH.search(text))
-    if _DANGLING_EN.search(text):
+        return (
+            "用户" not in text
+            and rule == "correction"
+            and bool(_VERB_ZH.search(text))
+            and not _PRONOUN_ZH.match(text)  # "她刚满八岁": whose, nobody named
+        )
+    if _DANGLING_EN.search(text) or re.match(r"(?:she|he|they)\b", text, re.I):
         return False
     if re.match(r"the user\b", text, re.I):
         return True
@@ -1860,7 +2062,8 @@ _CEASED = re.compile(
 # later today): what holds only for it is no lasting fact.
 _PERIOD = re.compile(
     r"这周|本周|这个?星期|这个月|本月|这季度|本季度|这几天|这两天|这阵子|这段时间|近期|暂时|临时|晚点|待会|稍后|"
-    r"回头再|最近(?:在|正在|一直在|都在)"
+    # (not a long undertaking: "最近在准备考研", "最近在备考 CPA", "最近在学日语" last months)
+    r"回头再|最近(?:在|正在|一直在|都在)(?!准备考|备考|备孕|学|考虑|找工作|装修|减肥|健身|戒)"
     r"|\b(?:this (?:week|weekend|month|quarter)|these (?:few|couple of) days|for now|for the time being|"
     r"temporarily|later today|lately|at the minute)\b",
     re.I,
@@ -1901,6 +2104,9 @@ _ADVICE = re.compile(
 _WANT_MADE_EN = re.compile(
     r"^The user (?:needs|wants|is looking for|would like|could use) (?:some |a few |more |new |good |better )?"
     r"[a-z]+s (?:that|which|to|for)\b"
+    # what is asked for now, by an indefinite pronoun: "I don't want anything over 30 miles", "needs something quick"
+    r"|^The user (?:(?:does not|doesn't|do not|don't) )?(?:needs?|wants?|is looking for|would like|prefers?) "
+    r"(?:anything|something|nothing|one|ones)\b"
 )
 # Trips made often are a habit: "经常去重庆出差", "flies to Singapore every month".
 _OFTEN = re.compile(
@@ -2019,7 +2225,28 @@ _STATES_EN = re.compile(
 )
 
 
+# "The user's team has six devs running everything off one Postgres box": a participle after the members a group
+# has is a second statement of the group ("… runs everything off one Postgres box"); after anything else it
+# speaks of the thing had ("two kids going to the same school") and stays in one statement.
+_PARTICIPLE_AFTER_EN = re.compile(
+    r"^(?P<head>(?P<subj>The user's (?:team|company|startup|studio|agency|lab|shop|firm|group|department)) (?:has|have) "
+    r"(?:[\w-]+ ){1,4}?[\w-]+s) (?P<ing>[a-z]{2,}ing) (?P<rest>.+)$"
+)
+
+
+def _verb_of(participle: str) -> str:
+    """ "running" → "run", "using" → "use", "making" → "make"; "" when the base is no known verb."""
+    stem = participle[:-3]
+    for base in (stem, stem + "e", stem[:-1] if len(stem) > 2 and stem[-1] == stem[-2] else ""):
+        if base in _EN_VERB_BASE:
+            return base
+    return ""
+
+
 def _split_objects(statement: str) -> list[str]:
+    statement = re.sub(r"^(The user's (\w+)) is an? (?:[\w-]+ )?\2 of (?=\w+ \w)", r"\1 has ", statement)
+    if (m := _PARTICIPLE_AFTER_EN.match(statement)) and (verb := _verb_of(m.group("ing"))):
+        return [m.group("head"), f"{m.group('subj')} {_third(verb)} {m.group('rest')}"]
     if (m := _OBJECTS_EN.match(statement)) and " and " not in m.group("two"):
         return [f"{m.group('head')} {m.group('one')}", f"{m.group('head')} {m.group('two')}"]
     if (m := _STATES_EN.match(statement)) and not _VERB_EN.search(m.group("one")):
@@ -2042,21 +2269,264 @@ def message_too_short(content: str) -> bool:
     return weighted_length(content.strip()) < settings.MEMORY_MIN_LENGTH
 
 
+# A thing the user names ("the product launch I mentioned", "our kitchen renovation"): what a later bare "it" of a
+# change refers to. The noun phrase ends before a word of a closed class (a pronoun, a preposition, a verb of saying).
+_THING_EN = re.compile(r"\b(?:the|my|our)\s+[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}", re.I)
+_THING_END = set(
+    "i we you he she they it that which who whom for to on in at is was are were has have had and or but with from "
+    "of by i'm mentioned said told talked asked wrote about back again yet still already now then".split()
+)
+_THING_NOT = set(
+    "other same next last first whole rest one way time day week month year thing things".split()
+)
+# A change of a bare "it": "We pushed it to May 14th", "they moved it to Friday".
+_MOVED_IT_EN = re.compile(
+    r"\b(?:pushed|moved|postponed|rescheduled|bumped|delayed|shifted|brought|changed|put off)\s+(?P<it>it)\b"
+    r"(?= (?:back |forward |out )?(?:to|until|by)\b)",
+    re.I,
+)
+
+
+def _owner_named(text: str) -> str:
+    """The last person or animal of the user's a message names ("my daughter", "我妈"), or ""."""
+    found = ""
+    for sentence in split_sentences(text):
+        if names := (_OWNED_ZH if _chinese(sentence) else _OWNED_EN).findall(sentence):
+            found = names[-1]
+    return found
+
+
+def _named_before(text: str) -> str:
+    """The last noun phrase with a determiner of the user's in an English text, or ""."""
+    found = ""
+    for match in _THING_EN.finditer(text):
+        words = match.group(0).split()
+        head = [words[0]]
+        for word in words[1:]:
+            if word.lower() in _THING_END:
+                break
+            head.append(word)
+        if len(head) > 1 and head[-1].lower() not in _THING_NOT:
+            found = " ".join(head)
+    return found
+
+
+# An answer the user gives to the assistant's question about them, as a bare phrase ("What's your landlord's
+# name?" "Mrs. Okafor."; "你用的是conda还是venv？" "conda。"): the question lends it its subject and verb.
+_ASKED_ATTRIBUTE_EN = re.compile(
+    r"\bwhat(?:'s| is| are) your ((?:[\w'-]+ ){0,3}?[\w'-]+)\s*(?:[?,]|\band\b)", re.I
+)
+_ASKED_CHOICE_EN = re.compile(
+    r"\b(?:do|did) you (?P<verb>[a-z]+)(?: (?:an?|the))? (?P<one>[\w.+#-]+(?: [\w.+#-]+)?)"
+    r" or (?:an? |the )?(?P<two>[\w.+#-]+(?: [\w.+#-]+)?)\s*\?",
+    re.I,
+)
+_ASKED_ATTRIBUTE_ZH = re.compile(
+    r"你(?:的|家|们)?(?P<what>[\u4e00-\u9fffA-Za-z]{1,6}?)(?P<verb>是|叫)(?:什么|哪个|哪家|哪里|哪儿|多少|几)"
+)
+_ASKED_CHOICE_ZH = re.compile(
+    r"你(?P<verb>[\u4e00-\u9fff]{1,2})的是(?P<one>[^，,。？?]{1,15}?)还是(?P<two>[^，,。？?]{1,15}?)[？?]"
+)
+_ASKED_AGE_EN = re.compile(r"\bhow old (?P<verb>is|are) your (?P<who>[a-z]+(?: [a-z]+)?)\s*\?", re.I)
+_ASKED_PLACE_EN = re.compile(r"\bwhere (?:do you (live|work)|are you (?:(based|located)|from))\b", re.I)
+_ASKED_CLEFT_ZH = re.compile(
+    r"(?:你|您)?(?P<verb>[报学读考做教住开养用选])的是(?:哪个|什么|哪一?个|哪家|哪所)(?P<what>[\u4e00-\u9fff]{1,4})[？?]"
+)
+_ASKED_PLACE_ZH = re.compile(r"你(?:现在)?(?:住)?在哪(?:个城市|座城市|里|儿)(?:住)?[？?]")
+_ASKED_AGE_ZH = re.compile(r"你(?:家)?(?P<who>孩子|儿子|女儿|宝宝|小孩)(?:今年)?多大(?:了)?[？?]")
+_BARE_ANSWER_EN = re.compile(
+    r"^(?!(?:yes|yeah|yep|no|nope|sure|ok|okay|maybe|not|i|we|it|that|this|just|well|hmm|um|both|neither|eh|meh|"
+    r"idk|dunno|lol|haha|depends|nothing|none|whatever|probably|kinda|sort of|no idea|good question|you|guess|"
+    r"dunno|anything|everything|something|why|what|how)\b)"
+    r"(?:[\w.+#'-]+ ?){1,4}$",
+    re.I,
+)
+_BARE_ANSWER_ZH = re.compile(
+    r"^(?![你我他她它这那都是不没有对嗯哦好哈呵额啊唉随看还暂])[\u4e00-\u9fffA-Za-z0-9.+# -]{1,12}$"
+)
+
+
+def _answered(question: str, answer: str) -> str:
+    """The user's bare answer to the assistant's question about them, as a first-person sentence, or ""."""
+    head = split_sentences(answer.strip())[0].rstrip("。.!！?？") if answer.strip() else ""
+    zh_head = re.split(r"[，,]", head, maxsplit=1)[0].strip()
+    if (choice := _ASKED_CHOICE_ZH.search(question)) and zh_head.lower() in (
+        choice.group("one").strip().lower(),
+        choice.group("two").strip().lower(),
+    ):
+        return f"我{choice.group('verb')}的是{zh_head}。"
+    if (asked := _ASKED_ATTRIBUTE_ZH.search(question)) and _BARE_ANSWER_ZH.match(zh_head):
+        return f"我的{asked.group('what')}{asked.group('verb')}{zh_head}。"
+    head = zh_head
+    if (choice := _ASKED_CHOICE_EN.search(question)) and head.lower() in (
+        choice.group("one").lower(),
+        choice.group("two").lower(),
+    ):
+        return f"I {choice.group('verb')} {head}."
+    if (asked := _ASKED_ATTRIBUTE_EN.search(question)) and _BARE_ANSWER_EN.match(head):
+        return f"My {asked.group(1)} is {head}."
+    if (asked := _ASKED_AGE_EN.search(question)) and re.fullmatch(
+        rf"(?:\d+|{_NUMBER_WORD})(?: and a half)?(?: (?:years?|months?) old)?", head, re.I
+    ):
+        return f"My {asked.group('who')} {asked.group('verb')} {head.lower()}."
+    if (asked := _ASKED_PLACE_EN.search(question)) and _BARE_ANSWER_EN.match(head) and head[:1].isupper():
+        where = {"live": "I live in", "work": "I work in", "based": "I'm based in", "located": "I'm based in"}
+        return f"{where.get((asked.group(1) or asked.group(2) or '').lower(), 'I am from')} {head}."
+    if zh_head != head:
+        return ""
+    if (asked := _ASKED_CLEFT_ZH.search(question)) and _BARE_ANSWER_ZH.match(zh_head):
+        return f"我{asked.group('verb')}的{asked.group('what')}是{zh_head}。"
+    if _ASKED_PLACE_ZH.search(question) and _BARE_ANSWER_ZH.match(zh_head):
+        return f"我住在{zh_head}。"
+    if (asked := _ASKED_AGE_ZH.search(question)) and re.fullmatch(
+        r"[一二两三四五六七八九十\d]+岁?半?", zh_head
+    ):
+        return f"我{asked.group('who')}{zh_head.rstrip('岁')}岁。"
+    return ""
+
+
+# A pet or a child of the user's named in passing, in a message that says nothing else of them ("每次带我家狗出去遛
+# 都要一个小时", "Any tips for my puppy's barking?"): the user has one.
+_HAD_ZH = re.compile(r"我(?:家|的|家的)?(?P<who>猫|狗|猫咪|狗狗|儿子|女儿|闺女)(?![粮窝绳])")
+_HAD_EN = re.compile(r"\bmy (?P<who>dog|cat|puppy|kitten|son|daughter|baby|toddler)(?:'s)?\b", re.I)
+_HAD_WORDS = {"猫咪": "猫", "狗狗": "狗", "闺女": "女儿"}
+
+
+def _had_in_passing(content: str, statements: list[Candidate]) -> Candidate | None:
+    for sentence in split_sentences(content):
+        zh = _chinese(sentence)
+        if not (found := (_HAD_ZH if zh else _HAD_EN).search(sentence)):
+            continue
+        who = _HAD_WORDS.get(found.group("who"), found.group("who").lower())
+        if any(who in c.content.lower() for c in statements):
+            return None  # said of them already
+        if zh:
+            text = f"用户养了一只{who}" if who in "猫狗" else f"用户有{who}"
+        else:
+            text = f"The user has a {who}"
+        return Candidate(text, "fact", 0.8, rule="statement")
+    return None
+
+
+# The slot a statement fills: its words up to the verb that takes the value ("用户住在" of "用户住在厦门", "预算是" of
+# "用户的预算是五十万", "the user lives in" of "The user lives in Bristol"), without "now". A copula or "has"
+# right after the user names no slot ("用户是…", "The user is …" say many things).
+_SLOT_ZH = re.compile(
+    r"^(?:用户的?)?(?:现在|目前|如今)?(?P<slot>[^，,。]{0,8}?(?:住在|在|是|为|使用|用|叫|有))"
+)
+_SLOT_EN = re.compile(
+    r"^(?P<slot>the user(?:'s [\w-]+(?: [\w-]+)?)? (?:now )?(?:lives in|is based in|works (?:at|for|as)|uses|drives|"
+    r"is|are|has|is called|is named))\b",
+    re.I,
+)
+
+
+def _slot(text: str) -> str:
+    if m := re.match(
+        r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:今年|现在|已经|都)*(?:满)?[一二两三四五六七八九十\d]+岁", text
+    ):
+        return "zh-age:" + m.group(1)  # "用户的女儿今年七岁" … "用户的女儿已经八岁"
+    if m := _SLOT_ZH.match(text):
+        slot = m.group("slot").replace("为", "是").replace("使用", "用")
+        return "" if slot in ("是", "有", "在", "用") else "zh:" + slot
+    if m := _SLOT_EN.match(text):
+        slot = re.sub(r"\bnow ", "", m.group("slot").lower())
+        return "" if slot in ("the user is", "the user has", "the user are") else "en:" + slot
+    return ""
+
+
+# A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
+_TAKE_BACK = re.compile(
+    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*"
+    r"(?:不对|不是(?=[，,。！!\s]|的)|错了|说错|搞错|弄错|记错|等等|等一下|更正|纠正|"
+    r"(?:no|nope|wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops)\b)",
+    re.I,
+)
+# Content words of a statement: Chinese character pairs, other words (a plural's s left off), without the
+# subject and a few words of every statement.
+_PAIR_STOP = {"用户", "现在", "已经", "还是", "一个", "都是", "不是", "可以", "就是", "一直", "平时", "时候"}
+_WORD_STOP = set(
+    "the a an user user's of to in on at and or is are was be been has have had with for by as from their they "
+    "them it its that this not no now than so also all about who which there very really just still".split()
+)
+
+
+def content_tokens(text: str) -> set[str]:
+    out: set[str] = set()
+    for run in _CJK_RUN.findall(text):
+        out.update(p for i in range(len(run) - 1) if (p := run[i : i + 2]) not in _PAIR_STOP)
+    for word in re.findall(r"[a-z0-9][a-z0-9+#.'-]*", _CJK_RUN.sub(" ", text).lower()):
+        word = word.strip(".'-")
+        if word and word not in _WORD_STOP:
+            out.add(word[:-1] if len(word) > 3 and word.endswith("s") else word)
+    return out
+
+
 def extract_rules(messages: list[dict]) -> list[Candidate]:
-    """Candidates from the user's messages of one turn, in order, without repeats."""
+    """Candidates from the user's messages of one turn, in order, without repeats.
+
+    A message that takes back what the user said just before ("哦不对，上个月换成 Cursor 了", "Wait, actually
+    …") leaves out the earlier statements it speaks of again (content words shared with it), and its own are
+    corrections: within a turn only the value the conversation ends on is written, and across turns the
+    correction supersedes the memory written before."""
     out: list[Candidate] = []
     seen: set[str] = set()
+    previous: list[Candidate] = []  # the statements of the user's message before (of an earlier turn too)
+    antecedent = ""  # the last thing the user named ("the product launch"): what a later "it" of a change is
+    owner = ""  # the last person of the user's named ("my daughter"): what a later "she" is
+    asked = ""  # the assistant's message right before
     for message in messages:
-        if message.get("role") not in USER_ROLES or message.get("context"):
-            continue  # context messages belong to earlier turns, already extracted
+        if message.get("role") in ASSISTANT_ROLES:
+            asked = message.get("content") or ""
+            continue
+        if message.get("role") not in USER_ROLES:
+            continue
         content = message.get("content") or ""
+        if asked and (answer := _answered(asked, content)):
+            content = f"{answer} {content}"  # the bare answer is read as the sentence it stands for
+        asked = ""
         if message_too_short(content):
             continue
-        for candidate in _message_candidates(content):
+        if message.get("context"):  # an earlier turn's, already extracted: only what it said is read
+            previous = _message_candidates(content, antecedent, owner) or previous
+            antecedent = _named_before(content) or antecedent
+            owner = _owner_named(content) or owner
+            continue
+        mine: list[Candidate] = []
+        for candidate in _message_candidates(content, antecedent, owner):
             key = candidate.content.lower()
             if key in seen:
                 continue
             seen.add(key)
             candidate.source_message_id = message.get("message_id") or ""
-            out.append(candidate)
+            mine.append(candidate)
+        if had := _had_in_passing(content, mine):  # "每次带我家狗出去遛…": the user has a dog
+            mine.append(had)
+        if mine and _TAKE_BACK.match(content):
+            said = content_tokens(content).union(
+                *(content_tokens(c.content) for c in mine)
+            )  # "she" is the daughter
+            for old in previous:
+                # what it says of its subject, not the subject ("My daughter loves horses" is not taken back by
+                # "Actually she just turned 8")
+                subject = _zh_subject(old.content) if has_cjk(old.content) else _en_subject(old.content)
+                shared = content_tokens(old.content) - content_tokens(subject)
+                if not shared & said:
+                    continue
+                out = [c for c in out if c is not old]
+                # the statement of this message most like it takes its place
+                heir = max(mine, key=lambda c, shared=shared: len(content_tokens(c.content) & shared))
+                heir.replaces += (old.content,)
+            for candidate in mine:
+                candidate.correction = True
+        # "我住在广州" … "去年搬到了厦门": a later change of the same slot within the turn leaves only the new value
+        for candidate in mine:
+            if candidate.correction and (slot := _slot(candidate.content)):
+                for old in [c for c in out if _slot(c.content) == slot]:
+                    out.remove(old)
+                    candidate.replaces += (old.content,)
+        out += mine
+        previous = mine or previous
+        antecedent = _named_before(content) or antecedent
+        owner = _owner_named(content) or owner
     return out
