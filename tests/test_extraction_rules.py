@@ -1406,3 +1406,44 @@ def test_a_pronoun_in_a_later_message_is_the_person_named_before(messages, expec
 
 def test_a_statement_opening_on_a_pronoun_with_nobody_named_is_no_statement():
     assert extract_rules([human("Actually she just turned 8.")]) == []
+
+
+def ai(text):
+    return {"role": "ai", "content": text, "message_id": ""}
+
+
+def test_a_slip_owned_up_to_is_no_statement():
+    messages = [
+        human("我的车是2019年的卡罗拉，多久保养一次比较合适？"),
+        ai("卡罗拉一般建议每5000公里或者半年保养一次。"),
+        human("哦不对，我记错了，是2019年的雷凌，不是卡罗拉。"),
+    ]
+    contents = [c.content for c in extract_rules(messages)]
+    assert contents and not any("记错" in c for c in contents), contents
+
+
+def test_a_bare_place_answer_says_where_once():
+    messages = [
+        human("帮我算一下，月薪一万二，扣完五险一金大概剩多少？"),
+        ai("每个城市缴纳比例不太一样，你在哪个城市？"),
+        human("在武汉。"),
+    ]
+    assert "用户住在武汉" in [c.content for c in extract_rules(messages)]
+
+
+def test_an_adverb_before_the_verb_is_not_conjugated():
+    contents = [c.content for c in extract_rules([human("I only ever use grams in my kitchen, never cups.")])]
+    assert any(c.startswith("The user only ever uses grams") for c in contents), contents
+    assert not any("evers" in c for c in contents)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I'm heading to the airport in an hour for a quick trip. Give me a packing checklist.",
+        "Ugh. My presentation is in two hours and I need a pep talk.",
+        "我今晚要去机场接人，帮我查一下航班。",
+    ],
+)
+def test_what_happens_within_hours_is_not_kept(text):
+    assert extract_rules([human(text)]) == []

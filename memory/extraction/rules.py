@@ -431,6 +431,8 @@ _DENIED_VERB_ZH = re.compile(r"^(?:而|并|也)?不(?:叫|姓|在|住|用|去|�
 _WRONG_ZH = re.compile(
     r"^(?:我|本人)的?(?P<topic>[\u4e00-\u9fff]{1,6}?)(?:记错|说错|写错|搞错|弄错|填错)了?$"
 )
+# "我记错了" / "刚才说错了" alone: a correction follows, nothing about the user is said.
+_SLIP_ZH = re.compile(r"^(?:我|本人)?(?:刚才|之前|前面)?(?:记错|说错|写错|搞错|弄错|填错|打错)了?$")
 _NEW_VALUE_AT_END = re.compile(
     r"(?:批了|定了|定在|改成|变成|改为|涨到|降到|砍到|调到|加到|减到|改到|提前到|推迟到|延期到)了?"
     r"(?P<value>[^，,。了]{1,10})了?$"
@@ -903,6 +905,7 @@ _EN_ADVERBS = {
     "now", "currently", "sometimes", "rarely", "generally", "normally", "typically", "already", "even",
     "no", "longer", "not", "hardly", "barely", "seldom",
     "all", "both", "recently", "mainly", "primarily", "basically", "definitely", "probably",
+    "ever", "once", "almost", "pretty", "much",
 }  # fmt: skip
 _EN_PAST = {
     "was", "were", "had", "did", "went", "got", "made", "left", "quit", "ran", "took", "came", "became",
@@ -1596,6 +1599,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             if zh and (wrong := _WRONG_ZH.match(clause)):
                 topic, correction = "我的" + wrong.group("topic"), True  # "我生日记错了，是五月十三号"
                 continue
+            if zh and _SLIP_ZH.match(clause):
+                correction = True  # "哦不对，我记错了，是2019年的雷凌": the slip itself is no statement
+                continue
             if old := _OLD_TOPIC_ZH.match(clause):
                 topic, correction = old.group("topic"), True  # "之前说的截止日期是月底": the old value
                 continue
@@ -2065,7 +2071,10 @@ _PERIOD = re.compile(
     # (not a long undertaking: "最近在准备考研", "最近在备考 CPA", "最近在学日语" last months)
     r"回头再|最近(?:在|正在|一直在|都在)(?!准备考|备考|备孕|学|考虑|找工作|装修|减肥|健身|戒)"
     r"|\b(?:this (?:week|weekend|month|quarter)|these (?:few|couple of) days|for now|for the time being|"
-    r"temporarily|later today|lately|at the minute)\b",
+    r"temporarily|later today|lately|at the minute)\b"
+    # hours away: "heading to the airport in an hour", "my presentation is in two hours", "今晚", "一会儿"
+    r"|\bin (?:an?|one|two|three|a few|a couple of|\d+|half an) (?:hours?|minutes?|mins?)\b"
+    r"|\b(?:tonight|this (?:morning|afternoon|evening))\b|今晚|一会儿|等会儿?",
     re.I,
 )
 # An event placed a short while back ("last month", "two weeks ago", "上个月") is an event, not a state; a state
@@ -2377,7 +2386,7 @@ def _answered(question: str, answer: str) -> str:
     if (asked := _ASKED_CLEFT_ZH.search(question)) and _BARE_ANSWER_ZH.match(zh_head):
         return f"我{asked.group('verb')}的{asked.group('what')}是{zh_head}。"
     if _ASKED_PLACE_ZH.search(question) and _BARE_ANSWER_ZH.match(zh_head):
-        return f"我住在{zh_head}。"
+        return f"我住在{zh_head.removeprefix('在')}。"  # "在武汉。" answers "你在哪个城市？"
     if (asked := _ASKED_AGE_ZH.search(question)) and re.fullmatch(
         r"[一二两三四五六七八九十\d]+岁?半?", zh_head
     ):
