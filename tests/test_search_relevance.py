@@ -556,3 +556,54 @@ def test_two_answers_to_a_question_about_now_are_versions_without_a_change_word(
     assert stale is ("office" in old) and (stale or now[1]["id"] == ids[0]), now
     past = _search(alice_client, past_question, threshold=0)
     assert past[0]["id"] == ids[0], past
+
+
+CHINESE_LIFE = [
+    "用户在杭州一家电商公司做运营",
+    "用户每天早上喝一杯豆浆",
+    "用户周末喜欢去西湖边骑自行车",
+    "用户养了一只橘猫，叫大橘",
+    "用户的女儿今年上小学二年级",
+    "用户用的手机是小米14",
+    "用户不吃香菜",
+    "用户每周三晚上打羽毛球",
+    "用户的老家在安徽黄山",
+    "用户正在学做烘焙，最拿手的是戚风蛋糕",
+    "用户开一辆白色的比亚迪秦",
+    "用户希望回答尽量简短，用要点列出来",
+    "用户的妻子是中学英语老师",
+    "用户每年春节都回黄山过年",
+    "用户喜欢看悬疑小说，最喜欢东野圭吾",
+    "用户住在杭州滨江区的一个小区",
+    "用户有轻度腰椎间盘突出，不能久坐",
+    "用户上班坐地铁6号线",
+    "用户喜欢喝龙井茶，不太喝咖啡",
+    "用户去年在云南大理玩了一周",
+    "用户的父母住在黄山市区",
+    "用户在公司负责618和双十一的大促活动",
+    "用户近视五百度，平时戴眼镜",
+    "用户的女儿在学钢琴，每周六上课",
+    "用户打算明年换一套大一点的房子",
+    "用户习惯用飞书写周报",
+    "用户每天晚上十一点前睡觉",
+    "用户喜欢吃辣，但不能吃太辣",
+    "用户的大学是在合肥读的",
+    "用户的微信步数每天大概八千步",
+]
+
+
+def test_a_memory_in_the_other_language_is_a_candidate_however_many_memories_come_first(alice_client):
+    """e5-small scores a text and its translation lower than two texts of one language: among thirty Chinese
+    memories the one English answer to a Chinese question comes last by raw distance, and with top_k 3 it
+    was no candidate at all (the candidates are the nearest by raw distance, 24 or top_k x 3)."""
+    when = "2024-05-01T09:00:00Z"
+    ids = _store(
+        alice_client,
+        [(text, when) for text in CHINESE_LIFE] + [("The user is allergic to penicillin.", when)],
+    )
+    answer = ids[-1]
+    results = _search(alice_client, "我对哪种药过敏？", top_k=3, threshold=0)
+    assert answer in [r["id"] for r in results[:3]], [r["content"] for r in results]
+    # The baseline of the raw cosine (mode=vector) still takes the nearest by raw distance.
+    raw = _search(alice_client, "我对哪种药过敏？", top_k=3, threshold=0, mode="vector")
+    assert answer not in [r["id"] for r in raw]

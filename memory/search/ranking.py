@@ -160,6 +160,18 @@ LIFT_REFERENCE = 20  # the median of this many best cosines of a language pair i
 # lone memory is measured against where unrelated texts sit, not against itself.
 UNRELATED_COSINES = {"multilingual-e5-small": (0.82, 0.755)}
 PRIOR_COUNT = 5
+
+
+def cross_language_offset(model: str) -> float:
+    """How much nearer than its raw distance a memory in another language than the query is taken among the
+    vector side's candidates (sql.fetch_rows): the gap between where unrelated texts sit in one language and
+    across languages, for a calibrated model; 0 for any other."""
+    prior = UNRELATED_COSINES.get(model)
+    if prior is None or calibration(model) is None or settings.SEARCH_RANKING == SEED:
+        return 0.0
+    return prior[0] - prior[1]
+
+
 # How far each side of the fusion is trusted in one search: as far as its best match stands out from the
 # rest, in full from TRUST_LIFT (the best cosine over its language pair's level) and TRUST_COVERAGE (the
 # share of the query's inverse document frequency the best BM25 match holds). Among a few dozen memories

@@ -17,6 +17,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from core.text import has_cjk
 from projects.access import Actor
 
 from ..embeddings import EmbeddingError, cached_provider_for
@@ -30,6 +31,7 @@ from .ranking import (
     Backdrop,
     Hit,
     add_neighbours,
+    cross_language_offset,
     current_first,
     diversify,
     fit_budget,
@@ -225,7 +227,15 @@ def memory_search(
     keys = keyword_keys(actor.org.pk, filters)
     subject = _exact_subject(actor, filters)
     fetch = functools.partial(
-        fetch_rows, where_sql, org_id=actor.org.pk, qvec=qvec, model=model, terms=terms, candidates=candidates
+        fetch_rows,
+        where_sql,
+        org_id=actor.org.pk,
+        qvec=qvec,
+        model=model,
+        terms=terms,
+        candidates=candidates,
+        query_cjk=has_cjk(query),
+        cross_offset=cross_language_offset(model) if rank == "hybrid" else 0.0,
     )
     rows = fetch(subject=subject, lenders=top_k * 2, keys=keys)
     if subject and rows and rows[0]["subject_rows"] >= settings.SEARCH_EXACT_SUBJECT_ROWS:

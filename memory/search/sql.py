@@ -23,6 +23,7 @@ from psycopg.pq import Format
 
 from core import shared
 from core.replicas import read_alias
+from core.text import CJK
 from projects.access import Actor, key_project_ids
 
 from ..selectors import MemoryFilters, memory_candidates
@@ -257,12 +258,14 @@ WITH base AS MATERIALIZED (
                 THEN "memory_memoryitem"."embedding" <=> %s::vector END AS dist,
            coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl,
            CASE WHEN "memory_memoryitem"."search_tokens" @@ %s::tsquery
-                THEN "memory_memoryitem"."search_tokens" END AS tokens
+                THEN "memory_memoryitem"."search_tokens" END AS tokens,
+           "memory_memoryitem"."content" ~ '[{cjk}]' AS cjk
     FROM "memory_memoryitem"
     WHERE ({where})
     LIMIT %s
 ), vec AS MATERIALIZED (
-    SELECT id FROM base WHERE dist IS NOT NULL ORDER BY dist LIMIT %s
+    SELECT id FROM base WHERE dist IS NOT NULL
+    ORDER BY dist - CASE WHEN cjk = %s::boolean THEN 0 ELSE %s::float8 END LIMIT %s
 ), stats AS MATERIALIZED (
     SELECT count(*)::float8 AS n, coalesce(avg(dl)::float8, 1) AS avgdl FROM base
 ), kwm AS MATERIALIZED (
@@ -490,8 +493,19 @@ def fetch_rows(
     subject: bool,
     lenders: int = 0,
     keys: list[str] | None = None,
+    query_cjk: bool = False,
+    cross_offset: float = 0.0,
 ) -> list[dict]:
     """Candidates of both sides, scored by SQL (vector similarity, BM25), as dicts.
+
+    An embedding model scores two texts of one language higher than a text and its translation (e5-small:
+    unrelated texts sit at 0.82 in one language, 0.755 across), so among a subject's memories by raw
+    distance the ones in the other language came last, and with 30 candidates of a 40-memory subject the
+    English answer to a Chinese question was not among them at all, however the ranking would have placed
+    it. The subject statement takes its vector candidates with memories in the other language
+    `cross_offset` nearer (ranking.cross_language_offset: the gap between the two levels), as score_hits
+    then puts every language pair on one level. The indexes' way (big subjects, projects) takes them by raw
+    distance.
 
     Rows carry `candidate` (False for a conversation neighbour the subject statement brought along) and
     `subject_rows` (how many rows the subject statement read, capped at SEARCH_EXACT_SUBJECT_ROWS).
@@ -510,6 +524,8 @@ def fetch_rows(
         candidates=candidates,
         subject=subject,
         lenders=lenders,
+        query_cjk=query_cjk,
+        cross_offset=cross_offset,
         keys=keys,
         stats=stats,
     )
@@ -533,10 +549,14 @@ def search_statement(
     lenders: int = 0,
     keys: list[str] | None = None,
     stats: tuple[float, float] | None = None,
+    query_cjk: bool = False,
+    cross_offset: float = 0.0,
 ) -> tuple[str, list]:
     """fetch_rows' statement and its parameters. Every read of memory_memoryitem in it is limited to the
     org (the access filter's org_id = %s, and the final read by id), so on a table distributed by org_id
-    (docs/scaling.md) the whole statement runs on the one shard of that org."""
+    (docs/scaling.md) the whole statement runs on the one shard of that org. In the subject statement the
+    vector side's candidates are the nearest with a memory in another language than the query (`query_cjk`:
+    whether it has Chinese characters) brought `cross_offset` nearer (see fetch_rows)."""
     where, params = where_sql
     tsq = tsquery_text(terms) if terms else None
     vec_limit = candidates if qvec is not None else 0
@@ -553,7 +573,7 @@ def search_statement(
     select_args = [model, model, qvec, org_id]
     if subject:
         sql = (
-            _SUBJECT_CTES.format(where=where)
+            _SUBJECT_CTES.format(where=where, cjk=CJK)
             + _KEYWORD_CTES
             + _NEAR_CTE
             + _SELECT.format(columns=columns, ids="(SELECT ids FROM picked) || ARRAY(SELECT id FROM near)")
@@ -564,6 +584,8 @@ def search_statement(
             tsq,
             *params,
             settings.SEARCH_EXACT_SUBJECT_ROWS,
+            query_cjk,
+            cross_offset,
             vec_limit,
             KEYWORD_MATCH_ROWS,
             *keyword_args,
