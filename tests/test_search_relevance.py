@@ -607,3 +607,19 @@ def test_a_memory_in_the_other_language_is_a_candidate_however_many_memories_com
     # The baseline of the raw cosine (mode=vector) still takes the nearest by raw distance.
     raw = _search(alice_client, "我对哪种药过敏？", top_k=3, threshold=0, mode="vector")
     assert answer not in [r["id"] for r in raw]
+
+
+def test_an_event_stating_a_new_state_is_a_version_only_for_a_question_about_a_time():
+    import numpy as np
+
+    old = _hit(1, 0.95, "用户住在成都武侯区一个老小区的六楼，没有电梯", 2021)
+    moved = _hit(2, 0.2, "用户和老伴搬进了温江区一个带电梯的新小区", 2024, "event")
+    other = _hit(3, 0.15, "用户去年在云南大理玩了一周", 2024, "event")
+    sims = np.array([[0.0, 0.93, 0.80], [0.93, 0.0, 0.81], [0.80, 0.81, 0.0]], dtype=np.float32)
+    model = "multilingual-e5-small"
+    # A question about now: the event and the old state are each other's closest, so versions.
+    groups = version_groups([old, moved, other], sims, model, 0.1, gap=1.0, mutual=False)
+    assert [[h.id for h in g] for g in groups] == [[1, 2]]
+    # Without a word about time an event that states no change is no version, however close.
+    close = _hit(2, 0.9, "用户和老伴搬进了温江区一个带电梯的新小区", 2024, "event")
+    assert version_groups([old, close, other], sims, model, 0.1) == []

@@ -887,12 +887,10 @@ def version_groups(
     # Per hit once: whether it may be a version at all, and its time (the pair loop is quadratic).
     # An event is a happening, not a state, except one that states a change ("Switched to an iPhone 14",
     # "用户换了 iPhone 15 Pro"): that is the attribute's new value, told as the moment it changed.
-    able = [
-        (h.row["memory_type"] != EVENT or changed(h.row["content"]))
-        and h.neighbour_of is None
-        and not h.score < floor
-        for h in hits
-    ]
+    able = [h.neighbour_of is None and not h.score < floor for h in hits]
+    # An event that states no change ("用户和老伴搬进了温江区的新小区", "Bought a Steam Deck") is a version only for a
+    # question about a time, and only of its own most similar hit, which must be it in turn.
+    state = [h.row["memory_type"] != EVENT or changed(h.row["content"]) for h in hits]
     times = [_version_time(h.row) for h in hits]
     holders = [holder(h.row["content"]) for h in hits]
 
@@ -933,6 +931,8 @@ def version_groups(
             # something changed, not what: then the two must be each other's most similar hit. So must two
             # that neither name one attribute nor say what changed, for a question about a time.
             mutual_nearest = nearest[i] == j and nearest[j] == i
+            if not (state[i] and state[j]) and (mutual or not mutual_nearest):
+                continue
             if (
                 both_answer
                 or _same_slot(older, newer)
