@@ -623,3 +623,14 @@ def test_an_event_stating_a_new_state_is_a_version_only_for_a_question_about_a_t
     # Without a word about time an event that states no change is no version, however close.
     close = _hit(2, 0.9, "用户和老伴搬进了温江区一个带电梯的新小区", 2024, "event")
     assert version_groups([old, close, other], sims, model, 0.1) == []
+
+
+def test_lines_of_a_transcript_are_no_versions_without_a_change_word():
+    import numpy as np
+
+    first = _hit(1, 0.9, "Caroline: I went to a LGBTQ support group yesterday", 2023, "event")
+    later = _hit(2, 0.8, "Caroline: The support group was so inspiring again this week", 2024, "event")
+    other = _hit(3, 0.1, "Melanie: We went camping with the kids", 2024, "event")
+    sims = np.array([[0.0, 0.93, 0.80], [0.93, 0.0, 0.81], [0.80, 0.81, 0.0]], dtype=np.float32)
+    groups = version_groups([first, later, other], sims, "multilingual-e5-small", 0.05, gap=1.0, mutual=False)
+    assert groups == []
