@@ -324,8 +324,13 @@ def test_work_spread_over_both_web_processes_and_both_workers_has_no_errors(clus
         what="extraction jobs",
     )
     assert Counter(ExtractionJob.objects.filter(pk__in=jobs).values_list("status", flat=True)) == {"done": 12}
-    ran = [jobs_run(w) - n for w, n in zip(cluster.workers, before, strict=True)]
-    assert sum(ran) == len(jobs) and all(ran), f"jobs per worker: {ran}"
+
+    def ran():
+        return [jobs_run(w) - n for w, n in zip(cluster.workers, before, strict=True)]
+
+    # A job's row says done before its worker logs the task's success: wait for the logs to catch up.
+    wait_until(lambda: sum(ran()) >= len(jobs), timeout=30, what="the workers' logs of the jobs")
+    assert sum(ran()) == len(jobs) and all(ran()), f"jobs per worker: {ran()}"
     remembered = MemoryItem.objects.filter(org=org_a, user_id="person-3", content__contains="Rex3")
     assert remembered.exists()
 
