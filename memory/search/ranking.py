@@ -793,10 +793,15 @@ _SHORT_ZH = {
 }
 
 
+def _latin_words(query: str) -> set[str]:
+    """The question's Latin words, lower-cased ("caroline" of "Caroline's"): what names are matched against."""
+    return set(re.findall(r"[a-z][a-z-]*", query.lower()))
+
+
 def people_asked(query: str) -> frozenset[str]:
     """The people (holder names) a question mentions."""
     lowered = query.lower()
-    words = set(re.findall(r"[a-z][a-z-]*", lowered))
+    words = _latin_words(query)
     found = {
         person for word, person in _PERSON.items() if (word in lowered if has_cjk(word) else word in words)
     }
@@ -827,7 +832,7 @@ def speakers_named(query: str, hits: list[Hit]) -> frozenset[str]:
     said = {speaker(h.row["content"]) for h in hits} - {""}
     if not said:
         return frozenset()
-    words = set(re.findall(r"[a-z][a-z-]*", query.lower()))
+    words = _latin_words(query)
     return frozenset(s for s in said if (s in query if has_cjk(s) else s in words))
 
 
