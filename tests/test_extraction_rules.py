@@ -78,6 +78,48 @@ def test_it_leaves_the_request_out_and_splits_independent_facts(text, contents):
     assert all(statement_form(c) for c in contents)
 
 
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # An English header over Chinese content: the content is read as Chinese.
+        (
+            "Remember this for later：我是UX designer，主要用Figma。",
+            ["用户是UX 设计师", "用户主要使用 Figma"],
+        ),
+        ("Translate this: 我是老师", []),  # material after a request, in either language
+        # A fact before a request whose material follows a colon is kept; the material is not.
+        (
+            "我对花生过敏，帮我看看这个菜谱有哪些要换掉的：宫保鸡丁，鸡胸肉300克，花生米50克",
+            ["用户对花生过敏"],
+        ),
+        # An object put before the subject goes back after the verb; a bare "this" is no object.
+        ("坚果类我全都过敏", ["用户对坚果全都过敏"]),
+        ("香菜我从来不吃", ["用户从来不吃香菜"]),
+        ("咖啡我只喝美式", ["用户只喝美式咖啡"]),
+        ("这个我不用", []),
+        # A when-clause is the condition of the clause after it, not a statement cut short.
+        ("以后回答我的时候，代码注释用English", ["用户希望助手以后回答用户的时候代码注释用英文"]),
+        # A contrast without a verb belongs to the clause before it, not an instruction of its own.
+        (
+            "I only ever use grams in my kitchen, never cups.",
+            ["The user only ever uses grams in their kitchen, never cups"],
+        ),
+        # A chatty header before the user's own clause is left out; hindsight is no request.
+        (
+            "Quick update on the project I mentioned: we've pushed the launch back to June.",
+            ["The launch is now June"],
+        ),
+        (
+            "Should have said this first: I've been a type 1 diabetic since I was twelve.",
+            ["The user has been a type 1 diabetic since the user was twelve"],
+        ),
+        ("Summarise this paragraph: I live in Paris.", []),
+    ],
+)
+def test_it_reads_headers_fronted_objects_and_tails_as_written(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents
+
+
 def test_it_marks_a_background_request_explicit():
     found = extract_rules([human("Remember this about me: I'm a nurse on night shifts.")])
     assert [(c.content, c.explicit) for c in found] == [("The user is a nurse on night shifts", True)]

@@ -179,7 +179,11 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
         # "I'm in Portland, near Laurelhurst Park": a place phrase without a verb of its own completes the clause
         joined: list[str] = []
         for part in parts:
-            if joined and _PLACE_PHRASE_EN.match(part.strip()) and not _VERB_EN.search(part):
+            if (
+                joined
+                and (_PLACE_PHRASE_EN.match(part.strip()) or _CONTRAST_TAIL_EN.match(part.strip()))
+                and not _VERB_EN.search(part)
+            ):  # "I only use grams, never cups": a contrast without a verb is the clause's too
                 joined[-1] = f"{joined[-1].rstrip()}, {part.strip()}"
             else:
                 joined.append(part)
@@ -191,6 +195,7 @@ _PLACE_PHRASE_EN = re.compile(
     r"^(?:near|next to|close to|just outside|outside|right by|not far from|(?:north|south|east|west) of)\s+"
     r"(?:the [\w'.-]+|[A-Z][\w'.-]*)(?: [\w'.-]+){0,3}$"
 )
+_CONTRAST_TAIL_EN = re.compile(r"^(?:never|rather than|instead of)\s+(?:[\w'.$-]+\s?){1,3}$", re.I)
 _LIST_TAIL = re.compile(r"^(?:[\w'.-]+ ){0,4}(?:and|or) (?:[\w'.-]+ ?){1,4}$")
 _LIST_ITEM = re.compile(r"^(?:[\w'.-]+ ?){1,3}$")
 _CLAUSE_OPENING = re.compile(
@@ -391,6 +396,26 @@ _NAMED_OWN_EN = re.compile(
 # A person or an animal as the object of a verb, by a pronoun ("去看她", "陪他", "给它喂药").
 _OBJECT_PRONOUN_ZH = re.compile(r"(?<=[看陪带接送照顾喂给找请叫教帮管])(?:他|她|它)(?![们人])")
 # A time of the week or day put before the subject ("周末我一般…", "平时我们都…").
+# "坚果类我全都过敏", "香菜我从来不吃": an object put before the subject goes back after the verb
+_FRONTED_OBJECT_ZH = re.compile(
+    r"^(?!这|那|它|其他|别的)(?P<obj>[\u4e00-\u9fffA-Za-z]{1,8}?)(?:类|这类|这种|之类的)?我"
+    r"(?P<adv>(?:也|都|全都|基本|从来|一直|一概|完全|一点都|一点也)*)"
+    r"(?:(?P<verb>过敏|不吃|不喝|不碰|不用|吃不了|喝不了|不能吃|不能喝)|(?P<only>只喝|只吃|只用)(?P<rest>[^，,。；;]+))"
+)
+
+
+def _object_back(m: re.Match) -> str:
+    obj, adv = m.group("obj"), m.group("adv")
+    if m.group("only"):  # "咖啡我只喝美式" → "我只喝美式咖啡"
+        return f"我{adv}{m.group('only')}{m.group('rest')}{obj}"
+    if m.group("verb") == "过敏":
+        return f"我对{obj}{adv}过敏"
+    return f"我{adv}{m.group('verb')}{obj}"
+
+
+_WHEN_CLAUSE_ZH = re.compile(
+    r"^((?:以后|之后|今后|往后|下次|每次|平时)[^，,。；;]{1,16}?(?:的时候|时))[，,]\s*"
+)
 _FRONTED_TIME_ZH = re.compile(
     r"^((?:每个?)?(?:周末|晚上|早上|白天|平时|平日|工作日|每天|每晚|每周[一二三四五六日天]?)|(?:下班|放学)(?:以?后))(我们?)(?!的)"
 )
@@ -1141,7 +1166,13 @@ _WANT = re.compile(
 )
 
 
+_FIRST_PERSON_OPEN_EN = re.compile(r"(?:I|I'm|I've|I'd|I'll|we|we're|we've|my|our)\b", re.I)
+_HINDSIGHT_EN = re.compile(r"(?:I )?(?:should|could|would)(?: have|'ve)\b", re.I)
+
+
 def _request(clause: str, zh: bool) -> bool:
+    if not zh and _HINDSIGHT_EN.match(clause):  # "Should have said this first": no request
+        return False
     if _QUESTION.search(clause) or _WANT.match(clause):
         return True
     if zh:
@@ -1486,6 +1517,18 @@ def _chinese(text: str) -> bool:
     return sum((len(run) + 1) // 2 for run in runs) >= english
 
 
+def _chinese_after_header(text: str) -> bool:
+    """An English header over Chinese content ("Remember this for later：我是UX designer，主要用Figma"): the
+    content's language is the sentence's."""
+    header = _HEADER_SPLIT.search(text)
+    if not header or header.start() > 40 or not text[header.end() :].strip():
+        return False
+    head = text[: header.start()]
+    return bool(_REMEMBER.search(head) or _BACKGROUND.search(head) or _POINTING.search(head)) and _chinese(
+        text[header.end() :]
+    )
+
+
 _CJK_CHAR = re.compile(r"[\u4e00-\u9fff]")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
 _LATIN_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
@@ -1523,13 +1566,15 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     terms: list[str] = []  # Chinese terms of English sentences, by placeholder
     for sentence in split_sentences(content):
-        zh = _chinese(sentence)
+        zh = _chinese(sentence) or _chinese_after_header(sentence)
         if not zh and has_cjk(sentence):
             sentence = _mark_terms(sentence, terms)
         if zh:  # "我们 team 的 backend" is read as "我们团队的后端"; names and acronyms stay as written
             sentence = _NATIONALITY_ZH.sub(lambda m: _NATIONALITY[m.group(1)] + "人", sentence)
             sentence = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], sentence)
             sentence = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", sentence)
+            # "以后回答我的时候，代码注释用English": a when-clause is the condition of the clause after it
+            sentence = _WHEN_CLAUSE_ZH.sub(r"\1", sentence)
         if found := _CONDITION_ZH.search(sentence):
             condition = found.group("cond") or found.group("cond2")
         first = len(out)
@@ -1556,8 +1601,23 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             explicit = explicit_message = True
             # "记住，我对花生过敏，点菜时注意": what is about the user is kept, not every clause after the marker.
             background = not _about_user(body, zh)
-        elif header and header.group(0) in "：:" and _request(_clean(body[: header.start()]), zh):
-            continue  # "翻译成英文：…", "Summarise this paragraph: …": what follows is material, not a fact
+        elif (
+            not zh
+            and header
+            and header.group(0) == ":"
+            and header.start() <= 50
+            and _FIRST_PERSON_OPEN_EN.match(body[header.end() :].strip())
+            and not _request(_clean(body[: header.start()]), False)
+        ):
+            body = body[header.end() :]  # "Quick update on the project: we've pushed the launch to June"
+        elif (
+            header
+            and header.group(0) in "：:"
+            and _request(head := _clean(body[: header.start()]), _chinese(head))
+        ):
+            # "翻译成英文：…", "Summarise this paragraph: …": what follows is material, not a fact; what comes
+            # before the request is read ("我对花生过敏，帮我看看这个菜谱要换掉什么：…")
+            body = head
         elif explicit_message and not _request(body, zh):
             explicit = background = True  # the sentences after "Remember this about me:" belong to it
         subject = "用户" if zh else "The user"
@@ -1585,6 +1645,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         for k, (written, clause) in enumerate(clauses):
             if zh:  # "周末我一般都在河边钓鱼": a time of the week put before the subject goes after it
                 clause = _FRONTED_TIME_ZH.sub(r"\2\1", clause)
+                clause = _FRONTED_OBJECT_ZH.sub(_object_back, clause)
             if k and (named := _named_before(clauses[k - 1][0])):
                 antecedent = named
             if not zh and (moved_it := _MOVED_IT_EN.search(clause)):
