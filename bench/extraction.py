@@ -1,7 +1,7 @@
 """Automatic extraction: statement quality on labelled conversations and worker time per turn.
 
-    .venv/bin/python bench/extraction.py [--path rules|llm] [--half tune|held-out|both|probe|probe2|...|probe6|PATH]
-        [--verbose | --show-errors tune|probe|...|probe6|PATH] [--repeat 1] [--no-timing]
+    .venv/bin/python bench/extraction.py [--path rules|llm] [--half tune|held-out|both|probe|probe2|...|probe7|PATH]
+        [--verbose | --show-errors tune|probe|...|probe7|PATH] [--repeat 1] [--no-timing]
     (the timing part needs the database: scripts/devservices.py exec -- .venv/bin/python bench/extraction.py)
 
 Data: bench/data/extraction_cases.jsonl, 208 conversations (zh 92, en 92, code-mixed 24) in eight
@@ -32,7 +32,7 @@ store). Each has the expected third-person statements and a must-not list. bench
 
 Runs in its own throw-away database (engram_bench_extraction on the server of $DATABASE_URL).
 
---half probe, probe2 ... probe6 scores a probe set instead (or --half PATH any JSONL file of the same
+--half probe, probe2 ... probe7 scores a probe set instead (or --half PATH any JSONL file of the same
 format). Each probe set was written before the rules were run on it, scored once as it was (that first score
 is out-of-sample evidence), then used for tuning like the tuning half; none is held-out evidence after that:
     probe   bench/data/extraction_probe.jsonl, 235 conversations (zh 103, en 102, code-mixed 30)
@@ -46,6 +46,9 @@ is out-of-sample evidence), then used for tuning like the tuning half; none is h
             the rules (zh 32, en 32, code-mixed 26; 22 with nothing to store, 27 multi-turn)
     probe6  bench/data/extraction_probe6.jsonl, 100 conversations by another author who saw neither the sets
             nor the rules (zh 36, en 36, code-mixed 28; 38 with nothing to store, 38 multi-turn)
+    probe7  bench/data/extraction_probe7.jsonl, 100 conversations by another author who saw neither the sets
+            nor the rules (zh 36, en 36, code-mixed 28; 37 with nothing to store, 55 multi-turn; explicit
+            requests, hypotheticals, take-backs, other people's tastes)
 --show-errors SET without --half scores that set only.
 
 Figures of the rule path (start of the last round, the turn round, in brackets), precision / recall:
@@ -99,6 +102,7 @@ PROBES = {  # written while the rules were changed: more tuning sets, each score
     "probe4": DATA / "extraction_probe4.jsonl",
     "probe5": DATA / "extraction_probe5.jsonl",
     "probe6": DATA / "extraction_probe6.jsonl",
+    "probe7": DATA / "extraction_probe7.jsonl",
 }
 HALF_NAMES = ("tune", "held-out")
 CLASSES = (
@@ -108,6 +112,7 @@ CLASSES = (
     "implicit",
     "correction",
     "background",
+    "explicit",
     "chitchat",
     "task_only",
 )
@@ -325,14 +330,14 @@ def main() -> None:
     parser.add_argument(
         "--show-errors",
         metavar="SET",
-        help="list the conversations with a miss of one set only: tune, probe, probe2 ... probe6 or a path "
+        help="list the conversations with a miss of one set only: tune, probe, probe2 ... probe7 or a path "
         "(not held-out while working on the rules)",
     )
     parser.add_argument(
         "--half",
         default="both",
         metavar="SET",
-        help="tune, held-out, both, probe, probe2 ... probe6 or the path of a JSONL file in the same format "
+        help="tune, held-out, both, probe, probe2 ... probe7 or the path of a JSONL file in the same format "
         "(tune while working on the rules; the held-out half is evidence)",
     )
     parser.add_argument("--omp-threads", type=int, default=1, help="OpenMP threads of the model (0: default)")

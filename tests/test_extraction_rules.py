@@ -120,6 +120,62 @@ def test_it_reads_headers_fronted_objects_and_tails_as_written(text, contents):
     assert [c.content for c in extract_rules([human(text)])] == contents
 
 
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # A hypothetical is no fact; a condition asked of the assistant or a courtesy is no hypothetical.
+        ("If I ever move to Berlin I'd want to learn German.", []),
+        ("要是我有钱，我就去环游世界", []),
+        ("我是程序员，如果有机会想去日本工作", ["用户是程序员"]),
+        ("If you recommend restaurants, remember I'm vegan.", ["The user is vegan"]),
+        # What the user takes back in the same sentence is not kept; what they ask to keep instead is.
+        (
+            "记一下我每周三晚上打羽毛球……算了这个别记了，不一定每周都去。你就记我住天津河西区就行",
+            ["用户住天津河西区"],
+        ),
+        (
+            "Remember that I'm vegetarian. Also my gym is on Main St, don't save that part.",
+            ["The user is vegetarian"],
+        ),
+        # A value taken back at once gives way to the one after it.
+        ("我女儿生日是6月12号，哦不是，是6月21号", ["用户的女儿生日是6月21号"]),
+        ("My cat is called Tom, no wait, Tim.", ["The user's cat is called Tim"]),
+        ("Actually my son is nine, not seven.", ["The user's son is nine"]),
+        # A colleague's or a friend's taste is theirs; the family's is kept, and so is who a colleague is.
+        ("我同事小张天天说只用 Vim，那人就爱抬杠", []),
+        ("My buddy Jake swears by standing desks.", []),
+        ("My manager is Sarah.", ["The user's manager is Sarah"]),
+        ("My wife loves hiking.", ["The user's wife loves hiking"]),
+    ],
+)
+def test_it_leaves_out_hypotheticals_take_backs_and_other_peoples_tastes(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents
+
+
+@pytest.mark.parametrize(
+    "first, second, content",
+    [
+        (
+            "fyi I'm allergic to penicillin",
+            "actually scratch that — it's sulfa drugs, not penicillin",
+            "The user is allergic to sulfa drugs",
+        ),
+        (
+            "记一下我用的是 MacBook Pro M1",
+            "sorry 打错了，是 M3 Max，上个月刚换的",
+            "用户使用 MacBook Pro M3 Max",
+        ),
+        ("我女儿六岁", "不对，不是六岁，是七岁", "用户的女儿七岁"),
+    ],
+)
+def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, second, content):
+    """The message that takes back says only the new value: it takes the old value's place."""
+    found = extract_rules([human(first, "m1"), {"role": "ai", "content": "好的 / OK"}, human(second, "m2")])
+    [candidate] = found
+    assert candidate.content == content and candidate.correction and candidate.source_message_id == "m2"
+    assert len(candidate.replaces) == 1
+
+
 def test_it_marks_a_background_request_explicit():
     found = extract_rules([human("Remember this about me: I'm a nurse on night shifts.")])
     assert [(c.content, c.explicit) for c in found] == [("The user is a nurse on night shifts", True)]

@@ -39,6 +39,7 @@ candidates are held to the same statement form (statement_form).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -112,7 +113,7 @@ _SENTENCE_END = re.compile(
 )
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
-    r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|;)\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
+    r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|[;，；])\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
     r"(?=(?:(?:only|rarely|sometimes|mostly|usually|often|also) )?(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b"
@@ -135,7 +136,10 @@ _LEAD = re.compile(
     r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|(?:since|because|as)(?= I\b| I'm\b| my\b(?![^,]*?\b(?:I|I'm|I've|we)\b)))\b)+",
     re.I,
 )
-_TRAIL = re.compile(r"(?:[\s，,：:、;；。.!！…~]|[啊呀吧呢哈嘛哦]|by the way|though)+$", re.I)
+_TRAIL = re.compile(
+    r"(?:[\s，,：:、;；。.!！…~]|[啊呀吧呢哈嘛哦]|[\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
+    re.I,
+)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -245,7 +249,7 @@ def _rejoin_lists(parts: list[str]) -> list[str]:
 
 # "记住 / 请记住 / 记一下 / remember that …": the user asked for what follows.
 _REMEMBER = re.compile(
-    r"^.{0,8}?(?:请你?|麻烦你?|帮我|你要|要)?(?:记住|记一下|记下|记着|牢记|备注一下)(?:了|一下)?"
+    r"^.{0,8}?(?:请你?|麻烦你?|帮我|你要|要)?(?:记住|记一下|记下|记着|牢记|备注一下|(?<!我)记(?=我))(?:了|一下)?"
     r"(?:这件事|这一点|一点|这个)?[\s，,：:、]*"
     r"|^.{0,20}?(?<!\bI )(?<!\bwe )(?<!\byou )(?<!\bI do )(?<!\bI still )(?<!\bI can )(?<!\bto )"
     r"\b(?:remember|note(?=\s+(?:that|this|down|my|these|the following)\b|\s*:)|keep in mind|don'?t forget|do not forget)"
@@ -413,6 +417,34 @@ def _object_back(m: re.Match) -> str:
     return f"我{adv}{m.group('verb')}{obj}"
 
 
+_SLIPPED_VALUE_ZH = re.compile(
+    r"(?P<head>(?:是|在|叫|用|住在|住|定在|改到))(?P<old>[^，,。；;！!]+?)\s*[，,—–-]+\s*(?:[哦噢啊呃嗯额]\s*)?"
+    r"(?:不是|不对|说错了|错了|记错了|打错了)[，,！!]?\s*(?:应该|其实)?(?:是|在)\s*(?P<new>[^，,。；;！!]+)"
+)
+_SLIPPED_VALUE_EN = re.compile(
+    r"(?P<head>\b(?:is|are|was|am|'s)(?: (?:at|in|on|from|called|named))?\s)(?P<old>[^,;—–.]+?)\s*[—–,;-]+\s*"
+    r"(?:oh |ah |um |uh )?(?:(?:no wait|no no|no|wait|sorry|I mean|I meant|actually)\b|啊不对|不对|不是)[,，]?\s*"
+    r"(?:it's |it is |是\s*)?(?P<new>[^,;.，。]+)",
+    re.I,
+)
+# A condition opens a hypothetical: what follows it in the sentence is no fact. One asked of the assistant or
+# a courtesy ("if possible", "如果可以的话") is an instruction's and stays.
+_HYPOTHETICAL = re.compile(
+    r"^(?:(?:and|also|but|so|oh|plus|btw)\s+|[还也]|那)?(?:如果|假如|要是|万一|假设|倘若|假使|if\b|in case\b|suppose\b|"
+    r"supposing\b|what if\b|assuming\b|hypothetically\b|say\s+I\b)",
+    re.I,
+)
+_COURTESY_CONDITION = re.compile(
+    r"你|您|\byou\b|可以的话|可能的话|方便的话|需要的话|必要的话|\bpossible\b|\bneeded\b|\bnecessary\b|\bin doubt\b|\bunsure\b",
+    re.I,
+)
+# "算了这个别记了", "don't save that part", "never mind, forget it": the sentence's statements are taken back
+_DONT_KEEP = re.compile(
+    r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?算了吧?$|"
+    r"\b(?:don'?t|do not|no need to)\s+(?:save|store|remember|record|note|keep)\b(?!\s+(?:my|the user))|"
+    r"\bforget (?:that|it|I said)\b|\bnever ?mind\b",
+    re.I,
+)
 _WHEN_CLAUSE_ZH = re.compile(
     r"^((?:以后|之后|今后|往后|下次|每次|平时)[^，,。；;]{1,16}?(?:的时候|时))[，,]\s*"
 )
@@ -1566,6 +1598,10 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     terms: list[str] = []  # Chinese terms of English sentences, by placeholder
     for sentence in split_sentences(content):
+        # "我女儿生日是6月12号，哦不是，是6月21号": a value taken back at once gives way to the one after it
+        sentence = _SLIPPED_VALUE_EN.sub(
+            r"\g<head>\g<new>", _SLIPPED_VALUE_ZH.sub(r"\g<head>\g<new>", sentence)
+        )
         zh = _chinese(sentence) or _chinese_after_header(sentence)
         if not zh and has_cjk(sentence):
             sentence = _mark_terms(sentence, terms)
@@ -1642,7 +1678,19 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             if _NOT_IDENTITY.match(c) and any(_IS_IDENTITY.match(later) for _w2, later in clauses[k + 1 :])
         }
         correction = correction or bool(denied)
+        hypothetical = False
         for k, (written, clause) in enumerate(clauses):
+            if _DONT_KEEP.search(clause):
+                # "记一下我每周三打羽毛球……算了这个别记了": the sentence's statements so far are taken back
+                del out[first:]
+                hypothetical = True
+                continue
+            if _HYPOTHETICAL.match(clause) and not _COURTESY_CONDITION.search(clause):
+                hypothetical = (
+                    True  # "如果以后搬去北京的话，我想买辆车", "If I ever move to Berlin…": not a fact
+                )
+            if hypothetical:
+                continue
             if zh:  # "周末我一般都在河边钓鱼": a time of the week put before the subject goes after it
                 clause = _FRONTED_TIME_ZH.sub(r"\2\1", clause)
                 clause = _FRONTED_OBJECT_ZH.sub(_object_back, clause)
@@ -2505,6 +2553,63 @@ def _slot(text: str) -> str:
     return ""
 
 
+# "X, not Y" / "not Y, X" / "是X，不是Y" / "不是Y，是X": the value said and the one denied
+_INSTEAD = re.compile(
+    r"(?:it'?s|it is|is|are|是)?\s*(?P<new>[^,，;；.。—–]{1,30}?)\s*[,，—–]\s*(?:not|不是)\s+?(?P<old>[^,，;；.。—–]{1,30})"
+    r"|(?:not|不是)\s*(?P<old2>[^,，;；.。—–]{1,30}?)\s*[,，—–]\s*(?:it'?s|it is|是|but)?\s*(?P<new2>[^,，;；.。—–]{1,30})",
+    re.I,
+)
+# the bare new value of a take-back: "sorry 打错了，是 M3 Max", "no, it's the 21st"
+_BARE_VALUE = re.compile(
+    r"(?:^|[,，\s])(?:应该是|其实是|是|it'?s|it is)\s*(?P<new>[^,，;；.。!！]{1,24})", re.I
+)
+_SHAPE_TOKEN = re.compile(r"[A-Za-z]*\d+[A-Za-z]*|\d+[\u4e00-\u9fff]\d+[\u4e00-\u9fff]?")
+
+
+def _shape(token: str) -> str:
+    return re.sub(r"[A-Za-z]+", "a", re.sub(r"\d+", "0", token))
+
+
+def _retaken(statement: str, content: str) -> str:
+    """The statement with the value a take-back message corrects replaced by the new one, or "": the denied
+    value named in the statement ("…, not penicillin"), or the bare new value in the place of the statement's
+    value of the same shape ("M1" → "M3 Max", "6月12号" → "6月21号")."""
+    for m in _INSTEAD.finditer(content):
+        new, old = (
+            (m.group("new") or m.group("new2") or "").strip(),
+            (m.group("old") or m.group("old2") or "").strip(),
+        )
+        if new and old and old.lower() in statement.lower() and old.lower() not in new.lower():
+            new = re.sub(r"^(?:it'?s|it is|is|are|是)\s+", "", new, flags=re.I)
+            return re.sub(re.escape(old), new, statement, count=1, flags=re.I)
+    if m := _BARE_VALUE.search(content):
+        new = m.group("new").strip()
+        first = _SHAPE_TOKEN.match(new)
+        if first:
+            for token in _SHAPE_TOKEN.finditer(statement):
+                if _shape(token.group(0)) == _shape(first.group(0)) and token.group(0) != first.group(0):
+                    return statement[: token.start()] + new
+    return ""
+
+
+# What a colleague or a friend likes, thinks or insists on is theirs, not the user's ("The user's coworker Priya
+# loves that stuff", "用户的同事小张天天说只用 Vim"); the family's (a partner's diet, a child's allergy) stays.
+_ACQUAINTANCE_EN = (
+    r"(?:co-?workers?|colleagues?|boss|manager|buddy|friends?|teammates?|roommates?|flatmates?|neighbou?rs?|"
+    r"classmates?|(?:team )?lead|supervisor|cto|ceo|pm)"
+)
+_ACQUAINTANCE_ZH = r"(?:同事|老板|领导|经理|上司|朋友|好友|哥们|闺蜜|室友|同学|邻居|队友|组长|导师|主管|老大|teammate|manager|boss|PM)"
+_OTHERS_VIEW = re.compile(
+    rf"^The user's (?:\w+ )?{_ACQUAINTANCE_EN}(?: [A-Z][\w-]*)?(?: (?:really|always|only|just|totally|kind of|"
+    r"keeps|still|also))* (?:loves?|likes?|hates?|prefers?|swears? by|insists?|cares? about|thinks?|says?|"
+    r"believes?|is obsessed|is into|is convinced|is weird|is (?:always|so|very|super|really)\b|wants?|"
+    r"is (?:a )?(?:big )?fan)\b"
+    rf"|^用户(?:的)?\s?{_ACQUAINTANCE_ZH}[\u4e00-\u9fffA-Za-z\s]{{0,8}}?(?:说|觉得|认为|爱|喜欢|讨厌|非要|死活|坚持|"
+    r"只在乎|只关心|在乎|总是|老是|天天|超爱|特别爱|比较|就爱|偏爱|推荐|嫌)",
+    re.I,
+)
+
+
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
     r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*"
@@ -2565,13 +2670,25 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         mine: list[Candidate] = []
         for candidate in _message_candidates(content, antecedent, owner):
             key = candidate.content.lower()
-            if key in seen:
+            if key in seen or _OTHERS_VIEW.match(candidate.content):
                 continue
             seen.add(key)
             candidate.source_message_id = message.get("message_id") or ""
             mine.append(candidate)
         if had := _had_in_passing(content, mine):  # "每次带我家狗出去遛…": the user has a dog
             mine.append(had)
+        if not mine and previous and _TAKE_BACK.match(content):
+            # "actually it's sulfa drugs, not penicillin", "sorry 打错了，是 M3 Max": the new value takes the old
+            # one's place in the statement it corrects (which the take-back below then replaces)
+            for old in previous:
+                if (text := _retaken(old.content, content)) and text.lower() not in seen:
+                    seen.add(text.lower())
+                    mine.append(
+                        dataclasses.replace(
+                            old, content=text, replaces=(), source_message_id=message.get("message_id") or ""
+                        )
+                    )
+                    break
         if mine and _TAKE_BACK.match(content):
             said = content_tokens(content).union(
                 *(content_tokens(c.content) for c in mine)
