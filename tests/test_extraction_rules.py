@@ -166,6 +166,12 @@ def test_it_leaves_out_hypotheticals_take_backs_and_other_peoples_tastes(text, c
             "用户使用 MacBook Pro M3 Max",
         ),
         ("我女儿六岁", "不对，不是六岁，是七岁", "用户的女儿七岁"),
+        # a weekday is one word of the value; the owned-up mix-up is no statement
+        (
+            "记一下，我们组周会是每周一上午十点",
+            "诶不对不对，是周二，周一那个是隔壁组的，我搞混了",
+            "用户的团队周会是每周二上午十点",
+        ),
     ],
 )
 def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, second, content):
@@ -174,6 +180,44 @@ def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, s
     [candidate] = found
     assert candidate.content == content and candidate.correction and candidate.source_message_id == "m2"
     assert len(candidate.replaces) == 1
+
+
+@pytest.mark.parametrize(
+    "text, contents",
+    [
+        # The bare items of a background: a role is what the user is, an instruction is the assistant's, a
+        # pointer at what the talk left out ("flag it") is nothing.
+        (
+            "use this as my profile going forward: 3rd year PhD student, computational linguistics",
+            ["The user is a 3rd year PhD student", "The user's profile: computational linguistics"],
+        ),
+        (
+            "Background for all future chats: I run a bakery in Halifax. Keep answers practical, no fluff.",
+            [
+                "The user runs a bakery in Halifax",
+                "The user wants the assistant to keep answers practical",
+                "The user wants no fluff",
+            ],
+        ),
+        (
+            "Remember that my daughter Maya has a tree nut allergy. Anything food related, flag it.",
+            ["The user's daughter Maya has a tree nut allergy"],
+        ),
+        ("remember 我的 GitHub username 是 kaiwen-dev", ["用户的 GitHub username 是 kaiwen-dev"]),
+        # a head count of "we" is the team's; a cleft "是在…的" says where
+        ("we're 12 people, fully remote. whats a good standup format", ["The user's team has 12 people"]),
+        ("’ 对了我是在一家做医疗器械的公司做采购的，语气正式点哈", ["用户在一家做医疗器械的公司做采购"]),
+    ],
+)
+def test_it_reads_background_items_head_counts_and_clefts(text, contents):
+    assert [c.content for c in extract_rules([human(text)])] == contents
+
+
+def test_a_bare_city_answers_the_assistants_question_with_a_particle():
+    found = extract_rules(
+        [human("周末带娃去哪玩好啊"), {"role": "ai", "content": "你在哪个城市呀？"}, human("苏州，园区这边")]
+    )
+    assert [c.content for c in found] == ["用户住在苏州"]
 
 
 def test_it_marks_a_background_request_explicit():

@@ -127,7 +127,7 @@ _EN_CLAUSE = re.compile(
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
-    r"^(?:[\s，,。.!！：:、;；\"'“”()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|说实话|老实说|坦白说|讲真|"
+    r"^(?:[\s，,。.!！：:、;；\"'“”‘’「」『』()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|说实话|老实说|坦白说|讲真|"
     # "就是我最近开始用 Obsidian 了" ("it's just that …"): a discourse word before the subject
     r"就是(?=我)|算下来|算起来|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
@@ -489,7 +489,9 @@ _WRONG_ZH = re.compile(
     r"^(?:我|本人)的?(?P<topic>[\u4e00-\u9fff]{1,6}?)(?:记错|说错|写错|搞错|弄错|填错)了?$"
 )
 # "我记错了" / "刚才说错了" alone: a correction follows, nothing about the user is said.
-_SLIP_ZH = re.compile(r"^(?:我|本人)?(?:刚才|之前|前面)?(?:记错|说错|写错|搞错|弄错|填错|打错)了?$")
+_SLIP_ZH = re.compile(
+    r"^(?:我|本人)?(?:刚才|之前|前面)?(?:记错|说错|写错|搞错|弄错|填错|打错|搞混|记混|弄混|记岔|搞反)了?$"
+)
 _NEW_VALUE_AT_END = re.compile(
     r"(?:批了|定了|定在|改成|变成|改为|涨到|降到|砍到|调到|加到|减到|改到|提前到|推迟到|延期到)了?"
     r"(?P<value>[^，,。了]{1,10})了?$"
@@ -1105,6 +1107,14 @@ def _rewrite_en(clause: str) -> str:
         clause,
         flags=re.I,
     )
+    # "we're 12 people", "we are 30 engineers in Berlin": a head count of the user's team
+    text = re.sub(
+        rf"^(?:we're|we are) (?:just |only |about |around |roughly )?(\d+|{_NUMBER_WORD}) "
+        r"(people|persons|folks|of us|engineers|developers|devs|employees|staff|designers|nurses|teachers)\b",
+        r"the user's team has \1 \2",
+        text,
+        flags=re.I,
+    )
     for pattern, repl in _EN_SELF_LEAD:
         text, n = pattern.subn(repl, text, count=1)
         if n:
@@ -1495,6 +1505,21 @@ _ROLE_ZH = re.compile(
 _NAMED_EN = re.compile(r"^(?:an? |the )?(?:[\w-]+ ){0,2}?(?:[A-Z0-9][\w.+#-]*)(?: [\w.+#-]+){0,3}$")
 
 
+_DANGLING_ITEM_EN = re.compile(r"\b(?:it|that|this|them)$|^(?:anything|everything|something)\b", re.I)
+_IMPERATIVE_ITEM_EN = re.compile(
+    r"^(?:please )?(?:keep|use|cite|flag|avoid|give|write|answer|reply|respond|explain|include|skip|stop|show|put|"
+    r"add|assume|treat|remind|tell|call|always|never|don't|do not|be)\b",
+    re.I,
+)
+_ROLE_ITEM_EN = re.compile(
+    r"^(?:an? )?[\w' -]{0,40}\b(?:student|engineer|developer|dev|designer|teacher|nurse|doctor|manager|lawyer|"
+    r"accountant|researcher|scientist|analyst|consultant|founder|owner|writer|artist|illustrator|photographer|chef|"
+    r"farmer|driver|pilot|retiree|freelancer|musician|architect|editor|professor|lecturer|intern|candidate|"
+    r"postdoc|resident|technician|electrician|plumber|mechanic|pharmacist|therapist|veterinarian|vet)s?$",
+    re.I,
+)
+
+
 def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
     """Statements from the bare items of a background list: a state reads "the user is …", a part with
     its role says what the role uses ("用户的前端使用 Next.js"), and the named things are listed together
@@ -1506,7 +1531,22 @@ def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
     out: list[str] = []
     named: list[str] = []
     for item in items:
-        if not zh and _EN_STATE.match(item):
+        if not zh and _DANGLING_ITEM_EN.search(item):
+            continue  # "flag it", "Anything food related": it points at what the talk left out
+        if not zh and _IMPERATIVE_ITEM_EN.match(item):  # "Keep answers practical", "cite papers"
+            out.append(
+                "The user wants the assistant to " + re.sub(r"^please\s+", "", item, flags=re.I).lower()
+            )
+        elif not zh and (no := re.match(r"no (?P<what>[\w' -]{2,30})$", item, re.I)):
+            out.append(f"The user wants no {no.group('what')}")  # "no fluff"
+        elif not zh and _ROLE_ITEM_EN.search(item):  # "3rd year PhD student", "a retired teacher"
+            article = (
+                ""
+                if re.match(r"(?:an?|the) ", item, re.I)
+                else ("an " if item[:1].lower() in "aeiou" else "a ")
+            )
+            out.append(f"The user is {article}{item}")
+        elif not zh and _EN_STATE.match(item):
             out.append(f"The user is {item}")  # "married", "based in Warsaw"
         elif zh and (m := _ROLE_ZH.match(item)):
             role, term = (
@@ -1552,6 +1592,9 @@ def _chinese(text: str) -> bool:
 def _chinese_after_header(text: str) -> bool:
     """An English header over Chinese content ("Remember this for later：我是UX designer，主要用Figma"): the
     content's language is the sentence's."""
+    remember = _REMEMBER.match(text)
+    if remember and remember.end() < len(text) and _chinese(text[remember.end() :]):
+        return True  # "remember 我的 GitHub username 是 kaiwen-dev"
     header = _HEADER_SPLIT.search(text)
     if not header or header.start() > 40 or not text[header.end() :].strip():
         return False
@@ -2009,6 +2052,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             if len(text) < (4 if zh else 10) or len(clause) < (2 if zh and background else 3 if zh else 6):
                 continue
             kept_before = True
+            if zh:  # "用户是在一家医疗器械公司做采购的": the cleft says where the user works
+                text = re.sub(r"^(用户(?:的[\u4e00-\u9fff]{1,4})?)是(在.{2,}?)的$", r"\1\2", text)
             for part in _split_objects(text) if not zh and rule != "instruction" else [text]:
                 out.append(
                     Candidate(
@@ -2025,7 +2070,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             antecedent = named
         for text in _bare_statements(bare, header_text, zh):
             if not _ABOUT_TALK.search(text):
-                out.append(Candidate(text, "fact", 0.95, rule="remember", explicit=True))
+                kind = "preference" if text.startswith("The user wants") else "fact"
+                out.append(Candidate(text, kind, 0.95, rule="remember", explicit=True))
         # "手机号换了，新号码尾号 6621", "离职了，现在在…", "我换工作了，从美团跳到了字节": the bare announcement of a
         # change says nothing the statements after it do not say better.
         mine = out[first:]
@@ -2450,7 +2496,7 @@ _ASKED_PLACE_EN = re.compile(r"\bwhere (?:do you (live|work)|are you (?:(based|l
 _ASKED_CLEFT_ZH = re.compile(
     r"(?:你|您)?(?P<verb>[报学读考做教住开养用选])的是(?:哪个|什么|哪一?个|哪家|哪所)(?P<what>[\u4e00-\u9fff]{1,4})[？?]"
 )
-_ASKED_PLACE_ZH = re.compile(r"你(?:现在)?(?:住)?在哪(?:个城市|座城市|里|儿)(?:住)?[？?]")
+_ASKED_PLACE_ZH = re.compile(r"你(?:现在)?(?:住)?在哪(?:个城市|座城市|里|儿)(?:住)?[呀啊呢嘛]?[？?]")
 _ASKED_AGE_ZH = re.compile(r"你(?:家)?(?P<who>孩子|儿子|女儿|宝宝|小孩)(?:今年)?多大(?:了)?[？?]")
 _BARE_ANSWER_EN = re.compile(
     r"^(?!(?:yes|yeah|yep|no|nope|sure|ok|okay|maybe|not|i|we|it|that|this|just|well|hmm|um|both|neither|eh|meh|"
@@ -2563,10 +2609,13 @@ _INSTEAD = re.compile(
 _BARE_VALUE = re.compile(
     r"(?:^|[,，\s])(?:应该是|其实是|是|it'?s|it is)\s*(?P<new>[^,，;；.。!！]{1,24})", re.I
 )
-_SHAPE_TOKEN = re.compile(r"[A-Za-z]*\d+[A-Za-z]*|\d+[\u4e00-\u9fff]\d+[\u4e00-\u9fff]?")
+_WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天]|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
+_SHAPE_TOKEN = re.compile(rf"{_WEEKDAY}|[A-Za-z]*\d+[A-Za-z]*|\d+[\u4e00-\u9fff]\d+[\u4e00-\u9fff]?")
 
 
 def _shape(token: str) -> str:
+    if re.fullmatch(_WEEKDAY, token):
+        return "weekday"
     return re.sub(r"[A-Za-z]+", "a", re.sub(r"\d+", "0", token))
 
 
@@ -2588,6 +2637,9 @@ def _retaken(statement: str, content: str) -> str:
         if first:
             for token in _SHAPE_TOKEN.finditer(statement):
                 if _shape(token.group(0)) == _shape(first.group(0)) and token.group(0) != first.group(0):
+                    # a weekday is one word of the value ("每周一上午十点" → "每周二上午十点"); a number runs to the end
+                    if _shape(first.group(0)) == "weekday" and new == first.group(0):
+                        return statement[: token.start()] + new + statement[token.end() :]
                     return statement[: token.start()] + new
     return ""
 
