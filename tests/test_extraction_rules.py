@@ -146,6 +146,17 @@ def test_it_reads_headers_fronted_objects_and_tails_as_written(text, contents):
         ("My buddy Jake swears by standing desks.", []),
         ("My manager is Sarah.", ["The user's manager is Sarah"]),
         ("My wife loves hiking.", ["The user's wife loves hiking"]),
+        ("我朋友小周特别能吃辣，无辣不欢那种", []),
+        # a moment in a background list, a question without a question mark, a request for help
+        (
+            "记住：我是 Muslim，不吃 pork。今晚想去吃 dim sum，有啥要注意的",
+            ["用户是 Muslim", "用户不吃 pork"],
+        ),
+        ("need help planning a birthday dinner, I'm vegan", ["The user is vegan"]),
+        # what the user gave up beside what they have now; a gerund is no subject; an aside cut short
+        ("我搬到杭州了，上海那个 apartment 已经退租了", ["用户住在杭州"]),
+        ("Tipping still confuses me", []),
+        ("we're in Portland (oregon, not maine lol)", ["The user is in Portland"]),
     ],
 )
 def test_it_leaves_out_hypotheticals_take_backs_and_other_peoples_tastes(text, contents):
@@ -171,6 +182,12 @@ def test_it_leaves_out_hypotheticals_take_backs_and_other_peoples_tastes(text, c
             "记一下，我们组周会是每周一上午十点",
             "诶不对不对，是周二，周一那个是隔壁组的，我搞混了",
             "用户的团队周会是每周二上午十点",
+        ),
+        # the place moved to takes the old place's; the message's subjectless clause stands for it
+        (
+            "我的server在阿里云华东，帮我看下延迟",
+            "sorry说错了，上个月已经迁到AWS新加坡了，不在阿里云了",
+            "用户的服务器在AWS新加坡",
         ),
     ],
 )

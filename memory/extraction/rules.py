@@ -323,7 +323,7 @@ _REQUEST_ZH = re.compile(
 # What a person does or has, denied of themselves ("I don't eat pork", "… and never drive"): not a request.
 _SELF_VERBS_EN = r"(?:\w+ly )?(?:have|like|eat|drink|know|own|live|work|speak|smoke|drive)"
 _REQUEST_EN = re.compile(
-    rf"^(?:can|could|would|will) you\b|^(?:don'?t|do not|never)\s+(?!{_SELF_VERBS_EN}\b)|^(?:just|then|now|ok|okay)\s+(?=(?:give|tell|show|list|write|make|send|keep|"
+    rf"^(?:can|could|would|will) you\b|^(?:I )?(?:need|want|could use|would like) (?:some )?(?:help|ideas|advice|a hand|tips|suggestions)\b|^(?:don'?t|do not|never)\s+(?!{_SELF_VERBS_EN}\b)|^(?:just|then|now|ok|okay)\s+(?=(?:give|tell|show|list|write|make|send|keep|"
     r"skip|use|explain|summari[sz]e|pick|fix|check|do)\b(?! (?:it|so)\b))|^(?:please|help|write|draft|make|fix|convert|translate|recommend|suggest|"
     r"give|tell|explain|summari[sz]e|plan|show|list|sort|create|generate|rewrite|tidy|check|find|compare|"
     r"swap|add|remove|turn|send|what|how|why|which|where|when|who|is it|are there|do you|does|any tips|"
@@ -338,6 +338,7 @@ _REQUEST_EN = re.compile(
 # a question mark, or the A-not-A question of Chinese ("是不是病了", "有没有推荐", "能不能帮我")
 _QUESTION = re.compile(
     r"[?？]\s*$|(?:是不是|有没有|要不要|能不能|会不会|可不可以|该不该|用不用|行不行|对不对|好不好|需不需要)"
+    r"|有啥|是啥|干啥|为啥|做啥|吃啥|买啥|选啥|送啥"
     r"(?![\u4e00-\u9fff]{0,6}(?:都|也)?(?:无所谓|不重要|不知道|不确定))"
 )
 _MOOD = re.compile(
@@ -1354,7 +1355,11 @@ def _switched(statement: str) -> str:
         return f"{m.group('subj')}现在使用 {what}"
     if m := _JOINED_ZH.match(statement):
         return f"{m.group('subj') or m.group('subj2')}现在在{m.group('org') or m.group('org2')}工作"
-    if (m := _SWITCHED_THING_ZH.match(statement)) and not statement.startswith("用户"):
+    if (
+        (m := _SWITCHED_THING_ZH.match(statement))
+        and not statement.startswith("用户")
+        and not _TIME_ONLY_ZH.fullmatch(m.group("what").strip())  # "上个月已经迁到…": no thing named
+    ):
         what = m.group("what").strip()
         return f"{what}{' ' if what[-1:].isascii() else ''}现在使用 {m.group('new')}"
     if m := _SWITCHED_EN.match(statement):
@@ -1397,6 +1402,11 @@ def _switched(statement: str) -> str:
     ):
         return f"{m.group('what')}现在是{m.group('when')}"
     return statement
+
+
+_TIME_ONLY_ZH = re.compile(
+    r"(?:现在|目前|如今|上个?月|上周|去年|今年|前年|最近|刚刚?|已经|早就|后来|之前|前阵子|前段时间|上礼拜|上星期)+"
+)
 
 
 # A value raised or cut says what it is now: "Rent went up to 1350 a month" → "Rent is now 1350 a month",
@@ -1531,8 +1541,8 @@ def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
     out: list[str] = []
     named: list[str] = []
     for item in items:
-        if not zh and _DANGLING_ITEM_EN.search(item):
-            continue  # "flag it", "Anything food related": it points at what the talk left out
+        if not zh and _DANGLING_ITEM_EN.search(item) or _MOOD.search(item) or _PERIOD.search(item):
+            continue  # "flag it" points at what the talk left out; "今晚想去吃 dim sum" is of a moment
         if not zh and _IMPERATIVE_ITEM_EN.match(item):  # "Keep answers practical", "cite papers"
             out.append(
                 "The user wants the assistant to " + re.sub(r"^please\s+", "", item, flags=re.I).lower()
@@ -2641,7 +2651,29 @@ def _retaken(statement: str, content: str) -> str:
                     if _shape(first.group(0)) == "weekday" and new == first.group(0):
                         return statement[: token.start()] + new + statement[token.end() :]
                     return statement[: token.start()] + new
+    # "sorry说错了，上个月已经迁到AWS新加坡了" after "用户的服务器在阿里云华东": the place or the thing of the
+    # statement is the new one
+    if (moved := _MOVED_VALUE.search(content)) and (held := _HELD_VALUE.match(statement)):
+        new = (moved.group("new") or moved.group("new_en") or "").strip()
+        head = held.group("head") or held.group("head_en")
+        if (
+            new
+            and (moved.group("new") is not None) == bool(held.group("head"))
+            and new.lower() not in statement.lower()
+        ):
+            return head + new
     return ""
+
+
+_MOVED_VALUE = re.compile(
+    r"(?:迁到|迁去|搬到|搬去|换到|改到|换成|改成|改用|转到)了?\s*(?P<new>[^，,。；;！!了]{2,16})"
+    r"|\b(?:moved|switched|migrated|changed|went) (?:over )?to (?P<new_en>[\w .'&-]{2,30}?)(?=[,.;!]|$| now| last| this)",
+    re.I,
+)
+_HELD_VALUE = re.compile(
+    r"^(?P<head>用户[^，,。]{0,10}?(?:在|使用|用)\s?)(?P<val>.+)$"
+    r"|^(?P<head_en>The user(?:'s [\w -]+?)? (?:is in|is at|lives in|works at|uses|is on|is based in) )(?P<val_en>.+)$"
+)
 
 
 # What a colleague or a friend likes, thinks or insists on is theirs, not the user's ("The user's coworker Priya
@@ -2657,8 +2689,15 @@ _OTHERS_VIEW = re.compile(
     r"believes?|is obsessed|is into|is convinced|is weird|is (?:always|so|very|super|really)\b|wants?|"
     r"is (?:a )?(?:big )?fan)\b"
     rf"|^用户(?:的)?\s?{_ACQUAINTANCE_ZH}[\u4e00-\u9fffA-Za-z\s]{{0,8}}?(?:说|觉得|认为|爱|喜欢|讨厌|非要|死活|坚持|"
-    r"只在乎|只关心|在乎|总是|老是|天天|超爱|特别爱|比较|就爱|偏爱|推荐|嫌)",
+    r"只在乎|只关心|在乎|总是|老是|天天|超爱|特别爱|特别能|比较|就爱|偏爱|推荐|嫌|能吃|能喝|无.不欢)",
     re.I,
+)
+
+
+# a thing the user gave up, said beside what they have now ("上海那个公寓已经退租了"): no fact of now
+_ENDED_ZH = re.compile(r"^用户.{0,12}?(?:已经|早就)(?:退租|退掉|卖掉|转让|注销)了?$")
+_GERUND_SUBJECT = re.compile(
+    r"^(?!Nothing|Everything|Something|Anything|Morning|Evening|Spring|King|Ring|Sing)[A-Z][a-z]{2,}ing\b"
 )
 
 
@@ -2666,7 +2705,7 @@ _OTHERS_VIEW = re.compile(
 _TAKE_BACK = re.compile(
     r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*"
     r"(?:不对|不是(?=[，,。！!\s]|的)|错了|说错|搞错|弄错|记错|等等|等一下|更正|纠正|"
-    r"(?:no|nope|wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops)\b)",
+    r"(?:no|nope|wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops|update|quick update)(?![A-Za-z]))",
     re.I,
 )
 # Content words of a statement: Chinese character pairs, other words (a plural's s left off), without the
@@ -2722,24 +2761,36 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         mine: list[Candidate] = []
         for candidate in _message_candidates(content, antecedent, owner):
             key = candidate.content.lower()
-            if key in seen or _OTHERS_VIEW.match(candidate.content):
-                continue
+            if (
+                key in seen
+                or _OTHERS_VIEW.match(candidate.content)
+                or _GERUND_SUBJECT.match(candidate.content)
+                or _ENDED_ZH.search(candidate.content)
+            ):
+                continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
+            if "(" in candidate.content and ")" not in candidate.content:  # "The user is in Portland (oregon"
+                candidate.content = candidate.content[: candidate.content.index("(")].rstrip(" ,")
             seen.add(key)
             candidate.source_message_id = message.get("message_id") or ""
             mine.append(candidate)
         if had := _had_in_passing(content, mine):  # "每次带我家狗出去遛…": the user has a dog
             mine.append(had)
-        if not mine and previous and _TAKE_BACK.match(content):
+        if (
+            previous
+            and _TAKE_BACK.match(content)
+            and not any(c.content.startswith(("用户", "The user")) for c in mine)
+        ):
             # "actually it's sulfa drugs, not penicillin", "sorry 打错了，是 M3 Max": the new value takes the old
-            # one's place in the statement it corrects (which the take-back below then replaces)
+            # one's place in the statement it corrects (which the take-back below then replaces), and stands for
+            # what the message said without a subject ("上个月已经迁到AWS新加坡了")
             for old in previous:
                 if (text := _retaken(old.content, content)) and text.lower() not in seen:
                     seen.add(text.lower())
-                    mine.append(
+                    mine[:] = [
                         dataclasses.replace(
                             old, content=text, replaces=(), source_message_id=message.get("message_id") or ""
                         )
-                    )
+                    ]
                     break
         if mine and _TAKE_BACK.match(content):
             said = content_tokens(content).union(
