@@ -87,6 +87,8 @@ def test_it_leaves_the_request_out_and_splits_independent_facts(text, contents):
             ["用户是UX 设计师", "用户主要使用 Figma"],
         ),
         ("Translate this: 我是老师", []),  # material after a request, in either language
+        # a sentence that opens with 我 is Chinese, whatever number of English terms it has
+        ("我是 freelance UX designer", ["用户是自由职业 UX 设计师"]),
         # A fact before a request whose material follows a colon is kept; the material is not.
         (
             "我对花生过敏，帮我看看这个菜谱有哪些要换掉的：宫保鸡丁，鸡胸肉300克，花生米50克",

@@ -1585,6 +1585,10 @@ def _chinese(text: str) -> bool:
     if not has_cjk(text):
         return False
     text = text.strip()
+    if re.match(
+        r"(?:我们|咱们|我)(?![A-Za-z])", text
+    ):  # "我是 freelance UX designer，在家 work": Chinese grammar
+        return True
     words = _LATIN_WORD.findall(text)
     english = sum(
         1
