@@ -225,6 +225,7 @@ def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, s
         ("remember 我的 GitHub username 是 kaiwen-dev", ["用户的 GitHub username 是 kaiwen-dev"]),
         # a head count of "we" is the team's; a cleft "是在…的" says where
         ("we're 12 people, fully remote. whats a good standup format", ["The user's team has 12 people"]),
+        ("我们公司一共就二十来个人", ["用户的公司有二十来个人"]),
         ("’ 对了我是在一家做医疗器械的公司做采购的，语气正式点哈", ["用户在一家做医疗器械的公司做采购"]),
     ],
 )

@@ -2068,6 +2068,13 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             kept_before = True
             if zh:  # "用户是在一家医疗器械公司做采购的": the cleft says where the user works
                 text = re.sub(r"^(用户(?:的[\u4e00-\u9fff]{1,4})?)是(在.{2,}?)的$", r"\1\2", text)
+                # "用户的公司一共就二十来个人" → "用户的公司有二十来个人"
+                text = re.sub(
+                    r"^(用户的[\u4e00-\u9fff]{1,4}?)(?:一共|总共|加起来)?(?:就|只)?(?:有)?"
+                    r"([一二两三四五六七八九十百几\d]+[来多余]?(?:个)?人)(?:左右)?$",
+                    r"\1有\2",
+                    text,
+                )
             for part in _split_objects(text) if not zh and rule != "instruction" else [text]:
                 out.append(
                     Candidate(
