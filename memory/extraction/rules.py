@@ -109,7 +109,7 @@ _EN_SECOND_PREDICATE = (
 )
 
 _SENTENCE_END = re.compile(
-    r"(?<=[。！？!?；;])|(?<=[.])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)\s+|\n+"
+    r"(?<=[。！？!?；;～])|(?<=[.])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)\s+|\n+"
 )
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
@@ -137,7 +137,7 @@ _LEAD = re.compile(
     re.I,
 )
 _TRAIL = re.compile(
-    r"(?:[\s，,：:、;；。.!！…~]|[啊呀吧呢哈嘛哦]|[\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
+    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|[\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
     re.I,
 )
 
@@ -185,7 +185,11 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
         for part in parts:
             if (
                 joined
-                and (_PLACE_PHRASE_EN.match(part.strip()) or _CONTRAST_TAIL_EN.match(part.strip()))
+                and (
+                    _PLACE_PHRASE_EN.match(part.strip())
+                    or _CONTRAST_TAIL_EN.match(part.strip())
+                    or _ADVERBIAL_TAIL_EN.match(part.strip())  # "I read a ton, mostly on my Kindle"
+                )
                 and not _VERB_EN.search(part)
             ):  # "I only use grams, never cups": a contrast without a verb is the clause's too
                 joined[-1] = f"{joined[-1].rstrip()}, {part.strip()}"
@@ -198,6 +202,10 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
 _PLACE_PHRASE_EN = re.compile(
     r"^(?:near|next to|close to|just outside|outside|right by|not far from|(?:north|south|east|west) of)\s+"
     r"(?:the [\w'.-]+|[A-Z][\w'.-]*)(?: [\w'.-]+){0,3}$"
+)
+_ADVERBIAL_TAIL_EN = re.compile(
+    r"^(?:mostly|usually|mainly|often|always|sometimes|largely|almost always) (?:on|in|at|with|from|via|by|for) [\w' .-]{2,40}$",
+    re.I,
 )
 _CONTRAST_TAIL_EN = re.compile(r"^(?:never|rather than|instead of)\s+(?:[\w'.$-]+\s?){1,3}$", re.I)
 _LIST_TAIL = re.compile(r"^(?:[\w'.-]+ ){0,4}(?:and|or) (?:[\w'.-]+ ?){1,4}$")
@@ -409,9 +417,16 @@ _FRONTED_OBJECT_ZH = re.compile(
 )
 
 
+_BARE_OBJECT_ZH = re.compile(
+    r"^(?!这|那|它|他|她|你|我|咱|大家|别人|其他|别的|也|都|还)(?P<obj>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:类|这类|之类的)?"
+    r"(?P<adv>(?:也|都|全都|一点都|一点也|从来)*)"
+    r"(?P<verb>过敏|不吃|不喝|不碰|吃不了|喝不了|不能吃|不能喝)$"
+)
+
+
 def _object_back(m: re.Match) -> str:
     obj, adv = m.group("obj"), m.group("adv")
-    if m.group("only"):  # "咖啡我只喝美式" → "我只喝美式咖啡"
+    if m.re is _FRONTED_OBJECT_ZH and m.group("only"):  # "咖啡我只喝美式" → "我只喝美式咖啡"
         return f"我{adv}{m.group('only')}{m.group('rest')}{obj}"
     if m.group("verb") == "过敏":
         return f"我对{obj}{adv}过敏"
@@ -618,7 +633,7 @@ _EMPHASIS_ZH = re.compile(
 )
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
-    r"^(?:在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
+    r"^(?:家里(?:还|也)?(?=养|有)|在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
     # a plan of the subject's ("打算转项目经理"), and a thing put first with only or never ("咖啡只喝黑的")
@@ -1711,8 +1726,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             # "翻译成英文：…", "Summarise this paragraph: …": what follows is material, not a fact; what comes
             # before the request is read ("我对花生过敏，帮我看看这个菜谱要换掉什么：…")
             body = head
-        elif explicit_message and not _request(body, zh):
-            explicit = background = True  # the sentences after "Remember this about me:" belong to it
+        elif explicit_message and not _request(body, zh) and not _MOOD.search(body):
+            # the sentences after "Remember this about me:" belong to it; one of a moment ("明天正好周一") does not
+            explicit = background = True
         subject = "用户" if zh else "The user"
         if zh and re.search(r"我(?:们)?家", header_text):
             subject = "用户家"  # "请记住我家的情况：三口之家…": the household is the subject
@@ -1751,6 +1767,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             if zh:  # "周末我一般都在河边钓鱼": a time of the week put before the subject goes after it
                 clause = _FRONTED_TIME_ZH.sub(r"\2\1", clause)
                 clause = _FRONTED_OBJECT_ZH.sub(_object_back, clause)
+                if kept_before and subject == "用户":  # "我吃素的，而且花生过敏", "我不吃辣，香菜也不吃"
+                    clause = _BARE_OBJECT_ZH.sub(_object_back, clause)
             if k and (named := _named_before(clauses[k - 1][0])):
                 antecedent = named
             if not zh and (moved_it := _MOVED_IT_EN.search(clause)):
