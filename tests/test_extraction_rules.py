@@ -226,6 +226,25 @@ def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, s
         # a head count of "we" is the team's; a cleft "是在…的" says where
         ("we're 12 people, fully remote. whats a good standup format", ["The user's team has 12 people"]),
         ("我们公司一共就二十来个人", ["用户的公司有二十来个人"]),
+        # an object said without its subject after a statement of the user's is the user's
+        ("我吃素的，而且花生过敏，帮我推荐几个带饭的菜呗", ["用户吃素的", "用户对花生过敏"]),
+        ("他不吃辣，香菜也不吃", []),
+        # the household's pet after a "～"; a moment after a "remember" is no part of it
+        (
+            "我住在杭州，家里还养了只柯基叫馒头～ 先帮我理一下周报吧",
+            ["用户住在杭州", "用户家还养了只柯基叫馒头"],
+        ),
+        ("记住我车牌尾号是7。明天正好周一", ["用户车牌尾号是7"]),
+        ("I read a ton, mostly on my Kindle.", ["The user read a ton, mostly on their Kindle"]),
+        # what is said of both is said of each
+        ("说来好笑我跟我老公都是写代码的", ["用户是写代码的", "用户的丈夫是写代码的"]),
+        ("My wife and I are both nurses.", ["The user is a nurse", "The user's wife is a nurse"]),
+        (
+            "My husband and I are both vegetarian.",
+            ["The user is vegetarian", "The user's husband is vegetarian"],
+        ),
+        # "anyway" ends what was to be remembered: a moment after it is not carried by the request
+        ("remember: I'm left-handed. anyway today is a mess", ["The user is left-handed"]),
         ("’ 对了我是在一家做医疗器械的公司做采购的，语气正式点哈", ["用户在一家做医疗器械的公司做采购"]),
     ],
 )

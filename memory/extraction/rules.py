@@ -127,7 +127,7 @@ _EN_CLAUSE = re.compile(
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
-    r"^(?:[\s，,。.!！：:、;；\"'“”‘’「」『』()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|说实话|老实说|坦白说|讲真|"
+    r"^(?:[\s，,。.!！：:、;；\"'“”‘’「」『』()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|说实话|说来好笑|说起来|老实说|坦白说|讲真|"
     # "就是我最近开始用 Obsidian 了" ("it's just that …"): a discourse word before the subject
     r"就是(?=我)|算下来|算起来|"
     r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
@@ -443,6 +443,27 @@ _SLIPPED_VALUE_EN = re.compile(
     r"(?:it's |it is |是\s*)?(?P<new>[^,;.，。]+)",
     re.I,
 )
+_BACK_TO_TASK = re.compile(
+    r"^\W*(?:anyway|anyways|so anyway|ok so|okay so|话说回来|言归正传|回到正题|好了)(?![A-Za-z])", re.I
+)
+# "我和我老公都是写代码的", "My wife and I are both nurses": each of the two is
+_BOTH_ZH = re.compile(
+    r"^用户(?:和|跟|与)用户的(?P<who>[\u4e00-\u9fff]{1,4}?)都(?P<what>是.{1,16}|在.{1,16}|有.{1,16})$"
+)
+_BOTH_EN = re.compile(r"^The user and their (?P<who>[\w-]+) are both (?P<what>[\w' -]{2,40})$")
+
+
+def _split_both(statement: str) -> list[str]:
+    if m := _BOTH_ZH.match(statement):
+        return [f"用户{m.group('what')}", f"用户的{m.group('who')}{m.group('what')}"]
+    if m := _BOTH_EN.match(statement):
+        what = m.group("what")
+        if re.fullmatch(r"(?:[\w-]+ ){0,2}[\w-]+[^s]s", what) and not what.endswith("ss"):
+            what = ("an " if what[0] in "aeiou" else "a ") + what[:-1]  # "nurses" → "a nurse"
+        return [f"The user is {what}", f"The user's {m.group('who')} is {what}"]
+    return [statement]
+
+
 # A condition opens a hypothetical: what follows it in the sentence is no fact. One asked of the assistant or
 # a courtesy ("if possible", "如果可以的话") is an instruction's and stays.
 _HYPOTHETICAL = re.compile(
@@ -1694,6 +1715,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             body = _clean(body[prefix.end() :])
         header = _HEADER_SPLIT.search(body)
         remember = _REMEMBER.search(body)
+        if _BACK_TO_TASK.match(body):
+            explicit_message = False  # "anyway, my E string snapped…": what was to be remembered has ended
         if (
             header
             and header.start() <= 40
@@ -2093,7 +2116,11 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     r"\1有\2",
                     text,
                 )
-            for part in _split_objects(text) if not zh and rule != "instruction" else [text]:
+            for part in (
+                [p for both in _split_both(text) for p in _split_objects(both)]
+                if not zh and rule != "instruction"
+                else _split_both(text)
+            ):
                 out.append(
                     Candidate(
                         part,
