@@ -245,6 +245,13 @@ def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, s
         ),
         # "anyway" ends what was to be remembered: a moment after it is not carried by the request
         ("remember: I'm left-handed. anyway today is a mess", ["The user is left-handed"]),
+        # alone is no count of people; an aside's tail and how the user sounds now are no facts
+        (
+            "我是 indie game dev，一个人在做一个 pixel art 的 roguelike",
+            ["用户是 indie game dev", "用户独自在做一个 pixel art 的 roguelike"],
+        ),
+        ("I have two cats (they're sitting on my keyboard rn)", ["The user has two cats"]),
+        ("My neighbor won't care", []),
         ("’ 对了我是在一家做医疗器械的公司做采购的，语气正式点哈", ["用户在一家做医疗器械的公司做采购"]),
     ],
 )

@@ -654,7 +654,7 @@ _EMPHASIS_ZH = re.compile(
 )
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
-    r"^(?:家里(?:还|也)?(?=养|有)|在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
+    r"^(?:家里(?:还|也)?(?=养|有)|一个人(?=在|做|带|住|过|负责|管)|独自|在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
     # a plan of the subject's ("打算转项目经理"), and a thing put first with only or never ("咖啡只喝黑的")
@@ -1532,7 +1532,10 @@ _BARE_NOUN = re.compile(
     r"背景|情况|资料|信息|环境|设备|设定|配置|tech stack|stack|setup|details|profile|background|context", re.I
 )
 _ZH_VERB = re.compile(r"[是在有用住做叫养会要教学带跑写爱]")
-_NUMBER_OF = re.compile(r"^[一二两三四五六七八九十\d]+(?:个|只|条|位)")
+# "两个孩子", "三只猫": a count the subject has (not "一个人在做…": alone)
+_NUMBER_OF = re.compile(
+    r"^[一二两三四五六七八九十\d]+(?:个|只|条|位)(?!人(?:在|做|带|住|过|生活|照顾|负责|搞|弄|管))"
+)
 
 
 _EN_STATE = re.compile(
@@ -2743,6 +2746,7 @@ _OTHERS_VIEW = re.compile(
     rf"^The user's (?:\w+ )?{_ACQUAINTANCE_EN}(?: [A-Z][\w-]*)?(?: (?:really|always|only|just|totally|kind of|"
     r"keeps|still|also))* (?:loves?|likes?|hates?|prefers?|swears? by|insists?|cares? about|thinks?|says?|"
     r"believes?|is obsessed|is into|is convinced|is weird|is (?:always|so|very|super|really)\b|wants?|"
+    r"(?:won't|will not|wouldn't|doesn't|does not|didn't|will|would) (?:care|mind|notice|like|love|hate)|"
     r"is (?:a )?(?:big )?fan)\b"
     rf"|^用户(?:的)?\s?{_ACQUAINTANCE_ZH}[\u4e00-\u9fffA-Za-z\s]{{0,8}}?(?:说|觉得|认为|爱|喜欢|讨厌|非要|死活|坚持|"
     r"只在乎|只关心|在乎|总是|老是|天天|超爱|特别爱|特别能|比较|就爱|偏爱|推荐|嫌|能吃|能喝|无.不欢)",
@@ -2752,6 +2756,7 @@ _OTHERS_VIEW = re.compile(
 
 # a thing the user gave up, said beside what they have now ("上海那个公寓已经退租了"): no fact of now
 _ENDED_ZH = re.compile(r"^用户.{0,12}?(?:已经|早就)(?:退租|退掉|卖掉|转让|注销)了?$")
+_PASSING_STATE_EN = re.compile(r"^The user (?:sounds|seems|looks|feels|felt|sounded|seemed|looked)\b")
 _GERUND_SUBJECT = re.compile(
     r"^(?!Nothing|Everything|Something|Anything|Morning|Evening|Spring|King|Ring|Sing)[A-Z][a-z]{2,}ing\b"
 )
@@ -2824,8 +2829,18 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or _ENDED_ZH.search(candidate.content)
             ):
                 continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
+            # an aside of a clause in brackets is chatter ("… two cats (they're sitting on my keyboard rn)")
+            candidate.content = re.sub(
+                r"\s*[(（][^()（）]*?\s[^()（）]*?\s[^()（）]*[)）]", "", candidate.content
+            )
             if "(" in candidate.content and ")" not in candidate.content:  # "The user is in Portland (oregon"
                 candidate.content = candidate.content[: candidate.content.index("(")].rstrip(" ,")
+            if (
+                ")" in candidate.content
+                and "(" not in candidate.content
+                or _PASSING_STATE_EN.match(candidate.content)
+            ):
+                continue  # the tail of an aside ("… on my keyboard rn)"); how the user sounds or seems now
             seen.add(key)
             candidate.source_message_id = message.get("message_id") or ""
             mine.append(candidate)
