@@ -192,6 +192,9 @@ def main() -> None:
     questions = {half: load(f"bilingual_{half}.jsonl") for half in halves}  # the extra sets' too
     for name in extra:
         subjects += load(f"bilingual_{name}_memories.jsonl")
+    repeated = sorted({s["user"] for s in subjects if sum(t["user"] == s["user"] for t in subjects) > 1})
+    if repeated:  # each set's subjects need their own names: a question finds its subject by name
+        parser.error(f"subjects named in more than one set: {', '.join(repeated)}")
 
     server = None
     if args.base_url:
