@@ -252,6 +252,13 @@ def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, s
         ),
         ("I have two cats (they're sitting on my keyboard rn)", ["The user has two cats"]),
         ("My neighbor won't care", []),
+        # how answers are written holds beyond the turn, with or without "always"
+        ("还有，回复用简体中文，别中英夹杂。", ["用户希望助手回复用简体中文", "用户要求助手别中英夹杂"]),
+        (
+            "cite papers when you can, and British spelling pls",
+            ["The user wants the assistant to cite papers when it can", "The user wants British spelling"],
+        ),
+        ("Write it in English", []),
         ("’ 对了我是在一家做医疗器械的公司做采购的，语气正式点哈", ["用户在一家做医疗器械的公司做采购"]),
     ],
 )

@@ -137,7 +137,7 @@ _LEAD = re.compile(
     re.I,
 )
 _TRAIL = re.compile(
-    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|[\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
+    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please)|[\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
     re.I,
 )
 
@@ -621,7 +621,7 @@ _TALK = re.compile(
 )
 # A standing instruction in Chinese names what the assistant should do (not "下次登录用").
 _ASSISTANT_ACT = re.compile(
-    r"回复|回答|输出|写|叫我|称呼|给我|提醒|推荐|中文|英文|表格|列表|格式|代码|注释|表情|你|助手"
+    r"回复|回答|输出|写|叫我|称呼|给我|提醒|推荐|中文|英文|中英|表格|列表|格式|代码|注释|表情|你|助手"
 )
 # The same after a time phrase: "去年春天从广州搬到了厦门", "上个月刚离职".
 _SELF_ZH_TIMED = re.compile(
@@ -696,7 +696,9 @@ _STANDING_ZH = re.compile(
     r"(?:用|回复|回答|叫我|称呼|给我|写|输出|先|要|别|不要|使用|加上|附上)|"
     r"(?:不要|别再|永远不要)(?:再|总是|每次)?.{0,10}?"
     r"(?:给我|帮我|用|回复|写|输出|加|叫我|发|使用|推荐|提醒)|"
-    r"请(?:你)?(?:以后|总是|始终|默认|每次)"
+    r"请(?:你)?(?:以后|总是|始终|默认|每次)|"
+    # how replies are written holds beyond this turn: "回复用简体中文", "别中英夹杂"
+    r"^(?:回复|回答|答复)(?:都|请|就)?(?:用|使用)(?:简体|繁体)?(?:中文|英文|粤语|日语)|^(?:别|不要)(?:再)?(?:中英夹杂|用表情|加表情|用emoji)"
 )
 _STANDING_EN = re.compile(
     r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)(?! (?:\w+ed|"
@@ -704,7 +706,9 @@ _STANDING_EN = re.compile(
     + r")\b)|don'?t ever|do not ever|from now on|going forward|"
     r"in the future|by default)\b|\b(?:from now on|by default)\b|"
     r"\byou should (?:always|never)\b|\bplease (?:always|never)\b|^(?:please )?don'?t (?:ever )?(?:use|call|send|"
-    r"write|reply|answer|add|include|schedule)\b|^call me\b",
+    r"write|reply|answer|add|include|schedule)\b|^call me\b|"
+    # a standing wish about answers: "cite papers when you can", "British spelling pls"
+    r"\bwhen(?:ever)? you can\b|^(?:British|American|UK|US) spelling\b",
     re.I,
 )
 
@@ -1288,6 +1292,8 @@ def _instruction_statement(clause: str, zh: bool) -> str:
     body = re.sub(r",?\s*please$", "", body, flags=re.I)
     if denied := re.match(r"(?:don'?t|do not)\s+(?:ever\s+)?", body, re.I):  # "Don't use tables"
         return "The user wants the assistant not to " + body[denied.end() :]
+    if re.match(r"(?:British|American|UK|US|Australian|Canadian) spelling\b", body, re.I):
+        return "The user wants " + body  # a noun phrase: what is wanted, not an act
     return "The user wants the assistant to " + body[:1].lower() + body[1:]
 
 
