@@ -165,6 +165,19 @@ def test_it_leaves_out_hypotheticals_take_backs_and_other_peoples_tastes(text, c
     assert [c.content for c in extract_rules([human(text)])] == contents
 
 
+def test_a_take_back_that_states_a_value_of_the_same_kind_replaces_the_old_statement():
+    """ "初二" … "哦说错了，她是初三": the new statement names a school year again, for the same subject."""
+    found = extract_rules(
+        [
+            human("我女儿今年上初二，数学特别差"),
+            {"role": "ai", "content": "初二的话"},
+            human("哦说错了，她是初三"),
+        ]
+    )
+    assert [c.content for c in found] == ["用户的女儿是初三"]
+    assert found[0].replaces == ("用户的女儿今年上初二",)
+
+
 @pytest.mark.parametrize(
     "first, second, content",
     [
@@ -190,6 +203,17 @@ def test_it_leaves_out_hypotheticals_take_backs_and_other_peoples_tastes(text, c
             "我的server在阿里云华东，帮我看下延迟",
             "sorry说错了，上个月已经迁到AWS新加坡了，不在阿里云了",
             "用户的服务器在AWS新加坡",
+        ),
+        # a weekday with its time of day, a month, a school year: a word of the same kind takes the old one's place
+        (
+            "我每周四晚上有吉他课，你帮我排一下",
+            "啊不对不对，老师上个月调了，现在改成周六下午了",
+            "用户每周六下午有吉他课",
+        ),
+        (
+            "our team offsite is in March in Lisbon, help me budget",
+            "actually it got pushed to May",
+            "The user's team offsite is in May in Lisbon",
         ),
     ],
 )
@@ -259,6 +283,22 @@ def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, s
             ["The user wants the assistant to cite papers when it can", "The user wants British spelling"],
         ),
         ("Write it in English", []),
+        # a plan under a condition, a pointer at the talk, where the user is right now
+        (
+            "我在郑州开了家宠物美容店。以后要是开分店的话可能去洛阳，不过这个八字还没一撇",
+            ["用户在郑州开了家宠物美容店"],
+        ),
+        ("我现在在高铁上，网不好", []),
+        # someone else's (a neighbour's child, a colleague's fandom, an advisor's limits), what something does
+        # to the user, how the user is doing now, a reminder for today even when asked to remember it
+        ("My neighbor's kid is vegan", []),
+        ("My coworker Dana is the emoji fan, not me", []),
+        ("My advisor can't read Chinese", []),
+        ("I'm dyslexic, walls of text kill me", ["The user is dyslexic"]),
+        ("nah I'm ok. just wanted to vent I guess", []),
+        ("just remember I gotta grab the dry cleaning at 5 today", []),
+        # an emoji before a capital ends a sentence, and is no part of a statement
+        ("I'm originally from Lagos 🇳🇬 Need help structuring a memo", ["The user is originally from Lagos"]),
         ("’ 对了我是在一家做医疗器械的公司做采购的，语气正式点哈", ["用户在一家做医疗器械的公司做采购"]),
     ],
 )

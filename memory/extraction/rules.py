@@ -109,7 +109,7 @@ _EN_SECOND_PREDICATE = (
 )
 
 _SENTENCE_END = re.compile(
-    r"(?<=[。！？!?；;～])|(?<=[.])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)\s+|\n+"
+    r"(?<=[。！？!?；;～])|(?<=[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF])\s+(?=[A-Z])|(?<=[.])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)\s+|\n+"
 )
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
@@ -137,7 +137,7 @@ _LEAD = re.compile(
     re.I,
 )
 _TRAIL = re.compile(
-    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please)|[\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
+    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please)|[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
     re.I,
 )
 
@@ -464,10 +464,13 @@ def _split_both(statement: str) -> list[str]:
     return [statement]
 
 
+_TODAY = re.compile(
+    r"今天|今晚|明天|明早|今早|\b(?:today|tonight|tomorrow|this (?:morning|afternoon|evening))\b", re.I
+)
 # A condition opens a hypothetical: what follows it in the sentence is no fact. One asked of the assistant or
 # a courtesy ("if possible", "如果可以的话") is an instruction's and stays.
 _HYPOTHETICAL = re.compile(
-    r"^(?:(?:and|also|but|so|oh|plus|btw)\s+|[还也]|那)?(?:如果|假如|要是|万一|假设|倘若|假使|if\b|in case\b|suppose\b|"
+    r"^(?:(?:and|also|but|so|oh|plus|btw)\s+|[还也]|那)?(?:我们?)?(?:以后|将来|哪天|有一天|到时候)?(?:如果|假如|要是|万一|假设|倘若|假使|if\b|in case\b|suppose\b|"
     r"supposing\b|what if\b|assuming\b|hypothetically\b|say\s+I\b)",
     re.I,
 )
@@ -1888,7 +1891,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 continue
             if (
                 _MOOD.search(clause) or _ERRAND.search(clause) and not _SCHEDULE_CHANGE.search(clause)
-            ) and not (explicit):
+            ) and not (explicit and not _TODAY.search(clause)):
+                # asked to be remembered or not, what holds for today only is a reminder, not a memory
+                # ("just remember I gotta grab the dry cleaning at 5 today")
                 kept_before = False
                 bounded = (
                     True  # "我这周在出差，住在酒店": what follows without a subject holds for that moment too
@@ -2682,22 +2687,57 @@ _INSTEAD = re.compile(
 )
 # the bare new value of a take-back: "sorry 打错了，是 M3 Max", "no, it's the 21st"
 _BARE_VALUE = re.compile(
-    r"(?:^|[,，\s])(?:应该是|其实是|是|it'?s|it is)\s*(?P<new>[^,，;；.。!！]{1,24})", re.I
+    r"(?:(?:^|[,，\s])(?:应该是|其实是|是|it'?s|it is)|改成|改到|换成|调到|变成|挪到|推到|"
+    r"\b(?:pushed|moved|bumped|postponed|rescheduled|changed) (?:back |up )?to)\s*(?P<new>[^,，;；.。!！]{1,24})",
+    re.I,
 )
 _WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天]|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
-_SHAPE_TOKEN = re.compile(rf"{_WEEKDAY}|[A-Za-z]*\d+[A-Za-z]*|\d+[\u4e00-\u9fff]\d+[\u4e00-\u9fff]?")
+_MONTH = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|December)\b"
+    r"|(?:[一二三四五六七八九十]{1,2}|1[0-2]|[1-9])月(?![\d一二三四五六七八九十]+[日号])"
+)
+_GRADE = r"初[一二三]|高[一二三]|大[一二三四]|研[一二三]|[一二三四五六]年级"
+# A word of one kind (a weekday, a month, a school year) is replaced by a word of the same kind, the rest of the
+# statement kept; a number-like value of the same shape takes the statement's end from it.
+_KIND_TOKEN = {"weekday": _WEEKDAY, "month": _MONTH, "grade": _GRADE}
+_SHAPE_TOKEN = re.compile(
+    rf"{_WEEKDAY}|{_MONTH}|{_GRADE}|[A-Za-z]*\d+[A-Za-z]*|\d+[\u4e00-\u9fff]\d+[\u4e00-\u9fff]?"
+)
+
+
+_TIME_OF_DAY = re.compile(r"早上|上午|中午|下午|晚上|傍晚|\b(?:morning|afternoon|evening|night)\b", re.I)
 
 
 def _shape(token: str) -> str:
-    if re.fullmatch(_WEEKDAY, token):
-        return "weekday"
+    for kind, pattern in _KIND_TOKEN.items():
+        if re.fullmatch(pattern, token):
+            return kind
     return re.sub(r"[A-Za-z]+", "a", re.sub(r"\d+", "0", token))
+
+
+def _kind_retold(statement: str, said: list[Candidate]) -> bool:
+    """A statement of the same subject says a word of the same kind anew: "用户的女儿今年上初二" … "她是初三"."""
+    subject = _zh_subject(statement) if has_cjk(statement) else _en_subject(statement)
+    kinds = {
+        (_shape(t.group(0)), t.group(0))
+        for t in _SHAPE_TOKEN.finditer(statement)
+        if _shape(t.group(0)) in _KIND_TOKEN
+    }
+    return any(
+        c.content.startswith(subject)
+        and any(
+            (kind := _shape(t.group(0))) in _KIND_TOKEN
+            and any(k == kind and word != t.group(0) for k, word in kinds)
+            for t in _SHAPE_TOKEN.finditer(c.content)
+        )
+        for c in said
+    )
 
 
 def _retaken(statement: str, content: str) -> str:
     """The statement with the value a take-back message corrects replaced by the new one, or "": the denied
     value named in the statement ("…, not penicillin"), or the bare new value in the place of the statement's
-    value of the same shape ("M1" → "M3 Max", "6月12号" → "6月21号")."""
+    value of the same shape ("M1" → "M3 Max", "6月12号" → "6月21号", "周四晚上" → "周六下午")."""
     for m in _INSTEAD.finditer(content):
         new, old = (
             (m.group("new") or m.group("new2") or "").strip(),
@@ -2706,16 +2746,25 @@ def _retaken(statement: str, content: str) -> str:
         if new and old and old.lower() in statement.lower() and old.lower() not in new.lower():
             new = re.sub(r"^(?:it'?s|it is|is|are|是)\s+", "", new, flags=re.I)
             return re.sub(re.escape(old), new, statement, count=1, flags=re.I)
-    if m := _BARE_VALUE.search(content):
-        new = m.group("new").strip()
-        first = _SHAPE_TOKEN.match(new)
-        if first:
-            for token in _SHAPE_TOKEN.finditer(statement):
-                if _shape(token.group(0)) == _shape(first.group(0)) and token.group(0) != first.group(0):
-                    # a weekday is one word of the value ("每周一上午十点" → "每周二上午十点"); a number runs to the end
-                    if _shape(first.group(0)) == "weekday" and new == first.group(0):
-                        return statement[: token.start()] + new + statement[token.end() :]
-                    return statement[: token.start()] + new
+    for m in _BARE_VALUE.finditer(content):
+        new = re.sub(r"了$", "", m.group("new").strip())
+        if not (first := _SHAPE_TOKEN.match(new)):
+            continue
+        kind = _shape(first.group(0))
+        for token in _SHAPE_TOKEN.finditer(statement):
+            if _shape(token.group(0)) != kind or token.group(0) == first.group(0):
+                continue
+            if kind in _KIND_TOKEN:
+                # the word and the time of day after it ("周四晚上" → "周六下午"), the rest kept
+                end = token.end()
+                tail = re.match(
+                    r"(?:早上|上午|中午|下午|晚上|傍晚|\s?(?:morning|afternoon|evening|night))",
+                    statement[end:],
+                )
+                if tail and _TIME_OF_DAY.search(new):
+                    end += tail.end()
+                return statement[: token.start()] + new + statement[end:]
+            return statement[: token.start()] + new
     # "sorry说错了，上个月已经迁到AWS新加坡了" after "用户的服务器在阿里云华东": the place or the thing of the
     # statement is the new one
     if (moved := _MOVED_VALUE.search(content)) and (held := _HELD_VALUE.match(statement)):
@@ -2732,7 +2781,7 @@ def _retaken(statement: str, content: str) -> str:
 
 _MOVED_VALUE = re.compile(
     r"(?:迁到|迁去|搬到|搬去|换到|改到|换成|改成|改用|转到)了?\s*(?P<new>[^，,。；;！!了]{2,16})"
-    r"|\b(?:moved|switched|migrated|changed|went) (?:over )?to (?P<new_en>[\w .'&-]{2,30}?)(?=[,.;!]|$| now| last| this)",
+    r"|\b(?:moved|switched|migrated|changed|went|pushed|postponed|bumped|rescheduled) (?:over |back )?to (?P<new_en>[\w .'&-]{2,30}?)(?=[,.;!]|$| now| last| this)",
     re.I,
 )
 _HELD_VALUE = re.compile(
@@ -2745,14 +2794,19 @@ _HELD_VALUE = re.compile(
 # loves that stuff", "用户的同事小张天天说只用 Vim"); the family's (a partner's diet, a child's allergy) stays.
 _ACQUAINTANCE_EN = (
     r"(?:co-?workers?|colleagues?|boss|manager|buddy|friends?|teammates?|roommates?|flatmates?|neighbou?rs?|"
-    r"classmates?|(?:team )?lead|supervisor|cto|ceo|pm)"
+    r"classmates?|(?:team )?lead|supervisor|advisor|adviser|cto|ceo|pm)"
 )
-_ACQUAINTANCE_ZH = r"(?:同事|老板|领导|经理|上司|朋友|好友|哥们|闺蜜|室友|同学|邻居|队友|组长|导师|主管|老大|teammate|manager|boss|PM)"
+_ACQUAINTANCE_ZH = (
+    r"(?:同事|老板|领导|经理|上司|上级|朋友|好友|哥们|闺蜜|室友|同学|邻居|队友|组长|团队长|部门长|导师|主管|老大|"
+    r"teammate|manager|boss|PM)"
+)
 _OTHERS_VIEW = re.compile(
-    rf"^The user's (?:\w+ )?{_ACQUAINTANCE_EN}(?: [A-Z][\w-]*)?(?: (?:really|always|only|just|totally|kind of|"
+    rf"^The user's (?:\w+ )?{_ACQUAINTANCE_EN}'s\b"  # "The user's neighbor's kid is vegan": not the user's
+    rf"|^The user's (?:\w+ )?{_ACQUAINTANCE_EN}(?: [A-Z][\w-]*)?(?: (?:really|always|only|just|totally|kind of|"
     r"keeps|still|also))* (?:loves?|likes?|hates?|prefers?|swears? by|insists?|cares? about|thinks?|says?|"
     r"believes?|is obsessed|is into|is convinced|is weird|is (?:always|so|very|super|really)\b|wants?|"
     r"(?:won't|will not|wouldn't|doesn't|does not|didn't|will|would) (?:care|mind|notice|like|love|hate)|"
+    r"can't|cannot|is the \w+ fan|is a (?:big |huge )?\w+ fan|"
     r"is (?:a )?(?:big )?fan)\b"
     rf"|^用户(?:的)?\s?{_ACQUAINTANCE_ZH}[\u4e00-\u9fffA-Za-z\s]{{0,8}}?(?:说|觉得|认为|爱|喜欢|讨厌|非要|死活|坚持|"
     r"只在乎|只关心|在乎|总是|老是|天天|超爱|特别爱|特别能|比较|就爱|偏爱|推荐|嫌|能吃|能喝|无.不欢)",
@@ -2762,7 +2816,18 @@ _OTHERS_VIEW = re.compile(
 
 # a thing the user gave up, said beside what they have now ("上海那个公寓已经退租了"): no fact of now
 _ENDED_ZH = re.compile(r"^用户.{0,12}?(?:已经|早就)(?:退租|退掉|卖掉|转让|注销)了?$")
-_PASSING_STATE_EN = re.compile(r"^The user (?:sounds|seems|looks|feels|felt|sounded|seemed|looked)\b")
+_PASSING_STATE_EN = re.compile(
+    r"^The user (?:sounds|seems|looks|feels|felt|sounded|seemed|looked)\b"
+    r"|^(?:Nah |Yeah |Ok |Okay )?The user is (?:ok|okay|fine|good|alright|all right)$"
+    r"|\bthe user (?:guesses|supposes)$|\bthe user (?:talked about|mentioned|said)\b"
+    # what something does to the user ("Walls of text kill the user"): not a fact about them
+    r"|^(?!The user)[A-Z][^.]*\b(?:kills?|confuses?|annoys?|drives?) the user\b",
+    re.I,
+)
+# "用户这个八字还没一撇", "用户那个…": a statement leaning on what the talk pointed at
+_POINTING_SUBJECT_ZH = re.compile(r"^用户(?:的)?(?:这个|那个|这些|那些|这事|那事)")
+# where the user is at this moment: "用户现在在高铁上"
+_ON_THE_WAY_ZH = re.compile(r"在(?:高铁|火车|动车|飞机|地铁|公交|车|路|出租车|船)上")
 _GERUND_SUBJECT = re.compile(
     r"^(?!Nothing|Everything|Something|Anything|Morning|Evening|Spring|King|Ring|Sing)[A-Z][a-z]{2,}ing\b"
 )
@@ -2844,7 +2909,9 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             if (
                 ")" in candidate.content
                 and "(" not in candidate.content
-                or _PASSING_STATE_EN.match(candidate.content)
+                or _PASSING_STATE_EN.search(candidate.content)
+                or _POINTING_SUBJECT_ZH.match(candidate.content)
+                or _ON_THE_WAY_ZH.search(candidate.content)
             ):
                 continue  # the tail of an aside ("… on my keyboard rn)"); how the user sounds or seems now
             seen.add(key)
@@ -2878,7 +2945,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 # "Actually she just turned 8")
                 subject = _zh_subject(old.content) if has_cjk(old.content) else _en_subject(old.content)
                 shared = content_tokens(old.content) - content_tokens(subject)
-                if not shared & said:
+                if not shared & said and not _kind_retold(old.content, mine):
                     continue
                 out = [c for c in out if c is not old]
                 # the statement of this message most like it takes its place
