@@ -215,6 +215,11 @@ def test_a_take_back_that_states_a_value_of_the_same_kind_replaces_the_old_state
             "actually it got pushed to May",
             "The user's team offsite is in May in Lisbon",
         ),
+        (
+            "My flight lessons are Mondays",
+            "wait no, it's Tuesdays not Mondays",
+            "The user's flight lessons are Tuesdays",
+        ),
     ],
 )
 def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, second, content):
@@ -299,6 +304,27 @@ def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, s
         ("just remember I gotta grab the dry cleaning at 5 today", []),
         # an emoji before a capital ends a sentence, and is no part of a statement
         ("I'm originally from Lagos 🇳🇬 Need help structuring a memo", ["The user is originally from Lagos"]),
+        ("我们家就我、我老公🐶 我老公对花生严重过敏", ["用户的丈夫对花生严重过敏"]),
+        # 本人 is 我; a bare noun after "the user is" and a bare verb after it are the user's too
+        ("本人律师，帮我看看这份离婚协议", ["用户是律师"]),
+        (
+            "I'm 72, a widower, live alone in Duluth with my cat Biscuit.",
+            [
+                "The user is 72",
+                "The user is a widower",
+                "The user lives alone in Duluth with their cat Biscuit",
+            ],
+        ),
+        ("We're 8 guys on the crew", ["The user's team has 8 guys on the crew"]),
+        # the place a user runs, named in passing; a reply style without "always"; a unit wanted
+        ("帮我check一下这段caption，我开的那家川菜馆下周要上新menu", ["用户开了一家川菜馆"]),
+        ("回答别用表格，我那个老人机看表格全是乱的", ["用户希望助手回答别用表格"]),
+        (
+            "Some background: metric units only, I'm in Canada",
+            ["The user is in Canada", "The user wants metric units only"],
+        ),
+        ("以后帮我写README的时候直接用这个", []),
+        ("my hands are shaking lol", []),
         ("’ 对了我是在一家做医疗器械的公司做采购的，语气正式点哈", ["用户在一家做医疗器械的公司做采购"]),
     ],
 )

@@ -109,7 +109,7 @@ _EN_SECOND_PREDICATE = (
 )
 
 _SENTENCE_END = re.compile(
-    r"(?<=[。！？!?；;～])|(?<=[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF])\s+(?=[A-Z])|(?<=[.])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)\s+|\n+"
+    r"(?<=[。！？!?；;～])|(?<=[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF])\s*(?=[A-Z\u4e00-\u9fff])|(?<=[.])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)\s+|\n+"
 )
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 _EN_CLAUSE = re.compile(
@@ -137,7 +137,7 @@ _LEAD = re.compile(
     re.I,
 )
 _TRAIL = re.compile(
-    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please)|[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
+    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please|btw|fyi|tbh|tho)|[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
     re.I,
 )
 
@@ -701,7 +701,8 @@ _STANDING_ZH = re.compile(
     r"(?:给我|帮我|用|回复|写|输出|加|叫我|发|使用|推荐|提醒)|"
     r"请(?:你)?(?:以后|总是|始终|默认|每次)|"
     # how replies are written holds beyond this turn: "回复用简体中文", "别中英夹杂"
-    r"^(?:回复|回答|答复)(?:都|请|就)?(?:用|使用)(?:简体|繁体)?(?:中文|英文|粤语|日语)|^(?:别|不要)(?:再)?(?:中英夹杂|用表情|加表情|用emoji)"
+    r"^(?:回复|回答|答复)(?:都|请|就)?(?:用|使用)(?:简体|繁体)?(?:中文|英文|粤语|日语)|^(?:别|不要)(?:再)?(?:中英夹杂|用表情|加表情|用emoji)|"
+    r"^(?:回复|回答|答复)(?:里|中|的时候)?(?:都)?(?:别|不要)(?:用|加|带|写)"
 )
 _STANDING_EN = re.compile(
     r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)(?! (?:\w+ed|"
@@ -1154,7 +1155,7 @@ def _rewrite_en(clause: str) -> str:
     # "we're 12 people", "we are 30 engineers in Berlin": a head count of the user's team
     text = re.sub(
         rf"^(?:we're|we are) (?:just |only |about |around |roughly )?(\d+|{_NUMBER_WORD}) "
-        r"(people|persons|folks|of us|engineers|developers|devs|employees|staff|designers|nurses|teachers)\b",
+        r"(people|persons|folks|of us|guys|men|women|members|engineers|developers|devs|employees|staff|designers|nurses|teachers)\b",
         r"the user's team has \1 \2",
         text,
         flags=re.I,
@@ -1591,6 +1592,9 @@ def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
     for item in items:
         if not zh and _DANGLING_ITEM_EN.search(item) or _MOOD.search(item) or _PERIOD.search(item):
             continue  # "flag it" points at what the talk left out; "今晚想去吃 dim sum" is of a moment
+        if not zh and re.search(r"\bonly$", item) and not _VERB_EN.search(item):  # "metric units only"
+            out.append(f"The user wants {item}")
+            continue
         if not zh and _IMPERATIVE_ITEM_EN.match(item):  # "Keep answers practical", "cite papers"
             out.append(
                 "The user wants the assistant to " + re.sub(r"^please\s+", "", item, flags=re.I).lower()
@@ -1712,6 +1716,11 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             sentence = _mark_terms(sentence, terms)
         if zh:  # "我们 team 的 backend" is read as "我们团队的后端"; names and acronyms stay as written
             sentence = _NATIONALITY_ZH.sub(lambda m: _NATIONALITY[m.group(1)] + "人", sentence)
+            # "本人律师，执业第九年": 本人 is 我, and before a bare noun 我是
+            sentence = re.sub(
+                r"^本人(?=是|在|有|叫|姓|住|喜欢|不|也|就|一直|平时|今年|已经|刚)", "我", sentence
+            )
+            sentence = re.sub(r"^本人(?=[\u4e00-\u9fffA-Za-z]{1,8}(?:[，,。]|$))", "我是", sentence)
             sentence = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], sentence)
             sentence = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", sentence)
             # "以后回答我的时候，代码注释用English": a when-clause is the condition of the clause after it
@@ -1798,6 +1807,16 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     True  # "如果以后搬去北京的话，我想买辆车", "If I ever move to Berlin…": not a fact
                 )
             if hypothetical:
+                continue
+            if (
+                not zh
+                and kept_before
+                and re.fullmatch(r"(?:a|an) [\w' -]{2,30}", clause)
+                and not _VERB_EN.search(clause)
+                and len(out) > first
+                and out[-1].content.startswith("The user is ")
+            ):  # "I'm 72, a widower, live alone…": a bare noun after "the user is" says what the user is too
+                out.append(Candidate(f"The user is {clause}", "fact", 0.85, rule="statement"))
                 continue
             if zh:  # "周末我一般都在河边钓鱼": a time of the week put before the subject goes after it
                 clause = _FRONTED_TIME_ZH.sub(r"\2\1", clause)
@@ -2025,8 +2044,13 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     head = re.match(r"(.+?) is\b", out[-1].content).group(1)
                     head = re.sub(r"(?<=')s (?:whole|entire|new|old|current) ", "s ", head)
                     text = f"{head} {'was' if clause_v.startswith('born') else 'is'} {clause_v}"
-                elif continues and not _about_user(clause, zh):
+                elif continues and (
+                    not _about_user(clause, zh)
+                    # "…, live alone in Duluth with my cat": a bare verb is the subject's, whatever "my" follows
+                    or clause_v.split(" ", 1)[0] in _EN_VERB_BASE
+                ):
                     verb, _, rest = clause_v.partition(" ")
+                    rest = re.sub(r"(?<![\w'])(?:my|our)(?![\w'])", "their", rest, flags=re.I)
                     text = f"{subject} {_third(verb) if verb.lower() not in _EN_ADVERBS else verb} {rest}".strip()
                     if verb.lower() in _EN_ADVERBS:
                         text = f"{subject} {verb} " + _EN_SUBJECT.sub(_subject_repl, "I " + rest)[9:]
@@ -2419,7 +2443,7 @@ _IMPERATIVE_EN = re.compile(
 # talk it says nothing about the user, even when the user asked to remember it.
 _ABOUT_TALK = re.compile(
     r"(?:考虑|基于|按照?|参考|根据|依据|照着?|记住|记得|结合)(?:一下)?"
-    r"(?:这个|这些|这点|这一点|以上|上面(?:说)?的?|上述|前面(?:说)?的?)(?:背景|情况|信息)?[\W_啊吧呀哦哈了]*$"
+    r"(?:这个|这些|这点|这一点|以上|上面(?:说)?的?|上述|前面(?:说)?的?)\s?(?:背景|情况|信息|context|background)?[\W_啊吧呀哦哈了]*$"
     r"|\b(?:keep|bear|have)\s+(?:this|that|it|these|those|all\s+(?:this|that))\s+in\s+mind\b"
     r"|^\W*just\s+so\s+you\s+know\W*$"
     r"|^(?:(?:a|one)\s+)?(?:(?:quick|short|small|little)\s+)?(?:thing|note|heads[- ]up)"
@@ -2576,7 +2600,9 @@ _ASKED_PLACE_EN = re.compile(r"\bwhere (?:do you (live|work)|are you (?:(based|l
 _ASKED_CLEFT_ZH = re.compile(
     r"(?:你|您)?(?P<verb>[报学读考做教住开养用选])的是(?:哪个|什么|哪一?个|哪家|哪所)(?P<what>[\u4e00-\u9fff]{1,4})[？?]"
 )
-_ASKED_PLACE_ZH = re.compile(r"你(?:现在)?(?:住)?在哪(?:个城市|座城市|里|儿)(?:住)?[呀啊呢嘛]?[？?]")
+_ASKED_PLACE_ZH = re.compile(
+    r"(?:你|请问|您)(?:现在)?(?:住)?在哪(?:个城市|座城市|里|儿)(?:住)?[呀啊呢嘛]?[？?]"
+)
 _ASKED_AGE_ZH = re.compile(r"你(?:家)?(?P<who>孩子|儿子|女儿|宝宝|小孩)(?:今年)?多大(?:了)?[？?]")
 _BARE_ANSWER_EN = re.compile(
     r"^(?!(?:yes|yeah|yep|no|nope|sure|ok|okay|maybe|not|i|we|it|that|this|just|well|hmm|um|both|neither|eh|meh|"
@@ -2681,7 +2707,7 @@ def _slot(text: str) -> str:
 
 # "X, not Y" / "not Y, X" / "是X，不是Y" / "不是Y，是X": the value said and the one denied
 _INSTEAD = re.compile(
-    r"(?:it'?s|it is|is|are|是)?\s*(?P<new>[^,，;；.。—–]{1,30}?)\s*[,，—–]\s*(?:not|不是)\s+?(?P<old>[^,，;；.。—–]{1,30})"
+    r"(?:it'?s|it is|is|are|是)?\s*(?P<new>[^,，;；.。—–]{1,30}?)\s*(?:[,，—–]\s*(?:not|不是)|\s(?:not|rather than))\s+?(?P<old>[^,，;；.。—–]{1,30})"
     r"|(?:not|不是)\s*(?P<old2>[^,，;；.。—–]{1,30}?)\s*[,，—–]\s*(?:it'?s|it is|是|but)?\s*(?P<new2>[^,，;；.。—–]{1,30})",
     re.I,
 )
@@ -2691,7 +2717,7 @@ _BARE_VALUE = re.compile(
     r"\b(?:pushed|moved|bumped|postponed|rescheduled|changed) (?:back |up )?to)\s*(?P<new>[^,，;；.。!！]{1,24})",
     re.I,
 )
-_WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天]|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
+_WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天]|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b"
 _MONTH = (
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December)\b"
     r"|(?:[一二三四五六七八九十]{1,2}|1[0-2]|[1-9])月(?![\d一二三四五六七八九十]+[日号])"
@@ -2824,12 +2850,23 @@ _PASSING_STATE_EN = re.compile(
     r"|^(?!The user)[A-Z][^.]*\b(?:kills?|confuses?|annoys?|drives?) the user\b",
     re.I,
 )
-# "用户这个八字还没一撇", "用户那个…": a statement leaning on what the talk pointed at
-_POINTING_SUBJECT_ZH = re.compile(r"^用户(?:的)?(?:这个|那个|这些|那些|这事|那事)")
+# "用户这个八字还没一撇", "…直接用这个": a statement leaning on what the talk pointed at
+_POINTING_SUBJECT_ZH = re.compile(
+    r"^用户(?:的)?(?:这个|那个|这些|那些|这事|那事)|(?:这个|那个|这些|那些|这样)$"
+)
+# a subject with nothing said of it: "用户的丈夫", "用户家就用户"
+_SUBJECT_ONLY = re.compile(
+    r"^(?:用户(?:的(?:丈夫|妻子|老公|老婆|女儿|儿子|孩子|妈妈|爸爸|母亲|父亲|猫|狗)|家)?(?:就用户)?|The user(?:'s [\w-]+)?)$"
+)
 # where the user is at this moment: "用户现在在高铁上"
 _ON_THE_WAY_ZH = re.compile(r"在(?:高铁|火车|动车|飞机|地铁|公交|车|路|出租车|船)上")
 _GERUND_SUBJECT = re.compile(
     r"^(?!Nothing|Everything|Something|Anything|Morning|Evening|Spring|King|Ring|Sing)[A-Z][a-z]{2,}ing\b"
+)
+
+
+_RUN_IN_PASSING_ZH = re.compile(
+    r"我(?:自己)?(?:开|经营)的(?:那|这)?(?P<m>家|间)(?P<what>[\u4e00-\u9fff]{1,6}(?:店|馆|厅|铺|厂|工作室|公司|诊所|餐厅|超市))"
 )
 
 
@@ -2910,8 +2947,9 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 ")" in candidate.content
                 and "(" not in candidate.content
                 or _PASSING_STATE_EN.search(candidate.content)
-                or _POINTING_SUBJECT_ZH.match(candidate.content)
+                or _POINTING_SUBJECT_ZH.search(candidate.content)
                 or _ON_THE_WAY_ZH.search(candidate.content)
+                or _SUBJECT_ONLY.match(candidate.content)
             ):
                 continue  # the tail of an aside ("… on my keyboard rn)"); how the user sounds or seems now
             seen.add(key)
@@ -2919,6 +2957,13 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             mine.append(candidate)
         if had := _had_in_passing(content, mine):  # "每次带我家狗出去遛…": the user has a dog
             mine.append(had)
+        if (run := _RUN_IN_PASSING_ZH.search(content)) and not any(
+            run.group("what") in c.content for c in mine
+        ):
+            # "我开的那家川菜馆下周要上新menu": the user runs one
+            mine.append(
+                Candidate(f"用户开了一{run.group('m')}{run.group('what')}", "fact", 0.8, rule="statement")
+            )
         if (
             previous
             and _TAKE_BACK.match(content)
