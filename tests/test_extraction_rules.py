@@ -165,6 +165,20 @@ def test_it_leaves_out_hypotheticals_take_backs_and_other_peoples_tastes(text, c
     assert [c.content for c in extract_rules([human(text)])] == contents
 
 
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        ("记住我最喜欢的颜色是紫色", "算了，刚才那个别记了，我随口说的"),
+        (
+            "remember that I'm moving to Denver in June",
+            "hmm actually don't save that. nothing's confirmed yet",
+        ),
+    ],
+)
+def test_a_message_that_takes_back_the_one_before_leaves_nothing(first, second):
+    assert extract_rules([human(first), {"role": "ai", "content": "OK"}, human(second)]) == []
+
+
 def test_a_take_back_that_states_a_value_of_the_same_kind_replaces_the_old_statement():
     """ "初二" … "哦说错了，她是初三": the new statement names a school year again, for the same subject."""
     found = extract_rules(
@@ -220,6 +234,18 @@ def test_a_take_back_that_states_a_value_of_the_same_kind_replaces_the_old_state
             "wait no, it's Tuesdays not Mondays",
             "The user's flight lessons are Tuesdays",
         ),
+        # two values corrected at once; a value already said before the old one is not said twice
+        (
+            "Our team offsite is in April in Porto, help me draft an agenda",
+            "hold on — offsite got moved to May, and it's Seville now, not Porto. ugh.",
+            "The user's team offsite is in May in Seville",
+        ),
+        (
+            "我的车是2019年的卡罗拉",
+            "哦不对，我记错了，是2019年的雷凌，不是卡罗拉。",
+            "用户的车是2019年的雷凌",
+        ),
+        ("我在上海张江那边上班", "啊不是张江了，上个月team整个搬去徐汇滨江了", "用户住在徐汇滨江"),
     ],
 )
 def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, second, content):
@@ -325,6 +351,13 @@ def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, s
         ),
         ("以后帮我写README的时候直接用这个", []),
         ("my hands are shaking lol", []),
+        # pretending and "someday" are hypotheticals; an adverb item without a name leans on the talk
+        ("pretend I'm head of procurement at a hospital (I'm not, it's a roleplay). Draft a reply", []),
+        (
+            "Background: I'm a firefighter, I work 24-hour shifts, usually two a week. Maybe someday I'll go back to school.",
+            ["The user is a firefighter", "The user works 24-hour shifts"],
+        ),
+        ("i'm procrastinating so hard rn, got a report due", []),
         ("’ 对了我是在一家做医疗器械的公司做采购的，语气正式点哈", ["用户在一家做医疗器械的公司做采购"]),
     ],
 )

@@ -351,7 +351,7 @@ _QUESTION = re.compile(
 )
 _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
-    r"\b(?:today|tonight|tomorrow|right now|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
+    r"\b(?:today|tonight|tomorrow|right now|rn|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
     r"my day|my morning|my week|"
     # a verdict, not a fact: "the internet is awful", "写到吐"
@@ -471,7 +471,8 @@ _TODAY = re.compile(
 # a courtesy ("if possible", "如果可以的话") is an instruction's and stays.
 _HYPOTHETICAL = re.compile(
     r"^(?:(?:and|also|but|so|oh|plus|btw)\s+|[还也]|那)?(?:我们?)?(?:以后|将来|哪天|有一天|到时候)?(?:如果|假如|要是|万一|假设|倘若|假使|if\b|in case\b|suppose\b|"
-    r"supposing\b|what if\b|assuming\b|hypothetically\b|say\s+I\b)",
+    r"supposing\b|what if\b|assuming\b|hypothetically\b|say\s+I\b|maybe (?:someday|one day)\b|someday\b|"
+    r"也许哪天|说不定哪天|哪天要是|pretend\b|imagine\b|let's say\b|假装|假设)",
     re.I,
 )
 _COURTESY_CONDITION = re.compile(
@@ -485,6 +486,7 @@ _DONT_KEEP = re.compile(
     r"\bforget (?:that|it|I said)\b|\bnever ?mind\b",
     re.I,
 )
+_BACK_REFERENCE = re.compile(r"刚才|刚刚|之前|前面|上面|那个|那条|那句|这个|这条|\b(?:that|it|this)\b", re.I)
 _WHEN_CLAUSE_ZH = re.compile(
     r"^((?:以后|之后|今后|往后|下次|每次|平时)[^，,。；;]{1,16}?(?:的时候|时))[，,]\s*"
 )
@@ -1564,7 +1566,10 @@ _ROLE_ZH = re.compile(
 _NAMED_EN = re.compile(r"^(?:an? |the )?(?:[\w-]+ ){0,2}?(?:[A-Z0-9][\w.+#-]*)(?: [\w.+#-]+){0,3}$")
 
 
-_DANGLING_ITEM_EN = re.compile(r"\b(?:it|that|this|them)$|^(?:anything|everything|something)\b", re.I)
+_DANGLING_ITEM_EN = re.compile(
+    r"\b(?:it|that|this|them)$|^(?:anything|everything|something)\b|^(?:usually|often|sometimes|maybe)\b(?!.*\b(?-i:[A-Z]))",
+    re.I,
+)
 _IMPERATIVE_ITEM_EN = re.compile(
     r"^(?:please )?(?:keep|use|cite|flag|avoid|give|write|answer|reply|respond|explain|include|skip|stop|show|put|"
     r"add|assume|treat|remind|tell|call|always|never|don't|do not|be)\b",
@@ -1707,6 +1712,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     terms: list[str] = []  # Chinese terms of English sentences, by placeholder
     for sentence in split_sentences(content):
+        # an aside of a clause in brackets is chatter ("two cats (they're sitting on my keyboard rn)")
+        sentence = re.sub(r"\s*[(（][^()（）]*?\s[^()（）]*?\s[^()（）]*[)）]", "", sentence)
         # "我女儿生日是6月12号，哦不是，是6月21号": a value taken back at once gives way to the one after it
         sentence = _SLIPPED_VALUE_EN.sub(
             r"\g<head>\g<new>", _SLIPPED_VALUE_ZH.sub(r"\g<head>\g<new>", sentence)
@@ -2707,7 +2714,8 @@ def _slot(text: str) -> str:
 
 # "X, not Y" / "not Y, X" / "是X，不是Y" / "不是Y，是X": the value said and the one denied
 _INSTEAD = re.compile(
-    r"(?:it'?s|it is|is|are|是)?\s*(?P<new>[^,，;；.。—–]{1,30}?)\s*(?:[,，—–]\s*(?:not|不是)|\s(?:not|rather than))\s+?(?P<old>[^,，;；.。—–]{1,30})"
+    r"(?:it'?s|it is|is|are|是)?\s*(?P<new>(?!不对|不是|错了|说错|记错|打错|no\b|nope|wait|sorry|actually|oops)[^,，;；.。—–]{1,30}?)\s*(?:[,，—–]\s*(?:not\s|不是)|\s(?:not|rather than)\s)\s*?(?P<old>[^,，;；.。—–]{1,30})"
+    r"|是(?P<new3>[^,，;；.。—–不]{1,12})不是(?P<old3>[^,，;；.。—–！!]{1,12})"
     r"|(?:not|不是)\s*(?P<old2>[^,，;；.。—–]{1,30}?)\s*[,，—–]\s*(?:it'?s|it is|是|but)?\s*(?P<new2>[^,，;；.。—–]{1,30})",
     re.I,
 )
@@ -2763,15 +2771,27 @@ def _kind_retold(statement: str, said: list[Candidate]) -> bool:
 def _retaken(statement: str, content: str) -> str:
     """The statement with the value a take-back message corrects replaced by the new one, or "": the denied
     value named in the statement ("…, not penicillin"), or the bare new value in the place of the statement's
-    value of the same shape ("M1" → "M3 Max", "6月12号" → "6月21号", "周四晚上" → "周六下午")."""
+    value of the same shape ("M1" → "M3 Max", "6月12号" → "6月21号", "周四晚上" → "周六下午"); a message may
+    correct both ("offsite got moved to May, and it's Seville now, not Porto")."""
+    given = statement
+    content = _TAKE_BACK.sub("", content, count=1)  # "不对，不是六岁，是七岁": the marker is no value
     for m in _INSTEAD.finditer(content):
         new, old = (
-            (m.group("new") or m.group("new2") or "").strip(),
-            (m.group("old") or m.group("old2") or "").strip(),
+            (m.group("new") or m.group("new2") or m.group("new3") or "").strip(),
+            (m.group("old") or m.group("old2") or m.group("old3") or "").strip(),
         )
+        new = re.sub(r"\s+now$", "", new)
         if new and old and old.lower() in statement.lower() and old.lower() not in new.lower():
-            new = re.sub(r"^(?:it'?s|it is|is|are|是)\s+", "", new, flags=re.I)
-            return re.sub(re.escape(old), new, statement, count=1, flags=re.I)
+            new = re.sub(r"^(?:(?:and|but|so)\s+)?(?:it'?s|it is|is|are|是)\s*", "", new, flags=re.I)
+            # what the statement already says before the old value is not said twice ("2019年的雷凌" for "卡罗拉"
+            # in "用户的车是2019年的卡罗拉")
+            before = statement[: statement.lower().find(old.lower())]
+            for k in range(len(new) - 1, 0, -1):
+                if before.endswith(new[:k]):
+                    new = new[k:].lstrip()
+                    break
+            statement = re.sub(re.escape(old), new, statement, count=1, flags=re.I)
+            break
     for m in _BARE_VALUE.finditer(content):
         new = re.sub(r"了$", "", m.group("new").strip())
         if not (first := _SHAPE_TOKEN.match(new)):
@@ -2791,6 +2811,8 @@ def _retaken(statement: str, content: str) -> str:
                     end += tail.end()
                 return statement[: token.start()] + new + statement[end:]
             return statement[: token.start()] + new
+    if statement != given:
+        return statement
     # "sorry说错了，上个月已经迁到AWS新加坡了" after "用户的服务器在阿里云华东": the place or the thing of the
     # statement is the new one
     if (moved := _MOVED_VALUE.search(content)) and (held := _HELD_VALUE.match(statement)):
@@ -2856,7 +2878,7 @@ _POINTING_SUBJECT_ZH = re.compile(
 )
 # a subject with nothing said of it: "用户的丈夫", "用户家就用户"
 _SUBJECT_ONLY = re.compile(
-    r"^(?:用户(?:的(?:丈夫|妻子|老公|老婆|女儿|儿子|孩子|妈妈|爸爸|母亲|父亲|猫|狗)|家)?(?:就用户)?|The user(?:'s [\w-]+)?)$"
+    r"^(?:是|不是)[^，,。]*$|^(?:用户(?:的(?:丈夫|妻子|老公|老婆|女儿|儿子|孩子|妈妈|爸爸|母亲|父亲|猫|狗)|家)?(?:就用户)?|The user(?:'s [\w-]+)?)$"
 )
 # where the user is at this moment: "用户现在在高铁上"
 _ON_THE_WAY_ZH = re.compile(r"在(?:高铁|火车|动车|飞机|地铁|公交|车|路|出租车|船)上")
@@ -2873,8 +2895,10 @@ _RUN_IN_PASSING_ZH = re.compile(
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
     r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*"
-    r"(?:不对|不是(?=[，,。！!\s]|的)|错了|说错|搞错|弄错|记错|等等|等一下|更正|纠正|"
-    r"(?:no|nope|wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops|update|quick update)(?![A-Za-z]))",
+    r"(?:不对|不是(?=[，,。！!\s]|的)|不是[^，,。]{1,8}了(?=[，,。！!\s])|错了|说错|搞错|弄错|记错|打错|写错|搞混|记混|"
+    r"等等|等一下|更正|纠正|"
+    r"(?:no|nope|wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops|update|quick update|hold on|"
+    r"hang on)(?![A-Za-z]))",
     re.I,
 )
 # Content words of a statement: Chinese character pairs, other words (a plural's s left off), without the
@@ -2964,6 +2988,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             mine.append(
                 Candidate(f"用户开了一{run.group('m')}{run.group('what')}", "fact", 0.8, rule="statement")
             )
+        if previous and not mine and _DONT_KEEP.search(content) and _BACK_REFERENCE.search(content):
+            # "算了，刚才那个别记了", "actually don't save that": what the message before said is taken back
+            out = [c for c in out if all(c is not old for old in previous)]
+            previous = []
+            continue
         if (
             previous
             and _TAKE_BACK.match(content)
