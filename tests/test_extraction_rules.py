@@ -179,6 +179,19 @@ def test_a_message_that_takes_back_the_one_before_leaves_nothing(first, second):
     assert extract_rules([human(first), {"role": "ai", "content": "OK"}, human(second)]) == []
 
 
+def test_a_change_of_a_thing_named_before_corrects_its_statement_without_a_marker():
+    """ "刚通知周会改到周三下午两点了" after "我们组每周一上午十点开周会": no "不对", still a correction."""
+    found = extract_rules(
+        [
+            human("我们组每周一上午十点开周会，你帮我记着点"),
+            {"role": "ai", "content": "好的"},
+            human("诶，刚通知周会改到周三下午两点了，以后都是这个点", "m2"),
+        ]
+    )
+    assert [c.content for c in found] == ["用户的团队每周三下午两点开周会"]
+    assert found[0].correction and found[0].replaces == ("用户的团队每周一上午十点开周会",)
+
+
 def test_a_take_back_that_states_a_value_of_the_same_kind_replaces_the_old_statement():
     """ "初二" … "哦说错了，她是初三": the new statement names a school year again, for the same subject."""
     found = extract_rules(
@@ -358,6 +371,15 @@ def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, s
             ["The user is a firefighter", "The user works 24-hour shifts"],
         ),
         ("i'm procrastinating so hard rn, got a report due", []),
+        # a school year taken back in the same sentence; "用户" as "users"; fragments and moments
+        ("我女儿今年上三年级，不对，是四年级了", ["用户的女儿今年上四年级"]),
+        ("从现在开始用这个背景：我在做一个微信小程序，用户大概两千人", ["用户在做一个微信小程序"]),
+        ("just me and my girlfriend. she's vegan", ["The user's girlfriend is vegan"]),
+        ("Help me plan a trip, going next weekend with my sister", []),
+        (
+            "I'm a freelance illustrator and I'm totally lost on quarterly tax installments",
+            ["The user is a freelance illustrator"],
+        ),
         ("’ 对了我是在一家做医疗器械的公司做采购的，语气正式点哈", ["用户在一家做医疗器械的公司做采购"]),
     ],
 )

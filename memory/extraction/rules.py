@@ -351,7 +351,8 @@ _QUESTION = re.compile(
 )
 _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
-    r"\b(?:today|tonight|tomorrow|right now|rn|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
+    r"\b(?:(?:totally |completely |so |a bit )?(?:lost|confused|stuck) (?:on|with|about)|"
+    r"today|tonight|tomorrow|right now|rn|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
     r"my day|my morning|my week|"
     # a verdict, not a fact: "the internet is awful", "写到吐"
@@ -434,7 +435,7 @@ def _object_back(m: re.Match) -> str:
 
 
 _SLIPPED_VALUE_ZH = re.compile(
-    r"(?P<head>(?:是|在|叫|用|住在|住|定在|改到))(?P<old>[^，,。；;！!]+?)\s*[，,—–-]+\s*(?:[哦噢啊呃嗯额]\s*)?"
+    r"(?P<head>(?:是|在|叫|用|住在|住|定在|改到|上|读))(?P<old>[^，,。；;！!]+?)\s*[，,—–-]+\s*(?:[哦噢啊呃嗯额]\s*)?"
     r"(?:不是|不对|说错了|错了|记错了|打错了)[，,！!]?\s*(?:应该|其实)?(?:是|在)\s*(?P<new>[^，,。；;！!]+)"
 )
 _SLIPPED_VALUE_EN = re.compile(
@@ -484,6 +485,11 @@ _DONT_KEEP = re.compile(
     r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?算了吧?$|"
     r"\b(?:don'?t|do not|no need to)\s+(?:save|store|remember|record|note|keep)\b(?!\s+(?:my|the user))|"
     r"\bforget (?:that|it|I said)\b|\bnever ?mind\b",
+    re.I,
+)
+_CHANGED_TO = re.compile(
+    r"改到|改成|挪到|调到|推到|换到|延期到|推迟到|提前到|"
+    r"\b(?:moved|pushed|changed|switched|rescheduled|bumped|postponed) (?:back |up )?to\b",
     re.I,
 )
 _BACK_REFERENCE = re.compile(r"刚才|刚刚|之前|前面|上面|那个|那条|那句|这个|这条|\b(?:that|it|this)\b", re.I)
@@ -2804,7 +2810,8 @@ def _retaken(statement: str, content: str) -> str:
                 # the word and the time of day after it ("周四晚上" → "周六下午"), the rest kept
                 end = token.end()
                 tail = re.match(
-                    r"(?:早上|上午|中午|下午|晚上|傍晚|\s?(?:morning|afternoon|evening|night))",
+                    r"(?:早上|上午|中午|下午|晚上|傍晚|\s?(?:morning|afternoon|evening|night))"
+                    r"(?:[一二两三四五六七八九十\d]+点(?:半|[一二三四五六七八九十\d]+分?)?)?",
                     statement[end:],
                 )
                 if tail and _TIME_OF_DAY.search(new):
@@ -2878,12 +2885,17 @@ _POINTING_SUBJECT_ZH = re.compile(
 )
 # a subject with nothing said of it: "用户的丈夫", "用户家就用户"
 _SUBJECT_ONLY = re.compile(
-    r"^(?:是|不是)[^，,。]*$|^(?:用户(?:的(?:丈夫|妻子|老公|老婆|女儿|儿子|孩子|妈妈|爸爸|母亲|父亲|猫|狗)|家)?(?:就用户)?|The user(?:'s [\w-]+)?)$"
+    r"^(?:是|不是)[^，,。]*$|^(?:Just |Only )?[Tt]he user$|^(?:用户(?:的(?:丈夫|妻子|老公|老婆|女儿|儿子|孩子|妈妈|爸爸|母亲|父亲|猫|狗)|家)?(?:就用户)?|The user(?:'s [\w-]+)?)$"
 )
 # where the user is at this moment: "用户现在在高铁上"
+# "用户大概两千人": the users of something of the user's (用户 is also "users"), not the user
+_USERS_COUNT_ZH = re.compile(
+    r"^用户(?:大概|大约|约|有|数)?[\d一二两三四五六七八九十百千万几]+(?:多|来)?(?:个)?人"
+)
 _ON_THE_WAY_ZH = re.compile(r"在(?:高铁|火车|动车|飞机|地铁|公交|车|路|出租车|船)上")
 _GERUND_SUBJECT = re.compile(
-    r"^(?!Nothing|Everything|Something|Anything|Morning|Evening|Spring|King|Ring|Sing)[A-Z][a-z]{2,}ing\b"
+    r"^(?!Nothing|Everything|Something|Anything|Morning|Evening|Spring|String|Thing|King|Ring|Sing|Wing|Bring)"
+    r"[A-Z][a-z]+ing\b"
 )
 
 
@@ -2974,6 +2986,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or _POINTING_SUBJECT_ZH.search(candidate.content)
                 or _ON_THE_WAY_ZH.search(candidate.content)
                 or _SUBJECT_ONLY.match(candidate.content)
+                or _USERS_COUNT_ZH.match(candidate.content)
             ):
                 continue  # the tail of an aside ("… on my keyboard rn)"); how the user sounds or seems now
             seen.add(key)
@@ -3007,6 +3020,30 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                     mine[:] = [
                         dataclasses.replace(
                             old, content=text, replaces=(), source_message_id=message.get("message_id") or ""
+                        )
+                    ]
+                    break
+        elif (
+            previous
+            and _CHANGED_TO.search(content)
+            and not any(c.content.startswith(("用户", "The user")) for c in mine)
+        ):
+            # "诶，刚通知周会改到周三下午两点了" after "我们组每周一上午十点开周会": a change of a thing named before,
+            # without a marker of a take-back, corrects the statement that named it
+            for old in previous:
+                subject = _zh_subject(old.content) if has_cjk(old.content) else _en_subject(old.content)
+                if not (content_tokens(old.content) - content_tokens(subject)) & content_tokens(content):
+                    continue
+                if (text := _retaken(old.content, content)) and text.lower() not in seen:
+                    seen.add(text.lower())
+                    out = [c for c in out if c is not old]
+                    mine[:] = [
+                        dataclasses.replace(
+                            old,
+                            content=text,
+                            correction=True,
+                            replaces=(old.content,),
+                            source_message_id=message.get("message_id") or "",
                         )
                     ]
                     break
