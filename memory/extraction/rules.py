@@ -409,7 +409,6 @@ _NAMED_OWN_EN = re.compile(
 )
 # A person or an animal as the object of a verb, by a pronoun ("去看她", "陪他", "给它喂药").
 _OBJECT_PRONOUN_ZH = re.compile(r"(?<=[看陪带接送照顾喂给找请叫教帮管])(?:他|她|它)(?![们人])")
-# A time of the week or day put before the subject ("周末我一般…", "平时我们都…").
 # "坚果类我全都过敏", "香菜我从来不吃": an object put before the subject goes back after the verb
 _FRONTED_OBJECT_ZH = re.compile(
     r"^(?!这|那|它|其他|别的)(?P<obj>[\u4e00-\u9fffA-Za-z]{1,8}?)(?:类|这类|这种|之类的)?我"
@@ -496,6 +495,7 @@ _BACK_REFERENCE = re.compile(r"刚才|刚刚|之前|前面|上面|那个|那条|
 _WHEN_CLAUSE_ZH = re.compile(
     r"^((?:以后|之后|今后|往后|下次|每次|平时)[^，,。；;]{1,16}?(?:的时候|时))[，,]\s*"
 )
+# A time of the week or day put before the subject ("周末我一般…", "平时我们都…").
 _FRONTED_TIME_ZH = re.compile(
     r"^((?:每个?)?(?:周末|晚上|早上|白天|平时|平日|工作日|每天|每晚|每周[一二三四五六日天]?)|(?:下班|放学)(?:以?后))(我们?)(?!的)"
 )
@@ -2745,7 +2745,9 @@ _SHAPE_TOKEN = re.compile(
 )
 
 
-_TIME_OF_DAY = re.compile(r"早上|上午|中午|下午|晚上|傍晚|\b(?:morning|afternoon|evening|night)\b", re.I)
+_DAY_PART_ZH = "早上|上午|中午|下午|晚上|傍晚"
+_DAY_PART_EN = "morning|afternoon|evening|night"
+_TIME_OF_DAY = re.compile(rf"{_DAY_PART_ZH}|\b(?:{_DAY_PART_EN})\b", re.I)
 
 
 def _shape(token: str) -> str:
@@ -2753,6 +2755,12 @@ def _shape(token: str) -> str:
         if re.fullmatch(pattern, token):
             return kind
     return re.sub(r"[A-Za-z]+", "a", re.sub(r"\d+", "0", token))
+
+
+def _said_of_subject(statement: str) -> set[str]:
+    """The content words of what a statement says of its subject, less the subject's own."""
+    subject = _zh_subject(statement) if has_cjk(statement) else _en_subject(statement)
+    return content_tokens(statement) - content_tokens(subject)
 
 
 def _kind_retold(statement: str, said: list[Candidate]) -> bool:
@@ -2810,7 +2818,7 @@ def _retaken(statement: str, content: str) -> str:
                 # the word and the time of day after it ("周四晚上" → "周六下午"), the rest kept
                 end = token.end()
                 tail = re.match(
-                    r"(?:早上|上午|中午|下午|晚上|傍晚|\s?(?:morning|afternoon|evening|night))"
+                    rf"(?:{_DAY_PART_ZH}|\s?(?:{_DAY_PART_EN}))"
                     r"(?:[一二两三四五六七八九十\d]+点(?:半|[一二三四五六七八九十\d]+分?)?)?",
                     statement[end:],
                 )
@@ -2887,11 +2895,11 @@ _POINTING_SUBJECT_ZH = re.compile(
 _SUBJECT_ONLY = re.compile(
     r"^(?:是|不是)[^，,。]*$|^(?:Just |Only )?[Tt]he user$|^(?:用户(?:的(?:丈夫|妻子|老公|老婆|女儿|儿子|孩子|妈妈|爸爸|母亲|父亲|猫|狗)|家)?(?:就用户)?|The user(?:'s [\w-]+)?)$"
 )
-# where the user is at this moment: "用户现在在高铁上"
 # "用户大概两千人": the users of something of the user's (用户 is also "users"), not the user
 _USERS_COUNT_ZH = re.compile(
     r"^用户(?:大概|大约|约|有|数)?[\d一二两三四五六七八九十百千万几]+(?:多|来)?(?:个)?人"
 )
+# where the user is at this moment: "用户现在在高铁上"
 _ON_THE_WAY_ZH = re.compile(r"在(?:高铁|火车|动车|飞机|地铁|公交|车|路|出租车|船)上")
 _GERUND_SUBJECT = re.compile(
     r"^(?!Nothing|Everything|Something|Anything|Morning|Evening|Spring|String|Thing|King|Ring|Sing|Wing|Bring)"
@@ -2973,10 +2981,6 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or _ENDED_ZH.search(candidate.content)
             ):
                 continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
-            # an aside of a clause in brackets is chatter ("… two cats (they're sitting on my keyboard rn)")
-            candidate.content = re.sub(
-                r"\s*[(（][^()（）]*?\s[^()（）]*?\s[^()（）]*[)）]", "", candidate.content
-            )
             if "(" in candidate.content and ")" not in candidate.content:  # "The user is in Portland (oregon"
                 candidate.content = candidate.content[: candidate.content.index("(")].rstrip(" ,")
             if (
@@ -3006,56 +3010,37 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             out = [c for c in out if all(c is not old for old in previous)]
             previous = []
             continue
+        taken_back = bool(_TAKE_BACK.match(content))
         if (
             previous
-            and _TAKE_BACK.match(content)
+            and (taken_back or _CHANGED_TO.search(content))
             and not any(c.content.startswith(("用户", "The user")) for c in mine)
         ):
             # "actually it's sulfa drugs, not penicillin", "sorry 打错了，是 M3 Max": the new value takes the old
-            # one's place in the statement it corrects (which the take-back below then replaces), and stands for
-            # what the message said without a subject ("上个月已经迁到AWS新加坡了")
+            # one's place in the statement it corrects, and stands for what the message said without a subject
+            # ("上个月已经迁到AWS新加坡了"). Without a take-back marker only a change of a thing the statement
+            # named does ("诶，刚通知周会改到周三下午两点了" after "我们组每周一上午十点开周会").
             for old in previous:
-                if (text := _retaken(old.content, content)) and text.lower() not in seen:
-                    seen.add(text.lower())
-                    mine[:] = [
-                        dataclasses.replace(
-                            old, content=text, replaces=(), source_message_id=message.get("message_id") or ""
-                        )
-                    ]
-                    break
-        elif (
-            previous
-            and _CHANGED_TO.search(content)
-            and not any(c.content.startswith(("用户", "The user")) for c in mine)
-        ):
-            # "诶，刚通知周会改到周三下午两点了" after "我们组每周一上午十点开周会": a change of a thing named before,
-            # without a marker of a take-back, corrects the statement that named it
-            for old in previous:
-                subject = _zh_subject(old.content) if has_cjk(old.content) else _en_subject(old.content)
-                if not (content_tokens(old.content) - content_tokens(subject)) & content_tokens(content):
+                if not taken_back and not _said_of_subject(old.content) & content_tokens(content):
                     continue
                 if (text := _retaken(old.content, content)) and text.lower() not in seen:
                     seen.add(text.lower())
-                    out = [c for c in out if c is not old]
-                    mine[:] = [
-                        dataclasses.replace(
-                            old,
-                            content=text,
-                            correction=True,
-                            replaces=(old.content,),
-                            source_message_id=message.get("message_id") or "",
-                        )
-                    ]
+                    new = dataclasses.replace(
+                        old, content=text, replaces=(), source_message_id=message.get("message_id") or ""
+                    )
+                    if not taken_back:  # the take-back below replaces the old statement; here this does
+                        out = [c for c in out if c is not old]
+                        new.correction, new.replaces = True, (old.content,)
+                    mine[:] = [new]
                     break
-        if mine and _TAKE_BACK.match(content):
+        if mine and taken_back:
             said = content_tokens(content).union(
                 *(content_tokens(c.content) for c in mine)
             )  # "she" is the daughter
             for old in previous:
                 # what it says of its subject, not the subject ("My daughter loves horses" is not taken back by
                 # "Actually she just turned 8")
-                subject = _zh_subject(old.content) if has_cjk(old.content) else _en_subject(old.content)
-                shared = content_tokens(old.content) - content_tokens(subject)
+                shared = _said_of_subject(old.content)
                 if not shared & said and not _kind_retold(old.content, mine):
                     continue
                 out = [c for c in out if c is not old]
