@@ -127,6 +127,7 @@ PROBES = {  # written while the rules were changed: more tuning sets, each score
     "probe9": DATA / "extraction_probe9.jsonl",
     "probe10": DATA / "extraction_probe10.jsonl",
     "probe11": DATA / "extraction_probe11.jsonl",
+    "probe12": DATA / "extraction_probe12.jsonl",
 }
 HALF_NAMES = ("tune", "held-out")
 CLASSES = (
@@ -290,12 +291,12 @@ def quality(scorer: Scorer, rows: list[dict], title: str, path: str, verbose: bo
     return groups
 
 
-def timing(rows: list[dict], repeat: int) -> None:
+def timing(sets: list[tuple[str, list[dict]]], repeat: int, scorer: Scorer) -> None:
     from checkpoints.services import messages_append
     from memory.drafts import MemoryDraft
     from memory.embeddings import provider_for
     from memory.extraction.services import extraction_job_run
-    from memory.models import MemoryItem
+    from memory.models import MemoryItem, Status
     from memory.services import memory_create
     from projects.access import system_actor
     from projects.models import Organization
@@ -309,8 +310,11 @@ def timing(rows: list[dict], repeat: int) -> None:
     elapsed_all: list[float] = []
     cpu: list[float] = []
     corrections = superseded = 0
+    # what each conversation left stored, after the whole write path (gate, duplicates, supersede, the session
+    # cap): convs tp fp fn must-not deferred stored, per set (first round only)
+    stored: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0, 0, 0, 0, 0])
     for round_ in range(repeat):
-        for row in rows:
+        for name, row in ((name, row) for name, rows in sets for row in rows):
             user = f"{row['id']}-{round_}"
             for prior in row.get("prior", []):
                 memory_create(
@@ -326,10 +330,31 @@ def timing(rows: list[dict], repeat: int) -> None:
             elapsed_all.append((time.perf_counter() - started) * 1000)
             cpu.append((time.process_time() - cpu_started) * 1000)
             assert status == "done", status
+            job.refresh_from_db()
             if row.get("prior"):
-                job.refresh_from_db()
                 corrections += 1
                 superseded += bool(job.result.get("superseded"))
+            if round_ == 0:
+                active = MemoryItem.objects.filter(org=org, user_id=user, status=Status.ACTIVE)
+                kept = list(active.values_list("content", flat=True))
+                new = [c for c in kept if c not in row.get("prior", [])]
+                pairs = scorer.match(new, row["expected"])
+                ok = scorer.supported(new, row["expected"])
+                for i, _j in pairs:
+                    ok[i] = True
+                g = stored[name]
+                for k, v in enumerate(
+                    (
+                        1,
+                        len(pairs),
+                        ok.count(False),
+                        len(row["expected"]) - len(pairs),
+                        int(must_not_hit(kept, row["must_not"])),
+                        len(job.result.get("deferred") or []),
+                        len(new),
+                    )
+                ):
+                    g[k] += v
     values = sorted(elapsed_all)
     p95 = values[min(len(values) - 1, int(round(0.95 * (len(values) - 1))))]
     print(f"Worker time per turn, rule path, ms (goal: median < 200; {repeat} round(s), {len(values)} turns)")
@@ -341,6 +366,17 @@ def timing(rows: list[dict], repeat: int) -> None:
     print(f"  machine: {os.cpu_count()} CPUs, load average {load:.1f}")
     print(f"corrections that superseded their prior memory: {superseded}/{corrections}")
     print(f"memories written: {MemoryItem.objects.filter(org=org).count()}")
+    print(
+        "\nWhat stays stored after the write path (active memories of the conversation's user; a prior memory the"
+        " conversation corrects counts for must-not while it stays active):"
+    )
+    print(
+        f"{'set':<14}{'convs':>6}{'TP':>5}{'FP':>5}{'FN':>5}{'precision':>11}{'recall':>8}{'must-not':>10}{'deferred':>10}"
+    )
+    for name, (n, tp, fp, fn, bad, deferred, count) in stored.items():
+        p = 1 - fp / count if count else 1.0
+        r = tp / (tp + fn) if tp + fn else 1.0
+        print(f"{name:<14}{n:>6}{tp:>5}{fp:>5}{fn:>5}{p:>11.3f}{r:>8.3f}{bad / n:>10.3f}{deferred:>10}")
 
 
 def main() -> None:
@@ -385,9 +421,9 @@ def main() -> None:
     every = []
     for name, path in HALVES.items():
         rows = load(path)
-        every += rows
         if args.half not in ("both", name.replace(" ", "-")):
             continue
+        every.append((name, rows))
         verbose = args.verbose or args.show_errors == name.replace(" ", "-")
         quality(scorer, rows, f"{args.path} path - {name} half", args.path, verbose)
     extra = PROBES.get(args.half) or (Path(args.half) if args.half not in ("both", *HALF_NAMES) else None)
@@ -395,13 +431,15 @@ def main() -> None:
         if not extra.is_file():
             parser.error(f"--half: no such set or file: {args.half}")
         verbose = args.verbose or args.show_errors in (args.half, str(extra))
-        quality(scorer, load(extra), f"{args.path} path - {args.half}", args.path, verbose)
+        rows = load(extra)
+        every.append((args.half if args.half in PROBES else extra.stem, rows))
+        quality(scorer, rows, f"{args.path} path - {args.half}", args.path, verbose)
     if args.no_timing:
         return
     from bench.ingest import owned_test_databases
 
     with owned_test_databases():
-        timing(every, args.repeat)
+        timing(every, args.repeat, scorer)
 
 
 if __name__ == "__main__":
