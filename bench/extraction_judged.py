@@ -1,0 +1,182 @@
+"""Extraction judged by a reader: precision and recall of the rule path by verdicts, not by a similarity threshold.
+
+    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|probe10|probe11|probe12 ...]
+        [--judge a|b] [--show-new] [--show-wrong SET] [--agreement]
+
+Why. bench/extraction.py matches a candidate to an expected statement by e5 cosine >= 0.92 plus token
+overlap. Hand checks of its false positives found about half of them right statements in other words
+(probe5 26 of 42, probe6 15 of 30, probe10 19 of 30), so its precision and recall say as much about the
+labels' wording as about the rules. Here every candidate the rules wrote for a set was judged by a reader
+who saw the conversation, the expected statements and the must-not list, following
+bench/data/extraction_judging_rubric.md (strict: a fragment, a dangling pronoun, task residue, a moment,
+a corrected or taken-back value, someone else's taste are wrong; a right fact in other words is right):
+- every candidate: correct or wrong, with a short reason;
+- every expected statement: the candidates that state it (none: a miss).
+The verdicts are in bench/data/extraction_judged_<set>_<judge>.jsonl, keyed by the candidate's text, so the
+rules can change: a candidate whose text was judged keeps its verdict, a new text is "unjudged" (counted,
+listed by --show-new, left out of precision) until a reader judges it, and an expected statement counts as
+found when a candidate that states it is still written (a new candidate may find more: recall is a lower
+bound while anything is unjudged).
+
+Judges (readers who saw neither the rules nor the other judge's verdicts): "a" judged all five sets, "b" the
+held-out half and probe12 a second time (--agreement prints how often the two agree, and how often the
+automatic match of bench/extraction.py agrees with each).
+
+Sets: the held-out half (bench/data/extraction_heldout.jsonl, evidence), probe9 and probe10 (read and tuned
+on), probe11 (never read) and probe12 (written in the judged round, scored before any change).
+No database: the rules run in this process (the model is loaded only with --agreement).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter, defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+DATA = ROOT / "bench" / "data"
+SETS = {
+    "held-out": "extraction_heldout",
+    "probe9": "extraction_probe9",
+    "probe10": "extraction_probe10",
+    "probe11": "extraction_probe11",
+    "probe12": "extraction_probe12",
+}
+
+
+def load(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def verdicts(name: str, judge: str) -> dict[str, dict] | None:
+    path = DATA / f"{SETS[name].replace('extraction_', 'extraction_judged_')}_{judge}.jsonl"
+    return {row["id"]: row for row in load(path)} if path.is_file() else None
+
+
+def score(name: str, judge: str, show_new: bool, show_wrong: bool) -> None:
+    from extraction import must_not_hit
+
+    from memory.extraction.rules import extract_rules
+
+    judged = verdicts(name, judge)
+    if judged is None:
+        print(f"{name}: no verdicts of judge {judge}")
+        return
+    groups: dict[str, Counter] = defaultdict(Counter)
+    for row in load(DATA / f"{SETS[name]}.jsonl"):
+        verdict = judged[row["id"]]
+        written = list(dict.fromkeys(c.content for c in extract_rules(row["messages"])))
+        for key in ("all", row["lang"]):
+            g = groups[key]
+            g["convs"] += 1
+            g["must-not"] += must_not_hit(written, row["must_not"])
+            for text in written:
+                g["written"] += 1
+                if text not in verdict["candidates"]:
+                    g["unjudged"] += 1
+                else:
+                    g["correct"] += verdict["candidates"][text]["verdict"] == "correct"
+            for stating in verdict["expected"].values():
+                g["expected"] += 1
+                g["found"] += bool(set(stating) & set(written))
+        if show_new:
+            for text in written:
+                if text not in verdict["candidates"]:
+                    print(f"  new  {row['id']}: {text}")
+        if show_wrong:
+            for text in written:
+                if (v := verdict["candidates"].get(text)) and v["verdict"] == "wrong":
+                    print(f"  wrong  {row['id']}: {text}  ({v['reason']})")
+    print(f"\n{name}, judge {judge}")
+    print(
+        f"{'group':<8}{'convs':>6}{'written':>9}{'unjudged':>10}{'precision':>11}{'recall':>8}{'must-not':>10}"
+    )
+    for key in ("all", "zh", "en", "mixed"):
+        g = groups[key]
+        if not g["convs"]:
+            continue
+        judged_n = g["written"] - g["unjudged"]
+        precision = g["correct"] / judged_n if judged_n else 1.0
+        recall = g["found"] / g["expected"] if g["expected"] else 1.0
+        print(
+            f"{key:<8}{g['convs']:>6}{g['written']:>9}{g['unjudged']:>10}{precision:>11.3f}{recall:>8.3f}"
+            f"{g['must-not'] / g['convs']:>10.3f}"
+        )
+
+
+def agreement(name: str) -> None:
+    """How often judge a and b agree, and how often the automatic match agrees with each (on the judged texts)."""
+    from extraction import Scorer
+
+    scorer = Scorer()
+    judges = {j: v for j in ("a", "b") if (v := verdicts(name, j)) is not None}
+    counts: Counter = Counter()
+    for row in load(DATA / f"{SETS[name]}.jsonl"):
+        first = judges["a"][row["id"]]
+        texts = list(first["candidates"])
+        expected = list(first["expected"])
+        pairs = scorer.match(texts, expected)
+        auto_ok = scorer.supported(texts, expected)
+        for i, _j in pairs:
+            auto_ok[i] = True
+        auto_found = {expected[j] for _i, j in pairs}
+        for judge, verdict in judges.items():
+            mine = verdict[row["id"]]
+            for text, ok in zip(texts, auto_ok, strict=True):
+                counts[f"candidate auto={judge}"] += ok == (mine["candidates"][text]["verdict"] == "correct")
+            for statement in expected:
+                counts[f"expected auto={judge}"] += (statement in auto_found) == bool(
+                    mine["expected"][statement]
+                )
+        if "b" in judges:
+            second = judges["b"][row["id"]]
+            for text in texts:
+                counts["candidate a=b"] += (
+                    first["candidates"][text]["verdict"] == second["candidates"][text]["verdict"]
+                )
+            for statement in expected:
+                counts["expected a=b"] += bool(first["expected"][statement]) == bool(
+                    second["expected"][statement]
+                )
+        counts["candidates"] += len(texts)
+        counts["expected"] += len(expected)
+    print(
+        f"\n{name}: agreement on {counts['candidates']} candidates and {counts['expected']} expected statements"
+    )
+    for key in sorted(k for k in counts if "=" in k):
+        total = counts["candidates" if key.startswith("candidate") else "expected"]
+        print(f"  {key:<22}{counts[key] / total:>7.3f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", action="append", choices=list(SETS), help="default: all five")
+    parser.add_argument("--judge", default="a", choices=["a", "b"])
+    parser.add_argument("--show-new", action="store_true", help="list the candidates no judge has seen")
+    parser.add_argument(
+        "--show-wrong",
+        metavar="SET",
+        help="list the candidates judged wrong of one set (not held-out while tuning)",
+    )
+    parser.add_argument(
+        "--agreement", action="store_true", help="judge a against judge b and the automatic match"
+    )
+    args = parser.parse_args()
+    sys.path.insert(0, str(ROOT / "bench"))
+    import django
+
+    django.setup()
+    for name in args.set or ([args.show_wrong] if args.show_wrong else list(SETS)):
+        score(name, args.judge, args.show_new, args.show_wrong == name)
+        if args.agreement:
+            agreement(name)
+
+
+if __name__ == "__main__":
+    main()
