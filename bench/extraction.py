@@ -291,7 +291,7 @@ def quality(scorer: Scorer, rows: list[dict], title: str, path: str, verbose: bo
     return groups
 
 
-def timing(sets: list[tuple[str, list[dict]]], repeat: int, scorer: Scorer) -> None:
+def timing(sets: list[tuple[str, list[dict]]], repeat: int, scorer: Scorer, show: bool = False) -> None:
     from checkpoints.services import messages_append
     from memory.drafts import MemoryDraft
     from memory.embeddings import provider_for
@@ -342,6 +342,9 @@ def timing(sets: list[tuple[str, list[dict]]], repeat: int, scorer: Scorer) -> N
                 ok = scorer.supported(new, row["expected"])
                 for i, _j in pairs:
                     ok[i] = True
+                if show and must_not_hit(kept, row["must_not"]):
+                    hits = [c for c in kept if must_not_hit([c], row["must_not"])]
+                    print(f"  stored must-not  {row['id']}: {hits}")
                 g = stored[name]
                 for k, v in enumerate(
                     (
@@ -439,7 +442,7 @@ def main() -> None:
     from bench.ingest import owned_test_databases
 
     with owned_test_databases():
-        timing(every, args.repeat, scorer)
+        timing(every, args.repeat, scorer, show=bool(args.show_errors or args.verbose))
 
 
 if __name__ == "__main__":

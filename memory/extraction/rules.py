@@ -352,7 +352,7 @@ _QUESTION = re.compile(
 _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
     r"\b(?:(?:totally |completely |so |a bit )?(?:lost|confused|stuck) (?:on|with|about)|"
-    r"today|tonight|tomorrow|right now|rn|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
+    r"today|tonight|tomorrow|tmrw|tmr|2morrow|right now|rn|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
     r"my day|my morning|my week|"
     # a verdict, not a fact: "the internet is awful", "写到吐"
@@ -465,7 +465,8 @@ def _split_both(statement: str) -> list[str]:
 
 
 _TODAY = re.compile(
-    r"今天|今晚|明天|明早|今早|\b(?:today|tonight|tomorrow|this (?:morning|afternoon|evening))\b", re.I
+    r"今天|今晚|明天|明早|今早|明儿|今儿|\b(?:today|tonight|tomorrow|tmrw|tmr|2morrow|this (?:morning|afternoon|evening))\b",
+    re.I,
 )
 # A condition opens a hypothetical: what follows it in the sentence is no fact. One asked of the assistant or
 # a courtesy ("if possible", "如果可以的话") is an instruction's and stays.
@@ -483,7 +484,10 @@ _COURTESY_CONDITION = re.compile(
 _DONT_KEEP = re.compile(
     r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?算了吧?$|"
     r"\b(?:don'?t|do not|no need to)\s+(?:save|store|remember|record|note|keep)\b(?!\s+(?:my|the user))|"
-    r"\bforget (?:that|it|I said)\b|\bnever ?mind\b",
+    r"\bforget (?:that|it|I said)\b|\bnever ?mind\b|"
+    # not settled after all: "nothing decided", "还没定下来"
+    r"\bnothing(?:'s| is)? (?:decided|confirmed|final|settled)\b|\bnot (?:decided|confirmed|final|settled) yet\b|"
+    r"还没(?:定|确定|决定)(?:下来)?",
     re.I,
 )
 _CHANGED_TO = re.compile(
@@ -491,7 +495,9 @@ _CHANGED_TO = re.compile(
     r"\b(?:moved|pushed|changed|switched|rescheduled|bumped|postponed) (?:back |up )?to\b",
     re.I,
 )
-_BACK_REFERENCE = re.compile(r"刚才|刚刚|之前|前面|上面|那个|那条|那句|这个|这条|\b(?:that|it|this)\b", re.I)
+_BACK_REFERENCE = re.compile(
+    r"刚才|刚刚|之前|前面|上面|那个|那条|那句|这个|这条|那边|\b(?:that|it|this|there)\b", re.I
+)
 _WHEN_CLAUSE_ZH = re.compile(
     r"^((?:以后|之后|今后|往后|下次|每次|平时)[^，,。；;]{1,16}?(?:的时候|时))[，,]\s*"
 )
@@ -574,7 +580,7 @@ _ERRAND = re.compile(
     r"晚点|回头|稍后|过会儿|改天|"
     # a visit or an arrival arranged: "my in-laws are coming", "my sister is visiting"
     r"\b(?:is|are|'re|'s) (?:coming|visiting|arriving|flying in|coming over)\b|"
-    r"\b(?:tomorrow|next week|this week|tonight|this weekend|this month|this time|for now|for this|"
+    r"\b(?:tomorrow|tmrw|tmr|2morrow|next week|this week|tonight|this weekend|this month|this time|for now|for this|"
     r"(?<!every )(?<!on )(?:this|next|on) (?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)(?!s))\b",
     re.I,
 )
@@ -2728,7 +2734,7 @@ _INSTEAD = re.compile(
 # the bare new value of a take-back: "sorry 打错了，是 M3 Max", "no, it's the 21st"
 _BARE_VALUE = re.compile(
     r"(?:(?:^|[,，\s])(?:应该是|其实是|是|it'?s|it is)|改成|改到|换成|调到|变成|挪到|推到|"
-    r"\b(?:pushed|moved|bumped|postponed|rescheduled|changed) (?:back |up )?to)\s*(?P<new>[^,，;；.。!！]{1,24})",
+    r"\b(?:pushed|moved|bumped|postponed|rescheduled|changed) (?:back |up )?to|\bturned(?= \d))\s*(?P<new>[^,，;；.。!！]{1,24})",
     re.I,
 )
 _WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天]|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b"
@@ -2807,7 +2813,9 @@ def _retaken(statement: str, content: str) -> str:
             statement = re.sub(re.escape(old), new, statement, count=1, flags=re.I)
             break
     for m in _BARE_VALUE.finditer(content):
-        new = re.sub(r"了$", "", m.group("new").strip())
+        new = re.sub(
+            r"了$|\s+(?:last|this) (?:week|month|year)$|\s+(?:yesterday|today)$", "", m.group("new").strip()
+        )
         if not (first := _SHAPE_TOKEN.match(new)):
             continue
         kind = _shape(first.group(0))
@@ -2882,7 +2890,8 @@ _ENDED_ZH = re.compile(r"^用户.{0,12}?(?:已经|早就)(?:退租|退掉|卖掉
 _PASSING_STATE_EN = re.compile(
     r"^The user (?:sounds|seems|looks|feels|felt|sounded|seemed|looked)\b"
     r"|^(?:Nah |Yeah |Ok |Okay )?The user is (?:ok|okay|fine|good|alright|all right)$"
-    r"|\bthe user (?:guesses|supposes)$|\bthe user (?:talked about|mentioned|said)\b"
+    r"|\bthe user (?:guesses|supposes)$|\bthe user (?:talked about|mentioned|said|just says|says)\b"
+    r"|\bis (?:stuck|stranded) (?:at|in|on)\b"
     # what something does to the user ("Walls of text kill the user"): not a fact about them
     r"|^(?!The user)[A-Z][^.]*\b(?:kills?|confuses?|annoys?|drives?) the user\b",
     re.I,
@@ -2895,12 +2904,37 @@ _POINTING_SUBJECT_ZH = re.compile(
 _SUBJECT_ONLY = re.compile(
     r"^(?:是|不是)[^，,。]*$|^(?:Just |Only )?[Tt]he user$|^(?:用户(?:的(?:丈夫|妻子|老公|老婆|女儿|儿子|孩子|妈妈|爸爸|母亲|父亲|猫|狗)|家)?(?:就用户)?|The user(?:'s [\w-]+)?)$"
 )
+# A statement whose verb lost its object or complement to the split ("用户开了十二年": opened what;
+# "用户在武汉读的", "用户正在学着用", "用户明年12月考"), two verbs
+# run together ("The user is vegan is fine"), a possessive with no owned thing ("The user's changes every week"),
+# a place that is an adverb ("based in Mostly commuting"), or an object pronoun with nothing it stands for
+# ("The user's mug does it daily", "switched him to an international school"): no statement.
+_LOST_PART = re.compile(
+    r"^用户[^，,。A-Za-z在]{0,8}?(?:开|干|做|教|带|写)了?(?:快|近|将近|差不多|大概)?[\d一二两三四五六七八九十几半]+(?:多|来)?"
+    r"(?:年|个月)$"
+    r"|^用户[^，,。A-Za-z]{0,8}?(?:读的|学着用|拿去用用看|跟着过来|跟着去|一直在用|在用|都用)$"
+    r"|^用户[^，,。A-Za-z]{0,8}?(?<![高中统联期备用不要再])考$"
+    r"|^The user (?:is|are) (?:(?!\b(?:who|whose|that|which|and|but|because|so|where|when|as|if|what)\b)[^,])*? (?:is|are) "
+    r"|^The user's (?:is|are|was|were|does|do|has|have|can|will|would|changes|gets|goes|keeps)\b"
+    r"|\b(?:based|lives?|living) in (?:Mostly|Mainly|Usually|Probably|Actually|Just|Kind|Sort)\b"
+    # a clause that hangs on a main clause it lost ("Before the user runs to the user's 7am section"), a need
+    # without its subject ("Need a quick email to the user's landlord"), a place pointed at ("does not live there yet")
+    r"|^(?:Before|After|When|While|Until|Unless|Once) the user\b(?:(?!\bthe user\b(?!'s)).)*$"
+    r"|^(?:Need|Needs|Gotta|Got to)\b|\b(?:there|that) yet$|\b(?:toying|playing) with the idea\b"
+    r"|\b(?:does|do|did|want|wants|switched|moved|took|takes|take|use|uses|like|likes|love|loves|hate|hates|got|get|"
+    r"gets|put|puts|bought|sold|keep|keeps|made|make|makes|need|needs|drive|drives|bring|brings|fix|fixes|send|"
+    r"sends|wear|wears|say|says|saying|said|try|tries|trying|tried|mention|mentions|mentioned) (?:it|him|them)\b(?! (?:short|simple|brief|concise|casual|formal|light|clean|professional|"
+    r"real|easy|quick)\b)",
+    re.I,
+)
 # "用户大概两千人": the users of something of the user's (用户 is also "users"), not the user
 _USERS_COUNT_ZH = re.compile(
     r"^用户(?:大概|大约|约|有|数)?[\d一二两三四五六七八九十百千万几]+(?:多|来)?(?:个)?人"
 )
 # where the user is at this moment: "用户现在在高铁上"
-_ON_THE_WAY_ZH = re.compile(r"在(?:高铁|火车|动车|飞机|地铁|公交|车|路|出租车|船)上")
+_ON_THE_WAY_ZH = re.compile(
+    r"在(?:高铁|火车|动车|飞机|地铁|公交|车|路|出租车|船)上|(?:上班|下班|回家|放学)(?:的)?路上"
+)
 _GERUND_SUBJECT = re.compile(
     r"^(?!Nothing|Everything|Something|Anything|Morning|Evening|Spring|String|Thing|King|Ring|Sing|Wing|Bring)"
     r"[A-Z][a-z]+ing\b"
@@ -2914,9 +2948,12 @@ _RUN_IN_PASSING_ZH = re.compile(
 
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
-    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*"
+    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*(?:刚才|刚刚|前面|上面)?"
     r"(?:不对|不是(?=[，,。！!\s]|的)|不是[^，,。]{1,8}了(?=[，,。！!\s])|错了|说错|搞错|弄错|记错|打错|写错|搞混|记混|"
-    r"等等|等一下|更正|纠正|"
+    r"等等|等一下|等下|更正|纠正|"
+    # "Boulder, not Denver.": the value said, then the one it replaces; "oh she turned 7 last week": an age
+    # now (both read, not cut off, by _retaken)
+    r"(?=[A-Z][\w' -]{1,30}, not (?:in |at |from )?[A-Z])|(?=(?:she|he|they|I) (?:just )?turned \d)|"
     r"(?:no|nope|wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops|update|quick update|hold on|"
     r"hang on)(?![A-Za-z]))",
     re.I,
@@ -2991,6 +3028,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or _ON_THE_WAY_ZH.search(candidate.content)
                 or _SUBJECT_ONLY.match(candidate.content)
                 or _USERS_COUNT_ZH.match(candidate.content)
+                or _LOST_PART.search(candidate.content)
             ):
                 continue  # the tail of an aside ("… on my keyboard rn)"); how the user sounds or seems now
             seen.add(key)
@@ -3005,7 +3043,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             mine.append(
                 Candidate(f"用户开了一{run.group('m')}{run.group('what')}", "fact", 0.8, rule="statement")
             )
-        if previous and not mine and _DONT_KEEP.search(content) and _BACK_REFERENCE.search(content):
+        if (
+            previous
+            and not mine
+            and _DONT_KEEP.search(content)
+            and (_BACK_REFERENCE.search(content) or _TAKE_BACK.match(content))
+        ):
             # "算了，刚才那个别记了", "actually don't save that": what the message before said is taken back
             out = [c for c in out if all(c is not old for old in previous)]
             previous = []
