@@ -1,6 +1,6 @@
 """Extraction judged by a reader: precision and recall of the rule path by verdicts, not by a similarity threshold.
 
-    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|probe10|probe11|probe12 ...]
+    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|probe10|probe11|probe12|probe13 ...]
         [--judge a|b] [--show-new] [--show-wrong SET] [--agreement]
 
 Why. bench/extraction.py matches a candidate to an expected statement by e5 cosine >= 0.92 plus token
@@ -47,6 +47,7 @@ SETS = {
     "probe10": "extraction_probe10",
     "probe11": "extraction_probe11",
     "probe12": "extraction_probe12",
+    "probe13": "extraction_probe13",
 }
 
 

@@ -5,7 +5,7 @@ from django.test import Client
 
 from checkpoints.services import messages_append
 from memory.drafts import MemoryDraft
-from memory.extraction.rules import extract_rules, statement_form, validate_statement
+from memory.extraction.rules import _LOST_PART, extract_rules, statement_form, validate_statement
 from memory.extraction.services import extraction_job_run
 from memory.models import ExtractionJob, MemoryItem
 from memory.services import memory_create
@@ -1762,4 +1762,129 @@ def test_an_adverb_before_the_verb_is_not_conjugated():
     ],
 )
 def test_what_happens_within_hours_is_not_kept(text):
+    assert extract_rules([human(text)]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("我在县城开五金店，开了十二年", ["用户在县城开五金店"]),  # "开了十二年" alone: opened what
+        ("我在准备考研，明年12月考", ["用户在准备考研"]),
+        ("我刚买了智能手机，正在学着用", ["用户刚买了智能手机"]),
+        ("I'm vegan is fine, cook whatever", []),
+        ("I live in Mostly commuting between two cities", []),
+        ("My old mug does it daily", []),
+        ("I actually switched him to another school", []),
+        ("Before I run to my 7am section", []),
+        ("Need a quick email to my landlord", []),
+        ("My boss keeps saying it in meetings", []),
+    ],
+)
+def test_a_statement_that_lost_its_object_or_main_clause_is_none(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "用户开了十二年",
+        "用户开了快十年",
+        "用户在武汉读的",
+        "用户正在学着用",
+        "用户明年12月考",
+        "The user is vegan is fine",
+        "The user's changes every week",
+        "The user is based in Mostly commuting",
+        "The user's mug does it daily",
+        "The user switched him to an international school",
+        "Before the user runs to the user's 7am section",
+        "Need a quick email to the user's landlord",
+        "The user does not live there yet",
+        "The user is just toying with the idea of moving",
+    ],
+)
+def test_lost_parts_are_recognised(statement):
+    assert _LOST_PART.search(statement)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "用户之前在阿里干了三年",  # worked there: the place says at what
+        "用户数学不用考",
+        "用户今年高考",
+        "用户CPA 还在考",
+        "The user is a nurse who is on nights",
+        "The user wants the assistant to keep it short",
+        "The user wants the assistant to cite papers when it can",
+        "When the user travels the user prefers aisle seats",
+        "The user's team has 8 people and half of them only speak Spanish",
+        "The user is allergic to penicillin",
+    ],
+)
+def test_whole_statements_are_not_lost_parts(statement):
+    assert not _LOST_PART.search(statement)
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a take-back that opens on 刚才: the earlier statement goes, the new one replaces it
+        (
+            [human("我是 PM，帮我写个 PRD 模板"), ai("好的。"), human("刚才说错了，我其实是做 UX design 的")],
+            ["用户其实是做 UX 设计的"],
+        ),
+        # "等下，还是别记了": the remember request before is taken back, with no word pointing at it
+        (
+            [
+                human("帮我记住，我住朝阳区望京那边。"),
+                ai("好的。"),
+                human("等下，还是别记了，我不太想留地址信息。"),
+            ],
+            [],
+        ),
+        # the value said, then the one it replaces
+        (
+            [
+                human("I'm in Denver — what's a good hike close by?"),
+                ai("Try Mount Falcon."),
+                human("Boulder, not Denver."),
+            ],
+            ["The user is in Boulder"],
+        ),
+        # an age now
+        (
+            [
+                human("my son Leo is 4, any puzzle ideas?"),
+                ai("Try 24-piece floor puzzles."),
+                human("oh he turned 5 last month"),
+            ],
+            ["The user's son Leo is 5"],
+        ),
+        # not settled after all: the place said before is taken back
+        (
+            [
+                human("I live in Lisbon, which areas are good for kids?"),
+                ai("Campo de Ourique and Parque das Nações."),
+                human(
+                    "well, I don't live there yet, we're just toying with the idea of moving. nothing decided"
+                ),
+            ],
+            [],
+        ),
+    ],
+)
+def test_take_backs_of_other_shapes_leave_the_value_the_conversation_ends_on(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "got a test tmrw so pls be quick, what's a quadratic",
+        "stuck at the airport with a 4 hour delay, recommend a podcast",
+        "下班路上顺便去超市给家里的猫买猫粮，有什么牌子推荐",
+    ],
+)
+def test_moments_of_other_shapes_are_not_kept(text):
     assert extract_rules([human(text)]) == []

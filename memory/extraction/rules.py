@@ -2788,6 +2788,18 @@ def _kind_retold(statement: str, said: list[Candidate]) -> bool:
     )
 
 
+_SLIP = re.compile(r"说错|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
+
+
+def _slip_retold(statement: str, previous: list[Candidate], said: list[Candidate], content: str) -> bool:
+    """An owned-up slip after one statement, and one statement of the same subject in its place: "我是 PM" …
+    "刚才说错了，我其实是做 UX design 的"."""
+    if not (_SLIP.search(content) and len(previous) == 1 and len(said) == 1):
+        return False
+    subject = _zh_subject if has_cjk(statement) else _en_subject
+    return subject(statement) == subject(said[0].content)
+
+
 def _retaken(statement: str, content: str) -> str:
     """The statement with the value a take-back message corrects replaced by the new one, or "": the denied
     value named in the statement ("…, not penicillin"), or the bare new value in the place of the statement's
@@ -3084,7 +3096,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 # what it says of its subject, not the subject ("My daughter loves horses" is not taken back by
                 # "Actually she just turned 8")
                 shared = _said_of_subject(old.content)
-                if not shared & said and not _kind_retold(old.content, mine):
+                if (
+                    not shared & said
+                    and not _kind_retold(old.content, mine)
+                    and not _slip_retold(old.content, previous, mine, content)
+                ):
                     continue
                 out = [c for c in out if c is not old]
                 # the statement of this message most like it takes its place
