@@ -1888,3 +1888,74 @@ def test_take_backs_of_other_shapes_leave_the_value_the_conversation_ends_on(mes
 )
 def test_moments_of_other_shapes_are_not_kept(text):
     assert extract_rules([human(text)]) == []
+
+
+@pytest.mark.parametrize(
+    ("messages", "gone"),
+    [
+        # a value a later message says has ended leaves the statement that held it
+        (
+            [
+                human("I'm doing keto, any breakfast ideas?"),
+                ai("Try avocado and smoked salmon."),
+                human("my doctor made me quit keto last month, mediterranean now"),
+            ],
+            "The user is doing keto",
+        ),
+        (
+            [human("我们组用 Trello 管任务"), ai("好的。"), human("上周 Trello 已经停用了，全部搬到飞书了")],
+            "Trello 管任务",
+        ),
+        # a take-back opening on 刚 and one on 哎
+        (
+            [human("我在苏州做会计"), ai("好的。"), human("哦刚说错了，苏州那是上家，现在在上海做审计")],
+            "苏州",
+        ),
+        ([human("记一下，我下个月要搬去青岛了"), ai("好的。"), human("哎等等，先别记，还没定下来")], "青岛"),
+    ],
+)
+def test_an_ended_or_taken_back_value_is_not_kept(messages, gone):
+    assert not [c.content for c in extract_rules(messages) if gone in c.content]
+
+
+def test_a_date_taken_back_is_replaced_whole():
+    messages = [human("我女儿生日是5月12号"), ai("好的。"), human("哎打错了，是5月21号")]
+    assert [c.content for c in extract_rules(messages)] == ["用户的女儿生日是5月21号"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ok I'm pretty new to coding, explain loops", ["The user is pretty new to coding"]),  # the "ok" goes
+        ("我今年想给他订个蛋糕", []),  # he, with nobody named
+        ("my flight's delayed 3 hours, what can I do at the airport", []),
+        ("I've got a pounding headache, short answers please", []),
+        ("my hands are literally frozen", []),
+    ],
+)
+def test_discourse_words_unnamed_people_and_moments(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "现在现在是一周游三次泳",
+        "杭州那是上家",
+        "用户这是养老院",
+        "用户再加中文解释",
+        "The user's two cats",
+        "Just saying hi",
+    ],
+)
+def test_rewritten_twice_pointing_or_owned_with_nothing_said_are_lost_parts(statement):
+    assert _LOST_PART.search(statement)
+
+
+def test_a_request_about_answers_is_the_assistants():
+    messages = [
+        human("以后都按这个背景来回答我：我是会计，在成都上班。回答尽量给出具体准则条文，别说太多套话。")
+    ]
+    contents = [c.content for c in extract_rules(messages)]
+    assert "用户希望助手回答时给出具体准则条文" in contents
+    assert not [c for c in contents if c.startswith("用户回答")]

@@ -2747,7 +2747,7 @@ _GRADE = r"初[一二三]|高[一二三]|大[一二三四]|研[一二三]|[一�
 # statement kept; a number-like value of the same shape takes the statement's end from it.
 _KIND_TOKEN = {"weekday": _WEEKDAY, "month": _MONTH, "grade": _GRADE}
 _SHAPE_TOKEN = re.compile(
-    rf"{_WEEKDAY}|{_MONTH}|{_GRADE}|[A-Za-z]*\d+[A-Za-z]*|\d+[\u4e00-\u9fff]\d+[\u4e00-\u9fff]?"
+    rf"{_WEEKDAY}|{_MONTH}|{_GRADE}|\d+[\u4e00-\u9fff]\d+[\u4e00-\u9fff]?|[A-Za-z]*\d+[A-Za-z]*"
 )
 
 
@@ -2788,6 +2788,15 @@ def _kind_retold(statement: str, said: list[Candidate]) -> bool:
     )
 
 
+_WORD_BEFORE_SUBJECT = re.compile(r"^(?:(?:Ok|Okay|Just|Well|Yeah|So|Omg|Oh|Anyway),? )+the user\b", re.I)
+_ANSWER_ME = re.compile(
+    r"^用户回答(?:时|的时候)?((?:请|尽量)?(?=请|尽量|给|用|直接|先|都|要|别|不要|简|多|少))?(?:请)?"
+)
+_ENDED_VALUE = re.compile(
+    r"\b(?:quit|stopped|dropped|ditched|gave up|no longer|anymore|got rid of|moved off|migrated (?:off|away from))\b"
+    r"|停用|弃用|不再|已经不|不让.{0,3}了|戒了|下线了|淘汰了|送人了",
+    re.I,
+)
 _SLIP = re.compile(r"说错|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
 
 
@@ -2904,6 +2913,8 @@ _PASSING_STATE_EN = re.compile(
     r"|^(?:Nah |Yeah |Ok |Okay )?The user is (?:ok|okay|fine|good|alright|all right)$"
     r"|\bthe user (?:guesses|supposes)$|\bthe user (?:talked about|mentioned|said|just says|says)\b"
     r"|\bis (?:stuck|stranded) (?:at|in|on)\b"
+    r"|\bflight(?:'s| is| was| got) (?:delayed|cancelled|canceled)\b|\bliterally\b"
+    r"|\b(?:has|has got|got) (?:a |an )(?:\w+ )?(?:headache|migraine|cold|fever|hangover|sore throat)\b"
     # what something does to the user ("Walls of text kill the user"): not a fact about them
     r"|^(?!The user)[A-Z][^.]*\b(?:kills?|confuses?|annoys?|drives?) the user\b",
     re.I,
@@ -2933,6 +2944,17 @@ _LOST_PART = re.compile(
     # without its subject ("Need a quick email to the user's landlord"), a place pointed at ("does not live there yet")
     r"|^(?:Before|After|When|While|Until|Unless|Once) the user\b(?:(?!\bthe user\b(?!'s)).)*$"
     r"|^(?:Need|Needs|Gotta|Got to)\b|\b(?:there|that) yet$|\b(?:toying|playing) with the idea\b"
+    # a discourse word or a request where the subject should be ("Just saying hi before…", "Ok now give the user…",
+    # "Whenever the user asks for weekend plans"), a thing owned with nothing said of it ("The user's two cats")
+    r"|^(?:Just (?!call\b)|Ok|Okay|Omg|Whenever|Anything|Some|Well|Yeah|Hey|Hi|Please|Pls)\b"
+    r"|^The user's (?:(?:two|three|four|five|\d+|new|old|little|big|young|older|younger) )?[\w-]+$"
+    # "现在现在是一周游三次泳", "杭州那是上家", "用户这是养老院": a clause rewritten twice, one pointing at a thing
+    r"|现在[^，,]*现在|^(?!用户)[^，,]{0,6}(?:那|这)是|^用户(?:的)?(?:这是|那是)"
+    # a request to the assistant read as the user's doing ("用户再加中文解释")
+    r"|^用户再加"
+    # he or she with nobody named ("用户今年想给他订个蛋糕")
+    r"|^(?!.*(?:儿子|女儿|老公|丈夫|妻子|老婆|爸|妈|父|母|哥|姐|弟|妹|孩子|朋友|同事|老板|爷|奶|外公|外婆|姥|宝宝|"
+    r"男朋友|女朋友|对象|闺蜜|室友|老师|学生|客户|病人|患者|领导|上司)).*(?<![吉其])[他她](?!们)"
     r"|\b(?:does|do|did|want|wants|switched|moved|took|takes|take|use|uses|like|likes|love|loves|hate|hates|got|get|"
     r"gets|put|puts|bought|sold|keep|keeps|made|make|makes|need|needs|drive|drives|bring|brings|fix|fixes|send|"
     r"sends|wear|wears|say|says|saying|said|try|tries|trying|tried|mention|mentions|mentioned) (?:it|him|them)\b(?! (?:short|simple|brief|concise|casual|formal|light|clean|professional|"
@@ -2960,7 +2982,7 @@ _RUN_IN_PASSING_ZH = re.compile(
 
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
-    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额]|\b(?:oh|um|uh|hmm|ah)\b)*(?:刚才|刚刚|前面|上面)?"
+    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额哎]|\b(?:oh|um|uh|hmm|ah)\b)*(?:刚才|刚刚|刚|前面|上面)?"
     r"(?:不对|不是(?=[，,。！!\s]|的)|不是[^，,。]{1,8}了(?=[，,。！!\s])|错了|说错|搞错|弄错|记错|打错|写错|搞混|记混|"
     r"等等|等一下|等下|更正|纠正|"
     # "Boulder, not Denver.": the value said, then the one it replaces; "oh she turned 7 last week": an age
@@ -3030,6 +3052,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or _ENDED_ZH.search(candidate.content)
             ):
                 continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
+            # "Ok the user is pretty new to coding": the discourse word before the subject goes
+            candidate.content = _WORD_BEFORE_SUBJECT.sub("The user", candidate.content)
+            # "回答我的时候请给出依据": how the assistant answers
+            if m := _ANSWER_ME.match(candidate.content):
+                rest = candidate.content[m.end() :]
+                candidate.content = "用户希望助手回答" + ("时" if m.group(1) else "") + rest
             if "(" in candidate.content and ")" not in candidate.content:  # "The user is in Portland (oregon"
                 candidate.content = candidate.content[: candidate.content.index("(")].rstrip(" ,")
             if (
@@ -3114,6 +3142,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 for old in [c for c in out if _slot(c.content) == slot]:
                     out.remove(old)
                     candidate.replaces += (old.content,)
+        # "my cardiologist made me quit keto", "Jira 已经停用": a value a later message says has ended leaves the
+        # statement that held it
+        for clause in re.split(r"[，,。.;；!！?？]", content):
+            if _ENDED_VALUE.search(clause) and (said := content_tokens(clause)):
+                out = [old for old in out if not _said_of_subject(old.content) & said]
         out += mine
         previous = mine or previous
         antecedent = _named_before(content) or antecedent
