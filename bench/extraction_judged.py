@@ -1,6 +1,6 @@
 """Extraction judged by a reader: precision and recall of the rule path by verdicts, not by a similarity threshold.
 
-    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|probe10|probe11|probe12|probe13 ...]
+    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe14 ...]
         [--judge a|b] [--show-new] [--show-wrong SET] [--agreement]
 
 Why. bench/extraction.py matches a candidate to an expected statement by e5 cosine >= 0.92 plus token
@@ -48,6 +48,7 @@ SETS = {
     "probe11": "extraction_probe11",
     "probe12": "extraction_probe12",
     "probe13": "extraction_probe13",
+    "probe14": "extraction_probe14",
 }
 
 
