@@ -1959,3 +1959,60 @@ def test_a_request_about_answers_is_the_assistants():
     contents = [c.content for c in extract_rules(messages)]
     assert "用户希望助手回答时给出具体准则条文" in contents
     assert not [c for c in contents if c.startswith("用户回答")]
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a don't-keep at the message's start takes back the request before, with no word pointing at it
+        (
+            [
+                human("帮我记一下，我下个月要去成都出差一周。"),
+                ai("好的。"),
+                human("算了算了，先别记，票还没买"),
+            ],
+            [],
+        ),
+        (
+            [
+                human("I work at the bakery on Main Street. How do I ask for a raise?"),
+                ai("Start with what you've taken on."),
+                human("Actually, forget I mentioned where I work. I'd rather you didn't keep that anywhere."),
+            ],
+            [],
+        ),
+        # the new value said bare after a take-back, up to the dash
+        (
+            [
+                human("My dog Rex is 9, any tips for his joints?"),
+                ai("That's common at that age."),
+                human("Sorry, Rex is 11 — I was counting from when we got him."),
+            ],
+            ["The user's dog Rex is 11"],
+        ),
+        # a count now
+        (
+            [
+                human("我们 team 有 10 个人，想搞个聚餐"),
+                ai("好的。"),
+                human("上个月走了三个，现在就 7 个人了"),
+            ],
+            ["用户的团队有 7 个人"],
+        ),
+        # where one works, said again after a move
+        (
+            [
+                human("我在北京望京上班，每天通勤两个小时"),
+                ai("好的。"),
+                human("对了，公司上个月搬到天津了，我现在在天津滨海新区上班，通勤那个不用考虑了"),
+            ],
+            ["用户的公司上个月搬到天津", "用户现在在天津滨海新区上班"],
+        ),
+    ],
+)
+def test_take_backs_counts_and_places_said_again(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected
+
+
+def test_is_with_a_participle_is_a_lost_part():
+    assert _LOST_PART.search("The user's cat is started drinking a lot more water")

@@ -484,15 +484,16 @@ _COURTESY_CONDITION = re.compile(
 _DONT_KEEP = re.compile(
     r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?算了吧?$|"
     r"\b(?:don'?t|do not|no need to)\s+(?:save|store|remember|record|note|keep)\b(?!\s+(?:my|the user))|"
-    r"\bforget (?:that|it|I said)\b|\bnever ?mind\b|"
+    r"\bforget (?:that|it|I said|I (?:mentioned|told you))\b|\bnever ?mind\b|"
+    r"\b(?:didn'?t|did not|wouldn'?t|would not) (?:keep|save|store|remember|record)\b|"
     # not settled after all: "nothing decided", "还没定下来"
     r"\bnothing(?:'s| is)? (?:decided|confirmed|final|settled)\b|\bnot (?:decided|confirmed|final|settled) yet\b|"
     r"还没(?:定|确定|决定)(?:下来)?",
     re.I,
 )
 _CHANGED_TO = re.compile(
-    r"改到|改成|挪到|调到|推到|换到|延期到|推迟到|提前到|"
-    r"\b(?:moved|pushed|changed|switched|rescheduled|bumped|postponed) (?:back |up )?to\b",
+    r"改到|改成|挪到|调到|推到|换到|延期到|推迟到|提前到|现在(?:就|只有|只剩|还剩)|"
+    r"\b(?:moved|pushed|changed|switched|rescheduled|bumped|postponed|transferred) (?:back |up )?to\b",
     re.I,
 )
 _BACK_REFERENCE = re.compile(
@@ -2712,6 +2713,10 @@ _SLOT_EN = re.compile(
 
 def _slot(text: str) -> str:
     if m := re.match(
+        r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:现在|目前|如今)?在.{1,14}?(上班|工作|上学|读书)$", text
+    ):
+        return f"zh-place:{m.group(1)}{m.group(2)}"  # "用户在上海浦东上班" … "用户现在在苏州工业园区上班"
+    if m := re.match(
         r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:今年|现在|已经|都)*(?:满)?[一二两三四五六七八九十\d]+岁", text
     ):
         return "zh-age:" + m.group(1)  # "用户的女儿今年七岁" … "用户的女儿已经八岁"
@@ -2734,7 +2739,9 @@ _INSTEAD = re.compile(
 # the bare new value of a take-back: "sorry 打错了，是 M3 Max", "no, it's the 21st"
 _BARE_VALUE = re.compile(
     r"(?:(?:^|[,，\s])(?:应该是|其实是|是|it'?s|it is)|改成|改到|换成|调到|变成|挪到|推到|"
-    r"\b(?:pushed|moved|bumped|postponed|rescheduled|changed) (?:back |up )?to|\bturned(?= \d))\s*(?P<new>[^,，;；.。!！]{1,24})",
+    r"\b(?:pushed|moved|bumped|postponed|rescheduled|changed) (?:back |up )?to|\bturned(?= \d)|\b(?:is|are)(?= \d)|"
+    # a count now: "现在就 6 个人了"
+    r"现在(?:就|只有|只剩|还剩)|\bnow (?:just|only)(?= \d))\s*(?P<new>[^,，;；.。!！—–]{1,24})",
     re.I,
 )
 _WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天]|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b"
@@ -2794,7 +2801,7 @@ _ANSWER_ME = re.compile(
 )
 _ENDED_VALUE = re.compile(
     r"\b(?:quit|stopped|dropped|ditched|gave up|no longer|anymore|got rid of|moved off|migrated (?:off|away from))\b"
-    r"|停用|弃用|不再|已经不|不让.{0,3}了|戒了|下线了|淘汰了|送人了",
+    r"|停用|弃用|不再|已经不|不让.{0,3}了|戒了|下线了|淘汰了|送人了|不用(?:考虑|管)了",
     re.I,
 )
 _SLIP = re.compile(r"说错|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
@@ -2951,7 +2958,7 @@ _LOST_PART = re.compile(
     # "现在现在是一周游三次泳", "杭州那是上家", "用户这是养老院": a clause rewritten twice, one pointing at a thing
     r"|现在[^，,]*现在|^(?!用户)[^，,]{0,6}(?:那|这)是|^用户(?:的)?(?:这是|那是)"
     # a request to the assistant read as the user's doing ("用户再加中文解释")
-    r"|^用户再加"
+    r"|^用户再加|\b(?:is|are) (?:started|got|gotten|been|had)\b"
     # he or she with nobody named ("用户今年想给他订个蛋糕")
     r"|^(?!.*(?:儿子|女儿|老公|丈夫|妻子|老婆|爸|妈|父|母|哥|姐|弟|妹|孩子|朋友|同事|老板|爷|奶|外公|外婆|姥|宝宝|"
     r"男朋友|女朋友|对象|闺蜜|室友|老师|学生|客户|病人|患者|领导|上司)).*(?<![吉其])[他她](?!们)"
@@ -3087,7 +3094,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             previous
             and not mine
             and _DONT_KEEP.search(content)
-            and (_BACK_REFERENCE.search(content) or _TAKE_BACK.match(content))
+            and (
+                _BACK_REFERENCE.search(content)
+                or _TAKE_BACK.match(content)
+                or _DONT_KEEP.search(content[:12])
+            )
         ):
             # "算了，刚才那个别记了", "actually don't save that": what the message before said is taken back
             out = [c for c in out if all(c is not old for old in previous)]
