@@ -5,7 +5,13 @@ from django.test import Client
 
 from checkpoints.services import messages_append
 from memory.drafts import MemoryDraft
-from memory.extraction.rules import _LOST_PART, extract_rules, statement_form, validate_statement
+from memory.extraction.rules import (
+    _LOST_PART,
+    _PASSING_STATE_EN,
+    extract_rules,
+    statement_form,
+    validate_statement,
+)
 from memory.extraction.services import extraction_job_run
 from memory.models import ExtractionJob, MemoryItem
 from memory.services import memory_create
@@ -2016,3 +2022,44 @@ def test_take_backs_counts_and_places_said_again(messages, expected):
 
 def test_is_with_a_participle_is_a_lost_part():
     assert _LOST_PART.search("The user's cat is started drinking a lot more water")
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "Help the user outline the torts chapter on negligence",
+        "Pray for the user",
+        "Though the user sits with people of every faith and none",
+        "That's the one the user celebrates",
+        "The user's background: Virginia",
+        "The user's background: Whenever tools or instruments come up",
+        "The user just LOVEs Mondays",
+        "用户是全世界最会做饭的人",
+        "Father O'Brien gave the user a look again last Sunday",
+        "用户上次煮个泡面把锅烧穿",
+        "The user's brain is mush",
+    ],
+)
+def test_requests_jokes_and_one_days_stories_are_lost_parts(statement):
+    assert _LOST_PART.search(statement) or _PASSING_STATE_EN.search(statement)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "Just call the user Sean",
+        "Assume the user knows design basics",
+        "The user's background: celiac",
+        "The user's background: ~300 orders a month",
+        "The user lives in Boulder",  # re.I must not make a capital-letter rule match any word
+        "The user moved to Boulder last Sunday",  # a change keeps its day
+        "The user works at a hospital in Manchester",
+    ],
+)
+def test_statements_of_those_shapes_that_stay(statement):
+    assert not _LOST_PART.search(statement)
+
+
+@pytest.mark.parametrize("text", ["我一晚上没睡，帮我写个请假条", "我现在在机场赶时间，长话短说"])
+def test_a_night_without_sleep_and_an_airport_rush_are_moments(text):
+    assert extract_rules([human(text)]) == []

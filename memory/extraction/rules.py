@@ -2920,7 +2920,7 @@ _PASSING_STATE_EN = re.compile(
     r"|^(?:Nah |Yeah |Ok |Okay )?The user is (?:ok|okay|fine|good|alright|all right)$"
     r"|\bthe user (?:guesses|supposes)$|\bthe user (?:talked about|mentioned|said|just says|says)\b"
     r"|\bis (?:stuck|stranded) (?:at|in|on)\b"
-    r"|\bflight(?:'s| is| was| got) (?:delayed|cancelled|canceled)\b|\bliterally\b"
+    r"|\bflight(?:'s| is| was| got) (?:delayed|cancelled|canceled)\b|\bliterally\b|\bbrain is (?:mush|fried|dead)\b"
     r"|\b(?:has|has got|got) (?:a |an )(?:\w+ )?(?:headache|migraine|cold|fever|hangover|sore throat)\b"
     # what something does to the user ("Walls of text kill the user"): not a fact about them
     r"|^(?!The user)[A-Z][^.]*\b(?:kills?|confuses?|annoys?|drives?) the user\b",
@@ -2953,7 +2953,16 @@ _LOST_PART = re.compile(
     r"|^(?:Need|Needs|Gotta|Got to)\b|\b(?:there|that) yet$|\b(?:toying|playing) with the idea\b"
     # a discourse word or a request where the subject should be ("Just saying hi before…", "Ok now give the user…",
     # "Whenever the user asks for weekend plans"), a thing owned with nothing said of it ("The user's two cats")
-    r"|^(?:Just (?!call\b)|Ok|Okay|Omg|Whenever|Anything|Some|Well|Yeah|Hey|Hi|Please|Pls)\b"
+    r"|^(?:Just (?!call\b)|Ok|Okay|Omg|Whenever|Anything|Some|Well|Yeah|Hey|Hi|Please|Pls|Though|Although|That's)\b"
+    # a request with the user as its object ("Help the user outline the torts chapter", "Pray for the user")
+    r"|^(?-i:(?:Now )?(?:Help|Pray for|Ask|Point|Tell|Give|Show|Send|Get|Find|Teach|Walk|Quiz|Draft|Write|Make))\b"
+    # a background item that is a bare name or the start of a condition ("The user's background: Virginia")
+    r"|^The user's background: (?:(?-i:[A-Z])[\w-]*|(?:Whenever|When|If|ever|Thanks|Thank)\b.*)$"
+    # said in jest: "The user just LOVEs Mondays", "用户是全世界最会做饭的人"
+    r"|(?-i:\b[A-Z]{3,}s\b)|全世界最|世界上最"
+    # one day's story: "Father O'Brien gave the user a look again last Sunday", "用户上次煮个泡面把锅烧穿"
+    r"|^(?!.*(?:\b(?:moved|switched|started|joined|left|quit|adopted|married|retired)\b|搬|换|开始|加入|离职|辞职|退休))"
+    r".*(?:\b(?:yesterday|last night|last (?:Sunday|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday))\b|上次|昨天|昨晚)"
     r"|^The user's (?:(?:two|three|four|five|\d+|new|old|little|big|young|older|younger) )?[\w-]+$"
     # "现在现在是一周游三次泳", "杭州那是上家", "用户这是养老院": a clause rewritten twice, one pointing at a thing
     r"|现在[^，,]*现在|^(?!用户)[^，,]{0,6}(?:那|这)是|^用户(?:的)?(?:这是|那是)"
@@ -2974,7 +2983,8 @@ _USERS_COUNT_ZH = re.compile(
 )
 # where the user is at this moment: "用户现在在高铁上"
 _ON_THE_WAY_ZH = re.compile(
-    r"在(?:高铁|火车|动车|飞机|地铁|公交|车|路|出租车|船)上|(?:上班|下班|回家|放学)(?:的)?路上"
+    r"在(?:高铁|火车|动车|飞机|地铁|公交|车|路|出租车|船)上|(?:上班|下班|回家|放学)(?:的)?路上|在机场|赶时间|"
+    r"一(?:晚上|夜)没睡|没睡好|熬了个?通宵"
 )
 _GERUND_SUBJECT = re.compile(
     r"^(?!Nothing|Everything|Something|Anything|Morning|Evening|Spring|String|Thing|King|Ring|Sing|Wing|Bring)"
