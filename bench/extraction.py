@@ -130,6 +130,7 @@ PROBES = {  # written while the rules were changed: more tuning sets, each score
     "probe12": DATA / "extraction_probe12.jsonl",
     "probe13": DATA / "extraction_probe13.jsonl",
     "probe14": DATA / "extraction_probe14.jsonl",
+    "probe15": DATA / "extraction_probe15.jsonl",
 }
 HALF_NAMES = ("tune", "held-out")
 CLASSES = (

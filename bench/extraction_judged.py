@@ -49,6 +49,7 @@ SETS = {
     "probe12": "extraction_probe12",
     "probe13": "extraction_probe13",
     "probe14": "extraction_probe14",
+    "probe15": "extraction_probe15",
 }
 
 
