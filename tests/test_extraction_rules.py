@@ -2063,3 +2063,97 @@ def test_statements_of_those_shapes_that_stay(statement):
 @pytest.mark.parametrize("text", ["我一晚上没睡，帮我写个请假条", "我现在在机场赶时间，长话短说"])
 def test_a_night_without_sleep_and_an_airport_rush_are_moments(text):
     assert extract_rules([human(text)]) == []
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a number right after the take-back's marker
+        (
+            [
+                human("Ideas for a rainy Sunday? My kids are 5 and 8."),
+                ai("Try a blanket fort."),
+                human("oops, 6 and 8 — my youngest just had a birthday"),
+            ],
+            ["The user's kids are 6 and 8"],
+        ),
+        # a name for the one the statement ends on
+        (
+            [
+                human("Call me Rob, by the way."),
+                ai("Will do."),
+                human("hmm actually go with Bert. Rob is what my old team called me."),
+            ],
+            ["The user wants the assistant to call the user Bert"],
+        ),
+        # "small update — moved back to my hometown …": the place is the user's
+        (
+            [
+                human("I live in Leeds and work remotely."),
+                ai("Nice."),
+                human("small update — moved back to my hometown York last month. same job tho."),
+            ],
+            ["The user works remotely", "The user lives in the user's hometown York"],
+        ),
+        # a place a later message says is of no use any more
+        (
+            [
+                human("我在南京上班，周末想找个近郊徒步的地方"),
+                ai("可以去牛首山。"),
+                human("哦我上个月调到苏州去了，南京那边的用不上了"),
+            ],
+            ["用户上个月调到苏州去"],
+        ),
+    ],
+)
+def test_numbers_names_and_places_taken_back(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "Doctor wants more omega-3s",
+        "— moved back to the user's hometown last month",
+        "Love that for the user",
+        "The user's context: 23 years in",
+        "The user's background: the budget is always tight",
+        "The user's background: Dear Ms. Okafor",
+        "The user diagnosed at 12",
+        "The user moved in with the user last year",
+        "The user is her only son",
+    ],
+)
+def test_statements_about_nobody_or_hanging_are_lost_parts(statement):
+    assert _LOST_PART.search(statement)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "Red and green look the same to the user",
+        "The only framework the user's shop touches is Laravel",
+        "Max is a labrador",
+        "The launch is now May 17",
+        "The user's sister is marrying her college sweetheart",
+        "The user's pronouns are she/her",
+        "The user's context: about 90 students total",
+    ],
+)
+def test_statements_that_open_otherwise_but_stand(statement):
+    assert not _LOST_PART.search(statement)
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "The user's hands are covered in flour",
+        "The user's palms are sweating",
+        "The user got 10 min before roll call",
+        "The user's mother-in-law is staying with the user for three weeks",
+        "The Civic got totaled last week",
+        "The user is basically a professional puddle-jumper at this point",
+    ],
+)
+def test_the_body_this_minute_and_a_things_accident_are_passing(statement):
+    assert _PASSING_STATE_EN.search(statement)

@@ -2740,8 +2740,8 @@ _INSTEAD = re.compile(
 _BARE_VALUE = re.compile(
     r"(?:(?:^|[,，\s])(?:应该是|其实是|是|it'?s|it is)|改成|改到|换成|调到|变成|挪到|推到|"
     r"\b(?:pushed|moved|bumped|postponed|rescheduled|changed) (?:back |up )?to|\bturned(?= \d)|\b(?:is|are)(?= \d)|"
-    # a count now: "现在就 6 个人了"
-    r"现在(?:就|只有|只剩|还剩)|\bnow (?:just|only)(?= \d))\s*(?P<new>[^,，;；.。!！—–]{1,24})",
+    # a count now: "现在就 6 个人了"; a number right after the take-back's marker ("oops, 7 and 9 — …")
+    r"现在(?:就|只有|只剩|还剩)|\bnow (?:just|only)(?= \d)|^[\s,，:：]*(?=\d))\s*(?P<new>[^,，;；.。!！—–]{1,24})",
     re.I,
 )
 _WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天]|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b"
@@ -2801,7 +2801,7 @@ _ANSWER_ME = re.compile(
 )
 _ENDED_VALUE = re.compile(
     r"\b(?:quit|stopped|dropped|ditched|gave up|no longer|anymore|got rid of|moved off|migrated (?:off|away from))\b"
-    r"|停用|弃用|不再|已经不|不让.{0,3}了|戒了|下线了|淘汰了|送人了|不用(?:考虑|管)了",
+    r"|停用|弃用|不再|已经不|不让.{0,3}了|戒了|下线了|淘汰了|送人了|不用(?:考虑|管)了|用不(?:上|着)了",
     re.I,
 )
 _SLIP = re.compile(r"说错|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
@@ -2864,6 +2864,12 @@ def _retaken(statement: str, content: str) -> str:
             return statement[: token.start()] + new
     if statement != given:
         return statement
+    # "hmm actually go with Beth. Liz is what my old coworkers called me": a name for the one the statement ends on
+    if (named := re.search(r"\b(?:go with|make it|call me|it's)\s+(?P<new>[A-Z][\w'-]+)", content)) and (
+        old_name := re.search(r"\b([A-Z][\w'-]+)$", statement)
+    ):
+        if old_name.group(1) in content and named.group("new") != old_name.group(1):
+            return statement[: old_name.start(1)] + named.group("new")
     # "sorry说错了，上个月已经迁到AWS新加坡了" after "用户的服务器在阿里云华东": the place or the thing of the
     # statement is the new one
     if (moved := _MOVED_VALUE.search(content)) and (held := _HELD_VALUE.match(statement)):
@@ -2874,7 +2880,8 @@ def _retaken(statement: str, content: str) -> str:
             and (moved.group("new") is not None) == bool(held.group("head"))
             and new.lower() not in statement.lower()
         ):
-            return head + new
+            # "moved back to my hometown 绍兴": the user's, said of the user
+            return head + re.sub(r"\b(?:my|our)\b", "the user's", re.sub("我们?的?", "用户的", new))
     return ""
 
 
@@ -2921,6 +2928,12 @@ _PASSING_STATE_EN = re.compile(
     r"|\bthe user (?:guesses|supposes)$|\bthe user (?:talked about|mentioned|said|just says|says)\b"
     r"|\bis (?:stuck|stranded) (?:at|in|on)\b"
     r"|\bflight(?:'s| is| was| got) (?:delayed|cancelled|canceled)\b|\bliterally\b|\bbrain is (?:mush|fried|dead)\b"
+    # the body this minute ("hands are covered in flour", "palms are sweating"), minutes left, a stay, a thing's
+    # accident, "at this point"
+    r"|\b(?:hands|palms|feet|eyes) (?:are|is) (?:\w+ing|covered|frozen)\b|\bgot \d+ (?:min|mins|minutes|hours?)\b"
+    r"|\bis staying with the user\b|\bgot (?:totaled|totalled|stolen|towed|scratched|dented)\b|\bat this point\b"
+    # the end of a quoted text ("…ventilator management...'")
+    r"|(?:\.\.\.|…)['\"”]$"
     r"|\b(?:has|has got|got) (?:a |an )(?:\w+ )?(?:headache|migraine|cold|fever|hangover|sore throat)\b"
     # what something does to the user ("Walls of text kill the user"): not a fact about them
     r"|^(?!The user)[A-Z][^.]*\b(?:kills?|confuses?|annoys?|drives?) the user\b",
@@ -2968,6 +2981,20 @@ _LOST_PART = re.compile(
     r"|现在[^，,]*现在|^(?!用户)[^，,]{0,6}(?:那|这)是|^用户(?:的)?(?:这是|那是)"
     # a request to the assistant read as the user's doing ("用户再加中文解释")
     r"|^用户再加|\b(?:is|are) (?:started|got|gotten|been|had)\b"
+    # an English statement that says nothing of the user and opens on neither a thing's new value nor a known
+    # opening ("Doctor wants more omega-3s"), one that opens on a dash ("— moved back to…") or on "Love that"
+    r"|^(?-i:(?!The user\b|One of\b|Colleagues\b|Everyone\b|Everything\b|Nobody\b|Most of\b|A lot of\b|"
+    r"These days\b|Since\b|Between\b|On \w+s\b|Now\b|Assume\b|Call\b|Just call\b|Only\b|The \w+(?: \w+)? (?:is|are)\b|"
+    r"[A-Z]\w+ (?:is|are) (?:a|an)\b)[A-Za-z])(?!.*\bnow\b)(?!.*\bthe user\b)[^\u4e00-\u9fff]*$|^[—–-]|^Love (?:that|it)\b"
+    # a background item that is a clause of its own or hangs on a preposition ("the budget is always tight",
+    # "23 years in", "Like now", "Dear Ms. Okafor")
+    r"|^(?:The user's (?:background|context)|用户的背景)[:：]\s*(?:(?:the|a|an|my|our|his|her|their) \w+ (?:is|are|was|were)\b|"
+    r"(?:Like|Dear|whenever)\b)|^The user's (?:background|context): .*\b(?:in|at|on|of|for)$"
+    # a participle with its auxiliary lost ("The user diagnosed at 12"), the user with the user ("moved in with the
+    # user"), "her" with no woman named ("The user is her only son")
+    r"|^The user (?:diagnosed|born|raised)\b|^The user \w+(?: \w+)? with the user\b"
+    r"|^(?!.*\b(?:daughter|mother|mom|mum|wife|sister|girlfriend|grandma|grandmother|aunt|niece|she|partner|"
+    r"fiancée|bride|lady|woman|girl)s?\b)(?=.*\bThe user\b).*\bher\b(?!/)"
     # he or she with nobody named ("用户今年想给他订个蛋糕")
     r"|^(?!.*(?:儿子|女儿|老公|丈夫|妻子|老婆|爸|妈|父|母|哥|姐|弟|妹|孩子|朋友|同事|老板|爷|奶|外公|外婆|姥|宝宝|"
     r"男朋友|女朋友|对象|闺蜜|室友|老师|学生|客户|病人|患者|领导|上司)).*(?<![吉其])[他她](?!们)"
@@ -3005,7 +3032,7 @@ _TAKE_BACK = re.compile(
     # "Boulder, not Denver.": the value said, then the one it replaces; "oh she turned 7 last week": an age
     # now (both read, not cut off, by _retaken)
     r"(?=[A-Z][\w' -]{1,30}, not (?:in |at |from )?[A-Z])|(?=(?:she|he|they|I) (?:just )?turned \d)|"
-    r"(?:no|nope|wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops|update|quick update|hold on|"
+    r"(?:no|nope|wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops|update|(?:quick|small|little) update|hold on|"
     r"hang on)(?![A-Za-z]))",
     re.I,
 )
