@@ -18,12 +18,13 @@ listed by --show-new, left out of precision) until a reader judges it, and an ex
 found when a candidate that states it is still written (a new candidate may find more: recall is a lower
 bound while anything is unjudged).
 
-Judges (readers who saw neither the rules nor the other judge's verdicts): "a" judged all five sets, "b" the
-held-out half and probe12 a second time (--agreement prints how often the two agree, and how often the
+Judges (readers who saw neither the rules nor the other judge's verdicts): "a" judged every set, "b" the
+held-out half and probe12 to probe16 a second time (--agreement prints how often the two agree, and how often the
 automatic match of bench/extraction.py agrees with each).
 
 Sets: the held-out half (bench/data/extraction_heldout.jsonl, evidence), probe9 and probe10 (read and tuned
-on), probe11 (never read) and probe12 (written in the judged round, scored before any change).
+on), probe11 (never read), probe12 to probe15 (written in the judged round, each judged before it was read,
+then tuned on) and probe16 (never read).
 No database: the rules run in this process (the model is loaded only with --agreement).
 """
 
@@ -50,6 +51,7 @@ SETS = {
     "probe13": "extraction_probe13",
     "probe14": "extraction_probe14",
     "probe15": "extraction_probe15",
+    "probe16": "extraction_probe16",
 }
 
 
