@@ -102,7 +102,7 @@ Figures of the rule path at the end of the take-back round (its start in bracket
     0.585 / 0.538 -> 0.683 / 0.531; probe12 0.562 / 0.552 -> 0.617 / 0.569; tune and held out unchanged.
     By readers' verdicts (bench/extraction_judged.py) the held-out half is 0.968 / 0.843 and probe16 0.625 /
     0.540 -> 0.650 / 0.546.
-    Worker time per turn: median 48.6 ms, p95 96.5 ms (2 CPUs; CPU median 39.4 ms); 25 of 27
+    Worker time per turn: median 49.8 ms, p95 104.6 ms (2 CPUs; CPU median 39.9 ms); 25 of 27
     corrections superseded their prior memory.
 """
 
