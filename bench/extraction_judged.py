@@ -77,19 +77,19 @@ def score(name: str, judge: str, show_new: bool, show_wrong: bool) -> None:
     for row in load(DATA / f"{SETS[name]}.jsonl"):
         verdict = judged[row["id"]]
         written = list(dict.fromkeys(c.content for c in extract_rules(row["messages"])))
+        written_set = set(written)
+        judged_texts = [verdict["candidates"][text] for text in written if text in verdict["candidates"]]
+        counts = Counter(
+            convs=1,
+            written=len(written),
+            unjudged=len(written) - len(judged_texts),
+            correct=sum(v["verdict"] == "correct" for v in judged_texts),
+            expected=len(verdict["expected"]),
+            found=sum(bool(written_set.intersection(stating)) for stating in verdict["expected"].values()),
+        )
+        counts["must-not"] = int(must_not_hit(written, row["must_not"]))
         for key in ("all", row["lang"]):
-            g = groups[key]
-            g["convs"] += 1
-            g["must-not"] += must_not_hit(written, row["must_not"])
-            for text in written:
-                g["written"] += 1
-                if text not in verdict["candidates"]:
-                    g["unjudged"] += 1
-                else:
-                    g["correct"] += verdict["candidates"][text]["verdict"] == "correct"
-            for stating in verdict["expected"].values():
-                g["expected"] += 1
-                g["found"] += bool(set(stating) & set(written))
+            groups[key].update(counts)
         if show_new:
             for text in written:
                 if text not in verdict["candidates"]:

@@ -2770,15 +2770,18 @@ def _shape(token: str) -> str:
     return re.sub(r"[A-Za-z]+", "a", re.sub(r"\d+", "0", token))
 
 
+def _subject_of(statement: str) -> str:
+    return _zh_subject(statement) if has_cjk(statement) else _en_subject(statement)
+
+
 def _said_of_subject(statement: str) -> set[str]:
     """The content words of what a statement says of its subject, less the subject's own."""
-    subject = _zh_subject(statement) if has_cjk(statement) else _en_subject(statement)
-    return content_tokens(statement) - content_tokens(subject)
+    return content_tokens(statement) - content_tokens(_subject_of(statement))
 
 
 def _kind_retold(statement: str, said: list[Candidate]) -> bool:
     """A statement of the same subject says a word of the same kind anew: "用户的女儿今年上初二" … "她是初三"."""
-    subject = _zh_subject(statement) if has_cjk(statement) else _en_subject(statement)
+    subject = _subject_of(statement)
     kinds = {
         (_shape(t.group(0)), t.group(0))
         for t in _SHAPE_TOKEN.finditer(statement)
@@ -2812,6 +2815,7 @@ def _slip_retold(statement: str, previous: list[Candidate], said: list[Candidate
     "刚才说错了，我其实是做 UX design 的"."""
     if not (_SLIP.search(content) and len(previous) == 1 and len(said) == 1):
         return False
+    # the statement's language decides how both subjects are read
     subject = _zh_subject if has_cjk(statement) else _en_subject
     return subject(statement) == subject(said[0].content)
 
