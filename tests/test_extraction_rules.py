@@ -2157,3 +2157,42 @@ def test_statements_that_open_otherwise_but_stand(statement):
 )
 def test_the_body_this_minute_and_a_things_accident_are_passing(statement):
     assert _PASSING_STATE_EN.search(statement)
+
+
+@pytest.mark.parametrize(
+    "messages, expected",
+    [
+        # a phone keyboard's spaces and run-ons in place of commas
+        (
+            [human("小助手你给我记着 我血糖高 医生不让吃甜的 以后我问你菜谱你别给我放糖啊")],
+            ["用户血糖高，医生不让吃甜的", "用户希望助手以后用户问菜谱别给用户放糖"],
+        ),
+        (
+            [human("嗯 中国音乐学院 研一 导师姓刘 人挺好的 下个月期中汇报，帮我挑首曲子呗")],
+            ["用户的导师姓刘"],
+        ),
+        (
+            [human("我跟你说一下啊我是开出租车的然后我血压有点高")],
+            ["用户是开出租车的", "用户血压有点高"],
+        ),
+        # "我们 team 用 Jira": a space beside a Latin word is no break
+        ([human("我们 team 用 Jira 管项目")], ["用户的团队使用 Jira 管项目"]),
+    ],
+)
+def test_chinese_typed_without_commas(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    "messages, expected",
+    [
+        # a switch without a subject after a time word, with a measure word, or given by the company
+        ([human("上周换了 Pixel 8，那台旧的给我妈了。")], ["用户现在使用 Pixel 8"]),
+        ([human("哦上周刚换了台 M3 Pro 的，旧的给我弟了。")], ["用户现在使用 M3 Pro"]),
+        ([human("公司刚给换了台MacBook Pro")], ["用户现在使用 MacBook Pro"]),
+        # a liking with nothing liked is no statement
+        ([human("给我女儿扎个双马尾吧"), ai("好的"), human("双马尾可以 她喜欢")], ["用户有女儿"]),
+    ],
+)
+def test_switches_without_a_subject_and_likings_without_an_object(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected

@@ -112,6 +112,12 @@ _SENTENCE_END = re.compile(
     r"(?<=[。！？!?；;～])|(?<=[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF])\s*(?=[A-Z\u4e00-\u9fff])|(?<=[.])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)\s+|\n+"
 )
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
+# Where a phone keyboard's user leaves out the commas: a space between two runs of Chinese ("我闺女才四岁
+# 每天早上我送她去幼儿园"), 然后 run on to what came before ("开了二十多年了然后我血压有点高"), and a sentence
+# particle before the next subject ("我跟你说一下啊我是开出租车的").
+_ZH_TYPED_BREAK = re.compile(
+    r"(?<=[\u4e00-\u9fff]{2})\s+(?=[\u4e00-\u9fff]{2})|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
+)
 _EN_CLAUSE = re.compile(
     r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|[;，；])\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
     r"(?=(?:(?:only|rarely|sometimes|mostly|usually|often|also) )?(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
@@ -643,9 +649,10 @@ _ASSISTANT_ACT = re.compile(
 )
 # The same after a time phrase: "去年春天从广州搬到了厦门", "上个月刚离职".
 _SELF_ZH_TIMED = re.compile(
-    r"^(?:去年|今年|前年|上个?月|上半年|下半年|最近|刚刚?|已经|后来|现在|年初|年底|春天|夏天|秋天|冬天|年前|年后)+"
+    r"^(?:去年|今年|前年|上个?月|上上?周|上礼拜|上星期|前阵子|前段时间|前几天|上半年|下半年|最近|刚刚?|已经|后来|现在|年初|年底|"
+    r"春天|夏天|秋天|冬天|年前|年后)+"
     r".{0,4}?(?:从.{1,10}?)?(?:搬到|搬去|调到|调去|转到|入职|离职|辞职|跳槽|换了工作|结婚|退休|毕业|"
-    r"(?:换|改用|换成|换到|切到)了?\s*[A-Za-z]|"
+    r"(?:换|改用|换成|换到|切到)了?\s*(?:台|个|部|辆|款|块|只)?\s*[A-Za-z]|"
     r"在.{1,15}(?:上班|工作))"
 )
 # A short subjectless contrast that completes the statement before it ("Word 基本不碰", "升级不了").
@@ -1379,9 +1386,10 @@ def _moved(statement: str) -> str:
 
 # A switch names what is used now: "改用 Neovim", "换了 Teams", "switched to Linear".
 _SWITCHED_ZH = re.compile(
-    r"^(?P<subj>用户[^，,。\s]{0,8}?)(?<!要|想|会|将)(?<!打算|准备|计划)(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上周|刚刚?|已经|也|都|全|全部)*)"
+    r"^(?P<subj>用户[^，,。\s]{0,8}?)(?<!要|想|会|将)(?<!打算|准备|计划)"
+    r"(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上上?周|上礼拜|上星期|前阵子|前几天|刚刚?|已经|也|都|全|全部)*)"
     r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
-    r"|(?:换成|换了|换到|换(?=\s*[A-Za-z]))了?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?))了?$"
+    r"|(?:换成|换了|换到|换(?=\s*[A-Za-z]))了?\s*(?:台|个|部|辆|款|块|只)?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?)(?:的)?)了?$"
 )
 # A new employer: "用户跳槽去了腾讯" → "用户现在在腾讯工作".
 _JOINED_ZH = re.compile(
@@ -1413,7 +1421,9 @@ def _switched(statement: str) -> str:
     → "The user chose Postgres"."""
     if m := _SWITCHED_ZH.match(statement):
         what = (m.group("any") or m.group("named")).strip()
-        return f"{m.group('subj')}现在使用 {what}"
+        # "公司刚给换了台 MacBook Pro": what the company gave is the user's to use
+        subj = "用户" if re.search(r"[给帮替]", m.group("subj")) else m.group("subj")
+        return f"{subj}现在使用 {what}"
     if m := _JOINED_ZH.match(statement):
         return f"{m.group('subj') or m.group('subj2')}现在在{m.group('org') or m.group('org2')}工作"
     if (
@@ -1735,6 +1745,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         if not zh and has_cjk(sentence):
             sentence = _mark_terms(sentence, terms)
         if zh:  # "我们 team 的 backend" is read as "我们团队的后端"; names and acronyms stay as written
+            sentence = _ZH_TYPED_BREAK.sub("，", sentence)
             sentence = _NATIONALITY_ZH.sub(lambda m: _NATIONALITY[m.group(1)] + "人", sentence)
             # "本人律师，执业第九年": 本人 is 我, and before a bare noun 我是
             sentence = re.sub(
@@ -3002,6 +3013,8 @@ _LOST_PART = re.compile(
     # he or she with nobody named ("用户今年想给他订个蛋糕")
     r"|^(?!.*(?:儿子|女儿|老公|丈夫|妻子|老婆|爸|妈|父|母|哥|姐|弟|妹|孩子|朋友|同事|老板|爷|奶|外公|外婆|姥|宝宝|"
     r"男朋友|女朋友|对象|闺蜜|室友|老师|学生|客户|病人|患者|领导|上司)).*(?<![吉其])[他她](?!们)"
+    # a liking with nothing liked ("双马尾可以 她喜欢" read as "用户的女儿喜欢")
+    r"|^用户[^，,。]{0,10}(?:喜欢|爱|讨厌|想要|需要)$"
     r"|\b(?:does|do|did|want|wants|switched|moved|took|takes|take|use|uses|like|likes|love|loves|hate|hates|got|get|"
     r"gets|put|puts|bought|sold|keep|keeps|made|make|makes|need|needs|drive|drives|bring|brings|fix|fixes|send|"
     r"sends|wear|wears|say|says|saying|said|try|tries|trying|tried|mention|mentions|mentioned) (?:it|him|them)\b(?! (?:short|simple|brief|concise|casual|formal|light|clean|professional|"
