@@ -144,6 +144,8 @@ PROBES = {  # written while the rules were changed: more tuning sets, each score
     "probe14": DATA / "extraction_probe14.jsonl",
     "probe15": DATA / "extraction_probe15.jsonl",
     "probe16": DATA / "extraction_probe16.jsonl",
+    "probe17": DATA / "extraction_probe17.jsonl",
+    "probe18": DATA / "extraction_probe18.jsonl",
 }
 HALF_NAMES = ("tune", "held-out")
 CLASSES = (

@@ -52,6 +52,8 @@ SETS = {
     "probe14": "extraction_probe14",
     "probe15": "extraction_probe15",
     "probe16": "extraction_probe16",
+    "probe17": "extraction_probe17",
+    "probe18": "extraction_probe18",
 }
 
 

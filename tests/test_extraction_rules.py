@@ -2196,3 +2196,39 @@ def test_chinese_typed_without_commas(messages, expected):
 )
 def test_switches_without_a_subject_and_likings_without_an_object(messages, expected):
     assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    "messages, expected",
+    [
+        # a move told beside what ended keeps the move (the ended role names no value now)
+        (
+            [
+                human(
+                    "I moved to the loan department at our credit union last month, so I'm not on the teller "
+                    "line anymore."
+                )
+            ],
+            [
+                "The user moved to the loan department at their credit union last month",
+                "The user is not on the teller line anymore",
+            ],
+        ),
+        # a thing's accident is no value of the user's now: what the user got stays
+        (
+            [human("Update: the Civic got totaled last week. Got a used 2019 RAV4 Hybrid now.")],
+            ["The user got a used 2019 RAV4 Hybrid now"],
+        ),
+        # a state marked as former still gives way to what ended it
+        (
+            [
+                human("我之前说我用Windows，现在不是了。"),
+                ai("好的，那你现在用什么系统？"),
+                human("公司刚给换了台MacBook Pro"),
+            ],
+            ["用户现在使用 MacBook Pro"],
+        ),
+    ],
+)
+def test_events_give_way_only_to_a_value_of_the_users_now(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected

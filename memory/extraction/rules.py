@@ -2243,7 +2243,12 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         if c.explicit
         or not _EVENT.search(c.content)
         or not any(
-            (o.correction or _NOW.search(o.content)) and not _EVENT.search(o.content)
+            (o.correction or _NOW.search(o.content))
+            # of the user: not "The Civic got totaled last week (the user is fine)"
+            and re.match(r"(?:(?:now|these days|nowadays),? )?(?:the user\b|用户)", o.content, re.I)
+            and not _EVENT.search(o.content)
+            # "… not on the teller line anymore" names no value now; a state marked as former still gives way
+            and not (_CEASED.search(o.content) and not _FORMER.search(c.content))
             for o in out
             if o is not c
         )
@@ -2283,6 +2288,7 @@ _EVENT = re.compile(
     r"住院|退休|离职|辞职|跳槽|换工作)$"
 )
 _NOW = re.compile(r"\b(?:now|these days|nowadays)\b|现在|如今|目前", re.I)
+_FORMER = re.compile(r"之前|以前|原来|曾经|过去|\b(?:used to|previously|formerly)\b")
 # "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
 _LEFT_EN = re.compile(
     r"^The user (?:recently |just )?(?:left|quit) [A-Z][\w&.'-]*(?: [A-Z][\w&.'-]*)*(?: (?:in|last|this) [\w ]+)?$"
@@ -3014,7 +3020,7 @@ _LOST_PART = re.compile(
     r"|^(?!.*(?:儿子|女儿|老公|丈夫|妻子|老婆|爸|妈|父|母|哥|姐|弟|妹|孩子|朋友|同事|老板|爷|奶|外公|外婆|姥|宝宝|"
     r"男朋友|女朋友|对象|闺蜜|室友|老师|学生|客户|病人|患者|领导|上司)).*(?<![吉其])[他她](?!们)"
     # a liking with nothing liked ("双马尾可以 她喜欢" read as "用户的女儿喜欢")
-    r"|^用户[^，,。]{0,10}(?:喜欢|爱|讨厌|想要|需要)$"
+    r"|^用户[^，,。]{0,10}(?:喜欢|爱|讨厌|想要|需要)$|^用户[^，,。]{0,6}(?:不是|是)了?$"
     r"|\b(?:does|do|did|want|wants|switched|moved|took|takes|take|use|uses|like|likes|love|loves|hate|hates|got|get|"
     r"gets|put|puts|bought|sold|keep|keeps|made|make|makes|need|needs|drive|drives|bring|brings|fix|fixes|send|"
     r"sends|wear|wears|say|says|saying|said|try|tries|trying|tried|mention|mentions|mentioned) (?:it|him|them)\b(?! (?:short|simple|brief|concise|casual|formal|light|clean|professional|"
