@@ -2232,3 +2232,36 @@ def test_switches_without_a_subject_and_likings_without_an_object(messages, expe
 )
 def test_events_give_way_only_to_a_value_of_the_users_now(messages, expected):
     assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    "messages, expected",
+    [
+        # English typed in lower case or without apostrophes
+        (
+            [human("i'm a 2nd year nursing student in Manchester and i work weekends at a care home")],
+            [
+                "The user is a 2nd year nursing student in Manchester",
+                "The user works weekends at a care home",
+            ],
+        ),
+        ([human("im a nurse in Leeds")], ["The user is a nurse in Leeds"]),
+        ([human("i dont drive, i.e. no car")], ["The user does not drive"]),
+        # a loop variable is no "I"
+        ([human("why does for i in range(len(items)) skip the last one")], []),
+        # a degree after "so" is no second clause
+        ([human("I'm procrastinating so hard rn")], []),
+        # a household's move; a team's move to a tool is not one
+        ([human("We moved from Denver to Raleigh in March.")], ["The user lives in Raleigh"]),
+        # "X is my Y": the user's Y is the subject
+        ([human("English isn't my first language")], ["The user's first language is not English"]),
+        ([human("Linda is my supervisor")], ["The user's supervisor is Linda"]),
+        # 俺 is 我
+        ([human("俺们两口子在县城开了个小超市")], ["用户两口子在县城开了个小超市"]),
+        # notes moved to a tool are a switch, a family moved to a city a move
+        ([human("之前笔记都在Notion，现在全搬到Obsidian了")], ["用户现在使用 Obsidian"]),
+        ([human("我们全家都搬到成都了")], ["用户住在成都"]),
+    ],
+)
+def test_typed_english_households_and_things_moved(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected

@@ -119,7 +119,7 @@ _ZH_TYPED_BREAK = re.compile(
     r"(?<=[\u4e00-\u9fff]{2})\s+(?=[\u4e00-\u9fff]{2})|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
 )
 _EN_CLAUSE = re.compile(
-    r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|[;，；])\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so|because)\s+|\s+(?:and|but)\s+"
+    r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|[;，；])\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so(?!\s+(?:much|hard|bad|badly|many|well|far|long|often|fast|tired|busy|good|happy|excited|done|over|into)\b)|because)\s+|\s+(?:and|but)\s+"
     r"(?=(?:(?:only|rarely|sometimes|mostly|usually|often|also) )?(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b"
@@ -1331,7 +1331,7 @@ _MOVED_IN_EN = re.compile(
     r"^(?P<who>The user's [\w-]+(?: [\w-]+)?) (?:finally |just |recently )?moved in with the user\b(?! (?:for|until)\b)"
 )
 _MOVED_ZH = re.compile(
-    r"^用户(?!的)(.*?)(?:搬到|搬去|搬家到|搬回(?:到)?(?:老家)?)了?([^，,。\s（(]{2,10}?)了?$"
+    r"^用户(?!的)(.*?)(?:(?<![全都部])|(?=搬到\s*[^A-Za-z\s]))(?:搬到|搬去|搬家到|搬回(?:到)?(?:老家)?)了?([^，,。\s（(]{2,10}?)了?$"
 )
 
 
@@ -1387,8 +1387,8 @@ def _moved(statement: str) -> str:
 # A switch names what is used now: "改用 Neovim", "换了 Teams", "switched to Linear".
 _SWITCHED_ZH = re.compile(
     r"^(?P<subj>用户[^，,。\s]{0,8}?)(?<!要|想|会|将)(?<!打算|准备|计划)"
-    r"(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上上?周|上礼拜|上星期|前阵子|前几天|刚刚?|已经|也|都|全|全部)*)"
-    r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到)了?\s*(?P<any>[^，,。（(]{1,20}?)"
+    r"(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上上?周|上礼拜|上星期|前阵子|前几天|刚刚?|已经|也|都|全|全部|现在|目前)*)"
+    r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到|(?<=[全都部])搬到(?=\s*[A-Za-z]))了?\s*(?P<any>[^，,。（(]{1,20}?)"
     r"|(?:换成|换了|换到|换(?=\s*[A-Za-z]))了?\s*(?:台|个|部|辆|款|块|只)?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?)(?:的)?)了?$"
 )
 # A new employer: "用户跳槽去了腾讯" → "用户现在在腾讯工作".
@@ -2143,6 +2143,10 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     head.end() :
                 ]  # "Quick fix: the launch is on the 20th": the label is not the statement
                 text = text[:1].upper() + text[1:]
+            if not zh and (m := _NAMED_IS_MINE_EN.match(text)):
+                # "English isn't my first language", "Linda is my supervisor": the user's thing is the subject
+                verb = "is not" if m.group("verb") != "is" else "is"
+                text = f"The user's {m.group('what')} {verb} {m.group('name')}"
             if not _well_formed(text, zh, rule):
                 continue
             # "我已经不在美团了，现在在…": the old value told beside a value now is left to the value now, even when
@@ -2318,6 +2322,12 @@ _DANGLING_EN = re.compile(
     # a modal and a bare verb, the object left in the clause before ("… and we can't upgrade yet")
     r"|^the user (?:can't|cannot|can not|won't|couldn't|isn't able to) \w+(?: (?:yet|now|anymore|either|too))?$",
     re.I,
+)
+
+
+_NAMED_IS_MINE_EN = re.compile(
+    r"^(?P<name>(?-i:[A-Z])[\w.+#-]*(?: (?-i:[A-Z])[\w.+#-]*)?) (?P<verb>is|isn't|is not) the user's "
+    r"(?P<what>[a-z][a-z -]{1,30}[a-z])$"
 )
 
 
@@ -3079,6 +3089,48 @@ def content_tokens(text: str) -> set[str]:
     return out
 
 
+# English typed in lower case or without apostrophes: "i'm a nurse", "im 34", "i dont drive" read as written
+# properly (a lone "i" before a full stop is "i.e.").
+_TYPED_EN = re.compile(
+    r"(?<![\w'’.\[(-])i(?=['’]\w|\s(?!in\b|[=<>+*/-])|[,;:!?]|$)"
+    r"|(?<![\w'’.-])(?:im|ive|dont|doesnt|didnt|cant|isnt|arent|wasnt|havent)(?![\w'’-])"
+)
+_TYPED_EN_AS = {
+    "i": "I",
+    "im": "I'm",
+    "ive": "I've",
+    "dont": "don't",
+    "doesnt": "doesn't",
+    "didnt": "didn't",
+    "cant": "can't",
+    "isnt": "isn't",
+    "arent": "aren't",
+    "wasnt": "wasn't",
+    "havent": "haven't",
+}
+
+
+# "We moved from Denver to Raleigh in March": a move from one place to another said of "we" is the household's,
+# in a message that speaks of no work things ("we moved from Jenkins to GitHub Actions" is the team's)
+_WE_MOVED = re.compile(
+    r"(?:^|(?<=[.!?,;]\s))[Ww]e(?:'ve| have)? (?=(?:just |recently |finally |also )?moved from [A-Z][\w.]*(?: [A-Z][\w.]*)* "
+    r"to [A-Z])"
+)
+_WORK_THINGS_EN = re.compile(
+    r"\b(?:team|repo|stack|database|db|server|cloud|code|deploy|api|app|tool|tools|platform|framework|sprint|"
+    r"backend|frontend|infra|CI|pipeline|tickets?|migrat\w*)\b",
+    re.I,
+)
+# 俺, 俺们: "I", "we" of northern speech
+_DIALECT_I_ZH = re.compile(r"俺")
+
+
+def _typed_english(text: str) -> str:
+    text = _DIALECT_I_ZH.sub("我", text)
+    text = _TYPED_EN.sub(lambda m: _TYPED_EN_AS[m.group(0)], text)
+    return text if _WORK_THINGS_EN.search(text) else _WE_MOVED.sub("I ", text)
+
+
 def extract_rules(messages: list[dict]) -> list[Candidate]:
     """Candidates from the user's messages of one turn, in order, without repeats.
 
@@ -3098,7 +3150,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             continue
         if message.get("role") not in USER_ROLES:
             continue
-        content = message.get("content") or ""
+        content = _typed_english(message.get("content") or "")
         if asked and (answer := _answered(asked, content)):
             content = f"{answer} {content}"  # the bare answer is read as the sentence it stands for
         asked = ""
