@@ -2102,7 +2102,7 @@ def test_a_night_without_sleep_and_an_airport_rush_are_moments(text):
                 ai("可以去牛首山。"),
                 human("哦我上个月调到苏州去了，南京那边的用不上了"),
             ],
-            ["用户上个月调到苏州去"],
+            ["用户现在在苏州工作"],
         ),
     ],
 )
@@ -2264,4 +2264,58 @@ def test_events_give_way_only_to_a_value_of_the_users_now(messages, expected):
     ],
 )
 def test_typed_english_households_and_things_moved(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    "messages, expected",
+    [
+        # a transfer to a city is where the user works now, and replaces where they worked
+        (
+            [
+                human("我在南京上班，想找个爬山的地方"),
+                ai("可以去紫金山"),
+                human("啊上个月已经调到合肥了 忘了说"),
+            ],
+            ["用户现在在合肥工作"],
+        ),
+        ([human("我上个月调到夜班了")], ["用户上个月调到夜班"]),
+        # a school year right after the slip is the new value
+        (
+            [human("我家孩子上小学二年级"), ai("好"), human("说错了 三年级，九月刚升上去的")],
+            ["用户家孩子上小学三年级"],
+        ),
+        # a switch done this month is no plan of this month, and replaces the one thing in use said before
+        (
+            [
+                human("我们组现在用Jira管需求"),
+                ai("好"),
+                human("哦这个月我们已经迁到飞书项目了，按飞书的来改一下"),
+            ],
+            ["用户现在使用 飞书项目"],
+        ),
+        (
+            [
+                human("我用的是 iPhone 12，电池掉得好快"),
+                ai("好的"),
+                human("上周换了 Pixel 8，那台旧的给我妈了。"),
+            ],
+            ["用户现在使用 Pixel 8"],
+        ),
+        # the time of a thing not named is the task's
+        ([human("帮我写个会议通知：周四下午三点"), ai("好"), human("时间改成周五上午十点 地点不变")], []),
+        # moments: a posture in a place, on the way, a question, a coming with no place, an opener of laughter
+        ([human("I'm sitting in the dentist waiting room, tell me a fun fact")], []),
+        ([human("下班骑电驴回家半路下暴雨 淋成落汤鸡了")], []),
+        ([human("兽医说必须减肥，我家猫的猫粮换啥好")], ["用户养了一只猫"]),
+        (
+            [human("我base北京"), ai("ok"), human("我已经transfer到成都office了，上周刚过来")],
+            ["用户现在在成都办公室工作"],
+        ),
+        ([human("lmaooo my autocorrect just changed meeting to meowing")], []),
+        # a colleague's taste is theirs
+        ([human("我们团队有个同事特别爱吃螺蛳粉")], []),
+    ],
+)
+def test_transfers_slips_switches_and_moments(messages, expected):
     assert [c.content for c in extract_rules(messages)] == expected

@@ -115,6 +115,9 @@ _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是
 # Where a phone keyboard's user leaves out the commas: a space between two runs of Chinese ("我闺女才四岁
 # 每天早上我送她去幼儿园"), 然后 run on to what came before ("开了二十多年了然后我血压有点高"), and a sentence
 # particle before the next subject ("我跟你说一下啊我是开出租车的").
+_TIME_BEFORE_SUBJECT_ZH = re.compile(
+    r"(^[哦噢嗯啊诶哎]*|(?<=[，,]))(上个?月|这个月|本月|去年|今年|前年|上上?周|这周|本周|上礼拜|上星期|前几天|前阵子|前段时间)(我们?)(?=[\u4e00-\u9fff])"
+)
 _ZH_TYPED_BREAK = re.compile(
     r"(?<=[\u4e00-\u9fff]{2})\s+(?=[\u4e00-\u9fff]{2})|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
 )
@@ -299,8 +302,8 @@ _CORRECTION_PREFIX = re.compile(
 _CHANGE = re.compile(
     r"改到|改成|改为|改在|换了|换成|换到|换(?=\s?[A-Za-z])|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
     r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|改(?:喝|吃|骑|开|学|玩|看|听|坐|住)|"
-    r"迁移|迁到|搬回|升职|晋升|"
-    r"\bnow\b(?! on)|\b(?:moved|relocated|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
+    r"迁移|迁到|搬回|升职|晋升|transfer(?=到|去)|"
+    r"\bnow\b(?! on)|\b(?:moved|relocated|transfer(?:red)?|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
     r"ditched|replaced|swapped|migrated|promoted|went up|went down|went (?:fully |completely )?(?:vegan|vegetarian|pescatarian|sober)|"
     r"went with|made the move|in the end|instead|new job|since|turns out)\b|(?:涨|降|砍|减|扩|缩|升)到",
     re.I,
@@ -352,7 +355,7 @@ _REQUEST_EN = re.compile(
 # a question mark, or the A-not-A question of Chinese ("是不是病了", "有没有推荐", "能不能帮我")
 _QUESTION = re.compile(
     r"[?？]\s*$|(?:是不是|有没有|要不要|能不能|会不会|可不可以|该不该|用不用|行不行|对不对|好不好|需不需要)"
-    r"|有啥|是啥|干啥|为啥|做啥|吃啥|买啥|选啥|送啥"
+    r"|有啥|是啥|干啥|为啥|做啥|吃啥|买啥|选啥|送啥|啥好"
     r"(?![\u4e00-\u9fff]{0,6}(?:都|也)?(?:无所谓|不重要|不知道|不确定))"
 )
 _MOOD = re.compile(
@@ -582,6 +585,7 @@ _ANAPHORA = re.compile(
     re.I,
 )
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
+_DONE_SWITCH_ZH = re.compile(r"已经[^，,。]{0,4}(?:迁到|迁移到|换成|换到|换了|改用|搬到|切到|转到|调到)")
 _ERRAND = re.compile(
     r"下周|这周|本周|这个月|本月|这(?:个)?季度|本季度|这次|这一次|明天|后天|今晚|(?<!每个)(?<!每)(?<!现在)(?<!平时)周末(?!一般|通常|经常|基本|都|总是|常常)|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
     r"晚点|回头|稍后|过会儿|改天|"
@@ -1387,7 +1391,7 @@ def _moved(statement: str) -> str:
 # A switch names what is used now: "改用 Neovim", "换了 Teams", "switched to Linear".
 _SWITCHED_ZH = re.compile(
     r"^(?P<subj>用户[^，,。\s]{0,8}?)(?<!要|想|会|将)(?<!打算|准备|计划)"
-    r"(?P<when>(?:上个?月|去年|今年|前年|最近|年初|年底|上上?周|上礼拜|上星期|前阵子|前几天|刚刚?|已经|也|都|全|全部|现在|目前)*)"
+    r"(?P<when>(?:上个?月|这个月|本月|去年|今年|前年|最近|年初|年底|上上?周|这周|本周|上礼拜|上星期|前阵子|前几天|刚刚?|已经|也|都|全|全部|现在|目前)*)"
     r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到|(?<=[全都部])搬到(?=\s*[A-Za-z]))了?\s*(?P<any>[^，,。（(]{1,20}?)"
     r"|(?:换成|换了|换到|换(?=\s*[A-Za-z]))了?\s*(?:台|个|部|辆|款|块|只)?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?)(?:的)?)了?$"
 )
@@ -1396,8 +1400,11 @@ _JOINED_ZH = re.compile(
     r"^(?P<subj>用户)(?:上个?月|去年|今年|最近|年初|年底|刚刚?|已经)*(?:跳槽(?:去|到)|入职|加入|跳到)了?"
     r"\s*(?P<org>[^，,。\s了]{2,12}?)(?:工作|上班)?了?$"
     # a transfer names a unit of an employer: "调到杭州分公司"
-    r"|^(?P<subj2>用户)(?:上个?月|去年|今年|最近|年初|年底|刚刚?|已经|被)*(?:调到|调去|调往|转到)了?"
+    r"|^(?P<subj2>用户)(?:上个?月|去年|今年|最近|年初|年底|刚刚?|已经|被)*(?:调到|调去|调往|转到|transfer到|transfer去)了?\s*"
     r"\s*(?P<org2>[^，,。\s了]{2,10}?(?:公司|分公司|总部|部门|部|分行|支行|门店|办公室|中心))(?:工作|上班)?了?$"
+    # or a city: "上个月已经调到合肥了"
+    r"|^(?P<subj3>用户)(?:上个?月|去年|今年|最近|年初|年底|刚刚?|已经|被)*(?:调到|调去|调往)了?"
+    r"(?P<city>[\u4e00-\u9fff]{2,3}?)(?:市)?(?:去|来)?(?:工作|上班)?了?$"
 )
 # A thing moved from one tool to another: "CI 从 Jenkins 换到 GitHub Actions" (the old value already cut).
 _SWITCHED_THING_ZH = re.compile(
@@ -1424,8 +1431,10 @@ def _switched(statement: str) -> str:
         # "公司刚给换了台 MacBook Pro": what the company gave is the user's to use
         subj = "用户" if re.search(r"[给帮替]", m.group("subj")) else m.group("subj")
         return f"{subj}现在使用 {what}"
-    if m := _JOINED_ZH.match(statement):
-        return f"{m.group('subj') or m.group('subj2')}现在在{m.group('org') or m.group('org2')}工作"
+    if (m := _JOINED_ZH.match(statement)) and not (
+        m.group("city") and re.search(r"[班组岗部科室线]", m.group("city"))  # "调到夜班": a shift, not a city
+    ):
+        return f"{m.group('subj') or m.group('subj2') or m.group('subj3')}现在在{m.group('org') or m.group('org2') or m.group('city')}工作"
     if (
         (m := _SWITCHED_THING_ZH.match(statement))
         and not statement.startswith("用户")
@@ -1470,6 +1479,8 @@ def _switched(statement: str) -> str:
         (m := _RESCHEDULED_ZH.match(statement))
         and not re.match(r"用户(?!的)", statement)
         and _WHEN.search(m.group("when"))
+        # "时间改成周五上午十点": the time of a thing not named is the task's, not a thing of the user's
+        and not re.fullmatch(r"(?:那个|这个|会议|开会)?(?:时间|日期|地点|时间地点)", m.group("what").strip())
     ):
         return f"{m.group('what')}现在是{m.group('when')}"
     return statement
@@ -1746,6 +1757,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             sentence = _mark_terms(sentence, terms)
         if zh:  # "我们 team 的 backend" is read as "我们团队的后端"; names and acronyms stay as written
             sentence = _ZH_TYPED_BREAK.sub("，", sentence)
+            # "这个月我们已经迁到飞书项目了": the time before the subject goes after it
+            sentence = _TIME_BEFORE_SUBJECT_ZH.sub(r"\1\3\2", sentence)
             sentence = _NATIONALITY_ZH.sub(lambda m: _NATIONALITY[m.group(1)] + "人", sentence)
             # "本人律师，执业第九年": 本人 is 我, and before a bare noun 我是
             sentence = re.sub(
@@ -1940,7 +1953,10 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 kept_before = False
                 continue
             if (
-                _MOOD.search(clause) or _ERRAND.search(clause) and not _SCHEDULE_CHANGE.search(clause)
+                _MOOD.search(clause)
+                or _ERRAND.search(clause)
+                and not _SCHEDULE_CHANGE.search(clause)
+                and not _DONE_SWITCH_ZH.search(clause)  # "这个月我们已经迁到飞书项目了": done, not planned
             ) and not (explicit and not _TODAY.search(clause)):
                 # asked to be remembered or not, what holds for today only is a reminder, not a memory
                 # ("just remember I gotta grab the dry cleaning at 5 today")
@@ -2292,6 +2308,10 @@ _EVENT = re.compile(
     r"住院|退休|离职|辞职|跳槽|换工作)$"
 )
 _NOW = re.compile(r"\b(?:now|these days|nowadays)\b|现在|如今|目前", re.I)
+_IN_USE = re.compile(
+    r"^用户(?:的[\u4e00-\u9fff]{1,4})?(?:现在|目前|平时|一直)?(?:使用|用)(?:的是)?\s?(?=[A-Za-z\u4e00-\u9fff])"
+    r"|^The user(?:'s [a-z]+)? (?:now )?uses\b"
+)
 _FORMER = re.compile(r"之前|以前|原来|曾经|过去|\b(?:used to|previously|formerly)\b")
 # "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
 _LEFT_EN = re.compile(
@@ -2742,7 +2762,10 @@ def _slot(text: str) -> str:
     if m := re.match(
         r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:现在|目前|如今)?在.{1,14}?(上班|工作|上学|读书)$", text
     ):
-        return f"zh-place:{m.group(1)}{m.group(2)}"  # "用户在上海浦东上班" … "用户现在在苏州工业园区上班"
+        # "用户在上海浦东上班" … "用户现在在苏州工业园区上班"; working is working, 上班 or 工作
+        return f"zh-place:{m.group(1)}{m.group(2).replace('上班', '工作')}"
+    if m := re.match(r"^(用户)(?:现在|目前)?(?:常驻|base在|base)\s?[\u4e00-\u9fff]{2,4}$", text):
+        return f"zh-place:{m.group(1)}工作"  # "用户常驻北京": where the user is based for work
     if m := re.match(
         r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:今年|现在|已经|都)*(?:满)?[一二两三四五六七八九十\d]+岁", text
     ):
@@ -2768,7 +2791,9 @@ _BARE_VALUE = re.compile(
     r"(?:(?:^|[,，\s])(?:应该是|其实是|是|it'?s|it is)|改成|改到|换成|调到|变成|挪到|推到|"
     r"\b(?:pushed|moved|bumped|postponed|rescheduled|changed) (?:back |up )?to|\bturned(?= \d)|\b(?:is|are)(?= \d)|"
     # a count now: "现在就 6 个人了"; a number right after the take-back's marker ("oops, 7 and 9 — …")
-    r"现在(?:就|只有|只剩|还剩)|\bnow (?:just|only)(?= \d)|^[\s,，:：]*(?=\d))\s*(?P<new>[^,，;；.。!！—–]{1,24})",
+    r"现在(?:就|只有|只剩|还剩)|\bnow (?:just|only)(?= \d)|^[\s,，:：]*(?=\d)"
+    # a school year or a weekday right after the marker: "说错了 三年级，九月刚升上去的"
+    r"|^[\s,，:：了]*(?=初[一二三]|高[一二三]|[一二三四五六]年级|(?:周|星期|礼拜)[一二三四五六日天]))\s*(?P<new>[^,，;；.。!！—–]{1,24})",
     re.I,
 )
 _WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天]|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b"
@@ -2945,7 +2970,7 @@ _OTHERS_VIEW = re.compile(
     r"(?:won't|will not|wouldn't|doesn't|does not|didn't|will|would) (?:care|mind|notice|like|love|hate)|"
     r"can't|cannot|is the \w+ fan|is a (?:big |huge )?\w+ fan|"
     r"is (?:a )?(?:big )?fan)\b"
-    rf"|^用户(?:的)?\s?{_ACQUAINTANCE_ZH}[\u4e00-\u9fffA-Za-z\s]{{0,8}}?(?:说|觉得|认为|爱|喜欢|讨厌|非要|死活|坚持|"
+    rf"|^用户(?:的)?(?:[\u4e00-\u9fff]{{1,3}}?(?:里)?有(?:个|一个|位|些))?\s?{_ACQUAINTANCE_ZH}[\u4e00-\u9fffA-Za-z\s]{{0,8}}?(?:说|觉得|认为|爱|喜欢|讨厌|非要|死活|坚持|"
     r"只在乎|只关心|在乎|总是|老是|天天|超爱|特别爱|特别能|比较|就爱|偏爱|推荐|嫌|能吃|能喝|无.不欢)",
     re.I,
 )
@@ -2962,6 +2987,7 @@ _PASSING_STATE_EN = re.compile(
     # the body this minute ("hands are covered in flour", "palms are sweating"), minutes left, a stay, a thing's
     # accident, "at this point"
     r"|\b(?:hands|palms|feet|eyes) (?:are|is) (?:\w+ing|covered|frozen)\b|\bgot \d+ (?:min|mins|minutes|hours?)\b"
+    r"|\bis (?:sitting|standing|lying|waiting|stuck) (?:in|at|on|outside)\b"
     r"|\bis staying with the user\b|\bgot (?:totaled|totalled|stolen|towed|scratched|dented)\b|\bat this point\b"
     # the end of a quoted text ("…ventilator management...'")
     r"|(?:\.\.\.|…)['\"”]$"
@@ -2997,7 +3023,8 @@ _LOST_PART = re.compile(
     r"|^(?:Need|Needs|Gotta|Got to)\b|\b(?:there|that) yet$|\b(?:toying|playing) with the idea\b"
     # a discourse word or a request where the subject should be ("Just saying hi before…", "Ok now give the user…",
     # "Whenever the user asks for weekend plans"), a thing owned with nothing said of it ("The user's two cats")
-    r"|^(?:Just (?!call\b)|Ok|Okay|Omg|Whenever|Anything|Some|Well|Yeah|Hey|Hi|Please|Pls|Though|Although|That's)\b"
+    r"|^(?:Just (?!call\b)|Ok|Okay|Omg|Lol|Lmao\w*|Haha\w*|Whenever|Anything|Any (?:ideas?|tips?|suggestions?|recs?|"
+    r"recommendations?)|Some|Well|Yeah|Hey|Hi|Please|Pls|Though|Although|That's)\b"
     # a request with the user as its object ("Help the user outline the torts chapter", "Pray for the user")
     r"|^(?-i:(?:Now )?(?:Help|Pray for|Ask|Point|Tell|Give|Show|Send|Get|Find|Teach|Walk|Quiz|Draft|Write|Make))\b"
     # a background item that is a bare name or the start of a condition ("The user's background: Virginia")
@@ -3031,6 +3058,8 @@ _LOST_PART = re.compile(
     r"男朋友|女朋友|对象|闺蜜|室友|老师|学生|客户|病人|患者|领导|上司)).*(?<![吉其])[他她](?!们)"
     # a liking with nothing liked ("双马尾可以 她喜欢" read as "用户的女儿喜欢")
     r"|^用户[^，,。]{0,10}(?:喜欢|爱|讨厌|想要|需要)$|^用户[^，,。]{0,6}(?:不是|是)了?$"
+    # a coming or going with no place ("用户上周刚过来")
+    r"|^用户[^，,。]{0,8}(?:过来|过去|回来|回去)了?$"
     r"|\b(?:does|do|did|want|wants|switched|moved|took|takes|take|use|uses|like|likes|love|loves|hate|hates|got|get|"
     r"gets|put|puts|bought|sold|keep|keeps|made|make|makes|need|needs|drive|drives|bring|brings|fix|fixes|send|"
     r"sends|wear|wears|say|says|saying|said|try|tries|trying|tried|mention|mentions|mentioned) (?:it|him|them)\b(?! (?:short|simple|brief|concise|casual|formal|light|clean|professional|"
@@ -3043,7 +3072,7 @@ _USERS_COUNT_ZH = re.compile(
 )
 # where the user is at this moment: "用户现在在高铁上"
 _ON_THE_WAY_ZH = re.compile(
-    r"在(?:高铁|火车|动车|飞机|地铁|公交|车|路|出租车|船)上|(?:上班|下班|回家|放学)(?:的)?路上|在机场|赶时间|"
+    r"在(?:高铁|火车|动车|飞机|地铁|公交|车|路|出租车|船)上|半路|(?:上班|下班|回家|放学)(?:的)?路上|在机场|赶时间|"
     r"一(?:晚上|夜)没睡|没睡好|熬了个?通宵"
 )
 _GERUND_SUBJECT = re.compile(
@@ -3259,6 +3288,14 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 heir.replaces += (old.content,)
             for candidate in mine:
                 candidate.correction = True
+        # "我用的是 iPhone 12" … "上周换了 Pixel 8": a switch to a new thing in use replaces the one thing in use
+        # the message before named
+        for candidate in mine:
+            if candidate.form == "change" and _IN_USE.match(candidate.content):
+                held = [c for c in previous if _IN_USE.match(c.content) and any(c is o for o in out)]
+                if len(held) == 1 and held[0].content != candidate.content:
+                    out = [c for c in out if c is not held[0]]
+                    candidate.correction, candidate.replaces = True, (*candidate.replaces, held[0].content)
         # "我住在广州" … "去年搬到了厦门": a later change of the same slot within the turn leaves only the new value
         for candidate in mine:
             if candidate.correction and (slot := _slot(candidate.content)):
