@@ -2319,3 +2319,48 @@ def test_typed_english_households_and_things_moved(messages, expected):
 )
 def test_transfers_slips_switches_and_moments(messages, expected):
     assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    "messages, expected",
+    [
+        # how the user is called, with or without 以后
+        ([human("谢啦。以后叫我老陈就行，回复都用简体")], ["用户希望被称为老陈", "用户希望助手回复都用简体"]),
+        ([human("你可以叫我老陈")], ["用户希望被称为老陈"]),
+        ([human("明天早上六点叫我起床")], []),
+        # standing wishes without a time word: how long replies are, a bare 别 to the assistant
+        (
+            [human("设定个背景：我65岁，眼睛不太好，回复字少点")],
+            ["用户65岁", "用户眼睛不太好", "用户希望助手回复字少点"],
+        ),
+        (
+            [human("我开早餐店的，所以别给我安排早上的事")],
+            ["用户开早餐店的", "用户要求助手别给用户安排早上的事"],
+        ),
+        # but a 别 before quoted text is about the text at hand
+        ([human("我们 team 用 GitLab，所以别写成 PR 哈：'Fix race condition'")], ["用户的团队使用 GitLab"]),
+        # an imperative about answers after "so" is the assistant's to do
+        (
+            [human("I'm dyslexic so keep answers short and in bullet points.")],
+            [
+                "The user is dyslexic",
+                "The user wants the assistant to keep answers short and in bullet points",
+            ],
+        ),
+        # a header with its colon a little further; the colon of "16:8" is no header
+        (
+            [
+                human(
+                    "context you should keep in mind going forward: I run a little bakery in Halifax with my sister"
+                )
+            ],
+            ["The user runs a little bakery in Halifax with their sister"],
+        ),
+        (
+            [human("quick context, I'm lactose intolerant and I do 16:8 fasting, eating window noon to 8.")],
+            ["The user is lactose intolerant", "The user does 16:8 fasting"],
+        ),
+    ],
+)
+def test_names_standing_wishes_and_headers(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected

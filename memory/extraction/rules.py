@@ -286,7 +286,7 @@ _BACKGROUND = re.compile(
     r"记住|记一下|记下|remember|keep this in mind|note",
     re.I,
 )
-_HEADER_SPLIT = re.compile(r"[：:]|——|—|--|\s-\s|\.\s")
+_HEADER_SPLIT = re.compile(r"：|(?<!\d):(?!\d)|——|—|--|\s-\s|\.\s")  # not the colon of "16:8"
 _POINTING = re.compile(
     r"(?:按|照|参考|根据|依)(?:这个|这些|此|以上|上面)|这个(?:难度|标准|来)|以下|之后|后面都|"
     r"\b(?:this|these|the above|that)\b.{0,20}\b(?:future|going forward|from now on|later)\b|"
@@ -649,7 +649,8 @@ _TALK = re.compile(
 )
 # A standing instruction in Chinese names what the assistant should do (not "下次登录用").
 _ASSISTANT_ACT = re.compile(
-    r"回复|回答|输出|写|叫我|称呼|给我|提醒|推荐|中文|英文|中英|表格|列表|格式|代码|注释|表情|你|助手"
+    r"回复|回答|输出|写|叫我|称呼|给我|提醒|推荐|中文|英文|中英|表格|列表|格式|代码|注释|表情|你|助手|说话|"
+    r"(?:跟|和|对)我(?:说|讲)"
 )
 # The same after a time phrase: "去年春天从广州搬到了厦门", "上个月刚离职".
 _SELF_ZH_TIMED = re.compile(
@@ -723,12 +724,17 @@ _SELF_EN = re.compile(
 _STANDING_ZH = re.compile(
     r"(?:以后|下次|默认|始终|一律|总是|每次)(?:都|请|你|给我|也)*.{0,6}?"
     r"(?:用|回复|回答|叫我|称呼|给我|写|输出|先|要|别|不要|使用|加上|附上)|"
-    r"(?:不要|别再|永远不要)(?:再|总是|每次)?.{0,10}?"
+    # (a bare 别 before what is quoted is about the text at hand: "所以别写成 PR 哈：'Fix race…'")
+    r"(?:不要|别再|永远不要|(?<![特告区分识])别(?![人的处家扭急])(?![^'\"“‘「：:]*[:：'\"“‘「]))(?:再|总是|每次)?.{0,10}?"
     r"(?:给我|帮我|用|回复|写|输出|加|叫我|发|使用|推荐|提醒)|"
     r"请(?:你)?(?:以后|总是|始终|默认|每次)|"
     # how replies are written holds beyond this turn: "回复用简体中文", "别中英夹杂"
-    r"^(?:回复|回答|答复)(?:都|请|就)?(?:用|使用)(?:简体|繁体)?(?:中文|英文|粤语|日语)|^(?:别|不要)(?:再)?(?:中英夹杂|用表情|加表情|用emoji)|"
+    r"^(?:回复|回答|答复)(?:都|请|就)?(?:用|使用)(?:(?:简体|繁体)(?:中文|字)?|中文|英文|粤语|日语)|"
+    # what the user is called: "叫我小李就行", "你可以叫我老陈"
+    r"^(?:你)?(?:以后)?(?:可以|就|都)*叫我(?![起吃回去来做写帮看买一出下上过])(?=[\u4e00-\u9fffA-Za-z])|^(?:别|不要)(?:再)?(?:中英夹杂|用表情|加表情|用emoji)|"
     r"^(?:回复|回答|答复)(?:里|中|的时候)?(?:都)?(?:别|不要)(?:用|加|带|写)"
+    # how long or plain replies are: "回复字少点", "说话简单点"
+    r"|^(?:回复|回答|答复|说话)(?:的)?(?:字|内容|篇幅)?(?:都|请|就|尽量)?(?:少|短|简单|简短|通俗|慢)[一些点]?$"
 )
 _STANDING_EN = re.compile(
     r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)(?! (?:\w+ed|"
@@ -738,7 +744,10 @@ _STANDING_EN = re.compile(
     r"\byou should (?:always|never)\b|\bplease (?:always|never)\b|^(?:please )?don'?t (?:ever )?(?:use|call|send|"
     r"write|reply|answer|add|include|schedule)\b|^call me\b|"
     # a standing wish about answers: "cite papers when you can", "British spelling pls"
-    r"\bwhen(?:ever)? you can\b|^(?:British|American|UK|US) spelling\b",
+    r"\bwhen(?:ever)? you can\b|^(?:British|American|UK|US) spelling\b"
+    # how answers are to be kept: "(so) keep answers short and in bullet points"
+    r"|^(?:please |so |and )?(?:keep|make) (?:your |the |all )?(?:answers?|replies|responses|explanations?|things|"
+    r"messages?) (?:short|brief|simple|concise|plain|clear|basic)\b",
     re.I,
 )
 
@@ -1307,6 +1316,11 @@ def _standing(clause: str, zh: bool) -> bool:
 
 def _instruction_statement(clause: str, zh: bool) -> str:
     if zh:
+        if called := re.match(
+            r"^(?:你)?(?:以后)?(?:可以|就|都)*叫我\s?(?![起吃回去来做写帮看买一出下上过])(?P<name>[\u4e00-\u9fffA-Za-z][\w\u4e00-\u9fff ]{0,11}?)$",
+            clause,
+        ):
+            return f"用户希望被称为{called.group('name')}"
         body = re.sub(r"^(?:请你?|麻烦你?)|(?<=以后|下次|默认|始终|总是|每次)请", "", clause)
         body = re.sub(r"我", "用户", body).replace("你", "")
         return (
@@ -1784,7 +1798,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             explicit_message = False  # "anyway, my E string snapped…": what was to be remembered has ended
         if (
             header
-            and header.start() <= 40
+            # (a colon a little further: "context you should keep in mind going forward: …")
+            and (header.start() <= 40 or header.group(0) in ":：" and header.start() <= 60)
             and (_BACKGROUND.search(body[: header.start()]) or _POINTING.search(body[: header.start()]))
         ):
             # "以下是我的背景，以后回答都参考：我在上海…" — what follows the colon is kept, the header is not.
@@ -1991,7 +2006,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 continue
             if not zh and kept_before and _BRIDGED_EN.match(clause):
                 clause = "my " + clause[4:]
-            if zh and _MADE_TO_ZH.match(clause):
+            if zh and not standing and _MADE_TO_ZH.match(clause):  # ("以后叫我老陈": what the user is called)
                 kept_before = False
                 continue  # "导师让我用 PyTorch 复现一篇论文": a task someone set, not a fact about the user
             clause = _REPORTED.sub("", clause)  # "医生说我有轻度脂肪肝", "my doctor says I have …"
@@ -3060,6 +3075,8 @@ _LOST_PART = re.compile(
     r"|^用户[^，,。]{0,10}(?:喜欢|爱|讨厌|想要|需要)$|^用户[^，,。]{0,6}(?:不是|是)了?$"
     # a coming or going with no place ("用户上周刚过来")
     r"|^用户[^，,。]{0,8}(?:过来|过去|回来|回去)了?$"
+    # a purpose of the text at hand ("要贴门口的")
+    r"|^用户要[\u4e00-\u9fff]{1,6}的$"
     r"|\b(?:does|do|did|want|wants|switched|moved|took|takes|take|use|uses|like|likes|love|loves|hate|hates|got|get|"
     r"gets|put|puts|bought|sold|keep|keeps|made|make|makes|need|needs|drive|drives|bring|brings|fix|fixes|send|"
     r"sends|wear|wears|say|says|saying|said|try|tries|trying|tried|mention|mentions|mentioned) (?:it|him|them)\b(?! (?:short|simple|brief|concise|casual|formal|light|clean|professional|"
