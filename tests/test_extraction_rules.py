@@ -2364,3 +2364,36 @@ def test_transfers_slips_switches_and_moments(messages, expected):
 )
 def test_names_standing_wishes_and_headers(messages, expected):
     assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    "messages, expected",
+    [
+        # pets by breed and pets counted, said in passing
+        ([human("今天又给我家橘猫称了下，14斤了😂 兽医说必须减肥")], ["用户养了一只橘猫"]),
+        ([human("给我家Golden挑个牙刷，它三岁了")], ["用户养了一只金毛"]),
+        (
+            [human("Need a packing list. I'm type 1 diabetic, and my two huskies are coming too")],
+            ["The user is type 1 diabetic", "The user has two huskies"],
+        ),
+        # "been …ing" without a subject after a self-description
+        (
+            [
+                human(
+                    "I'm a dairy farmer in Wisconsin, been running the place with my dad since I was a teenager."
+                )
+            ],
+            [
+                "The user is a dairy farmer in Wisconsin",
+                "The user has been running the place with their dad since the user was a teenager",
+            ],
+        ),
+        # the body and how often, without a subject
+        (
+            [human("左膝半月板前年做过手术，现在一周游三次泳，想加点跑步行不行")],
+            ["用户左膝半月板前年做过手术", "用户现在一周游三次泳"],
+        ),
+    ],
+)
+def test_pets_in_passing_and_subjectless_facts(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected

@@ -625,6 +625,10 @@ _SELF_ZH = re.compile(
     # a long undertaking, without a subject: "最近在准备考研", "在备考 CPA"
     r"(?:最近|目前|现在)?(?:在|正在)(?:准备考|备考|备孕|找工作|学(?!校))|"
     r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带)|"
+    # the body, without a subject: "左膝半月板前年做过手术", "腰椎间盘突出好几年了"
+    r"(?:左|右)?(?:膝盖?|腰椎?|颈椎|半月板|肩膀?|胃|肝|肾|心脏|脚踝|手腕|韧带|跟腱)[\u4e00-\u9fff]{0,5}?(?:做过|动过|受过|有|伤|突出|手术)|"
+    # how often, without a subject: "现在一周游三次泳", "每天跑五公里"
+    r"(?:现在|平时|目前)?(?:一|每)(?:周|星期|天|个月|月)(?:都|要|会)?[\u4e00-\u9fff]{0,2}?[一二两三四五六七八九十几\d]+(?:次|公里|小时)|"
     # how one gets to work or school now: "现在骑电动车上班"
     r"(?:现在|如今|目前)(?:每天|都|改)?(?:骑|开|坐|搭|走路)[\u4e00-\u9fff]{0,5}(?:上班|上学|通勤))"
 )
@@ -713,6 +717,7 @@ _SELF_EN = re.compile(
     r"relocated|graduated)\b|^(?:grew up|born and raised|raised) (?:in|on)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|"
     r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
+    r"^been \w+ing\b|"
     r"^(?:living|working|based|studying|teaching|stuck)(?: (?:nights|days|evenings|mornings|weekends|shifts|part-time|"
     r"full-time|remotely))? (?:in|at|as|from|for|on|out of)\b|"
     r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
@@ -1129,6 +1134,8 @@ _EN_SELF_LEAD = [
     ),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
+    # "been running the place with my dad since I was a teenager": the user has been, a while on
+    (re.compile(r"^been (?=\w+ing\b)", re.I), "the user has been "),
     (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck)(?: (?:nights|days|evenings|mornings|weekends|"
                 r"shifts|part-time|full-time|remotely))? (?:in|at|as|from|for|on|out of)\b)", re.I), "the user is "),
     (re.compile(r"^(?=(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) \w)", re.I),
@@ -2739,9 +2746,30 @@ def _answered(question: str, answer: str) -> str:
 
 # A pet or a child of the user's named in passing, in a message that says nothing else of them ("每次带我家狗出去遛
 # 都要一个小时", "Any tips for my puppy's barking?"): the user has one.
-_HAD_ZH = re.compile(r"我(?:家|的|家的)?(?P<who>猫|狗|猫咪|狗狗|儿子|女儿|闺女)(?![粮窝绳])")
-_HAD_EN = re.compile(r"\bmy (?P<who>dog|cat|puppy|kitten|son|daughter|baby|toddler)(?:'s)?\b", re.I)
-_HAD_WORDS = {"猫咪": "猫", "狗狗": "狗", "闺女": "女儿"}
+_PET_BREED_ZH = (
+    r"橘猫|狸花猫|布偶猫?|英短|美短|暹罗猫?|金毛|拉布拉多|柯基|泰迪|哈士奇|二哈|边牧|柴犬|博美|比熊|萨摩耶?|法斗|"
+    r"仓鼠|兔子|鹦鹉|乌龟|Golden|golden retriever|corgi|husky"
+)
+_HAD_ZH = re.compile(
+    rf"我(?:家|的|家的)?\s?(?P<who>{_PET_BREED_ZH}|猫|狗|猫咪|狗狗|儿子|女儿|闺女)(?![粮窝绳])"
+)
+_PET_EN = (
+    r"dog|cat|puppy|kitten|husky|huskies|lab|labrador|golden retriever|golden|corgi|poodle|beagle|dachshund|"
+    r"border collie|pug|bulldog|terrier|parrot|hamster|rabbit|bunny|guinea pig"
+)
+_HAD_EN = re.compile(
+    rf"\bmy (?P<who>(?:(?:two|three|four|\d) (?:{_PET_EN.replace('huskies|', '')}|kids|boys|girls)s?|"
+    rf"two huskies|three huskies)|{_PET_EN}|son|daughter|baby|toddler|twins)(?:'s)?\b",
+    re.I,
+)
+_HAD_WORDS = {
+    "猫咪": "猫",
+    "狗狗": "狗",
+    "闺女": "女儿",
+    "Golden": "金毛",
+    "golden": "金毛",
+    "二哈": "哈士奇",
+}
 
 
 def _had_in_passing(content: str, statements: list[Candidate]) -> Candidate | None:
@@ -2753,9 +2781,12 @@ def _had_in_passing(content: str, statements: list[Candidate]) -> Candidate | No
         if any(who in c.content.lower() for c in statements):
             return None  # said of them already
         if zh:
-            text = f"用户养了一只{who}" if who in "猫狗" else f"用户有{who}"
+            pet = who in "猫狗" or re.fullmatch(_PET_BREED_ZH, who, re.I)
+            text = f"用户养了一只{_HAD_WORDS.get(who, who)}" if pet else f"用户有{who}"
+        elif re.match(r"(?:two|three|four|\d) |twins", who):
+            text = f"The user has {who}"
         else:
-            text = f"The user has a {who}"
+            text = f"The user has {'an' if who[0] in 'aeiou' else 'a'} {who}"
         return Candidate(text, "fact", 0.8, rule="statement")
     return None
 
