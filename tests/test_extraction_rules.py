@@ -2397,3 +2397,14 @@ def test_names_standing_wishes_and_headers(messages, expected):
 )
 def test_pets_in_passing_and_subjectless_facts(messages, expected):
     assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("Widowed, two grown daughters.", ["The user is widowed", "The user has two grown daughters"]),
+        ("What are good games for two kids at a party?", []),
+    ],
+)
+def test_a_bare_status_and_a_bare_count_of_the_users_people(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

@@ -709,7 +709,7 @@ _PEOPLE_EN = (
 _STATE_EN = (
     r"^(?:not |not really |a |a big |a huge |big |huge )*fan of\b|^(?:severely |mildly )?allergic to\b|"
     r"^(?:not |not really |not much of )?an? (?:[\w-]+ )?person\b|"
-    r"^(?:originally )?from [A-Z]|^(?:married|divorced|single|engaged|retired|pregnant|left-handed|"
+    r"^(?:originally )?from [A-Z]|^(?:married|divorced|widowed|separated|single|engaged|retired|pregnant|left-handed|"
     r"right-handed|colou?r-?blind|vegetarian|vegan|lactose intolerant|gluten intolerant|diabetic)\b"
 )
 _SELF_EN = re.compile(
@@ -721,7 +721,8 @@ _SELF_EN = re.compile(
     r"^(?:living|working|based|studying|teaching|stuck)(?: (?:nights|days|evenings|mornings|weekends|shifts|part-time|"
     r"full-time|remotely))? (?:in|at|as|from|for|on|out of)\b|"
     r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
-    rf"^with (?:my )?{_PEOPLE_EN}|^with my (?:[a-z-]+ ){{0,2}}[a-z-]+$|^coming from an? \w|" + _STATE_EN,
+    rf"^with (?:my )?{_PEOPLE_EN}|^with my (?:[a-z-]+ ){{0,2}}[a-z-]+$|^coming from an? \w|"
+    rf"^(?!a |an )(?:{_PEOPLE_EN})$|" + _STATE_EN,
     re.I,
 )
 
@@ -1141,6 +1142,8 @@ _EN_SELF_LEAD = [
     (re.compile(r"^(?=(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) \w)", re.I),
      "the user is "),
     (re.compile(rf"^with (?:my )?(?={_PEOPLE_EN})", re.I), "the user has "),
+    # a bare count of the user's people after a self-description: "Widowed, two grown daughters."
+    (re.compile(rf"^(?!a |an )(?={_PEOPLE_EN}$)", re.I), "the user has "),
     # a bare "with my <noun>" clause: "With my bad back, …" → "the user has a bad back"
     (re.compile(r"^with my (?=(?:[a-z-]+ ){0,2}[a-z-]+$)(?!(?:[a-z-]+ ){0,2}[a-z-]+s$)", re.I), "the user has a "),
     (re.compile(r"^coming from\b", re.I), "the user comes from"),
