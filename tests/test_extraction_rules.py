@@ -2408,3 +2408,26 @@ def test_pets_in_passing_and_subjectless_facts(messages, expected):
 )
 def test_a_bare_status_and_a_bare_count_of_the_users_people(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # 给我家 is no 给我: the cat's claws are no instruction
+        ("每次给我家布偶剪指甲都跟打仗一样，有啥技巧不", ["用户养了一只布偶"]),
+        (
+            "Whenever I take our two greyhounds out in the rain they refuse to move",
+            ["The user has two greyhounds"],
+        ),
+        (
+            "Keep this in mind from now on: I'm blind, so please no tables or ASCII art, and put the key answer first.",
+            [
+                "The user is blind",
+                "The user wants no tables or ASCII art",
+                "The user wants the assistant to put the key answer first",
+            ],
+        ),
+    ],
+)
+def test_pets_of_the_household_and_wishes_about_answers(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

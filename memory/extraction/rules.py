@@ -653,7 +653,7 @@ _TALK = re.compile(
 )
 # A standing instruction in Chinese names what the assistant should do (not "下次登录用").
 _ASSISTANT_ACT = re.compile(
-    r"回复|回答|输出|写|叫我|称呼|给我|提醒|推荐|中文|英文|中英|表格|列表|格式|代码|注释|表情|你|助手|说话|"
+    r"回复|回答|输出|写|叫我|称呼|给我(?!家|们)|提醒|推荐|中文|英文|中英|表格|列表|格式|代码|注释|表情|你|助手|说话|"
     r"(?:跟|和|对)我(?:说|讲)"
 )
 # The same after a time phrase: "去年春天从广州搬到了厦门", "上个月刚离职".
@@ -729,7 +729,7 @@ _SELF_EN = re.compile(
 # Standing instructions: they only count when addressed to the assistant ("以后用中文回复" / "always answer...").
 _STANDING_ZH = re.compile(
     r"(?:以后|下次|默认|始终|一律|总是|每次)(?:都|请|你|给我|也)*.{0,6}?"
-    r"(?:用|回复|回答|叫我|称呼|给我|写|输出|先|要|别|不要|使用|加上|附上)|"
+    r"(?:用|回复|回答|叫我|称呼|给我(?!家|们)|写|输出|先|要|别|不要|使用|加上|附上)|"
     # (a bare 别 before what is quoted is about the text at hand: "所以别写成 PR 哈：'Fix race…'")
     r"(?:不要|别再|永远不要|(?<![特告区分识])别(?![人的处家扭急])(?![^'\"“‘「：:]*[:：'\"“‘「]))(?:再|总是|每次)?.{0,10}?"
     r"(?:给我|帮我|用|回复|写|输出|加|叫我|发|使用|推荐|提醒)|"
@@ -751,6 +751,10 @@ _STANDING_EN = re.compile(
     r"write|reply|answer|add|include|schedule)\b|^call me\b|"
     # a standing wish about answers: "cite papers when you can", "British spelling pls"
     r"\bwhen(?:ever)? you can\b|^(?:British|American|UK|US) spelling\b"
+    # "so please no tables or ASCII art"
+    r"|^(?:so |and )?(?:please |pls )?no (?:tables|emojis?|jargon|markdown|ascii art|long answers|walls of text)\b"
+    r"|^(?:so |and )?(?:please )?(?:put|give|lead with) (?:the |your )?(?:key |main |short )?(?:answer|point|conclusion|"
+    r"summary|bottom line)s? first\b"
     # how answers are to be kept: "(so) keep answers short and in bullet points"
     r"|^(?:please |so |and )?(?:keep|make) (?:your |the |all )?(?:answers?|replies|responses|explanations?|things|"
     r"messages?) (?:short|brief|simple|concise|plain|clear|basic)\b",
@@ -1344,6 +1348,8 @@ def _instruction_statement(clause: str, zh: bool) -> str:
     body = re.sub(r"(?<![\w'])your(?![\w'])", "its", body, flags=re.I)
     body = re.sub(r"(?<![\w'])you(?![\w'])", "it", body, flags=re.I)
     body = re.sub(r",?\s*please$", "", body, flags=re.I)
+    if re.match(r"no\s", body, re.I):  # "no tables or ASCII art": what is not wanted
+        return "The user wants " + body[:1].lower() + body[1:]
     if denied := re.match(r"(?:don'?t|do not)\s+(?:ever\s+)?", body, re.I):  # "Don't use tables"
         return "The user wants the assistant not to " + body[denied.end() :]
     if re.match(r"(?:British|American|UK|US|Australian|Canadian) spelling\b", body, re.I):
@@ -2758,10 +2764,10 @@ _HAD_ZH = re.compile(
 )
 _PET_EN = (
     r"dog|cat|puppy|kitten|husky|huskies|lab|labrador|golden retriever|golden|corgi|poodle|beagle|dachshund|"
-    r"border collie|pug|bulldog|terrier|parrot|hamster|rabbit|bunny|guinea pig"
+    r"border collie|pug|bulldog|terrier|greyhound|parrot|hamster|rabbit|bunny|guinea pig"
 )
 _HAD_EN = re.compile(
-    rf"\bmy (?P<who>(?:(?:two|three|four|\d) (?:{_PET_EN.replace('huskies|', '')}|kids|boys|girls)s?|"
+    rf"\b(?:my|our) (?P<who>(?:(?:two|three|four|\d) (?:{_PET_EN.replace('huskies|', '')}|kids|boys|girls)s?|"
     rf"two huskies|three huskies)|{_PET_EN}|son|daughter|baby|toddler|twins)(?:'s)?\b",
     re.I,
 )
