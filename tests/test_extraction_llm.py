@@ -281,7 +281,7 @@ def test_it_fails_a_broken_job_visibly_and_retries_it(org_a, key_a, bob_client, 
     )
     assert extraction_job_run(job_id=job.pk) == "failed"
     job.refresh_from_db()
-    assert job.status == "failed" and "AttributeError" in job.error and job.finished_at
+    assert job.status == "failed" and "TypeError" in job.error and job.finished_at
 
     _, client = key_a
     listed = client.get("/api/v1/extraction-jobs", {"status": "failed", "user_id": "u1"}).json()["results"]

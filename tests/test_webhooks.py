@@ -184,7 +184,7 @@ def test_it_delivers_extraction_and_supersede_events_from_the_worker(
     assert superseded["data"]["id"] == added["id"] and superseded["data"]["status"] == "superseded"
     assert superseded["data"]["superseded_by"] is not None
     [failed] = receiver.of_type("extraction.failed")
-    assert failed["data"]["id"] == broken.pk and "AttributeError" in failed["data"]["error"]
+    assert failed["data"]["id"] == broken.pk and "TypeError" in failed["data"]["error"]
     assert not receiver.of_type("memory.created")  # not subscribed
 
 
