@@ -2431,3 +2431,43 @@ def test_a_bare_status_and_a_bare_count_of_the_users_people(text, expected):
 )
 def test_pets_of_the_household_and_wishes_about_answers(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    "messages, expected",
+    [
+        # the old device given away: what the user uses now replaces the device named before
+        (
+            [
+                human("我的电脑是 MacBook Air M1，想装个 Docker 跑 Postgres，有坑吗？"),
+                ai("注意镜像架构"),
+                human("啊那台给我妹了，我现在用 ThinkPad X1 Carbon，重新说下"),
+            ],
+            ["用户现在使用 ThinkPad X1 Carbon"],
+        ),
+        # what ended gives way to what began in the same message
+        (
+            [human("Update: I'm not at Shopify anymore — started at Stripe last month as a staff engineer.")],
+            ["The user started at Stripe last month as a staff engineer"],
+        ),
+        # a role or a way of eating now replaces the one of the same kind
+        (
+            [
+                human("I'm a store manager at a Starbucks in Denver. Can you make me a shift template?"),
+                ai("sure"),
+                human("Got promoted last week, district manager now — 6 stores."),
+            ],
+            ["The user is district manager now"],
+        ),
+        (
+            [
+                human("FYI I'm vegetarian, keep that in mind for recipes."),
+                ai("ok"),
+                human("update: started eating fish again, doctor wants more omega-3s. so pescatarian now."),
+            ],
+            ["The user is pescatarian now"],
+        ),
+    ],
+)
+def test_a_value_now_replaces_the_one_of_its_kind(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected

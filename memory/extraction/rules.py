@@ -712,12 +712,17 @@ _STATE_EN = (
     r"^(?:originally )?from [A-Z]|^(?:married|divorced|widowed|separated|single|engaged|retired|pregnant|left-handed|"
     r"right-handed|colou?r-?blind|vegetarian|vegan|lactose intolerant|gluten intolerant|diabetic)\b"
 )
+_ROLE_NOW_EN = (
+    r"(?:an? )?(?:[a-z-]+ ){0,2}(?:manager|director|engineer|lead|nurse|teacher|developer|designer|analyst|"
+    r"consultant|supervisor|vegan|vegetarian|pescatarian|retired|freelance|full-time|part-time|remote) now$"
+)
 _SELF_EN = re.compile(
     r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
     r"relocated|graduated)\b|^(?:grew up|born and raised|raised) (?:in|on)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|"
     r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
     r"^been \w+ing\b|"
+    rf"^(?:so |and )?{_ROLE_NOW_EN}|"
     r"^(?:living|working|based|studying|teaching|stuck)(?: (?:nights|days|evenings|mornings|weekends|shifts|part-time|"
     r"full-time|remotely))? (?:in|at|as|from|for|on|out of)\b|"
     r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
@@ -1139,6 +1144,8 @@ _EN_SELF_LEAD = [
     ),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
+    # "Got promoted last week, district manager now", "so pescatarian now": what the user is now
+    (re.compile(rf"^(?:so |and )?(?={_ROLE_NOW_EN})", re.I), "the user is "),
     # "been running the place with my dad since I was a teenager": the user has been, a while on
     (re.compile(r"^been (?=\w+ing\b)", re.I), "the user has been "),
     (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck)(?: (?:nights|days|evenings|mornings|weekends|"
@@ -2277,6 +2284,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 )
             )
             and not (_LEFT_EN.match(c.content) and k + 1 < len(mine))
+            # "I'm not at Shopify anymore — started at Stripe last month": what ended gives way to what began
+            and not (_CEASED.search(c.content) and any(_BEGAN.match(o.content) for o in mine if o is not c))
             and not (
                 _GIVEN_UP.match(c.content)
                 and any(
@@ -2341,8 +2350,21 @@ _EVENT = re.compile(
 _NOW = re.compile(r"\b(?:now|these days|nowadays)\b|现在|如今|目前", re.I)
 _IN_USE = re.compile(
     r"^用户(?:的[\u4e00-\u9fff]{1,4})?(?:现在|目前|平时|一直)?(?:使用|用)(?:的是)?\s?(?=[A-Za-z\u4e00-\u9fff])"
+    # a device of the user's: "用户的电脑是 MacBook Air M1", "用户的 MacBook 是 Intel 的"
+    r"|^用户的\s?(?:电脑|手机|笔记本|主力机|平板|(?=[A-Za-z])[A-Za-z][\w -]{0,14}?)\s?是"
     r"|^The user(?:'s [a-z]+)? (?:now )?uses\b"
 )
+# the old one given away or sold: "那台旧的给我妈了", "啊那台给我妹了", "sold the old one"
+_GAVE_AWAY = re.compile(
+    r"(?:那台|那部|那个|旧的|原来的|之前的|老的)[\u4e00-\u9fff]{0,3}?给(?:了)?(?:我)?[\u4e00-\u9fff]{1,3}了|(?:旧的|那台)[^，,。]{0,4}卖了"
+    r"|\b(?:sold|gave away|traded in|handed down) (?:the|my) old\b",
+    re.I,
+)
+_BEGAN = re.compile(
+    r"^The user (?:just |recently |officially )?(?:started|joined|began) (?:at|with|working|as)\b"
+    r"|^用户(?:上个?月|刚刚?|已经)*(?:入职|加入|开始在)"
+)
+_DIETS = {"vegan", "vegetarian", "pescatarian", "keto", "paleo", "carnivore", "flexitarian"}
 _FORMER = re.compile(r"之前|以前|原来|曾经|过去|\b(?:used to|previously|formerly)\b")
 # "I left Shopify in March and joined Stripe": the old employer gives way to the new one after it.
 _LEFT_EN = re.compile(
@@ -3348,11 +3370,28 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         # "我用的是 iPhone 12" … "上周换了 Pixel 8": a switch to a new thing in use replaces the one thing in use
         # the message before named
         for candidate in mine:
-            if candidate.form == "change" and _IN_USE.match(candidate.content):
+            if (
+                candidate.form == "change" or _NOW.search(candidate.content) and _GAVE_AWAY.search(content)
+            ) and _IN_USE.match(candidate.content):
                 held = [c for c in previous if _IN_USE.match(c.content) and any(c is o for o in out)]
                 if len(held) == 1 and held[0].content != candidate.content:
                     out = [c for c in out if c is not held[0]]
                     candidate.correction, candidate.replaces = True, (*candidate.replaces, held[0].content)
+        # "I'm a store manager …" … "district manager now", "I'm vegetarian" … "so pescatarian now": what the user is
+        # now replaces what they were of the same kind (the same head word, or both a way of eating)
+        for candidate in mine:
+            if now := re.match(r"^The user is (?:an? )?(.+) now$", candidate.content):
+                for old in [c for c in previous if any(c is o for o in out)]:
+                    if (
+                        was := re.match(
+                            r"^The user is (?:an? )?([\w -]+?)(?: (?:at|in|for|with)\b.*)?$", old.content
+                        )
+                    ) and (
+                        was.group(1).split()[-1] == now.group(1).split()[-1]
+                        or {was.group(1), now.group(1).split()[-1]} <= _DIETS
+                    ):
+                        out = [c for c in out if c is not old]
+                        candidate.correction, candidate.replaces = True, (*candidate.replaces, old.content)
         # "我住在广州" … "去年搬到了厦门": a later change of the same slot within the turn leaves only the new value
         for candidate in mine:
             if candidate.correction and (slot := _slot(candidate.content)):
