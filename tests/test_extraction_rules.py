@@ -2471,3 +2471,15 @@ def test_pets_of_the_household_and_wishes_about_answers(text, expected):
 )
 def test_a_value_now_replaces_the_one_of_its_kind(messages, expected):
     assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Ugh, I have 20 minutes before the committee meeting",
+        "ok now help me set up a carpool rotation with two other families",
+        "哎说 AI 以后会不会也要 996",
+    ],
+)
+def test_minutes_left_requests_after_now_and_questions_about_later_are_no_statements(text):
+    assert [c.content for c in extract_rules([human(text)])] == []

@@ -1967,8 +1967,10 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 explicit = True
             if _POINTING.search(clause) and not _about_user(re.sub(r"^.*?[:：]", "", clause), zh):
                 continue  # "以后回答都参考", "for all future answers": the pointer, not the background
-            standing = _standing(clause, zh) and not (
-                not zh and re.match(rf"(?:never|don'?t|do not)\s+{_SELF_VERBS_EN}\b", clause, re.I)
+            standing = (
+                _standing(clause, zh)
+                and not (not zh and re.match(rf"(?:never|don'?t|do not)\s+{_SELF_VERBS_EN}\b", clause, re.I))
+                and not (zh and _QUESTION.search(clause))  # "以后会不会也要 996": a question, not a wish
             )  # "… and never drive": what the user does not do, not an instruction
             if (
                 not standing
@@ -3063,7 +3065,7 @@ _PASSING_STATE_EN = re.compile(
     r"|\bflight(?:'s| is| was| got) (?:delayed|cancelled|canceled)\b|\bliterally\b|\bbrain is (?:mush|fried|dead)\b"
     # the body this minute ("hands are covered in flour", "palms are sweating"), minutes left, a stay, a thing's
     # accident, "at this point"
-    r"|\b(?:hands|palms|feet|eyes) (?:are|is) (?:\w+ing|covered|frozen)\b|\bgot \d+ (?:min|mins|minutes|hours?)\b"
+    r"|\b(?:hands|palms|feet|eyes) (?:are|is) (?:\w+ing|covered|frozen)\b|\b(?:got|has|have) (?:only |just |about )?\d+ (?:min|mins|minutes|hours?)\b"
     r"|\bis (?:sitting|standing|lying|waiting|stuck) (?:in|at|on|outside)\b"
     r"|\bis staying with the user\b|\bgot (?:totaled|totalled|stolen|towed|scratched|dented)\b|\bat this point\b"
     # the end of a quoted text ("…ventilator management...'")
@@ -3104,6 +3106,7 @@ _LOST_PART = re.compile(
     r"recommendations?)|Some|Well|Yeah|Hey|Hi|Please|Pls|Though|Although|That's)\b"
     # a request with the user as its object ("Help the user outline the torts chapter", "Pray for the user")
     r"|^(?-i:(?:Now )?(?:Help|Pray for|Ask|Point|Tell|Give|Show|Send|Get|Find|Teach|Walk|Quiz|Draft|Write|Make))\b"
+    r"|^(?-i:Now (?:help|give|tell|show|write|make|draft|find|send))\b"
     # a background item that is a bare name or the start of a condition ("The user's background: Virginia")
     r"|^The user's background: (?:(?-i:[A-Z])[\w-]*|(?:Whenever|When|If|ever|Thanks|Thank)\b.*)$"
     # said in jest: "The user just LOVEs Mondays", "用户是全世界最会做饭的人"
