@@ -155,6 +155,7 @@ PROBES = {  # written while the rules were changed: more tuning sets, each score
     "probe16": DATA / "extraction_probe16.jsonl",
     "probe17": DATA / "extraction_probe17.jsonl",
     "probe18": DATA / "extraction_probe18.jsonl",
+    "probe19": DATA / "extraction_probe19.jsonl",
 }
 HALF_NAMES = ("tune", "held-out")
 CLASSES = (

@@ -55,6 +55,7 @@ SETS = {
     "probe16": "extraction_probe16",
     "probe17": "extraction_probe17",
     "probe18": "extraction_probe18",
+    "probe19": "extraction_probe19",
 }
 
 

@@ -2483,3 +2483,50 @@ def test_a_value_now_replaces_the_one_of_its_kind(messages, expected):
 )
 def test_minutes_left_requests_after_now_and_questions_about_later_are_no_statements(text):
     assert [c.content for c in extract_rules([human(text)])] == []
+
+
+@pytest.mark.parametrize(
+    "messages, expected",
+    [
+        # a place said with 住 alone is the same slot as 住在
+        (
+            [
+                human("我住上海浦东 这周末附近有啥好看的展"),
+                ai("好"),
+                human("哦 我上个月搬去杭州滨江了 按杭州来吧"),
+            ],
+            ["用户住在杭州滨江"],
+        ),
+        # a switch right after a time with only an adverb between; not when the thing names its own subject
+        ([human("上周刚迁到 GitLab CI 了 那台机器都下线了")], ["用户现在使用 GitLab CI"]),
+        ([human("前两天换 iPhone 15 了 小米给我爸用了")], ["用户现在使用 iPhone 15"]),
+        # a job moved to, its name in Latin letters with spaces, replaces the job where one worked
+        (
+            [
+                human("我在 Shopee 做运营 想问下大促期间怎么排期"),
+                ai("好"),
+                human("哦我三月份跳槽去 TikTok Shop 了 还是做运营"),
+            ],
+            ["用户现在在TikTok Shop工作", "用户还是做运营"],
+        ),
+        # a stretch of life carries the subject on
+        (
+            [human("我今年67了 退休前在纺织厂干了三十年会计")],
+            ["用户今年67岁", "用户退休前在纺织厂干了三十年会计"],
+        ),
+        # someone else's coming event and a coworker's tastes are theirs
+        ([human("我朋友下个月在大理办婚礼 红包一般包多少合适")], []),
+        ([human("my coworker is turning 40 and hes obsessed with golf and craft beer, gift ideas?")], []),
+        # an age now replaces the age said before
+        (
+            [
+                human("my daughter's 3, any tips for drop-off?"),
+                ai("sure"),
+                human("oh shes 4 now actually, bday was last week lol"),
+            ],
+            ["The user's daughter is 4 now"],
+        ),
+    ],
+)
+def test_changes_told_in_the_users_own_words(messages, expected):
+    assert [c.content for c in extract_rules(messages)] == expected

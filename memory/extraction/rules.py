@@ -119,7 +119,7 @@ _TIME_BEFORE_SUBJECT_ZH = re.compile(
     r"(^[哦噢嗯啊诶哎]*|(?<=[，,]))(上个?月|这个月|本月|去年|今年|前年|上上?周|这周|本周|上礼拜|上星期|前几天|前阵子|前段时间)(我们?)(?=[\u4e00-\u9fff])"
 )
 _ZH_TYPED_BREAK = re.compile(
-    r"(?<=[\u4e00-\u9fff]{2})\s+(?=[\u4e00-\u9fff]{2})|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
+    r"(?:(?<=[\u4e00-\u9fff]{2})|(?<=[了吧啊呢]))\s+(?=[\u4e00-\u9fff]{2})|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
 )
 _EN_CLAUSE = re.compile(
     r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|[;，；])\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so(?!\s+(?:much|hard|bad|badly|many|well|far|long|often|fast|tired|busy|good|happy|excited|done|over|into)\b)|because)\s+|\s+(?:and|but)\s+"
@@ -139,14 +139,14 @@ _LEAD = re.compile(
     r"^(?:[\s，,。.!！：:、;；\"'“”‘’「」『』()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|说实话|说来好笑|说起来|老实说|坦白说|讲真|"
     # "就是我最近开始用 Obsidian 了" ("it's just that …"): a discourse word before the subject
     r"就是(?=我)|算下来|算起来|"
-    r"(?:and|but|so|also|oh|well|yeah|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
+    r"(?:and|but|so|also|oh|well|yeah|hmm+|hm|umm*|uh|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
     r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|just that|only that|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
     r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|(?:since|because|as)(?= I\b| I'm\b| my\b(?![^,]*?\b(?:I|I'm|I've|we)\b)))\b)+",
     re.I,
 )
 _TRAIL = re.compile(
-    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please|btw|fyi|tbh|tho)|[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
+    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please|btw|fyi|tbh|tho|actually)|[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
     re.I,
 )
 
@@ -658,11 +658,17 @@ _ASSISTANT_ACT = re.compile(
 )
 # The same after a time phrase: "去年春天从广州搬到了厦门", "上个月刚离职".
 _SELF_ZH_TIMED = re.compile(
-    r"^(?:去年|今年|前年|上个?月|上上?周|上礼拜|上星期|前阵子|前段时间|前几天|上半年|下半年|最近|刚刚?|已经|后来|现在|年初|年底|"
+    r"^(?:去年|今年|前年|上个?月|上上?周|上礼拜|上星期|前阵子|前段时间|前几天|前两天|前些天|上半年|下半年|最近|刚刚?|已经|后来|最后|"
+    r"结果|现在|年初|年底|[一二三四五六七八九十]{1,2}月份?|"
     r"春天|夏天|秋天|冬天|年前|年后)+"
     r".{0,4}?(?:从.{1,10}?)?(?:搬到|搬去|调到|调去|转到|入职|离职|辞职|跳槽|换了工作|结婚|退休|毕业|"
     r"(?:换|改用|换成|换到|切到)了?\s*(?:台|个|部|辆|款|块|只)?\s*[A-Za-z]|"
     r"在.{1,15}(?:上班|工作))"
+    # a switch or a purchase right after the time, with nothing but an adverb between ("上周刚迁到 GitLab CI 了",
+    # "后来还是订了台理想L7"); "上周公司全面迁到…" names its own subject
+    r"|^(?:去年|今年|上个?月|上上?周|上礼拜|上星期|前阵子|前几天|前两天|前些天|最近|后来|最后|结果)+(?:刚刚?|已经|还是|也|又)*"
+    # (a tool named in Latin letters only: "迁到AWS新加坡" of a take-back is a place of the statement before)
+    r"(?:(?:迁到|迁移到)了?\s*[A-Za-z][A-Za-z0-9.+#-]*(?: [A-Za-z0-9.+#-]+)*\s*(?:了|$)|(?:订|买|提|入手)了(?:台|辆|部|款))"
 )
 # A short subjectless contrast that completes the statement before it ("Word 基本不碰", "升级不了").
 _COMPLEMENT_ZH = re.compile(
@@ -691,6 +697,8 @@ _CONTINUES_ZH = re.compile(
     r"^(?:家里(?:还|也)?(?=养|有)|一个人(?=在|做|带|住|过|负责|管)|独自|在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
+    # a stretch of the subject's life: "退休前在纺织厂干了三十年会计"
+    r"(?:退休|毕业|结婚|工作|上大学)(?:前|后|以前|以后)(?=在|当|做|干|教|一直)|"
     # a plan of the subject's ("打算转项目经理"), and a thing put first with only or never ("咖啡只喝黑的")
     # how often ("一年回来一次", "一周去两次")
     r"一(?:年|个月|周|星期)(?=[^，,。]*次)|"
@@ -1428,14 +1436,14 @@ def _moved(statement: str) -> str:
 # A switch names what is used now: "改用 Neovim", "换了 Teams", "switched to Linear".
 _SWITCHED_ZH = re.compile(
     r"^(?P<subj>用户[^，,。\s]{0,8}?)(?<!要|想|会|将)(?<!打算|准备|计划)"
-    r"(?P<when>(?:上个?月|这个月|本月|去年|今年|前年|最近|年初|年底|上上?周|这周|本周|上礼拜|上星期|前阵子|前几天|刚刚?|已经|也|都|全|全部|现在|目前)*)"
+    r"(?P<when>(?:上个?月|这个月|本月|去年|今年|前年|最近|年初|年底|上上?周|这周|本周|上礼拜|上星期|前阵子|前几天|前两天|前些天|刚刚?|已经|也|都|全|全部|现在|目前)*)"
     r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到|(?<=[全都部])搬到(?=\s*[A-Za-z]))了?\s*(?P<any>[^，,。（(]{1,20}?)"
     r"|(?:换成|换了|换到|换(?=\s*[A-Za-z]))了?\s*(?:台|个|部|辆|款|块|只)?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?)(?:的)?)了?$"
 )
 # A new employer: "用户跳槽去了腾讯" → "用户现在在腾讯工作".
 _JOINED_ZH = re.compile(
-    r"^(?P<subj>用户)(?:上个?月|去年|今年|最近|年初|年底|刚刚?|已经)*(?:跳槽(?:去|到)|入职|加入|跳到)了?"
-    r"\s*(?P<org>[^，,。\s了]{2,12}?)(?:工作|上班)?了?$"
+    r"^(?P<subj>用户)(?:上个?月|去年|今年|最近|年初|年底|刚刚?|已经|[一二三四五六七八九十]{1,2}月份?)*(?:跳槽(?:去|到)|入职|加入|跳到)了?"
+    r"\s*(?P<org>[A-Za-z][\w&.-]*(?: [A-Za-z][\w&.-]*){0,3}|[^，,。\s了]{2,12}?)\s*(?:工作|上班)?了?$"
     # a transfer names a unit of an employer: "调到杭州分公司"
     r"|^(?P<subj2>用户)(?:上个?月|去年|今年|最近|年初|年底|刚刚?|已经|被)*(?:调到|调去|调往|转到|transfer到|transfer去)了?\s*"
     r"\s*(?P<org2>[^，,。\s了]{2,10}?(?:公司|分公司|总部|部门|部|分行|支行|门店|办公室|中心))(?:工作|上班)?了?$"
@@ -2828,7 +2836,7 @@ def _had_in_passing(content: str, statements: list[Candidate]) -> Candidate | No
 # "用户的预算是五十万", "the user lives in" of "The user lives in Bristol"), without "now". A copula or "has"
 # right after the user names no slot ("用户是…", "The user is …" say many things).
 _SLOT_ZH = re.compile(
-    r"^(?:用户的?)?(?:现在|目前|如今)?(?P<slot>[^，,。]{0,8}?(?:住在|在|是|为|使用|用|叫|有))"
+    r"^(?:用户的?)?(?:现在|目前|如今)?(?P<slot>[^，,。]{0,8}?(?:住在|住|在|是|为|使用|用|叫|有))"
 )
 _SLOT_EN = re.compile(
     r"^(?P<slot>the user(?:'s [\w-]+(?: [\w-]+)?)? (?:now )?(?:lives in|is based in|works (?:at|for|as)|uses|drives|"
@@ -2839,10 +2847,12 @@ _SLOT_EN = re.compile(
 
 def _slot(text: str) -> str:
     if m := re.match(
-        r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:现在|目前|如今)?在.{1,14}?(上班|工作|上学|读书)$", text
+        r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:现在|目前|如今)?在.{1,14}?(上班|工作|上学|读书|(?<=\s)做[\u4e00-\u9fff]{2,4}|(?<=[A-Za-z])做[\u4e00-\u9fff]{2,4})$",
+        text,
     ):
         # "用户在上海浦东上班" … "用户现在在苏州工业园区上班"; working is working, 上班 or 工作
-        return f"zh-place:{m.group(1)}{m.group(2).replace('上班', '工作')}"
+        work = "工作" if m.group(2) == "上班" or m.group(2).startswith("做") else m.group(2)
+        return f"zh-place:{m.group(1)}{work}"
     if m := re.match(r"^(用户)(?:现在|目前)?(?:常驻|base在|base)\s?[\u4e00-\u9fff]{2,4}$", text):
         return f"zh-place:{m.group(1)}工作"  # "用户常驻北京": where the user is based for work
     if m := re.match(
@@ -2850,7 +2860,7 @@ def _slot(text: str) -> str:
     ):
         return "zh-age:" + m.group(1)  # "用户的女儿今年七岁" … "用户的女儿已经八岁"
     if m := _SLOT_ZH.match(text):
-        slot = m.group("slot").replace("为", "是").replace("使用", "用")
+        slot = m.group("slot").replace("为", "是").replace("使用", "用").replace("住在", "住")  # 住 is 住在
         return "" if slot in ("是", "有", "在", "用") else "zh:" + slot
     if m := _SLOT_EN.match(text):
         slot = re.sub(r"\bnow ", "", m.group("slot").lower())
@@ -2935,7 +2945,7 @@ _ANSWER_ME = re.compile(
 )
 _ENDED_VALUE = re.compile(
     r"\b(?:quit|stopped|dropped|ditched|gave up|no longer|anymore|got rid of|moved off|migrated (?:off|away from))\b"
-    r"|停用|弃用|不再|已经不|不让.{0,3}了|戒了|下线了|淘汰了|送人了|不用(?:考虑|管)了|用不(?:上|着)了",
+    r"|停用|弃用|不再|已经不|不让.{0,3}了|戒了|下线了|淘汰了|送人了|出手了|卖掉?了|不用(?:考虑|管)了|用不(?:上|着)了",
     re.I,
 )
 _SLIP = re.compile(r"说错|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
@@ -3045,7 +3055,7 @@ _OTHERS_VIEW = re.compile(
     rf"^The user's (?:\w+ )?{_ACQUAINTANCE_EN}'s\b"  # "The user's neighbor's kid is vegan": not the user's
     rf"|^The user's (?:\w+ )?{_ACQUAINTANCE_EN}(?: [A-Z][\w-]*)?(?: (?:really|always|only|just|totally|kind of|"
     r"keeps|still|also))* (?:loves?|likes?|hates?|prefers?|swears? by|insists?|cares? about|thinks?|says?|"
-    r"believes?|is obsessed|is into|is convinced|is weird|is (?:always|so|very|super|really)\b|wants?|"
+    r"believes?|(?:is )?obsessed|is into|is convinced|is weird|is (?:always|so|very|super|really)\b|wants?|is turning|"
     r"(?:won't|will not|wouldn't|doesn't|does not|didn't|will|would) (?:care|mind|notice|like|love|hate)|"
     r"can't|cannot|is the \w+ fan|is a (?:big |huge )?\w+ fan|"
     r"is (?:a )?(?:big )?fan)\b"
@@ -3142,6 +3152,8 @@ _LOST_PART = re.compile(
     r"|^用户[^，,。]{0,8}(?:过来|过去|回来|回去)了?$"
     # a purpose of the text at hand ("要贴门口的")
     r"|^用户要[\u4e00-\u9fff]{1,6}的$"
+    # someone else's coming event ("用户朋友下个月在大理办婚礼")
+    r"|^用户的?(?:朋友|同事|同学|邻居|室友|闺蜜|表[哥姐弟妹]|堂[哥姐弟妹])[^，,。]*(?:下个月|下周|明天|后天|明年|月底|周末)"
     r"|\b(?:does|do|did|want|wants|switched|moved|took|takes|take|use|uses|like|likes|love|loves|hate|hates|got|get|"
     r"gets|put|puts|bought|sold|keep|keeps|made|make|makes|need|needs|drive|drives|bring|brings|fix|fixes|send|"
     r"sends|wear|wears|say|says|saying|said|try|tries|trying|tried|mention|mentions|mentioned) (?:it|him|them)\b(?! (?:short|simple|brief|concise|casual|formal|light|clean|professional|"
@@ -3204,7 +3216,7 @@ def content_tokens(text: str) -> set[str]:
 # properly (a lone "i" before a full stop is "i.e.").
 _TYPED_EN = re.compile(
     r"(?<![\w'’.\[(-])i(?=['’]\w|\s(?!in\b|[=<>+*/-])|[,;:!?]|$)"
-    r"|(?<![\w'’.-])(?:im|ive|dont|doesnt|didnt|cant|isnt|arent|wasnt|havent)(?![\w'’-])"
+    r"|(?<![\w'’.-])(?:im|ive|dont|doesnt|didnt|cant|isnt|arent|wasnt|havent|shes|hes|thats|whats|theyre|youre)(?![\w'’-])"
 )
 _TYPED_EN_AS = {
     "i": "I",
@@ -3218,6 +3230,12 @@ _TYPED_EN_AS = {
     "arent": "aren't",
     "wasnt": "wasn't",
     "havent": "haven't",
+    "shes": "she's",
+    "hes": "he's",
+    "thats": "that's",
+    "whats": "what's",
+    "theyre": "they're",
+    "youre": "you're",
 }
 
 
@@ -3383,6 +3401,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         # "I'm a store manager …" … "district manager now", "I'm vegetarian" … "so pescatarian now": what the user is
         # now replaces what they were of the same kind (the same head word, or both a way of eating)
         for candidate in mine:
+            # "my daughter's 3" … "oh she's 4 now": an age now replaces the one said before
+            if age := re.match(r"^(The user's [\w-]+) is \d+ now$", candidate.content):
+                for old in [c for c in previous if any(c is o for o in out)]:
+                    if re.match(rf"^{re.escape(age.group(1))}(?:'s| is) \d+$", old.content):
+                        out = [c for c in out if c is not old]
+                        candidate.correction, candidate.replaces = True, (*candidate.replaces, old.content)
             if now := re.match(r"^The user is (?:an? )?(.+) now$", candidate.content):
                 for old in [c for c in previous if any(c is o for o in out)]:
                     if (
