@@ -2530,3 +2530,31 @@ def test_minutes_left_requests_after_now_and_questions_about_later_are_no_statem
 )
 def test_changes_told_in_the_users_own_words(messages, expected):
     assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # a status said bare in a list about oneself
+        (
+            "我是纹身师 自己在长沙开了个小工作室 左撇子",
+            ["用户是纹身师", "用户自己在长沙开了个小工作室", "用户是左撇子"],
+        ),
+        (
+            "I'm a retired firefighter, 71. Type 2 diabetic.",
+            ["The user is a retired firefighter", "The user is type 2 diabetic"],
+        ),
+        # pets kept at home; a first person after a Latin word opens a clause
+        (
+            "我老家东北的 但现在定居厦门了 家里养了俩布偶",
+            ["用户的老家东北的", "用户现在定居厦门", "用户养了一只布偶"],
+        ),
+        ("帮我润色下这周的 weekly report 我是 PM 负责支付那条线", ["用户是 PM 负责支付那条线"]),
+        # food at hand, a date of a one-off event, a coming event of one's shop
+        ("what can i make for dinner, i only have eggs rice and frozen peas", []),
+        ("I'm throwing a surprise party for Jess on the 14th", []),
+        ("我们店下个月搞周年庆 帮我想几句文案", []),
+    ],
+)
+def test_bare_statuses_pets_at_home_and_one_off_events(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

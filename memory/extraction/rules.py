@@ -119,7 +119,7 @@ _TIME_BEFORE_SUBJECT_ZH = re.compile(
     r"(^[哦噢嗯啊诶哎]*|(?<=[，,]))(上个?月|这个月|本月|去年|今年|前年|上上?周|这周|本周|上礼拜|上星期|前几天|前阵子|前段时间)(我们?)(?=[\u4e00-\u9fff])"
 )
 _ZH_TYPED_BREAK = re.compile(
-    r"(?:(?<=[\u4e00-\u9fff]{2})|(?<=[了吧啊呢]))\s+(?=[\u4e00-\u9fff]{2})|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
+    r"(?:(?<=[\u4e00-\u9fff]{2})|(?<=[了吧啊呢]))\s+(?=[\u4e00-\u9fff]{2})|(?<=[A-Za-z0-9])\s+(?=我(?:是|在|做|们是|家))|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
 )
 _EN_CLAUSE = re.compile(
     r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|[;，；])\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so(?!\s+(?:much|hard|bad|badly|many|well|far|long|often|fast|tired|busy|good|happy|excited|done|over|into)\b)|because)\s+|\s+(?:and|but)\s+"
@@ -621,6 +621,8 @@ _SELF_ZH = re.compile(
     # a Latin term in the slot of the role: "作为 PM", "作为一个 Java dev"
     r"作为(?:一(?:个|名|位))?\s*[A-Za-z][\w.+#-]*(?: [A-Za-z][\w.+#-]*){0,2}$|"
     r"[\u4e00-\u9fff]了(?:快|近|将近|差不多|大概|有)?[一二两三四五六七八九十几\d多半]+年|"
+    # a status said bare in a list about oneself: "左撇子", "住校", "单身"
+    r"(?:左撇子|右撇子|独生(?:子|女)|住校|走读|单身|已婚|离异|丧偶|色盲|色弱)$|"
     r"确诊|戒烟|戒了|在读|[\u4e00-\u9fff]{2,4}在读$|读研|读博|上班|下班|通勤|手上|手下|开了(?:一|两|三|几|\d)(?:家|间|个)|"
     # a long undertaking, without a subject: "最近在准备考研", "在备考 CPA"
     r"(?:最近|目前|现在)?(?:在|正在)(?:准备考|备考|备孕|找工作|学(?!校))|"
@@ -718,7 +720,7 @@ _STATE_EN = (
     r"^(?:not |not really |a |a big |a huge |big |huge )*fan of\b|^(?:severely |mildly )?allergic to\b|"
     r"^(?:not |not really |not much of )?an? (?:[\w-]+ )?person\b|"
     r"^(?:originally )?from [A-Z]|^(?:married|divorced|widowed|separated|single|engaged|retired|pregnant|left-handed|"
-    r"right-handed|colou?r-?blind|vegetarian|vegan|lactose intolerant|gluten intolerant|diabetic)\b"
+    r"right-handed|colou?r-?blind|vegetarian|vegan|lactose intolerant|gluten intolerant|(?:type [12] )?diabetic)\b"
 )
 _ROLE_NOW_EN = (
     r"(?:an? )?(?:[a-z-]+ ){0,2}(?:manager|director|engineer|lead|nurse|teacher|developer|designer|analyst|"
@@ -2246,6 +2248,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             kept_before = True
             if zh:  # "用户是在一家医疗器械公司做采购的": the cleft says where the user works
                 text = re.sub(r"^(用户(?:的[\u4e00-\u9fff]{1,4})?)是(在.{2,}?)的$", r"\1\2", text)
+                text = re.sub(
+                    r"^用户(左撇子|右撇子|独生子|独生女|色盲|色弱)$", r"用户是\1", text
+                )  # a bare status
                 # "用户的公司一共就二十来个人" → "用户的公司有二十来个人"
                 text = re.sub(
                     r"^(用户的[\u4e00-\u9fff]{1,4}?)(?:一共|总共|加起来)?(?:就|只)?(?:有)?"
@@ -2792,7 +2797,7 @@ _PET_BREED_ZH = (
     r"仓鼠|兔子|鹦鹉|乌龟|Golden|golden retriever|corgi|husky"
 )
 _HAD_ZH = re.compile(
-    rf"我(?:家|的|家的)?\s?(?P<who>{_PET_BREED_ZH}|猫|狗|猫咪|狗狗|儿子|女儿|闺女)(?![粮窝绳])"
+    rf"(?:我(?:家|的|家的)?|家里(?:还|也)?养了(?:一只|两只|三只|俩|仨|只)?)\s?(?P<who>{_PET_BREED_ZH}|猫|狗|猫咪|狗狗|儿子|女儿|闺女)(?![粮窝绳])"
 )
 _PET_EN = (
     r"dog|cat|puppy|kitten|husky|huskies|lab|labrador|golden retriever|golden|corgi|poodle|beagle|dachshund|"
@@ -3077,7 +3082,11 @@ _PASSING_STATE_EN = re.compile(
     # accident, "at this point"
     r"|\b(?:hands|palms|feet|eyes) (?:are|is) (?:\w+ing|covered|frozen)\b|\b(?:got|has|have) (?:only |just |about )?\d+ (?:min|mins|minutes|hours?)\b"
     r"|\bis (?:sitting|standing|lying|waiting|stuck) (?:in|at|on|outside)\b"
-    r"|\bis staying with the user\b|\bgot (?:totaled|totalled|stolen|towed|scratched|dented)\b|\bat this point\b"
+    r"|\bis staying with the user\b"
+    r"|^The user is (?:throwing|hosting|having|going to|attending|flying)\b.*\bon the \d{1,2}(?:st|nd|rd|th)\b"
+    # food at hand for a recipe: "only has eggs rice and frozen peas"
+    r"|^The user (?:only |just )?(?:has|has got) (?:some |a few |a can of |leftover |half a )?(?:[\w-]+ ){0,3}?"
+    r"(?:eggs|rice|pasta|peas|chicken|beans|potatoes|zucchini|spinach|tofu|oats|salmon|bread|cheese|leftovers|chickpeas)\b|\bgot (?:totaled|totalled|stolen|towed|scratched|dented)\b|\bat this point\b"
     # the end of a quoted text ("…ventilator management...'")
     r"|(?:\.\.\.|…)['\"”]$"
     r"|\b(?:has|has got|got) (?:a |an )(?:\w+ )?(?:headache|migraine|cold|fever|hangover|sore throat)\b"
@@ -3154,6 +3163,8 @@ _LOST_PART = re.compile(
     r"|^用户要[\u4e00-\u9fff]{1,6}的$"
     # someone else's coming event ("用户朋友下个月在大理办婚礼")
     r"|^用户的?(?:朋友|同事|同学|邻居|室友|闺蜜|表[哥姐弟妹]|堂[哥姐弟妹])[^，,。]*(?:下个月|下周|明天|后天|明年|月底|周末)"
+    # a coming one-off event ("用户的店下个月搞周年庆")
+    r"|(?:下个月|下周|明天|后天|月底)[^，,。]{0,4}(?:搞|办|举办|开|有)[^，,。]{0,4}(?:周年庆|活动|聚会|派对|生日会|年会|促销)"
     r"|\b(?:does|do|did|want|wants|switched|moved|took|takes|take|use|uses|like|likes|love|loves|hate|hates|got|get|"
     r"gets|put|puts|bought|sold|keep|keeps|made|make|makes|need|needs|drive|drives|bring|brings|fix|fixes|send|"
     r"sends|wear|wears|say|says|saying|said|try|tries|trying|tried|mention|mentions|mentioned) (?:it|him|them)\b(?! (?:short|simple|brief|concise|casual|formal|light|clean|professional|"
