@@ -67,7 +67,9 @@ is out-of-sample evidence), then used for tuning like the tuning half; none is h
             round, judged on its start rules, then read and tuned on
     probe18 bench/data/extraction_probe18.jsonl, 100 more (all multi-turn) by another author, judged on the
             round's start and end rules, never read
-Readers' verdicts on every candidate of the held-out half and probe9 to probe18: bench/extraction_judged.py.
+    probe19 bench/data/extraction_probe19.jsonl, 100 more (99 multi-turn; users who type as on a phone and tell
+            changes in their own words), judged on the round's start rules and before it was read, then tuned on
+Readers' verdicts on every candidate of the held-out half and probe9 to probe19: bench/extraction_judged.py.
 --show-errors SET without --half scores that set only.
 
 Figures of the rule path at the end of the take-back round (its start in brackets), precision / recall:
@@ -109,10 +111,11 @@ Figures of the rule path at the end of the take-back round (its start in bracket
     Worker time per turn: median 49.8 ms, p95 104.6 ms (2 CPUs; CPU median 39.9 ms); 25 of 27
     corrections superseded their prior memory.
     The typed-as-sent round (README "The typed-as-sent round"; automatic match, start -> end): probe18, never
-    read, 0.627 / 0.412 -> 0.613 / 0.456 (must-not 15 -> 20 of 100); probe16, never read, 0.571 / 0.436 ->
+    read, 0.627 / 0.412 -> 0.613 / 0.456 (must-not 15 -> 19 of 100); probe16, never read, 0.571 / 0.436 ->
     0.577 / 0.472 (18 -> 17); probe11, never read, 0.549 / 0.376 -> 0.536 / 0.382; probe17 0.540 / 0.461 ->
-    0.633 / 0.578 (17 -> 9) after it was read; tune 0.940 / 0.908 unchanged, held out 0.817 / 0.727 -> 0.811 /
-    0.727. Worker time per turn at the end: median 36.6 ms, p95 78.1 ms (208 turns).
+    0.637 / 0.578 (17 -> 8) and probe19 0.452 / 0.169 -> 0.600 / 0.413 (3 -> 5) after they were read; tune 0.940
+    / 0.908 unchanged, held out 0.817 / 0.727 -> 0.811 / 0.727. Worker time per turn at the end: median 36.4
+    ms, p95 93.8 ms (208 turns).
 """
 
 from __future__ import annotations

@@ -2547,7 +2547,7 @@ def test_changes_told_in_the_users_own_words(messages, expected):
         # pets kept at home; a first person after a Latin word opens a clause
         (
             "我老家东北的 但现在定居厦门了 家里养了俩布偶",
-            ["用户的老家东北的", "用户现在定居厦门", "用户养了一只布偶"],
+            ["用户的老家东北的", "用户现在定居厦门", "用户养了两只布偶"],
         ),
         ("帮我润色下这周的 weekly report 我是 PM 负责支付那条线", ["用户是 PM 负责支付那条线"]),
         # food at hand, a date of a one-off event, a coming event of one's shop

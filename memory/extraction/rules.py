@@ -2797,7 +2797,7 @@ _PET_BREED_ZH = (
     r"仓鼠|兔子|鹦鹉|乌龟|Golden|golden retriever|corgi|husky"
 )
 _HAD_ZH = re.compile(
-    rf"(?:我(?:家|的|家的)?|家里(?:还|也)?养了(?:一只|两只|三只|俩|仨|只)?)\s?(?P<who>{_PET_BREED_ZH}|猫|狗|猫咪|狗狗|儿子|女儿|闺女)(?![粮窝绳])"
+    rf"(?:我(?:家|的|家的)?|家里(?:还|也)?养了(?P<count>一只|两只|三只|俩|仨|只)?)\s?(?P<who>{_PET_BREED_ZH}|猫|狗|猫咪|狗狗|儿子|女儿|闺女)(?![粮窝绳])"
 )
 _PET_EN = (
     r"dog|cat|puppy|kitten|husky|huskies|lab|labrador|golden retriever|golden|corgi|poodle|beagle|dachshund|"
@@ -2828,7 +2828,10 @@ def _had_in_passing(content: str, statements: list[Candidate]) -> Candidate | No
             return None  # said of them already
         if zh:
             pet = who in "猫狗" or re.fullmatch(_PET_BREED_ZH, who, re.I)
-            text = f"用户养了一只{_HAD_WORDS.get(who, who)}" if pet else f"用户有{who}"
+            count = {"俩": "两只", "仨": "三只", "两只": "两只", "三只": "三只"}.get(
+                found.group("count") or "", "一只"
+            )
+            text = f"用户养了{count}{_HAD_WORDS.get(who, who)}" if pet else f"用户有{who}"
         elif re.match(r"(?:two|three|four|\d) |twins", who):
             text = f"The user has {who}"
         else:
