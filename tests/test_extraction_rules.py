@@ -2558,3 +2558,40 @@ def test_changes_told_in_the_users_own_words(messages, expected):
 )
 def test_bare_statuses_pets_at_home_and_one_off_events(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+@pytest.mark.parametrize(
+    "messages, expected",
+    [
+        # where someone was, and where they transferred: only the new place
+        (
+            [
+                human("My daughter's struggling with her 数学 homework, can you explain 鸡兔同笼?"),
+                ai("Sure"),
+                human("She was at 实验小学 but transferred to 外国语学校 this semester"),
+            ],
+            ["The user's daughter is at 外国语学校"],
+        ),
+        # a transfer replaces where the user was
+        (
+            [
+                human(
+                    "I'm doing my 研究生 at Fudan, and my advisor wants weekly reports. Any template ideas?"
+                ),
+                ai("Sure"),
+                human("Oh I should mention I transferred to 交大 this semester, new advisor."),
+            ],
+            ["The user transferred to 交大 this semester"],
+        ),
+        # what a family member keeps saying is their view; "out there" is now
+        ([human("My wife keeps saying I should get my hearing checked. Which soundbars are best?")], []),
+        ([human("so I'm out there in my pajamas chasing the heifers with a flashlight")], []),
+    ],
+)
+def test_transfers_and_views_of_the_family(messages, expected):
+    owner = (
+        [human("My daughter's struggling with her 数学 homework")]
+        if "She was at" in messages[0]["content"]
+        else []
+    )
+    assert [c.content for c in extract_rules(owner + messages) if "struggling" not in c.content] == expected

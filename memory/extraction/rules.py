@@ -1469,6 +1469,12 @@ _SWITCHED_EN = re.compile(
 )
 
 
+_WAS_AT_EN = re.compile(
+    r"^(?P<subj>The user(?:'s [\w-]+)?) was at (?P<old>.+?),? but (?:transferred|moved|switched) to (?P<new>.+?)"
+    r"(?: (?:this|last) (?:semester|term|year|month|week|fall|spring))?$"
+)
+
+
 def _switched(statement: str) -> str:
     """A switch says what is used now, the slot the old value held:
     "用户上个月换了 Teams" → "用户现在使用 Teams" (when is left out: "上个月" goes stale), "The user went with Postgres in the end"
@@ -1489,6 +1495,8 @@ def _switched(statement: str) -> str:
     ):
         what = m.group("what").strip()
         return f"{what}{' ' if what[-1:].isascii() else ''}现在使用 {m.group('new')}"
+    if m := _WAS_AT_EN.match(statement):  # "She was at 实验小学 but transferred to 外国语学校 this semester"
+        return f"{m.group('subj')} is at {m.group('new')}"
     if m := _SWITCHED_EN.match(statement):
         if m.group("subj") or m.group("subj3"):
             subj, what = m.group("subj") or m.group("subj3"), m.group("what") or m.group("what3")
@@ -3085,7 +3093,10 @@ _PASSING_STATE_EN = re.compile(
     # accident, "at this point"
     r"|\b(?:hands|palms|feet|eyes) (?:are|is) (?:\w+ing|covered|frozen)\b|\b(?:got|has|have) (?:only |just |about )?\d+ (?:min|mins|minutes|hours?)\b"
     r"|\bis (?:sitting|standing|lying|waiting|stuck) (?:in|at|on|outside)\b"
-    r"|\bis staying with the user\b"
+    r"|\bis staying with the user\b|\bis out there\b"
+    # what a family member keeps saying the user should do is their view ("My wife keeps saying I should…")
+    r"|^The user's (?:wife|husband|partner|mom|mum|dad|mother|father|boss|doctor) (?:keeps saying|always says|says|"
+    r"thinks|keeps telling the user)\b"
     r"|^The user is (?:throwing|hosting|having|going to|attending|flying)\b.*\bon the \d{1,2}(?:st|nd|rd|th)\b"
     # food at hand for a recipe: "only has eggs rice and frozen peas"
     r"|^The user (?:only |just )?(?:has|has got) (?:some |a few |a can of |leftover |half a )?(?:[\w-]+ ){0,3}?"
@@ -3431,6 +3442,13 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                         was.group(1).split()[-1] == now.group(1).split()[-1]
                         or {was.group(1), now.group(1).split()[-1]} <= _DIETS
                     ):
+                        out = [c for c in out if c is not old]
+                        candidate.correction, candidate.replaces = True, (*candidate.replaces, old.content)
+        # "I'm doing my 研究生 at Fudan" … "I transferred to 交大 this semester": a transfer replaces where one was
+        for candidate in mine:
+            if re.match(r"^The user (?:just |recently )?transferred to \S", candidate.content):
+                for old in [c for c in previous if any(c is o for o in out)]:
+                    if re.match(r"^The user (?:is|studies|works|teaches)\b.* at \S", old.content):
                         out = [c for c in out if c is not old]
                         candidate.correction, candidate.replaces = True, (*candidate.replaces, old.content)
         # "我住在广州" … "去年搬到了厦门": a later change of the same slot within the turn leaves only the new value
