@@ -613,6 +613,8 @@ _OWN_NOUN_EN = (
     r"(?:daughter|son|kids?|children|wife|husband|partner|boss|manager|team|company|mom|mum|dad|parents|family|"
     r"girlfriend|boyfriend|cat|dog|roommate|colleagues?|clients?|customers?)\b"
 )
+# A status that is a noun, said bare: "左撇子" (written "用户是左撇子").
+_BARE_STATUS_NOUN_ZH = "左撇子|右撇子|独生子|独生女|色盲|色弱"
 # A subjectless Chinese clause that still describes the user.
 _SELF_ZH = re.compile(
     rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|工资|"
@@ -622,7 +624,7 @@ _SELF_ZH = re.compile(
     r"作为(?:一(?:个|名|位))?\s*[A-Za-z][\w.+#-]*(?: [A-Za-z][\w.+#-]*){0,2}$|"
     r"[\u4e00-\u9fff]了(?:快|近|将近|差不多|大概|有)?[一二两三四五六七八九十几\d多半]+年|"
     # a status said bare in a list about oneself: "左撇子", "住校", "单身"
-    r"(?:左撇子|右撇子|独生(?:子|女)|住校|走读|单身|已婚|离异|丧偶|色盲|色弱)$|"
+    rf"(?:{_BARE_STATUS_NOUN_ZH}|住校|走读|单身|已婚|离异|丧偶)$|"
     r"确诊|戒烟|戒了|在读|[\u4e00-\u9fff]{2,4}在读$|读研|读博|上班|下班|通勤|手上|手下|开了(?:一|两|三|几|\d)(?:家|间|个)|"
     # a long undertaking, without a subject: "最近在准备考研", "在备考 CPA"
     r"(?:最近|目前|现在)?(?:在|正在)(?:准备考|备考|备孕|找工作|学(?!校))|"
@@ -741,6 +743,8 @@ _SELF_EN = re.compile(
     re.I,
 )
 
+# "叫我小李就行", "你可以叫我老陈": what the user is called (not "叫我起床")
+_CALL_ME_ZH = r"^(?:你)?(?:以后)?(?:可以|就|都)*叫我(?![起吃回去来做写帮看买一出下上过])"
 # Standing instructions: they only count when addressed to the assistant ("以后用中文回复" / "always answer...").
 _STANDING_ZH = re.compile(
     r"(?:以后|下次|默认|始终|一律|总是|每次)(?:都|请|你|给我|也)*.{0,6}?"
@@ -752,7 +756,7 @@ _STANDING_ZH = re.compile(
     # how replies are written holds beyond this turn: "回复用简体中文", "别中英夹杂"
     r"^(?:回复|回答|答复)(?:都|请|就)?(?:用|使用)(?:(?:简体|繁体)(?:中文|字)?|中文|英文|粤语|日语)|"
     # what the user is called: "叫我小李就行", "你可以叫我老陈"
-    r"^(?:你)?(?:以后)?(?:可以|就|都)*叫我(?![起吃回去来做写帮看买一出下上过])(?=[\u4e00-\u9fffA-Za-z])|^(?:别|不要)(?:再)?(?:中英夹杂|用表情|加表情|用emoji)|"
+    rf"{_CALL_ME_ZH}(?=[\u4e00-\u9fffA-Za-z])|^(?:别|不要)(?:再)?(?:中英夹杂|用表情|加表情|用emoji)|"
     r"^(?:回复|回答|答复)(?:里|中|的时候)?(?:都)?(?:别|不要)(?:用|加|带|写)"
     # how long or plain replies are: "回复字少点", "说话简单点"
     r"|^(?:回复|回答|答复|说话)(?:的)?(?:字|内容|篇幅)?(?:都|请|就|尽量)?(?:少|短|简单|简短|通俗|慢)[一些点]?$"
@@ -1348,7 +1352,7 @@ def _standing(clause: str, zh: bool) -> bool:
 def _instruction_statement(clause: str, zh: bool) -> str:
     if zh:
         if called := re.match(
-            r"^(?:你)?(?:以后)?(?:可以|就|都)*叫我\s?(?![起吃回去来做写帮看买一出下上过])(?P<name>[\u4e00-\u9fffA-Za-z][\w\u4e00-\u9fff ]{0,11}?)$",
+            rf"{_CALL_ME_ZH}\s?(?![起吃回去来做写帮看买一出下上过])(?P<name>[\u4e00-\u9fffA-Za-z][\w\u4e00-\u9fff ]{{0,11}}?)$",
             clause,
         ):
             return f"用户希望被称为{called.group('name')}"
@@ -2256,9 +2260,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             kept_before = True
             if zh:  # "用户是在一家医疗器械公司做采购的": the cleft says where the user works
                 text = re.sub(r"^(用户(?:的[\u4e00-\u9fff]{1,4})?)是(在.{2,}?)的$", r"\1\2", text)
-                text = re.sub(
-                    r"^用户(左撇子|右撇子|独生子|独生女|色盲|色弱)$", r"用户是\1", text
-                )  # a bare status
+                text = re.sub(rf"^用户({_BARE_STATUS_NOUN_ZH})$", r"用户是\1", text)  # a bare status
                 # "用户的公司一共就二十来个人" → "用户的公司有二十来个人"
                 text = re.sub(
                     r"^(用户的[\u4e00-\u9fff]{1,4}?)(?:一共|总共|加起来)?(?:就|只)?(?:有)?"
@@ -2808,12 +2810,12 @@ _HAD_ZH = re.compile(
     rf"(?:我(?:家|的|家的)?|家里(?:还|也)?养了(?P<count>一只|两只|三只|俩|仨|只)?)\s?(?P<who>{_PET_BREED_ZH}|猫|狗|猫咪|狗狗|儿子|女儿|闺女)(?![粮窝绳])"
 )
 _PET_EN = (
-    r"dog|cat|puppy|kitten|husky|huskies|lab|labrador|golden retriever|golden|corgi|poodle|beagle|dachshund|"
+    r"dog|cat|puppy|kitten|husky|lab|labrador|golden retriever|golden|corgi|poodle|beagle|dachshund|"
     r"border collie|pug|bulldog|terrier|greyhound|parrot|hamster|rabbit|bunny|guinea pig"
 )
 _HAD_EN = re.compile(
-    rf"\b(?:my|our) (?P<who>(?:(?:two|three|four|\d) (?:{_PET_EN.replace('huskies|', '')}|kids|boys|girls)s?|"
-    rf"two huskies|three huskies)|{_PET_EN}|son|daughter|baby|toddler|twins)(?:'s)?\b",
+    rf"\b(?:my|our) (?P<who>(?:(?:two|three|four|\d) (?:{_PET_EN}|kids|boys|girls)s?|(?:two|three) huskies)|"
+    rf"{_PET_EN}|huskies|son|daughter|baby|toddler|twins)(?:'s)?\b",
     re.I,
 )
 _HAD_WORDS = {
@@ -2863,7 +2865,7 @@ _SLOT_EN = re.compile(
 
 def _slot(text: str) -> str:
     if m := re.match(
-        r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:现在|目前|如今)?在.{1,14}?(上班|工作|上学|读书|(?<=\s)做[\u4e00-\u9fff]{2,4}|(?<=[A-Za-z])做[\u4e00-\u9fff]{2,4})$",
+        r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:现在|目前|如今)?在.{1,14}?(上班|工作|上学|读书|(?<=[\sA-Za-z])做[\u4e00-\u9fff]{2,4})$",
         text,
     ):
         # "用户在上海浦东上班" … "用户现在在苏州工业园区上班"; working is working, 上班 or 工作
@@ -3100,7 +3102,8 @@ _PASSING_STATE_EN = re.compile(
     r"|^The user is (?:throwing|hosting|having|going to|attending|flying)\b.*\bon the \d{1,2}(?:st|nd|rd|th)\b"
     # food at hand for a recipe: "only has eggs rice and frozen peas"
     r"|^The user (?:only |just )?(?:has|has got) (?:some |a few |a can of |leftover |half a )?(?:[\w-]+ ){0,3}?"
-    r"(?:eggs|rice|pasta|peas|chicken|beans|potatoes|zucchini|spinach|tofu|oats|salmon|bread|cheese|leftovers|chickpeas)\b|\bgot (?:totaled|totalled|stolen|towed|scratched|dented)\b|\bat this point\b"
+    r"(?:eggs|rice|pasta|peas|chicken|beans|potatoes|zucchini|spinach|tofu|oats|salmon|bread|cheese|leftovers|chickpeas)\b"
+    r"|\bgot (?:totaled|totalled|stolen|towed|scratched|dented)\b|\bat this point\b"
     # the end of a quoted text ("…ventilator management...'")
     r"|(?:\.\.\.|…)['\"”]$"
     r"|\b(?:has|has got|got) (?:a |an )(?:\w+ )?(?:headache|migraine|cold|fever|hangover|sore throat)\b"
@@ -3285,6 +3288,30 @@ def _typed_english(text: str) -> str:
     return text if _WORK_THINGS_EN.search(text) else _WE_MOVED.sub("I ", text)
 
 
+def _superseded(out: list[Candidate], old: Candidate, new: Candidate) -> list[Candidate]:
+    """The candidates without the old one, which the new one now corrects."""
+    new.correction, new.replaces = True, (*new.replaces, old.content)
+    return [c for c in out if c is not old]
+
+
+def _now_replaces(new: str, old: str) -> bool:
+    """A value now said in a later message replaces the one of its kind said before: an age ("my daughter's 3" …
+    "oh she's 4 now"), what the user is ("I'm a store manager …" … "district manager now": the same head word;
+    "I'm vegetarian" … "so pescatarian now": both a way of eating), where the user is after a transfer ("I'm doing
+    my 研究生 at Fudan" … "I transferred to 交大 this semester")."""
+    if age := re.match(r"^(The user's [\w-]+) is \d+ now$", new):
+        return bool(re.match(rf"^{re.escape(age.group(1))}(?:'s| is) \d+$", old))
+    if now := re.match(r"^The user is (?:an? )?(.+) now$", new):
+        was = re.match(r"^The user is (?:an? )?([\w -]+?)(?: (?:at|in|for|with)\b.*)?$", old)
+        return bool(was) and (
+            was.group(1).split()[-1] == now.group(1).split()[-1]
+            or {was.group(1), now.group(1).split()[-1]} <= _DIETS
+        )
+    if re.match(r"^The user (?:just |recently )?transferred to \S", new):
+        return bool(re.match(r"^The user (?:is|studies|works|teaches)\b.* at \S", old))
+    return False
+
+
 def extract_rules(messages: list[dict]) -> list[Candidate]:
     """Candidates from the user's messages of one turn, in order, without repeats.
 
@@ -3421,36 +3448,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             ) and _IN_USE.match(candidate.content):
                 held = [c for c in previous if _IN_USE.match(c.content) and any(c is o for o in out)]
                 if len(held) == 1 and held[0].content != candidate.content:
-                    out = [c for c in out if c is not held[0]]
-                    candidate.correction, candidate.replaces = True, (*candidate.replaces, held[0].content)
-        # "I'm a store manager …" … "district manager now", "I'm vegetarian" … "so pescatarian now": what the user is
-        # now replaces what they were of the same kind (the same head word, or both a way of eating)
+                    out = _superseded(out, held[0], candidate)
+        # an age, a role or a way of eating now, or a transfer, replaces the value of its kind said before
         for candidate in mine:
-            # "my daughter's 3" … "oh she's 4 now": an age now replaces the one said before
-            if age := re.match(r"^(The user's [\w-]+) is \d+ now$", candidate.content):
-                for old in [c for c in previous if any(c is o for o in out)]:
-                    if re.match(rf"^{re.escape(age.group(1))}(?:'s| is) \d+$", old.content):
-                        out = [c for c in out if c is not old]
-                        candidate.correction, candidate.replaces = True, (*candidate.replaces, old.content)
-            if now := re.match(r"^The user is (?:an? )?(.+) now$", candidate.content):
-                for old in [c for c in previous if any(c is o for o in out)]:
-                    if (
-                        was := re.match(
-                            r"^The user is (?:an? )?([\w -]+?)(?: (?:at|in|for|with)\b.*)?$", old.content
-                        )
-                    ) and (
-                        was.group(1).split()[-1] == now.group(1).split()[-1]
-                        or {was.group(1), now.group(1).split()[-1]} <= _DIETS
-                    ):
-                        out = [c for c in out if c is not old]
-                        candidate.correction, candidate.replaces = True, (*candidate.replaces, old.content)
-        # "I'm doing my 研究生 at Fudan" … "I transferred to 交大 this semester": a transfer replaces where one was
-        for candidate in mine:
-            if re.match(r"^The user (?:just |recently )?transferred to \S", candidate.content):
-                for old in [c for c in previous if any(c is o for o in out)]:
-                    if re.match(r"^The user (?:is|studies|works|teaches)\b.* at \S", old.content):
-                        out = [c for c in out if c is not old]
-                        candidate.correction, candidate.replaces = True, (*candidate.replaces, old.content)
+            for old in [c for c in previous if any(c is o for o in out)]:
+                if _now_replaces(candidate.content, old.content):
+                    out = _superseded(out, old, candidate)
         # "我住在广州" … "去年搬到了厦门": a later change of the same slot within the turn leaves only the new value
         for candidate in mine:
             if candidate.correction and (slot := _slot(candidate.content)):
