@@ -2595,3 +2595,65 @@ def test_transfers_and_views_of_the_family(messages, expected):
         else []
     )
     assert [c.content for c in extract_rules(owner + messages) if "struggling" not in c.content] == expected
+
+
+@pytest.mark.parametrize(
+    "messages, expected",
+    [
+        # a finding a later message says was wrong goes, in either language; a denial of it stays
+        (
+            [
+                human("我对青霉素过敏 医生开了阿莫西林 能吃吗"),
+                ai("阿莫西林属于青霉素类，请和医生确认。"),
+                human("又去问了 医生说我小时候那次可能是误判 今天做了皮试是阴性 可以吃"),
+            ],
+            [],
+        ),
+        (
+            [
+                human("I'm allergic to penicillin, can I take amoxicillin?"),
+                ai("Check with your doctor."),
+                human("update: the allergist ruled it out, I tested negative"),
+            ],
+            [],
+        ),
+        (
+            [
+                human("I'm allergic to penicillin, just so you know"),
+                ai("Noted."),
+                human("actually scratch that. I'm NOT allergic after all. it was misdiagnosed"),
+            ],
+            ["The user is NOT allergic after all"],
+        ),
+        # another person's finding is no take-back of the user's
+        (
+            [human("我对芒果过敏"), ai("好的"), human("我女儿也对芒果过敏")],
+            ["用户对芒果过敏", "用户的女儿也对芒果过敏"],
+        ),
+        # a switch typed in lower case names what is used now and replaces the tool the message before named
+        (
+            [
+                human("i do all our budgeting in excel, can you make me a template for tracking groceries"),
+                ai("Sure — columns: Date, Store, Category, Amount."),
+                human(
+                    "hmm we moved everything to google sheets at home bc my wife wants to edit it on her phone"
+                ),
+            ],
+            ["The user now uses google sheets"],
+        ),
+        (
+            [human("I use Notion for notes"), ai("ok"), human("we switched to obsidian last month")],
+            ["The user's team now uses obsidian"],
+        ),
+        # a switch to something that is no tool, or to a place, keeps its words
+        (
+            [human("my son switched to coding classes this term")],
+            ["The user's son switched to coding classes this term"],
+        ),
+    ],
+)
+def test_findings_taken_back_and_switches_typed_in_lower_case(messages, expected):
+    found = extract_rules(messages)
+    assert [c.content for c in found] == expected
+    if "google sheets" in messages[-1]["content"]:
+        assert found[0].replaces == ("The user does all their budgeting in excel",)

@@ -1468,6 +1468,12 @@ _SWITCHED_EN = re.compile(
     r"(?: [A-Z0-9][\w.+#-]*)*)(?P<rest> .+)?$"
     r"|^(?P<subj3>The user(?:'s [a-z]+)?) (?:dropped|ditched|replaced|swapped) (?:[\w.+#-]+ ){1,3}?(?:for|with) "
     r"(?P<what3>[A-Z][\w.+#-]*(?: [A-Z0-9][\w.+#-]*)*)(?P<rest3> .+)?$"
+    # typed in lower case: "moved everything to google sheets at home bc …"
+    r"|^(?P<subj4>The user(?:'s [a-z]+)?) (?:has |have )?(?:(?:switched|migrated)(?= (?:over )?to [\w.+#-]+(?:$|,|"
+    r" (?:at|for|bc|because|since|now|instead|last|this|a few|recently|yesterday|\d+)\b))"
+    r"|moved (?:everything|it all|all of it))"
+    r" (?:over )?to (?!(?:the|a|an|my|our|their|his|her|new|another|some)\b)(?P<what4>[a-z][\w.+#-]*(?: [a-z][\w.+#-]*)?)(?=$|,| (?:at|for|bc|because|since|now|instead|last|this|a few|recently|yesterday|\d+)\b)"
+    r"(?P<rest4> .+)?$"
     r"|^(?P<subj2>The user(?:'s [a-z]+)?) went with (?P<what2>[A-Z][\w.+#-]*(?: [A-Z0-9][\w.+#-]*)*)"
     r"(?: in the end| eventually| after all)?(?P<rest2> .+)?$"
 )
@@ -1502,6 +1508,8 @@ def _switched(statement: str) -> str:
     if m := _WAS_AT_EN.match(statement):  # "She was at 实验小学 but transferred to 外国语学校 this semester"
         return f"{m.group('subj')} is at {m.group('new')}"
     if m := _SWITCHED_EN.match(statement):
+        if m.group("subj4"):
+            return f"{m.group('subj4')} now uses {m.group('what4')}"
         if m.group("subj") or m.group("subj3"):
             subj, what = m.group("subj") or m.group("subj3"), m.group("what") or m.group("what3")
             return f"{subj} now uses {what}"
@@ -2378,6 +2386,9 @@ _IN_USE = re.compile(
     # a device of the user's: "用户的电脑是 MacBook Air M1", "用户的 MacBook 是 Intel 的"
     r"|^用户的\s?(?:电脑|手机|笔记本|主力机|平板|(?=[A-Za-z])[A-Za-z][\w -]{0,14}?)\s?是"
     r"|^The user(?:'s [a-z]+)? (?:now )?uses\b"
+    # a thing done in a tool: "The user does all their budgeting in excel"
+    r"|^The user (?:does|keeps|tracks|manages|writes|plans|edits|takes) (?:all |most )?(?:of )?(?:their |the |our )?"
+    r"[a-z]+(?: [a-z]+)? (?:in|on|with) (?:an? |the )?[\w.+#-]+(?: [\w.+#-]+)?$"
 )
 # the old one given away or sold: "那台旧的给我妈了", "啊那台给我妹了", "sold the old one"
 _GAVE_AWAY = re.compile(
@@ -2967,6 +2978,19 @@ _ENDED_VALUE = re.compile(
     re.I,
 )
 _SLIP = re.compile(r"说错|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
+# A finding about the user's health that a later message says was wrong ("医生说我小时候那次可能是误判 今天做了皮试是阴性",
+# "turns out it's not an allergy", "the doctor ruled it out"): the statements of the finding go.
+_RULED_OUT = re.compile(
+    r"误判|误诊|搞错了|(?:皮试|检查|化验|检测|结果)[^，,。]{0,6}阴性|(?:其实|根本)(?:不|没)(?:是)?过敏|排除了"
+    r"|\bruled (?:it |that )?out\b|\bmisdiagnos|\bfalse (?:alarm|positive)\b|\btested negative\b"
+    r"|\b(?:turns out|actually) (?:i'm |i am |it's |it is |it was |it wasn't |i'm not |i am not |not )"
+    r"(?:not )?(?:an? )?(?:allerg|intoleran|diabet|celiac|coeliac)",
+    re.I,
+)
+_FINDING = re.compile(
+    r"过敏|不耐受|确诊|诊断|患有|得了|\b(?:allergic|allergy|allergies|intoleran\w*|diagnosed|celiac|coeliac|diabetic)\b",
+    re.I,
+)
 
 
 def _slip_retold(statement: str, previous: list[Candidate], said: list[Candidate], content: str) -> bool:
@@ -3129,6 +3153,8 @@ _LOST_PART = re.compile(
     r"(?:年|个月)$"
     r"|^用户[^，,。A-Za-z]{0,8}?(?:读的|学着用|拿去用用看|跟着过来|跟着去|一直在用|在用|都用)$"
     r"|^用户[^，,。A-Za-z]{0,8}?(?<![高中统联期备用不要再])考$"
+    # a test's result without the test, a finding called wrong: "The user tested negative", "用户那次可能是误判"
+    r"|^The user tested (?:negative|positive)$|^用户[^，,。]{0,10}?(?:误判|误诊)$"
     r"|^The user (?:is|are) (?:(?!\b(?:who|whose|that|which|and|but|because|so|where|when|as|if|what)\b)[^,])*? (?:is|are) "
     r"|^The user's (?:is|are|was|were|does|do|has|have|can|will|would|changes|gets|goes|keeps)\b"
     r"|\b(?:based|lives?|living) in (?:Mostly|Mainly|Usually|Probably|Actually|Just|Kind|Sort)\b"
@@ -3465,6 +3491,16 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         for clause in re.split(r"[，,。.;；!！?？]", content):
             if _ENDED_VALUE.search(clause) and (said := content_tokens(clause)):
                 out = [old for old in out if not _said_of_subject(old.content) & said]
+        if _RULED_OUT.search(content):
+            out = [
+                old for old in out if not (_FINDING.search(old.content) and any(old is c for c in previous))
+            ]
+            # a statement of the finding goes; one that denies it ("The user is NOT allergic after all") stays
+            mine = [
+                c
+                for c in mine
+                if not _FINDING.search(c.content) or re.search(r"\bnot\b|n't|不|没", c.content, re.I)
+            ]
         out += mine
         previous = mine or previous
         antecedent = _named_before(content) or antecedent
