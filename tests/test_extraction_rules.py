@@ -2657,3 +2657,57 @@ def test_findings_taken_back_and_switches_typed_in_lower_case(messages, expected
     assert [c.content for c in found] == expected
     if "google sheets" in messages[-1]["content"]:
         assert found[0].replaces == ("The user does all their budgeting in excel",)
+
+
+@pytest.mark.parametrize(
+    "messages, expected",
+    [
+        # a peer's taste, diet, plans or advice is not the user's
+        ([human("我同事小王特别爱吃辣 每次点外卖都要特辣 他下周过生日")], []),
+        ([human("my buddy Jake rides a Specialized and swears by it but whatever")], []),
+        ([human("My coworker Priya is vegan and gluten free, what should I bring to the potluck?")], []),
+        ([human("my old college roommate just moved to Lisbon")], []),
+        ([human("Rust 入门书推荐 我们团队那个领导特别喜欢 Rust 天天安利")], []),
+        # who the peer is stays
+        ([human("My roommate is Sam, he handles the rent")], ["The user's roommate is Sam"]),
+        # changes told bare: a way of eating now, a city that is home now, a tool used every day replaced
+        (
+            [
+                human("i'm vegetarian btw, so skip meat options"),
+                ai("ok"),
+                human("well, pescatarian now i guess, my doctor wanted me eating more fish"),
+            ],
+            ["The user is pescatarian now"],
+        ),
+        (
+            [
+                human("I'm based in 深圳 btw, so recommend stuff around there"),
+                ai("ok"),
+                human("oh wait I should update you, the company relocated me, Hong Kong's home now"),
+            ],
+            ["The user lives in Hong Kong"],
+        ),
+        (
+            [
+                human("我每天用Duolingo学西班牙语 想问下怎么提高听力"),
+                ai("好"),
+                human("其实我上周把Duolingo删了 现在改用Babbel了"),
+            ],
+            ["用户现在使用 Babbel"],
+        ),
+        # 在…住 is where the user lives, and a move told after 忘了说 replaces it
+        (
+            [
+                human("我在北京朝阳区住 帮我推荐附近周末能带娃去的地方"),
+                ai("好"),
+                human("哦忘了说我们上个月刚搬到顺义了 离朝阳挺远的 按顺义来吧"),
+            ],
+            ["用户住在顺义"],
+        ),
+    ],
+)
+def test_peers_facts_and_values_of_now_told_bare(messages, expected):
+    found = extract_rules(messages)
+    assert [c.content for c in found if "doctor" not in c.content] == expected
+    if len(messages) > 1:
+        assert found[-1].replaces

@@ -136,7 +136,7 @@ _EN_CLAUSE = re.compile(
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
-    r"^(?:[\s，,。.!！：:、;；\"'“”‘’「」『』()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|顺便说一下|顺便|说实话|说来好笑|说起来|老实说|坦白说|讲真|"
+    r"^(?:[\s，,。.!！：:、;；\"'“”‘’「」『』()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|忘了说|忘说了|补充一下|更新一下|顺便说一下|顺便|说实话|说来好笑|说起来|老实说|坦白说|讲真|"
     # "就是我最近开始用 Obsidian 了" ("it's just that …"): a discourse word before the subject
     r"就是(?=我)|算下来|算起来|"
     r"(?:and|but|so|also|oh|well|yeah|hmm+|hm|umm*|uh|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
@@ -2382,7 +2382,7 @@ _EVENT = re.compile(
 )
 _NOW = re.compile(r"\b(?:now|these days|nowadays)\b|现在|如今|目前", re.I)
 _IN_USE = re.compile(
-    r"^用户(?:的[\u4e00-\u9fff]{1,4})?(?:现在|目前|平时|一直)?(?:使用|用)(?:的是)?\s?(?=[A-Za-z\u4e00-\u9fff])"
+    r"^用户(?:的[\u4e00-\u9fff]{1,4})?(?:现在|目前|平时|一直|每天|每周|经常)?(?:使用|用)(?:的是)?\s?(?=[A-Za-z\u4e00-\u9fff])"
     # a device of the user's: "用户的电脑是 MacBook Air M1", "用户的 MacBook 是 Intel 的"
     r"|^用户的\s?(?:电脑|手机|笔记本|主力机|平板|(?=[A-Za-z])[A-Za-z][\w -]{0,14}?)\s?是"
     r"|^The user(?:'s [a-z]+)? (?:now )?uses\b"
@@ -2882,6 +2882,8 @@ def _slot(text: str) -> str:
         # "用户在上海浦东上班" … "用户现在在苏州工业园区上班"; working is working, 上班 or 工作
         work = "工作" if m.group(2) == "上班" or m.group(2).startswith("做") else m.group(2)
         return f"zh-place:{m.group(1)}{work}"
+    if re.match(r"^用户(?:现在|目前)?在[^，,。]{2,12}?住$", text):
+        return "zh:住"  # "用户在北京朝阳区住" is 住在
     if m := re.match(r"^(用户)(?:现在|目前)?(?:常驻|base在|base)\s?[\u4e00-\u9fff]{2,4}$", text):
         return f"zh-place:{m.group(1)}工作"  # "用户常驻北京": where the user is based for work
     if m := re.match(
@@ -3101,11 +3103,29 @@ _OTHERS_VIEW = re.compile(
     r"(?:won't|will not|wouldn't|doesn't|does not|didn't|will|would) (?:care|mind|notice|like|love|hate)|"
     r"can't|cannot|is the \w+ fan|is a (?:big |huge )?\w+ fan|"
     r"is (?:a )?(?:big )?fan)\b"
-    rf"|^用户(?:的)?(?:[\u4e00-\u9fff]{{1,3}}?(?:里)?有(?:个|一个|位|些))?\s?{_ACQUAINTANCE_ZH}[\u4e00-\u9fffA-Za-z\s]{{0,8}}?(?:说|觉得|认为|爱|喜欢|讨厌|非要|死活|坚持|"
+    rf"|^用户(?:的)?(?:[\u4e00-\u9fff]{{1,3}}?(?:里)?有(?:个|一个|位|些)|[\u4e00-\u9fff]{{0,3}}?那个)?\s?{_ACQUAINTANCE_ZH}[\u4e00-\u9fffA-Za-z\s]{{0,8}}?(?:说|觉得|认为|爱|喜欢|讨厌|非要|死活|坚持|"
     r"只在乎|只关心|在乎|总是|老是|天天|超爱|特别爱|特别能|比较|就爱|偏爱|推荐|嫌|能吃|能喝|无.不欢)",
     re.I,
 )
 
+
+_BARE_NOW_EN = re.compile(
+    rf"(?i:^(?:(?:well|so|ok|okay|oh|yeah|update|actually)[,:]?\s+)*(?P<diet>{'|'.join(sorted(_DIETS))}) now\b)"
+    r"|\b(?P<place>[A-Z][\w-]+(?: [A-Z][\w-]+)?)(?:'s| is) (?:my |our )?home now\b"
+)
+# A peer's fact (a coworker's diet, a friend's bike, a roommate's advice, a classmate's plans): not the user's, and
+# no standing circumstance of the user's either, unless it names who the peer is ("The user's roommate is Sam").
+_PEER_EN = r"(?:co-?workers?|colleagues?|buddy|buddies|friends?|roommates?|flatmates?|housemates?|classmates?|teammates?|pals?)"
+_PEER_ZH = r"(?:同事|朋友|好友|哥们|闺蜜|室友|舍友|同学|队友|发小)"
+_PEERS_FACT = re.compile(
+    rf"^The user's (?:[\w-]+ ){{0,2}}?{_PEER_EN}\b(?!'s)|^The user's best (?!friend'?s\b)"
+    rf"|^用户的?(?:[\u4e00-\u9fff]{{0,4}}?(?:那个|有个|有位))?{_PEER_ZH}",
+    re.I,
+)
+_NAMES_THE_PEER = re.compile(
+    r"\b(?:is|are) (?:named |called )?(?:Dr\.|Prof\.|Mr\.|Mrs\.|Ms\.)?\s?[A-Z][\w-]+\.?$|(?:叫|是)[\u4e00-\u9fff]{2,3}$"
+    r"|\b(?:mostly|mainly)\b|大多|主要|都是"
+)
 
 # a thing the user gave up, said beside what they have now ("上海那个公寓已经退租了"): no fact of now
 _ENDED_ZH = re.compile(r"^用户.{0,12}?(?:已经|早就)(?:退租|退掉|卖掉|转让|注销)了?$")
@@ -3155,6 +3175,8 @@ _LOST_PART = re.compile(
     r"|^用户[^，,。A-Za-z]{0,8}?(?<![高中统联期备用不要再])考$"
     # a test's result without the test, a finding called wrong: "The user tested negative", "用户那次可能是误判"
     r"|^The user tested (?:negative|positive)$|^用户[^，,。]{0,10}?(?:误判|误诊)$"
+    # how far the user is from a place, said of the moment: "用户离朝阳挺远的" (not "用户家离公司很近")
+    r"|^用户离[^，,。]{1,8}?(?:挺|很|比较|有点|特别|太)?(?:远|近)(?:的|了)?$"
     r"|^The user (?:is|are) (?:(?!\b(?:who|whose|that|which|and|but|because|so|where|when|as|if|what)\b)[^,])*? (?:is|are) "
     r"|^The user's (?:is|are|was|were|does|do|has|have|can|will|would|changes|gets|goes|keeps)\b"
     r"|\b(?:based|lives?|living) in (?:Mostly|Mainly|Usually|Probably|Actually|Just|Kind|Sort)\b"
@@ -3376,6 +3398,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or _OTHERS_VIEW.match(candidate.content)
                 or _GERUND_SUBJECT.match(candidate.content)
                 or _ENDED_ZH.search(candidate.content)
+                or _PEERS_FACT.match(candidate.content)
+                and not _NAMES_THE_PEER.search(candidate.content)
             ):
                 continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
             # "Ok the user is pretty new to coding": the discourse word before the subject goes
@@ -3402,6 +3426,27 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             mine.append(candidate)
         if had := _had_in_passing(content, mine):  # "每次带我家狗出去遛…": the user has a dog
             mine.append(had)
+        if (now := _BARE_NOW_EN.search(content)) and not any(
+            (now.group("diet") or now.group("place")).lower() in c.content.lower() for c in mine
+        ):
+            # "well, pescatarian now i guess", "Hong Kong's home now": the value of now, its subject unsaid
+            if now.group("diet"):
+                mine.append(
+                    Candidate(f"The user is {now.group('diet').lower()} now", "fact", 0.8, rule="statement")
+                )
+            else:
+                home = Candidate(f"The user lives in {now.group('place')}", "fact", 0.8, rule="correction")
+                home.correction = True
+                # "The company relocated the user": where to is what this says
+                mine = [
+                    c
+                    for c in mine
+                    if not re.search(r"\b(?:relocated|transferred|moved) the user$", c.content)
+                ]
+                mine.append(home)
+                for old in [c for c in previous if any(c is o for o in out)]:
+                    if re.match(r"^The user (?:lives|is living|is based|resides) in\b", old.content):
+                        out = _superseded(out, old, home)
         if (run := _RUN_IN_PASSING_ZH.search(content)) and not any(
             run.group("what") in c.content for c in mine
         ):
