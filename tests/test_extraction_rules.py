@@ -2711,3 +2711,28 @@ def test_peers_facts_and_values_of_now_told_bare(messages, expected):
     assert [c.content for c in found if "doctor" not in c.content] == expected
     if len(messages) > 1:
         assert found[-1].replaces
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # voice typed, no stop anywhere: clauses begin at a first-person subject or a habit's time word
+        (
+            "so about me i'm 19 i'm studying computer science at waterloo i work part time at a bubble tea place",
+            [
+                "The user is 19",
+                "The user is studying computer science at waterloo",
+                "The user works part time at a bubble tea place",
+            ],
+        ),
+        (
+            "我在杭州一家游戏公司做测试周末一般去西湖边跑个十公里家里养了两只猫你帮我想想这周末怎么安排",
+            ["用户在杭州一家游戏公司做测试", "用户周末一般去西湖边跑个十公里", "用户养了两只猫"],
+        ),
+        # an object is no new clause ("导师让我…"), and a message with its own stops keeps them
+        ("我在读研二专业是环境工程导师让我下周交开题报告我现在慌得很", []),
+        ("I think I'm coming down with something, I work nights", ["The user works nights"]),
+    ],
+)
+def test_voice_typed_messages_without_a_stop(text, expected):
+    assert [c.content for c in extract_rules([human(text)])] == expected

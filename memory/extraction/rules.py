@@ -3175,6 +3175,7 @@ _LOST_PART = re.compile(
     r"|^用户[^，,。A-Za-z]{0,8}?(?<![高中统联期备用不要再])考$"
     # a test's result without the test, a finding called wrong: "The user tested negative", "用户那次可能是误判"
     r"|^The user tested (?:negative|positive)$|^用户[^，,。]{0,10}?(?:误判|误诊)$"
+    r"|^About the user$"
     # how far the user is from a place, said of the moment: "用户离朝阳挺远的" (not "用户家离公司很近")
     r"|^用户离[^，,。]{1,8}?(?:挺|很|比较|有点|特别|太)?(?:远|近)(?:的|了)?$"
     r"|^The user (?:is|are) (?:(?!\b(?:who|whose|that|which|and|but|because|so|where|when|as|if|what)\b)[^,])*? (?:is|are) "
@@ -3330,6 +3331,35 @@ _WORK_THINGS_EN = re.compile(
 _DIALECT_I_ZH = re.compile(r"俺")
 
 
+# A message voice typed or typed without a single stop ("我在杭州一家游戏公司做测试周末一般去西湖边跑个十公里家里两个娃…",
+# "so about me i'm 19 i'm studying computer science at waterloo i work part time…"): its clauses are told apart
+# where a new one plainly begins, a first-person subject or a habit's time word after a run of words (not "导师让我",
+# "觉得我是", "think I'm"). Only such a message: with stops, the writer's own breaks are the clauses.
+_VOICE_BREAK_ZH = re.compile(
+    r"(?<=[\u4e00-\u9fff]{4})(?<![让给跟帮叫带和对把被问请诉教替陪像比说得为听道等跟是要当])(?=我(?:在|是|做|家|们|今年|每天|平时)|家里)"
+    r"|(?<=[\u4e00-\u9fff]{4})(?<![我他她们就都也还你在的要和跟])(?=每天|周末|平时|以后(?=我|你|回答|请))"
+)
+_VOICE_BREAK_EN = re.compile(
+    r"(?<=[a-z0-9])(?<!\bthat)(?<!\bif)(?<!\bwhen)(?<!\bwhere)(?<!\bwhy)(?<!\bthink)(?<!\bguess)(?<!\bknow)"
+    r"(?<!\bsaid)(?<!\bhope)(?<!\bsure)(?<!\bwhat)(?<!\bhow)(?<!\bwhile)(?<!\bas)(?<!\bso)(?<!\band)(?<!\bbut)(?<!\bor)"
+    r"(?<!\bbecause)(?<!\bbc)(?<!\bcuz)(?<!\bsince)(?<!\bunless)(?<!\buntil)(?<!\bbefore)(?<!\bafter)(?<!\bthan)"
+    r"(?<!\bthough)(?<!\bwhich)(?<!\bwho)(?<!\bonce)(?<!\bmean)(?<!\bfeel)(?<!\bwish)(?<!\bcan)(?<!\bnow)(?<!\btill)"
+    r"\s+(?=I(?:'m| am| work| live| have| study| teach| run| own)\b)"
+)
+_STOP = re.compile(r"[，,。.!！?？;；:：\n]")
+
+
+def _voice_typed(text: str) -> str:
+    """The message with clause breaks where it has none of its own (see _VOICE_BREAK_ZH)."""
+    if _STOP.search(text):
+        return text
+    if len(re.findall(r"[\u4e00-\u9fff]", text)) >= 24:
+        return _VOICE_BREAK_ZH.sub("，", text)
+    if len(text.split()) >= 12:
+        return _VOICE_BREAK_EN.sub(", ", text)
+    return text
+
+
 def _typed_english(text: str) -> str:
     text = _DIALECT_I_ZH.sub("我", text)
     text = _TYPED_EN.sub(lambda m: _TYPED_EN_AS[m.group(0)], text)
@@ -3379,7 +3409,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             continue
         if message.get("role") not in USER_ROLES:
             continue
-        content = _typed_english(message.get("content") or "")
+        content = _voice_typed(_typed_english(message.get("content") or ""))
         if asked and (answer := _answered(asked, content)):
             content = f"{answer} {content}"  # the bare answer is read as the sentence it stands for
         asked = ""
