@@ -67,7 +67,7 @@ HALVES = ("tune", "heldout")
 SHORT = {"tune": "tune", "heldout": "held", "probe": "probe"}
 # --show-misses prints the misses of these only: the held-out half and a new set are evidence, not tuning
 # data (probe2 and probe3 became tuning sets after their second scores; README, "Measured")
-MISS_HALVES = ("tune", "probe", "probe2", "probe3")
+MISS_HALVES = ("tune", "probe", "probe2", "probe3", "probe4", "probe5")
 
 
 def load(name: str) -> list[dict]:
