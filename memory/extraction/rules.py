@@ -3339,14 +3339,17 @@ _VOICE_BREAK_ZH = re.compile(
     r"(?<=[\u4e00-\u9fff]{4})(?<![让给跟帮叫带和对把被问请诉教替陪像比说得为听道等跟是要当])(?=我(?:在|是|做|家|们|今年|每天|平时)|家里)"
     r"|(?<=[\u4e00-\u9fff]{4})(?<![我他她们就都也还你在的要和跟])(?=每天|周末|平时|以后(?=我|你|回答|请))"
 )
-_VOICE_BREAK_EN = re.compile(
-    r"(?<=[a-z0-9])(?<!\bthat)(?<!\bif)(?<!\bwhen)(?<!\bwhere)(?<!\bwhy)(?<!\bthink)(?<!\bguess)(?<!\bknow)"
-    r"(?<!\bsaid)(?<!\bhope)(?<!\bsure)(?<!\bwhat)(?<!\bhow)(?<!\bwhile)(?<!\bas)(?<!\bso)(?<!\band)(?<!\bbut)(?<!\bor)"
-    r"(?<!\bbecause)(?<!\bbc)(?<!\bcuz)(?<!\bsince)(?<!\bunless)(?<!\buntil)(?<!\bbefore)(?<!\bafter)(?<!\bthan)"
-    r"(?<!\bthough)(?<!\bwhich)(?<!\bwho)(?<!\bonce)(?<!\bmean)(?<!\bfeel)(?<!\bwish)(?<!\bcan)(?<!\bnow)(?<!\btill)"
-    r"\s+(?=I(?:'m| am| work| live| have| study| teach| run| own)\b)"
+_VOICE_BREAK_EN = re.compile(r"(?<=[a-z0-9])\s+(?=I(?:'m| am| work| live| have| study| teach| run| own)\b)")
+# the words after which "I …" is a clause within the clause, not a new one ("so I'm", "think I'm", "that I work")
+_BEFORE_INNER_CLAUSE_EN = frozenset(
+    "that if when where why think guess know said hope sure what how while as so and but or because bc cuz since "
+    "unless until before after than though which who once mean feel wish can now till".split()
 )
 _STOP = re.compile(r"[，,。.!！?？;；:：\n]")
+
+
+def _last_word(text: str) -> str:
+    return m.group(0) if (m := re.search(r"\w+$", text)) else ""
 
 
 def _voice_typed(text: str) -> str:
@@ -3356,7 +3359,9 @@ def _voice_typed(text: str) -> str:
     if len(re.findall(r"[\u4e00-\u9fff]", text)) >= 24:
         return _VOICE_BREAK_ZH.sub("，", text)
     if len(text.split()) >= 12:
-        return _VOICE_BREAK_EN.sub(", ", text)
+        return _VOICE_BREAK_EN.sub(
+            lambda m: m.group(0) if _last_word(text[: m.start()]) in _BEFORE_INNER_CLAUSE_EN else ", ", text
+        )
     return text
 
 
@@ -3370,6 +3375,11 @@ def _superseded(out: list[Candidate], old: Candidate, new: Candidate) -> list[Ca
     """The candidates without the old one, which the new one now corrects."""
     new.correction, new.replaces = True, (*new.replaces, old.content)
     return [c for c in out if c is not old]
+
+
+def _still_written(previous: list[Candidate], out: list[Candidate]) -> list[Candidate]:
+    """The statements of the message before that are still to be written (none of them taken back or replaced)."""
+    return [c for c in previous if any(c is o for o in out)]
 
 
 def _now_replaces(new: str, old: str) -> bool:
@@ -3465,8 +3475,9 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                     Candidate(f"The user is {now.group('diet').lower()} now", "fact", 0.8, rule="statement")
                 )
             else:
-                home = Candidate(f"The user lives in {now.group('place')}", "fact", 0.8, rule="correction")
-                home.correction = True
+                home = Candidate(
+                    f"The user lives in {now.group('place')}", "fact", 0.8, rule="correction", correction=True
+                )
                 # "The company relocated the user": where to is what this says
                 mine = [
                     c
@@ -3474,7 +3485,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                     if not re.search(r"\b(?:relocated|transferred|moved) the user$", c.content)
                 ]
                 mine.append(home)
-                for old in [c for c in previous if any(c is o for o in out)]:
+                for old in _still_written(previous, out):
                     if re.match(r"^The user (?:lives|is living|is based|resides) in\b", old.content):
                         out = _superseded(out, old, home)
         if (run := _RUN_IN_PASSING_ZH.search(content)) and not any(
@@ -3547,12 +3558,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             if (
                 candidate.form == "change" or _NOW.search(candidate.content) and _GAVE_AWAY.search(content)
             ) and _IN_USE.match(candidate.content):
-                held = [c for c in previous if _IN_USE.match(c.content) and any(c is o for o in out)]
+                held = [c for c in _still_written(previous, out) if _IN_USE.match(c.content)]
                 if len(held) == 1 and held[0].content != candidate.content:
                     out = _superseded(out, held[0], candidate)
         # an age, a role or a way of eating now, or a transfer, replaces the value of its kind said before
         for candidate in mine:
-            for old in [c for c in previous if any(c is o for o in out)]:
+            for old in _still_written(previous, out):
                 if _now_replaces(candidate.content, old.content):
                     out = _superseded(out, old, candidate)
         # "我住在广州" … "去年搬到了厦门": a later change of the same slot within the turn leaves only the new value
