@@ -173,13 +173,20 @@ def _hit(pk, score, content, year, memory_type="fact"):
     return Hit(row=row, vector_similarity=0.9, keyword_raw=0, relevance=score, score=score)
 
 
+def _paired(*hits):
+    """A version group as version_groups makes it: every two of these paired."""
+    for h in hits:
+        h.paired |= {o.id for o in hits if o is not h}
+    return list(hits)
+
+
 def test_current_first_orders_versions_by_time_and_drops_the_stale_one():
     old = _hit(1, 0.9, "lives in Beijing", 2022)
     other = _hit(2, 0.6, "likes tea", 2024)
     weak = _hit(3, 0.05, "has a dog", 2024)
     new = _hit(4, 0.5, "moved to Shanghai", 2025)
     hits = [old, other, new, weak]
-    out = current_first(list(hits), [[old, new]], past=False, year=None, floor=0.1)
+    out = current_first(list(hits), [_paired(old, new)], past=False, year=None, floor=0.1)
     # the newest takes the group's best place and score; the old one drops below the other hits above
     # the floor, with a score under theirs; the hit under the floor stays last
     assert [h.id for h in out] == [4, 2, 1, 3]
@@ -187,11 +194,11 @@ def test_current_first_orders_versions_by_time_and_drops_the_stale_one():
     # a question about the past: the old version first, nothing dropped
     for h, score in ((old, 0.9), (new, 0.5)):
         h.score, h.stale = score, False
-    out = current_first([old, other, new, weak], [[old, new]], past=True, year=None, floor=0.1)
+    out = current_first([old, other, new, weak], [_paired(old, new)], past=True, year=None, floor=0.1)
     assert [h.id for h in out] == [1, 4, 2, 3] and not any(h.stale for h in out)  # the versions together
     # a year: the version stated by the end of that year
     mid = _hit(5, 0.7, "moved to Hangzhou", 2023)
-    out = current_first([old, mid, new], [[old, mid, new]], past=True, year=2023, floor=0.1)
+    out = current_first([old, mid, new], [_paired(old, mid, new)], past=True, year=2023, floor=0.1)
     assert out[0].id == 5
 
 
@@ -202,13 +209,35 @@ def test_a_version_that_may_be_something_else_stays_right_after_the_newest():
     other = _hit(2, 0.5, "Parks in the garage under the office", 2023)
     third = _hit(3, 0.4, "Washes the car on Sundays", 2022)
     desk = _hit(4, 0.3, "Switched to a standing desk at the office", 2025, memory_type="event")
-    out = current_first([car, other, third, desk], [[car, desk]], past=False, year=None, floor=0.1)
+    out = current_first([car, other, third, desk], [_paired(car, desk)], past=False, year=None, floor=0.1)
     assert [h.id for h in out] == [4, 1, 2, 3] and not car.stale and car.score == 0.9
     # the same attribute named in both: the old version drops
     old = _hit(5, 0.9, "Drives a 2012 Honda Civic", 2021)
     new = _hit(6, 0.3, "Now drives a Kia EV6", 2024)
-    out = current_first([old, other, third, new], [[old, new]], past=False, year=None, floor=0.1)
+    out = current_first([old, other, third, new], [_paired(old, new)], past=False, year=None, floor=0.1)
     assert [h.id for h in out] == [6, 2, 3, 5] and old.stale
+
+
+def test_a_member_only_paired_with_another_member_does_not_go_first():
+    # "我现在用的是什么手机": the new phone is paired with the old one, and a newer memory about a water heater
+    # ("换了台新的") only with the new phone; the group holds all three, the heater is no version of the answer
+    old = _hit(1, 0.95, "用户用的手机是华为 Mate 40", 2021)
+    new = _hit(2, 0.3, "用户换了 iPhone 15 Pro，华为那台给爸爸用了", 2024)
+    heater = _hit(3, 0.2, "用户家里的热水器上个月坏了，刚换了台新的", 2025)
+    other = _hit(4, 0.25, "用户喜欢看悬疑小说", 2023)
+    _paired(old, new)
+    _paired(new, heater)
+    out = current_first([old, other, new, heater], [[old, new, heater]], past=False, year=None, floor=0.1)
+    assert out[0].id == 2 and out[0].score == 0.95
+    # the heater still follows right after (a group can be wrong); the old phone, the same attribute, drops
+    assert [h.id for h in out] == [2, 3, 4, 1] and old.stale and not heater.stale
+    # a question about the past: the version of that time among the answer's versions, the heater never
+    for h, score in ((old, 0.95), (new, 0.3), (heater, 0.2)):
+        h.score, h.stale = score, False
+    out = current_first([old, heater, new], [[old, heater, new]], past=True, year=None, floor=0.1)
+    assert out[0].id == 1
+    out = current_first([old, heater, new], [[old, heater, new]], past=True, year=2025, floor=0.1)
+    assert out[0].id == 2
 
 
 def test_an_event_that_states_a_change_is_a_version_and_other_events_are_not():

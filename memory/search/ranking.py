@@ -58,6 +58,8 @@ class Hit:
     group: int | None = None
     neighbour_of: int | None = None
     stale: bool = False  # an older version of a fact a newer hit states (see current_first)
+    # The hits this one was paired with as a version of one fact (version_groups), not the whole group.
+    paired: set[int] = field(default_factory=set, repr=False)
     embedding: np.ndarray | None = field(default=None, repr=False)  # the stored vector (current model)
     id: int = field(init=False)
 
@@ -948,6 +950,8 @@ def version_groups(
                 and (not mutual or changed(newer.row["content"]))
             ):
                 parent[find(j)] = find(i)
+                a.paired.add(b.id)
+                b.paired.add(a.id)
     groups: dict[int, list[Hit]] = {}
     for i, h in enumerate(hits):
         groups.setdefault(find(i), []).append(h)
@@ -959,6 +963,8 @@ def current_first(
 ) -> list[Hit]:
     """The version valid now first; older versions drop below the other relevant hits (nothing is deleted).
 
+    The versions are the group's best-placed member and the members paired with it (Hit.paired): a group
+    is joined pair by pair, and a member only paired with another member is no version of the answer.
     For a question about the past the version of that time goes first instead (the newest one stated by
     the end of the year the question names, else the oldest) and nothing drops. The first version takes
     the group's best place and score, and the group's other members follow it right after (in their
@@ -974,7 +980,12 @@ def current_first(
     for members in groups:
         ids = {m.id for m in members}
         place = min(i for i, h in enumerate(out) if h.id in ids)
-        by_time = sorted(members, key=lambda m: (_version_time(m.row), m.score))
+        # The group's best-placed member and the members paired with it take part; the others joined the
+        # group through one of those (a newer memory about something else resembling the new version:
+        # "热水器…刚换了台新的" beside "换了 iPhone 15 Pro" beside "手机是华为 Mate 40") and are no version of it.
+        anchor = out[place]
+        able = [m for m in members if m is anchor or anchor.id in m.paired]
+        by_time = sorted(able, key=lambda m: (_version_time(m.row), m.score))
         if past:
             if year is not None:
                 upto = [m for m in by_time if _version_time(m.row).year <= year]
