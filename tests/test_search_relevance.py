@@ -240,6 +240,26 @@ def test_a_member_only_paired_with_another_member_does_not_go_first():
     assert out[0].id == 2
 
 
+def test_a_move_told_as_an_event_in_chinese_is_a_new_version():
+    import numpy as np
+
+    # "我现在住在成都哪个区": the old address's most similar hit is the job, not the move; the move is an
+    # event, and one that states a change ("搬到了", as "moved" in English) is a version all the same
+    old = _hit(1, 0.99, "用户住在成都武侯区的玉林小区。", 2017)
+    job = _hit(2, 0.96, "用户是一名小学语文老师，在成都工作。", 2017)
+    moved = _hit(3, 0.94, "用户一家搬到了成都高新区的大源，离丈夫单位更近。", 2021, "event")
+    sims = np.array([[1.0, 0.937, 0.932], [0.937, 1.0, 0.928], [0.932, 0.928, 1.0]])
+    groups = version_groups([old, job, moved], sims, "multilingual-e5-small", 0.0, gap=1.0, mutual=False)
+    group = next(g for g in groups if 3 in {h.id for h in g})
+    assert 1 in {h.id for h in group}
+    out = current_first([old, job, moved], groups, past=False, year=None, floor=0.1)
+    assert out[0].id == 3
+    # a trip told the same way is still no version
+    trip = _hit(4, 0.94, "用户国庆节带女儿去重庆玩了三天。", 2023, "event")
+    groups = version_groups([old, job, trip], sims, "multilingual-e5-small", 0.0, gap=1.0, mutual=False)
+    assert all(4 not in {h.id for h in g} for g in groups)
+
+
 def test_an_event_that_states_a_change_is_a_version_and_other_events_are_not():
     import numpy as np
 

@@ -865,6 +865,18 @@ def says_when(text: str) -> bool:
     return bool(_SAYS_WHEN.search(text))
 
 
+# A move told as an event in Chinese ("用户一家搬到了成都高新区", "搬进了新小区"): the new value of where one lives,
+# as "moved" is in English (memory.dedup.changed, which the write path shares, does not list it).
+_MOVED_ZH = re.compile(r"搬到|搬去|搬进|搬回|搬家")
+
+
+def states_change(text: str) -> bool:
+    """The text states a change of value ("switched to…", "现在…", "搬到了…"), not only a happening."""
+    from ..dedup import changed
+
+    return changed(text) or bool(_MOVED_ZH.search(text))
+
+
 def _same_slot(a: Hit, b: Hit) -> bool:
     """The two name the same specific attribute (memory.classify.slots, less the broad ones)."""
     from ..classify import slots
@@ -899,7 +911,7 @@ def version_groups(
     # question about a time, and only of its own most similar hit, which must be it in turn; a line of a
     # transcript ("Caroline: I went to…", speaker) never: it is something said, not the state of an attribute
     # (LoCoMo dev R@1 0.390 -> 0.384 when it was).
-    state = [h.row["memory_type"] != EVENT or changed(h.row["content"]) for h in hits]
+    state = [h.row["memory_type"] != EVENT or states_change(h.row["content"]) for h in hits]
     said = [bool(speaker(h.row["content"])) for h in hits]
     times = [_version_time(h.row) for h in hits]
     holders = [holder(h.row["content"]) for h in hits]
