@@ -11,11 +11,13 @@ from memory.search.ranking import (
     SCOPE_PRIORITY,
     Hit,
     asks_when,
+    before_what,
     current_first,
     final_score,
     final_weights,
     holder,
     people_asked,
+    previous_first,
     question_time,
     says_when,
     speaker,
@@ -258,6 +260,59 @@ def test_a_move_told_as_an_event_in_chinese_is_a_new_version():
     trip = _hit(4, 0.94, "用户国庆节带女儿去重庆玩了三天。", 2023, "event")
     groups = version_groups([old, job, trip], sims, "multilingual-e5-small", 0.0, gap=1.0, mutual=False)
     assert all(4 not in {h.id for h in g} for g in groups)
+
+
+@pytest.mark.parametrize(
+    ("query", "named"),
+    [
+        ("What car did I drive before the Tesla?", {"tesla"}),
+        ("Where did I live before Manchester?", {"manchester"}),
+        ("我怀孕前下午习惯喝什么？", {"怀孕"}),
+        ("读博之前我在哪个学校念的书？", {"读博"}),
+        ("我以前住在哪里？", set()),  # "before" without X: previously
+        ("Which phone did I have before?", set()),
+        ("以前我测血糖是怎么测的？", set()),
+    ],
+)
+def test_before_what_reads_the_newer_value_a_question_names(query, named):
+    assert before_what(query) == frozenset(named)
+
+
+def test_the_value_before_the_one_named_goes_first():
+    import numpy as np
+
+    # "What car did I drive before the Tesla?": the Tesla memory matches best; the older car, the memory most
+    # similar to it, is the answer; an older memory that is merely related (e5-small: most are) is not
+    tesla = _hit(1, 0.94, "用户的车是 Tesla Model Y。", 2022)
+    weekend = _hit(2, 0.79, "用户周末常开 Tesla 带孩子去杭州看外公外婆。", 2025)
+    kevin = _hit(3, 0.05, "Kevin 离开了 McKinsey，去一家新能源车企做战略总监。", 2020)
+    vw = _hit(4, 0.04, "用户开一辆 Volkswagen Tiguan。", 2018)
+    tea = _hit(5, 0.03, "用户爱喝龙井。", 2019)
+    hits = [tesla, weekend, kevin, vw, tea]
+    sims = np.array(
+        [
+            [1.0, 0.90, 0.84, 0.91, 0.83],
+            [0.90, 1.0, 0.82, 0.86, 0.82],
+            [0.84, 0.82, 1.0, 0.83, 0.81],
+            [0.91, 0.86, 0.83, 1.0, 0.82],
+            [0.83, 0.82, 0.81, 0.82, 1.0],
+        ]
+    )
+    named = before_what("What car did I drive before the Tesla?")
+    out = previous_first(hits, sims, named, "multilingual-e5-small")
+    assert [h.id for h in out] == [4, 1, 2, 3, 5] and vw.score == 0.94
+    # the question names nothing the hits hold: nothing moves
+    assert (
+        previous_first(
+            hits, sims, before_what("What did I drive before the Subaru?"), "multilingual-e5-small"
+        )
+        == hits
+    )
+    # the only older hit is not even "related" to the named one: nothing moves
+    tea_far = _hit(6, 0.03, "用户爱喝龙井。", 2019)
+    sub = np.array([[1.0, 0.90, 0.80], [0.90, 1.0, 0.80], [0.80, 0.80, 1.0]])
+    out = previous_first([tesla, weekend, tea_far], sub, named, "multilingual-e5-small")
+    assert [h.id for h in out] == [1, 2, 6]
 
 
 def test_an_event_that_states_a_change_is_a_version_and_other_events_are_not():

@@ -731,6 +731,86 @@ def question_time(query: str, now_year: int) -> tuple[str, int | None]:
     return ("present" if _PRESENT.search(query) else ""), None
 
 
+# "What did I drive before the Tesla?", "Where did I live before Manchester?", "换数位屏之前我是用什么画画的？",
+# "我当摄影师之前是干什么的？": the question names the newer value (X) and asks for the one before it. X's words
+# and the memory stating X match the question best, so that memory came first.
+_BEFORE_EN = re.compile(r"\bbefore\s+(?!(?:that|then|now|this|it)\b)([^?？.!,，]+)", re.I)
+_BEFORE_ZH = re.compile(r"([\u4e00-\u9fffA-Za-z0-9 ]{2,12}?)(?:之前|以前|前)(?![端面台天年月周往进])")
+_BEFORE_STOP = {
+    "i",
+    "we",
+    "my",
+    "the",
+    "a",
+    "an",
+    "our",
+    "me",
+    "us",
+    "he",
+    "she",
+    "they",
+    "i'd",
+    "i'm",
+    "had",
+    "got",
+}
+
+
+def before_what(query: str) -> frozenset[str]:
+    """The words of X in a question about the value before X ("before the Tesla", "读博之前"); empty when the
+    question names no X ("我以前住在哪", "which phone did I have before?")."""
+    match = _BEFORE_EN.search(query)
+    if match:
+        words = {w for w in _words(match.group(1)) if w.lower() not in _BEFORE_STOP}
+        return frozenset(words)
+    match = _BEFORE_ZH.search(query)
+    if match:
+        named = re.sub(r"^(?:我们|我|用户|咱们|咱)", "", match.group(1).strip())
+        if len(named) >= 2:
+            return _words(named)
+    return frozenset()
+
+
+def previous_first(hits: list[Hit], sims: np.ndarray, named: frozenset[str], model: str) -> list[Hit]:
+    """For a question about the value before X: the hit holding most of X's words (at least half; the
+    best-placed of equals) is the newer value; the older hit most similar to it (at least "related", among its
+    VERSION_NEIGHBOURS most similar, about the same person) goes first, right before it. Nothing else moves.
+    `sims` are the hits' similarities in `hits`' order."""
+    if not named or len(hits) < 2:
+        return hits
+    shared = [len(named & _words(h.row["content"])) for h in hits]
+    pivot = max(range(len(hits)), key=lambda i: (shared[i], -i))
+    if shared[pivot] * 2 < len(named):
+        return hits
+    from ..dedup import is_cross_lingual
+
+    p = hits[pivot]
+    when, person = _version_time(p.row), holder(p.row["content"])
+    older = [
+        j
+        for j, h in enumerate(hits)
+        if j != pivot
+        and h.neighbour_of is None
+        and _version_time(h.row) < when
+        and holder(h.row["content"]) == person
+        and sims[pivot, j]
+        >= related_threshold(model, cross_lingual=is_cross_lingual(p.row["content"], h.row["content"]))
+    ]
+    # As for versions (version_groups): with e5-small unrelated texts reach "related", so the older one must be
+    # among the newer one's VERSION_NEIGHBOURS most similar hits ("用户英文不错，雅思考过7.5分" is "related" to
+    # "把奶茶戒了" too).
+    close = set(np.argsort(-sims[pivot])[: VERSION_NEIGHBOURS + 1].tolist())
+    older = [j for j in older if j in close]
+    if not older:
+        return hits
+    best = max(older, key=lambda j: sims[pivot, j])
+    first = hits[best]
+    rest = [h for j, h in enumerate(hits) if j != best]
+    place = min(pivot, rest.index(p))
+    first.score = max(first.score, p.score)
+    return rest[:place] + [first] + rest[place:]
+
+
 def keyword_text(query: str, when: str) -> str:
     """What the keyword side matches of a question: a question about now less its words about now.
 

@@ -31,6 +31,7 @@ from .ranking import (
     Backdrop,
     Hit,
     add_neighbours,
+    before_what,
     cross_language_offset,
     current_first,
     diversify,
@@ -38,6 +39,7 @@ from .ranking import (
     keyword_text,
     neighbour_lenders,
     order_near_duplicates,
+    previous_first,
     query_terms,
     question_time,
     relevance_floor,
@@ -153,7 +155,13 @@ def context_and_duplicates(
             gap=1.0 if when else VERSION_GAP,
             mutual=not when,
         )
-        hits = current_first(head, groups, past=when == "past", year=year, floor=floor) + hits[top_k * 2 :]
+        head = current_first(head, groups, past=when == "past", year=year, floor=floor)
+        # "What did I drive before the Tesla?": the value before the one the question names goes first.
+        named = before_what(query) if when == "past" else frozenset()
+        if named:
+            order = [place[h.id] for h in head]
+            head = previous_first(head, sims[np.ix_(order, order)], named, model)
+        hits = head + hits[top_k * 2 :]
     return hits
 
 
