@@ -71,7 +71,9 @@ is out-of-sample evidence), then used for tuning like the tuning half; none is h
             changes in their own words), judged on the round's start rules and before it was read, then tuned on
     probe20 bench/data/extraction_probe20.jsonl, 100 more (all multi-turn; run-on and voice-typed messages, several
             people in one message, changes told in free words), judged on the session's start rules, then read
-Readers' verdicts on every candidate of the held-out half and probe9 to probe20: bench/extraction_judged.py.
+    probe21 bench/data/extraction_probe21.jsonl, 100 more by another author (all multi-turn; 41 with nothing to
+            store: take-backs, hypotheticals, others' facts, background for one reply), judged, never read
+Readers' verdicts on every candidate of the held-out half and probe9 to probe21: bench/extraction_judged.py.
 --show-errors SET without --half scores that set only.
 
 Figures of the rule path at the end of the take-back round (its start in brackets), precision / recall:
@@ -162,6 +164,7 @@ PROBES = {  # written while the rules were changed: more tuning sets, each score
     "probe18": DATA / "extraction_probe18.jsonl",
     "probe19": DATA / "extraction_probe19.jsonl",
     "probe20": DATA / "extraction_probe20.jsonl",
+    "probe21": DATA / "extraction_probe21.jsonl",
 }
 HALF_NAMES = ("tune", "held-out")
 CLASSES = (
