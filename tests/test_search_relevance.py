@@ -301,6 +301,10 @@ def test_the_value_before_the_one_named_goes_first():
     named = before_what("What car did I drive before the Tesla?")
     out = previous_first(hits, sims, named, "multilingual-e5-small")
     assert [h.id for h in out] == [4, 1, 2, 3, 5] and vw.score == 0.94
+    # the older value above the named one already: it stays where it is
+    order = [3, 2, 0, 1, 4]
+    above = [hits[i] for i in order]
+    assert previous_first(above, sims[np.ix_(order, order)], named, "multilingual-e5-small") == above
     # the question names nothing the hits hold: nothing moves
     assert (
         previous_first(

@@ -736,24 +736,7 @@ def question_time(query: str, now_year: int) -> tuple[str, int | None]:
 # and the memory stating X match the question best, so that memory came first.
 _BEFORE_EN = re.compile(r"\bbefore\s+(?!(?:that|then|now|this|it)\b)([^?？.!,，]+)", re.I)
 _BEFORE_ZH = re.compile(r"([\u4e00-\u9fffA-Za-z0-9 ]{2,12}?)(?:之前|以前|前)(?![端面台天年月周往进])")
-_BEFORE_STOP = {
-    "i",
-    "we",
-    "my",
-    "the",
-    "a",
-    "an",
-    "our",
-    "me",
-    "us",
-    "he",
-    "she",
-    "they",
-    "i'd",
-    "i'm",
-    "had",
-    "got",
-}
+_BEFORE_STOP = frozenset("i we my the a an our me us he she they i'd i'm had got".split())
 
 
 def before_what(query: str) -> frozenset[str]:
@@ -804,11 +787,12 @@ def previous_first(hits: list[Hit], sims: np.ndarray, named: frozenset[str], mod
     if not older:
         return hits
     best = max(older, key=lambda j: sims[pivot, j])
+    if best < pivot:  # above it already
+        return hits
     first = hits[best]
     rest = [h for j, h in enumerate(hits) if j != best]
-    place = min(pivot, rest.index(p))
     first.score = max(first.score, p.score)
-    return rest[:place] + [first] + rest[place:]
+    return rest[:pivot] + [first] + rest[pivot:]
 
 
 def keyword_text(query: str, when: str) -> str:
