@@ -739,6 +739,14 @@ _BEFORE_ZH = re.compile(r"([\u4e00-\u9fffA-Za-z0-9 ]{2,12}?)(?:之前|以前|前
 _BEFORE_STOP = frozenset("i we my the a an our me us he she they i'd i'm had got".split())
 
 
+def _related(a: Hit, b: Hit, sim: float, model: str) -> bool:
+    """The two hits are at least "related" (memory.thresholds; across languages its cross-lingual level)."""
+    from ..dedup import is_cross_lingual
+
+    cross = is_cross_lingual(a.row["content"], b.row["content"])
+    return sim >= related_threshold(model, cross_lingual=cross)
+
+
 def before_what(query: str) -> frozenset[str]:
     """The words of X in a question about the value before X ("before the Tesla", "读博之前"); empty when the
     question names no X ("我以前住在哪", "which phone did I have before?")."""
@@ -765,8 +773,6 @@ def previous_first(hits: list[Hit], sims: np.ndarray, named: frozenset[str], mod
     pivot = max(range(len(hits)), key=lambda i: (shared[i], -i))
     if shared[pivot] * 2 < len(named):
         return hits
-    from ..dedup import is_cross_lingual
-
     p = hits[pivot]
     when, person = _version_time(p.row), holder(p.row["content"])
     older = [
@@ -776,8 +782,7 @@ def previous_first(hits: list[Hit], sims: np.ndarray, named: frozenset[str], mod
         and h.neighbour_of is None
         and _version_time(h.row) < when
         and holder(h.row["content"]) == person
-        and sims[pivot, j]
-        >= related_threshold(model, cross_lingual=is_cross_lingual(p.row["content"], h.row["content"]))
+        and _related(p, h, sims[pivot, j], model)
     ]
     # As for versions (version_groups): with e5-small unrelated texts reach "related", so the older one must be
     # among the newer one's VERSION_NEIGHBOURS most similar hits ("用户英文不错，雅思考过7.5分" is "related" to
@@ -960,7 +965,7 @@ def version_groups(
     """Groups of hits (in `hits`' order) that state one attribute at different times, for this query.
 
     mutual: two hits pair only when each is the other's most similar hit (see VERSION_GAP)."""
-    from ..dedup import changed, is_cross_lingual
+    from ..dedup import changed
 
     parent = list(range(len(hits)))
     nearest = (np.argmax(sims, axis=1) if len(hits) > 1 else np.zeros(len(hits), dtype=int)).tolist()
@@ -998,8 +1003,7 @@ def version_groups(
             # The cheapest test first: with `mutual` only a hit's most similar one can pair with it.
             if mutual and not (nearest[i] == j and nearest[j] == i):
                 continue
-            cross = is_cross_lingual(a.row["content"], b.row["content"])
-            if sims[i, j] < related_threshold(model, cross_lingual=cross):
+            if not _related(a, b, sims[i, j], model):
                 continue
             if holders[i] != holders[j]:
                 continue
