@@ -2736,3 +2736,80 @@ def test_peers_facts_and_values_of_now_told_bare(messages, expected):
 )
 def test_voice_typed_messages_without_a_stop(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
+
+
+def ai(text):
+    return {"role": "ai", "content": text}
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # beside another place, a move to a bare name is the household's (alone it may be the team's)
+        (
+            ["hey can you stop suggesting stuff in Manchester? we moved to Bristol last spring"],
+            ["The user lives in Bristol"],
+        ),
+        # a count or the hours of the business the background named, said of that business
+        (
+            [
+                "Use this as background from now on: I'm a GP running a solo rural practice in Cumbria, "
+                "about 2,000 patients."
+            ],
+            [
+                "The user is a GP running a solo rural practice in Cumbria",
+                "The user's practice has about 2,000 patients",
+            ],
+        ),
+        (
+            ["background for future chats: I run a 奶茶店 in Melbourne CBD with my cousin, open 7 days"],
+            ["The user runs a 奶茶店 in Melbourne CBD with their cousin", "The user's shop is open 7 days"],
+        ),
+        # how long "that" has been, with "that" said before: no statement
+        (["pls remember im vegetarian. been that way like 10 yrs"], ["The user is vegetarian"]),
+        # a moment, and "it" of the message before
+        (["what can i make tonight w chickpeas, im starving"], []),
+        (["mostly boxes onto pallets. been doing it 6 yrs"], []),
+        # a shop's hours are not the user's
+        (["need a sign for my bakery window, we're closed on mondays now"], []),
+        # "just so you know" announces the statement; "so" there starts no clause
+        (["just so you know i'm type 1 diabetic"], ["The user is type 1 diabetic"]),
+    ],
+)
+def test_probe21_forms(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("OK."))]
+    assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a background for this one email only is not kept
+        (
+            ["这封邮件的背景是：我们要给一个客户道歉，发货延迟了一周。就这一封，帮我写一下", "语气再软一点"],
+            [],
+        ),
+        (["Background, just for this one email: our shipment was a week late. Write the apology."], []),
+        # a value corrected in a message typed without stops: the value ends at the space before more Chinese
+        (
+            [
+                "我儿子今年上初一 想给他报个英语补习班 有啥建议",
+                "哦说错了 是初二 初一是去年的事了 老了记性不好",
+            ],
+            ["用户的儿子今年上初二"],
+        ),
+        # a number of the task corrected is not a statement; nor a correction whose subject is left out
+        (["帮我算下房贷 贷一百万 三十年 利率3% 等额本息每月多少", "不对 利率是3.5 不是3"], []),
+        # a switch told without its subject is the user's, and replaces the tool before it
+        (
+            [
+                "我现在用 Notion 做 task management，怎么设置 recurring task",
+                "其实上个月已经全部 migrate 到 Obsidian 了，Notion 只留了些旧文档。",
+            ],
+            ["用户现在使用 Obsidian"],
+        ),
+    ],
+)
+def test_probe21_one_off_and_corrections(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("好的。"))]
+    assert [c.content for c in extract_rules(turns)] == expected

@@ -122,7 +122,7 @@ _ZH_TYPED_BREAK = re.compile(
     r"(?:(?<=[\u4e00-\u9fff]{2})|(?<=[了吧啊呢]))\s+(?=[\u4e00-\u9fff]{2})|(?<=[A-Za-z0-9])\s+(?=我(?:是|在|做|们是|家))|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
 )
 _EN_CLAUSE = re.compile(
-    r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|[;，；])\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so(?!\s+(?:much|hard|bad|badly|many|well|far|long|often|fast|tired|busy|good|happy|excited|done|over|into)\b)|because)\s+|\s+(?:and|but)\s+"
+    r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|[;，；])\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so(?!\s+(?:much|hard|bad|badly|many|well|far|long|often|fast|tired|busy|good|happy|excited|done|over|into|you know)\b)|because)\s+|\s+(?:and|but)\s+"
     r"(?=(?:(?:only|rarely|sometimes|mostly|usually|often|also) )?(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b"
@@ -136,7 +136,7 @@ _EN_CLAUSE = re.compile(
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
-    r"^(?:[\s，,。.!！：:、;；\"'“”‘’「」『』()（）-]|嗯|哦|唉|啊|对了|其实|另外|然后|还有|忘了说|忘说了|补充一下|更新一下|顺便说一下|顺便|说实话|说来好笑|说起来|老实说|坦白说|讲真|"
+    r"^(?:[\s，,。.!！：:、;；\"'“”‘’「」『』()（）-]|嗯|哦|唉|啊|对了|(?:对|是的|没错|对的)(?=[\s，,。！!])|其实|另外|然后|还有|忘了说|忘说了|补充一下|更新一下|顺便说一下|顺便|说实话|说来好笑|说起来|老实说|坦白说|讲真|"
     # "就是我最近开始用 Obsidian 了" ("it's just that …"): a discourse word before the subject
     r"就是(?=我)|算下来|算起来|"
     r"(?:and|but|so|also|oh|well|yeah|hmm+|hm|umm*|uh|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
@@ -362,6 +362,7 @@ _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
     r"\b(?:(?:totally |completely |so |a bit )?(?:lost|confused|stuck) (?:on|with|about)|"
     r"today|tonight|tomorrow|tmrw|tmr|2morrow|right now|rn|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
+    r"starving|famished|(?:is|are|'s) (?:running )?late(?: again)?(?=\W|$)|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
     r"my day|my morning|my week|"
     # a verdict, not a fact: "the internet is awful", "写到吐"
@@ -489,6 +490,17 @@ _COURTESY_CONDITION = re.compile(
     r"你|您|\byou\b|可以的话|可能的话|方便的话|需要的话|必要的话|\bpossible\b|\bneeded\b|\bnecessary\b|\bin doubt\b|\bunsure\b",
     re.I,
 )
+# "这封邮件的背景是：…。就这一封，帮我写一下", "Background, just for this one email: …": what the message tells is
+# for the reply it asks for, not for later
+_ONE_OFF = re.compile(
+    r"就这一(?:封|次|篇|条|回)|仅此一次|只(?:是|用|针对)?(?:这一|这)(?:次|封|篇)(?:用|而已|的)|这次用(?:一下)?就行|下次不用|"
+    r"\bjust (?:for )?this (?:one|once|email|reply|message|letter|time)\b|\bjust this once\b|"
+    r"\bonly (?:for|in) this (?:one|email|reply|message|letter|time|chat|conversation)\b|"
+    r"\bfor this (?:one|email|reply|message|letter) only\b|\bone[- ]off\b",
+    re.I,
+)
+# an explicit wish to keep it, which a one-off scope does not undo
+_ASKED_TO_KEEP = re.compile(r"记住|记下|记一下|\bremember\b|\bkeep in mind\b|\bfrom now on\b|以后", re.I)
 # "算了这个别记了", "don't save that part", "never mind, forget it": the sentence's statements are taken back
 _DONT_KEEP = re.compile(
     r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?算了吧?$|"
@@ -1668,7 +1680,9 @@ _NAMED_EN = re.compile(r"^(?:an? |the )?(?:[\w-]+ ){0,2}?(?:[A-Z0-9][\w.+#-]*)(?
 
 
 _DANGLING_ITEM_EN = re.compile(
-    r"\b(?:it|that|this|them)$|^(?:anything|everything|something)\b|^(?:usually|often|sometimes|maybe)\b(?!.*\b(?-i:[A-Z]))",
+    r"\b(?:it|that|this|them)$|^(?:anything|everything|something)\b|^(?:usually|often|sometimes|maybe)\b(?!.*\b(?-i:[A-Z]))"
+    # how long it has been ("been that way like 10 yrs"): what "that" is, the item before it said
+    r"|^been (?:that way|like that|doing (?:it|this|that))\b",
     re.I,
 )
 _IMPERATIVE_ITEM_EN = re.compile(
@@ -1685,7 +1699,47 @@ _ROLE_ITEM_EN = re.compile(
 )
 
 
-def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
+# A count or the hours of what the background named before ("a solo rural practice in Cumbria, about 2,000
+# patients", "a dairy farm in Wisconsin, 120 cows", "a 奶茶店 in Melbourne CBD, open 7 days"): said of that thing
+_COUNT_ITEM_EN = re.compile(
+    r"^(?:about |around |roughly |over |nearly |almost |~)?[\d,.]+k?\+? "
+    r"(?!(?:years?|yrs?|months?|weeks?|days?|hours?|hrs?|minutes?|mins?|sessions?|times?)\b)[a-z]+(?: [a-z]+){0,3}$",
+    re.I,
+)
+_HOURS_ITEM_EN = re.compile(
+    r"^(?:open|closed) (?:\d|seven|six|five|every|on|mon|tue|wed|thu|fri|sat|sun|daily|weekdays|weekends)",
+    re.I,
+)
+_OWNED_THING_EN = re.compile(
+    r"\b(practice|farm|shop|store|bakery|restaurant|caf[eé]|clinic|studio|salon|business|company|startup|agency|"
+    r"class|account|channel|blog|podcast|newsletter|gym|hotel|guesthouse|firm|lab|department|school|ranch|"
+    r"orchard|stall|kitchen|pharmacy|bar|pub)\b",
+    re.I,
+)
+_OWNED_THING_ZH = {
+    "店": "shop",
+    "馆": "shop",
+    "铺": "shop",
+    "厂": "factory",
+    "园": "farm",
+    "场": "farm",
+    "号": "account",
+}
+
+
+def _owned_thing(said: str) -> str:
+    """The business or account the statements said before name last ("run a 奶茶店 in Melbourne" → "shop")."""
+    found = ""
+    for m in re.finditer(
+        rf"{_OWNED_THING_EN.pattern}|[\u4e00-\u9fff](?P<zh>[{''.join(_OWNED_THING_ZH)}])(?![\u4e00-\u9fff])",
+        said,
+        re.I,
+    ):
+        found = _OWNED_THING_ZH[m.group("zh")] if m.group("zh") else m.group(1).lower()
+    return found
+
+
+def _bare_statements(items: list[str], header: str, zh: bool, said: str = "") -> list[str]:
     """Statements from the bare items of a background list: a state reads "the user is …", a part with
     its role says what the role uses ("用户的前端使用 Next.js"), and the named things are listed together
     under the header's noun ("The user's setup: M2 MacBook Air, external 4K monitor")."""
@@ -1696,6 +1750,11 @@ def _bare_statements(items: list[str], header: str, zh: bool) -> list[str]:
     out: list[str] = []
     named: list[str] = []
     for item in items:
+        if not zh and (_COUNT_ITEM_EN.match(item) or _HOURS_ITEM_EN.match(item)):
+            if thing := _owned_thing(said):
+                verb = "is" if _HOURS_ITEM_EN.match(item) else "has"
+                out.append(f"The user's {thing} {verb} {item}")
+            continue  # of nothing named: "The user's background: about 40 kids" says too little
         if not zh and _DANGLING_ITEM_EN.search(item) or _MOOD.search(item) or _PERIOD.search(item):
             continue  # "flag it" points at what the talk left out; "今晚想去吃 dim sum" is of a moment
         if not zh and re.search(r"\bonly$", item) and not _VERB_EN.search(item):  # "metric units only"
@@ -2294,7 +2353,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 )
         if clauses and (named := _named_before(clauses[-1][0])):
             antecedent = named
-        for text in _bare_statements(bare, header_text, zh):
+        for text in _bare_statements(
+            bare, header_text, zh, _unmark_terms(" ".join(c.content for c in out[first:]), terms)
+        ):
             if not _ABOUT_TALK.search(text):
                 kind = "preference" if text.startswith("The user wants") else "fact"
                 out.append(Candidate(text, kind, 0.95, rule="remember", explicit=True))
@@ -2429,7 +2490,9 @@ _DANGLING_EN = re.compile(
     # or right after the verb: "the user reads these on their watch"
     r"|^the user (?:\w+ )?\w+ (?:them|these|those)\b"
     # a modal and a bare verb, the object left in the clause before ("… and we can't upgrade yet")
-    r"|^the user (?:can't|cannot|can not|won't|couldn't|isn't able to) \w+(?: (?:yet|now|anymore|either|too))?$",
+    r"|^the user (?:can't|cannot|can not|won't|couldn't|isn't able to) \w+(?: (?:yet|now|anymore|either|too))?$"
+    # "The user has been doing it 6 yrs": what "it" is was said before; "The user is closed on mondays": a shop's
+    r"|\b(?:doing|done|did) (?:it|that|this)\b|^the user is (?:closed|open)\b(?! to)",
     re.I,
 )
 
@@ -2438,6 +2501,12 @@ _NAMED_IS_MINE_EN = re.compile(
     r"^(?P<name>(?-i:[A-Z])[\w.+#-]*(?: (?-i:[A-Z])[\w.+#-]*)?) (?P<verb>is|isn't|is not) the user's "
     r"(?P<what>[a-z][a-z -]{1,30}[a-z])$"
 )
+
+
+_VALUE_NOW_ZH = re.compile(
+    r"现在|目前|为|定在|改成|改到|改为|改在|换成|换到|推迟到|推到|提前到|延到|延期到|挪到|调到"
+)
+_NO_SUBJECT_ZH = re.compile(r"(?:以后|之后|后来|从此|都|就|也|还|又|再|那|这|每)")
 
 
 def _well_formed(text: str, zh: bool, rule: str) -> bool:
@@ -2456,6 +2525,10 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
             and rule == "correction"
             and bool(_VERB_ZH.search(text))
             and not _PRONOUN_ZH.match(text)  # "她刚满八岁": whose, nobody named
+            # a value now of a thing named first ("周会现在是周三"), not a number of the task ("利率是3.5 不是3")
+            # nor a clause whose subject is left out ("以后都改成周四晚上七点了")
+            and bool(_VALUE_NOW_ZH.search(text))
+            and not _NO_SUBJECT_ZH.match(text)
         )
     if _DANGLING_EN.search(text) or re.match(r"(?:she|he|they)\b", text, re.I):
         return False
@@ -3030,9 +3103,9 @@ def _retaken(statement: str, content: str) -> str:
             statement = re.sub(re.escape(old), new, statement, count=1, flags=re.I)
             break
     for m in _BARE_VALUE.finditer(content):
-        new = re.sub(
-            r"了$|\s+(?:last|this) (?:week|month|year)$|\s+(?:yesterday|today)$", "", m.group("new").strip()
-        )
+        # "说错了 是初二 初一是去年的事了": typed without stops, a space before Chinese ends the value
+        new = re.split(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", m.group("new").strip())[0]
+        new = re.sub(r"了$|\s+(?:last|this) (?:week|month|year)$|\s+(?:yesterday|today)$", "", new)
         if not (first := _SHAPE_TOKEN.match(new)):
             continue
         kind = _shape(first.group(0))
@@ -3322,6 +3395,18 @@ _WE_MOVED = re.compile(
     r"(?:^|(?<=[.!?,;]\s))[Ww]e(?:'ve| have)? (?=(?:just |recently |finally |also )?moved from [A-Z][\w.]*(?: [A-Z][\w.]*)* "
     r"to [A-Z])"
 )
+# "can you stop suggesting stuff in Manchester? we moved to Bristol last spring": beside another place or the home,
+# a move to a bare name is the household's (alone, "we moved to Postgres last year" may be the team's)
+_WE_MOVED_TO = re.compile(
+    r"(?:^|(?<=[.!?,;]\s))[Ww]e(?:'ve| have)? (?=(?:just |recently |finally |also )?moved (?:back )?to [A-Z][a-z]+"
+    r"(?: [A-Z][a-z]+)?(?: (?:last|this) \w+|\s+in (?:19|20)\d\d| a (?:few|couple)| \w+ (?:years?|months?) ago| recently)?"
+    r"(?:[.!?,;]|$))"
+)
+_HOME_CONTEXT_EN = re.compile(
+    r"\b(?:in|near|around|from) (?-i:[A-Z])[a-z]+\b(?! (?:moved|to)\b)|\b(?:house|home|apartment|flat|neighbou?rhood|"
+    r"city|town|kids?|school|landlord|rent)\b",
+    re.I,
+)
 _WORK_THINGS_EN = re.compile(
     r"\b(?:team|repo|stack|database|db|server|cloud|code|deploy|api|app|tool|tools|platform|framework|sprint|"
     r"backend|frontend|infra|CI|pipeline|tickets?|migrat\w*)\b",
@@ -3365,10 +3450,26 @@ def _voice_typed(text: str) -> str:
     return text
 
 
+# "其实上个月已经全部迁到 Obsidian 了": a switch told without its subject is the speaker's
+_PRO_DROP_SWITCH_ZH = re.compile(
+    r"(?:^|(?<=[，,。！!？?；;\s]))(?P<lead>(?:其实|不过|但是?|哦|噢|诶|嗯|对了)?[，,\s]*)"
+    r"(?=(?:上个?月|去年|今年|年初|最近|前阵子|前几天|早就|已经|\s)*(?:都|全部?)\s*(?:迁移到|迁到|改用|换用|切换到|切到)"
+    r"\s*[A-Za-z])"
+)
+
+
 def _typed_english(text: str) -> str:
     text = _DIALECT_I_ZH.sub("我", text)
+    text = re.sub(
+        r"(?<=[\u4e00-\u9fff])\s*(?:migrated?|switch(?:ed)?)\s*到", "迁移到", text
+    )  # "全部 migrate 到 X"
+    text = _PRO_DROP_SWITCH_ZH.sub(lambda m: m.group("lead") + "我", text)
     text = _TYPED_EN.sub(lambda m: _TYPED_EN_AS[m.group(0)], text)
-    return text if _WORK_THINGS_EN.search(text) else _WE_MOVED.sub("I ", text)
+    if _WORK_THINGS_EN.search(text):
+        return text
+    if _HOME_CONTEXT_EN.search(_WE_MOVED_TO.sub("", text)):
+        text = _WE_MOVED_TO.sub("I ", text)
+    return _WE_MOVED.sub("I ", text)
 
 
 def _superseded(out: list[Candidate], old: Candidate, new: Candidate) -> list[Candidate]:
@@ -3431,7 +3532,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             owner = _owner_named(content) or owner
             continue
         mine: list[Candidate] = []
-        for candidate in _message_candidates(content, antecedent, owner):
+        for candidate in (
+            []
+            if _ONE_OFF.search(content) and not _ASKED_TO_KEEP.search(content)
+            else _message_candidates(content, antecedent, owner)
+        ):
             key = candidate.content.lower()
             if (
                 key in seen
