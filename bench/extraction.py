@@ -72,8 +72,11 @@ is out-of-sample evidence), then used for tuning like the tuning half; none is h
     probe20 bench/data/extraction_probe20.jsonl, 100 more (all multi-turn; run-on and voice-typed messages, several
             people in one message, changes told in free words), judged on the session's start rules, then read
     probe21 bench/data/extraction_probe21.jsonl, 100 more by another author (all multi-turn; 41 with nothing to
-            store: take-backs, hypotheticals, others' facts, background for one reply), judged, never read
-Readers' verdicts on every candidate of the held-out half and probe9 to probe21: bench/extraction_judged.py.
+            store: take-backs, hypotheticals, others' facts, background for one reply), judged, then read and
+            tuned on in the session after the one that wrote it
+    probe22 bench/data/extraction_probe22.jsonl, 100 more by another author (all multi-turn; 44 with nothing to
+            store), judged on the rules of the session that wrote it, never read
+Readers' verdicts on every candidate of the held-out half and probe9 to probe22: bench/extraction_judged.py.
 --show-errors SET without --half scores that set only.
 
 Figures of the rule path at the end of the take-back round (its start in brackets), precision / recall:
@@ -165,6 +168,7 @@ PROBES = {  # written while the rules were changed: more tuning sets, each score
     "probe19": DATA / "extraction_probe19.jsonl",
     "probe20": DATA / "extraction_probe20.jsonl",
     "probe21": DATA / "extraction_probe21.jsonl",
+    "probe22": DATA / "extraction_probe22.jsonl",
 }
 HALF_NAMES = ("tune", "held-out")
 CLASSES = (
