@@ -16,6 +16,7 @@ from memory.search.ranking import (
     final_score,
     final_weights,
     holder,
+    neighbour_similarities,
     people_asked,
     previous_first,
     question_time,
@@ -574,6 +575,40 @@ def test_for_a_question_about_now_a_version_must_be_among_the_closest_hits():
     groups = version_groups(hits, sims, "multilingual-e5-small", 0.0, gap=1.0, mutual=False)
     # The newer memory that says "now" about something else is not the old address's new version.
     assert next(sorted(h.id for h in g) for g in groups if old in g) == [1, 2]
+
+
+def test_a_new_value_in_the_other_language_is_a_version_for_a_question_about_now(settings):
+    import numpy as np
+
+    settings.SEARCH_RANKING = "relevance"
+    # A mostly Chinese subject: the old car in Chinese, the new one in English. Across languages e5-small puts
+    # even a translation below the Chinese fillers, so the English new value was among neither's nearest.
+    old = _hit(1, 0.31, "用户开一辆白色的大众朗逸。", 2018)
+    fillers = [
+        _hit(2 + n, 0.03, text, 2020) for n, text in enumerate(("用户养了一只柯基。", "用户在携程上班。"))
+    ]
+    runners = [
+        _hit(4 + n, 0.01, text, 2021)
+        for n, text in enumerate(
+            ("The user ran a marathon.", "The user plays Go.", "The user reads Le Monde.")
+        )
+    ]
+    new = _hit(7, 0.004, "The user drives a blue Tesla Model 3.", 2022)
+    hits = [old, *fillers, *runners, new]
+    sims = np.full((7, 7), 0.75, dtype=np.float32)  # across languages
+    sims[:3, :3] = 0.92  # the Chinese memories among themselves
+    sims[3:, 3:] = 0.80  # the English ones
+    sims[0, 1:3] = sims[1:3, 0] = 0.905
+    sims[0, 6] = sims[6, 0] = 0.785  # the two cars: "related" across languages (0.77), fourth in raw order
+    np.fill_diagonal(sims, 0.0)
+    model = "multilingual-e5-small"
+    near = neighbour_similarities(hits, sims, model)
+    assert near[0, 6] == pytest.approx(0.785 + 0.065, abs=1e-4)  # across languages: the languages' gap added
+    assert near[0, 1] == pytest.approx(0.905, abs=1e-4)  # within one language: as it was
+    groups = version_groups(hits, sims, model, 0.0, gap=1.0, mutual=False)
+    assert next(sorted(h.id for h in g) for g in groups if old in g) == [1, 7]
+    ordered = current_first(hits, groups, past=False, year=None, floor=0.0)
+    assert ordered[0] is new
 
 
 def test_confidence_and_scope_only_break_ties(settings):

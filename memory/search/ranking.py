@@ -787,7 +787,8 @@ def previous_first(hits: list[Hit], sims: np.ndarray, named: frozenset[str], mod
     # As for versions (version_groups): with e5-small unrelated texts reach "related", so the older one must be
     # among the newer one's VERSION_NEIGHBOURS most similar hits ("用户英文不错，雅思考过7.5分" is "related" to
     # "把奶茶戒了" too).
-    close = set(np.argsort(-sims[pivot])[: VERSION_NEIGHBOURS + 1].tolist())
+    near = neighbour_similarities(hits, sims, model)
+    close = set(np.argsort(-near[pivot])[: VERSION_NEIGHBOURS + 1].tolist())
     older = [j for j in older if j in close]
     if not older:
         return hits
@@ -953,6 +954,21 @@ def _same_slot(a: Hit, b: Hit) -> bool:
     return bool((slots(a.row["content"]) & slots(b.row["content"])) - _BROAD_SLOTS)
 
 
+def neighbour_similarities(hits: list[Hit], sims: np.ndarray, model: str) -> np.ndarray:
+    """The similarities by which a hit's nearest hits are told (version_groups, previous_first): a pair in two
+    languages taken as near as its cosine plus the model's gap between where unrelated texts sit in one
+    language and across languages (cross_language_offset, as the vector side's candidates are). With e5-small
+    a Chinese memory's nearest hits are Chinese whatever they say (unrelated pairs sit at 0.82 in one
+    language, 0.755 across), so the English new value of a Chinese old one ("The user drives a blue Tesla
+    Model 3." / "用户开一辆白色的大众朗逸。") was never among either's nearest, and the old value stayed first for
+    "我现在开的是什么车？". Whether two hits are related at all is still read from their own cosine."""
+    offset = cross_language_offset(model)
+    if not offset or len(hits) < 2:
+        return sims
+    chinese = np.array([has_cjk(h.row["content"]) for h in hits])
+    return sims + np.float32(offset) * (chinese[:, None] != chinese[None, :])
+
+
 def version_groups(
     hits: list[Hit],
     sims: np.ndarray,
@@ -968,9 +984,10 @@ def version_groups(
     from ..dedup import changed
 
     parent = list(range(len(hits)))
-    nearest = (np.argmax(sims, axis=1) if len(hits) > 1 else np.zeros(len(hits), dtype=int)).tolist()
+    near = neighbour_similarities(hits, sims, model)
+    nearest = (np.argmax(near, axis=1) if len(hits) > 1 else np.zeros(len(hits), dtype=int)).tolist()
     close = (
-        None if mutual else [set(row.tolist()) for row in np.argsort(-sims, axis=1)[:, :VERSION_NEIGHBOURS]]
+        None if mutual else [set(row.tolist()) for row in np.argsort(-near, axis=1)[:, :VERSION_NEIGHBOURS]]
     )
     # Per hit once: whether it may be a version at all, and its time (the pair loop is quadratic).
     # An event is a happening, not a state, except one that states a change ("Switched to an iPhone 14",
