@@ -1727,14 +1727,15 @@ _OWNED_THING_ZH = {
 }
 
 
+_OWNED_THING = re.compile(
+    rf"{_OWNED_THING_EN.pattern}|[\u4e00-\u9fff](?P<zh>[{''.join(_OWNED_THING_ZH)}])(?![\u4e00-\u9fff])", re.I
+)
+
+
 def _owned_thing(said: str) -> str:
     """The business or account the statements said before name last ("run a 奶茶店 in Melbourne" → "shop")."""
     found = ""
-    for m in re.finditer(
-        rf"{_OWNED_THING_EN.pattern}|[\u4e00-\u9fff](?P<zh>[{''.join(_OWNED_THING_ZH)}])(?![\u4e00-\u9fff])",
-        said,
-        re.I,
-    ):
+    for m in _OWNED_THING.finditer(said):
         found = _OWNED_THING_ZH[m.group("zh")] if m.group("zh") else m.group(1).lower()
     return found
 
@@ -1750,10 +1751,10 @@ def _bare_statements(items: list[str], header: str, zh: bool, said: str = "") ->
     out: list[str] = []
     named: list[str] = []
     for item in items:
-        if not zh and (_COUNT_ITEM_EN.match(item) or _HOURS_ITEM_EN.match(item)):
+        hours = not zh and bool(_HOURS_ITEM_EN.match(item))
+        if hours or not zh and _COUNT_ITEM_EN.match(item):
             if thing := _owned_thing(said):
-                verb = "is" if _HOURS_ITEM_EN.match(item) else "has"
-                out.append(f"The user's {thing} {verb} {item}")
+                out.append(f"The user's {thing} {'is' if hours else 'has'} {item}")
             continue  # of nothing named: "The user's background: about 40 kids" says too little
         if not zh and _DANGLING_ITEM_EN.search(item) or _MOOD.search(item) or _PERIOD.search(item):
             continue  # "flag it" points at what the talk left out; "今晚想去吃 dim sum" is of a moment

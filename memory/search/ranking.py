@@ -965,7 +965,8 @@ def neighbour_similarities(hits: list[Hit], sims: np.ndarray, model: str) -> np.
     offset = cross_language_offset(model)
     if not offset or len(hits) < 2:
         return sims
-    chinese = np.array([has_cjk(h.row["content"]) for h in hits])
+    # across languages as dedup.is_cross_lingual has it (one Chinese, the other not), read once per hit
+    chinese = np.array([language(h.row["content"]) == "zh" for h in hits])
     return sims + np.float32(offset) * (chinese[:, None] != chinese[None, :])
 
 
