@@ -2813,3 +2813,96 @@ def test_probe21_forms(messages, expected):
 def test_probe21_one_off_and_corrections(messages, expected):
     turns = [m for text in messages for m in (human(text), ai("好的。"))]
     assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # an opener and a condition before the instruction are the instruction's
+        (
+            ["From now on, when you give me code, use Rust, not Go."],
+            ["The user wants the assistant to use Rust when it gives the user code"],
+        ),
+        (
+            ["from now on when you write SQL for me use lowercase keywords"],
+            ["The user wants the assistant to use lowercase keywords when it writes SQL for the user"],
+        ),
+        # a question after a label asks; it is not a fact
+        (["First one: what's a good tagline for our honey jars"], []),
+        # a question run on after a fact, typed without stops, is cut off
+        (
+            ["my daughter ada just turned 6 what are good ways to get her reading on her own"],
+            ["The user's daughter ada just turned 6"],
+        ),
+        # a head count said without its subject is the user's team
+        (
+            ["I work for a logistics firm in Hamburg. Team of 9, I'm the only data person."],
+            [
+                "The user works for a logistics firm in Hamburg",
+                "The user's team has 9 people",
+                "The user is the only data person",
+            ],
+        ),
+        (["I'm on a team of 8 engineers"], ["The user's team has 8 engineers"]),
+        # taken back because it was someone else's
+        (["new fact: I'm allergic to kiwi", "wait no ignore that, I was thinking of someone else"], []),
+        # a happening without its subject, a moment that will pass
+        (["spilled tea on my keyboard, the usual friday mess", "thanks, I'll be fine"], []),
+        # "their" of parents named before
+        (["write a toast for my parents' 30th, I'm their only kid"], ["The user is an only child"]),
+        # remember asked as a question, with an instruction after "so"
+        (
+            ["could you keep in mind that I'm in Canada, so use metric units?"],
+            ["The user is in Canada", "The user wants the assistant to use metric units"],
+        ),
+        (
+            ["please remember to use British spelling"],
+            ["The user wants the assistant to use British spelling"],
+        ),
+        # "and use JAWS" is what the user does, not an instruction
+        (["Keep this in mind: I'm blind and use JAWS"], ["The user is blind"]),
+        # what the fact does to the question is not part of it
+        (["I'm diabetic too which makes it harder"], ["The user is diabetic"]),
+        # what the user asks to put in a text is still about them
+        (
+            ["draft a note to my landlord, mention I've lived here six years"],
+            ["The user has lived here six years"],
+        ),
+    ],
+)
+def test_probe22_english(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("OK."))]
+    assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a measure typed after a number without a comma opens a clause; a goal is not the value now
+        (
+            ["我28岁 身高172 现在体重80公斤 想减到70 平时很少运动"],
+            ["用户28岁", "用户身高172", "用户现在体重80公斤", "用户平时很少运动"],
+        ),
+        # an age said bare after a self-description is the user's; after a pet it is not
+        (["我是会计，四十岁"], ["用户是会计", "用户四十岁"]),
+        # a name the message gives a child or a pet is theirs later in the message
+        (
+            ["家里两个娃 老大叫小雨上三年级 老二叫小米才一岁 小米对牛奶过敏"],
+            ["用户家有两个娃，老大叫小雨上三年级，老二叫小米才一岁", "用户的孩子小米对牛奶过敏"],
+        ),
+        # the same speaker's habits said next without a subject
+        (
+            ["本人设计师，在杭州", "主要做UI 最近在学Blender"],
+            ["用户是设计师", "用户在杭州", "用户主要做UI", "用户最近在学Blender"],
+        ),
+        # a name, then the next thing of the user's and what it is
+        (["我在用ThinkPad X1 手机是华为P60 怎么互传文件"], ["用户在使用 ThinkPad X1", "用户的手机是华为P60"]),
+        # fragments: an object lost, a when-clause alone, a place pointed at, a plan not begun
+        (["这些缩写我看不懂", "我说「日报」的时候"], []),
+        (["帮我给物业写个说明，我在这住了五年了"], []),
+        (["假如每个月存三千，十年后有多少", "只是算算 我还没开始存"], []),
+    ],
+)
+def test_probe22_chinese(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("好的。"))]
+    assert [c.content for c in extract_rules(turns)] == expected

@@ -115,11 +115,21 @@ _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是
 # Where a phone keyboard's user leaves out the commas: a space between two runs of Chinese ("我闺女才四岁
 # 每天早上我送她去幼儿园"), 然后 run on to what came before ("开了二十多年了然后我血压有点高"), and a sentence
 # particle before the next subject ("我跟你说一下啊我是开出租车的").
+_LATIN_OBJECT_THEN_ZH = re.compile(
+    r"(?<=[A-Za-z0-9])\s+(?=怎么|如何|有没有|有啥|能不能|最近|平时|现在|目前|每天|一般|经常|打算|准备)"
+)
+_VERB_BEFORE_LATIN_ZH = re.compile(
+    r"(?:是|做|写|用|学|管|读|开|搞|玩|买|换)[\u4e00-\u9fff]{0,4}\s*[A-Za-z0-9][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*$"
+)
 _TIME_BEFORE_SUBJECT_ZH = re.compile(
     r"(^[哦噢嗯啊诶哎]*|(?<=[，,]))(上个?月|这个月|本月|去年|今年|前年|上上?周|这周|本周|上礼拜|上星期|前几天|前阵子|前段时间)(我们?)(?=[\u4e00-\u9fff])"
 )
 _ZH_TYPED_BREAK = re.compile(
-    r"(?:(?<=[\u4e00-\u9fff]{2})|(?<=[了吧啊呢]))\s+(?=[\u4e00-\u9fff]{2})|(?<=[A-Za-z0-9])\s+(?=我(?:是|在|做|们是|家))|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
+    r"(?:(?<=[\u4e00-\u9fff]{2})|(?<=[了吧啊呢])|(?<=\d[岁斤米号])|(?<=[\u4e00-\u9fff]\d)|(?<=[\u4e00-\u9fff]\d\d)|(?<=[\u4e00-\u9fff]\d{3}))"
+    r"\s+(?=[\u4e00-\u9fff]{2})(?<!\d\s(?=[个岁年月天斤米块元次号点]))"
+    # "我在用MacBook Air M2 手机是小米14": a name, then the next thing of the user's and what it is
+    r"|(?<=[A-Za-z0-9])\s+(?=(?:手机|电脑|笔记本|平板|车|相机|耳机|手表)(?:是|用))"
+    r"|(?<=[A-Za-z0-9])\s+(?=我(?:是|在|做|们是|家))|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
 )
 _EN_CLAUSE = re.compile(
     r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|[;，；])\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so(?!\s+(?:much|hard|bad|badly|many|well|far|long|often|fast|tired|busy|good|happy|excited|done|over|into|you know)\b)|because)\s+|\s+(?:and|but)\s+"
@@ -142,11 +152,15 @@ _LEAD = re.compile(
     r"(?:and|but|so|also|oh|well|yeah|hmm+|hm|umm*|uh|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
     r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|just that|only that|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
-    r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|(?:since|because|as)(?= I\b| I'm\b| my\b(?![^,]*?\b(?:I|I'm|I've|we)\b)))\b)+",
+    r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|"
+    # what the user asks to put in a text is still theirs: "mention I've paid on time for three years"
+    r"(?:mention|say|add|tell (?:him|her|them))(?: that)?(?= (?:I|I'm|I've|my|we|we're|our)\b)|(?:since|because|as)(?= I\b| I'm\b| my\b(?![^,]*?\b(?:I|I'm|I've|we)\b)))\b)+",
     re.I,
 )
 _TRAIL = re.compile(
-    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please|btw|fyi|tbh|tho|actually)|[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
+    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please|btw|fyi|tbh|tho|actually|too|as well)|"
+    # what the fact does to the question at hand: "I'm lactose intolerant too which makes it harder"
+    r"(?<=[a-z])\s+which (?:makes|means|is why|explains)\b[^,.;]*|[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
     re.I,
 )
 
@@ -183,6 +197,10 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
                 and re.fullmatch(r"\s+and\s+", joint)
             ):
                 merged[-1] = f"{merged[-1]} and {part.strip()}"
+            elif last and _INSTRUCTION_OPENER_EN.fullmatch(_clean(last)):
+                # "From now on, when you give me code, use TypeScript": the opener and its condition are the
+                # next clause's
+                merged[-1] = f"{merged[-1].rstrip()}, {part.strip()}"
             elif conj := re.search(r"\b(so|but)\s*$", joint):
                 # ", so nine and ten year olds mostly": after "so" or "but" a clause opens, never a list's tail
                 merged.append(f"{conj.group(1)} {part.strip()}")
@@ -208,6 +226,11 @@ def _clauses(sentence: str, zh: bool) -> list[tuple[str, str]]:
     return [(p.strip(), c) for p in parts if (c := _clean(p))]
 
 
+_INSTRUCTION_OPENER_EN = re.compile(
+    r"(?:from now on|going forward|in (?:the )?future|from here on(?: out)?)"
+    r"(?:, (?:when(?:ever)?|if) you [\w' -]{2,40})?|(?:when(?:ever)?|if) you (?:give|send|write|show) me [\w' -]{2,30}",
+    re.I,
+)
 _PLACE_PHRASE_EN = re.compile(
     r"^(?:near|next to|close to|just outside|outside|right by|not far from|(?:north|south|east|west) of)\s+"
     r"(?:the [\w'.-]+|[A-Z][\w'.-]*)(?: [\w'.-]+){0,3}$"
@@ -270,7 +293,10 @@ _REMEMBER = re.compile(
     r"(?:这件事|这一点|一点|这个)?[\s，,：:、]*"
     r"|^.{0,20}?(?<!\bI )(?<!\bwe )(?<!\byou )(?<!\bI do )(?<!\bI still )(?<!\bI can )(?<!\bto )"
     r"\b(?:remember|note(?=\s+(?:that|this|down|my|these|the following)\b|\s*:)|keep in mind|don'?t forget|do not forget)"
-    r"\b(?:\s+that)?[\s,:]*",
+    r"\b(?:\s+that)?[\s,:]*"
+    # asked as a question: "can you keep in mind that I'm in the UK?"
+    r"|^.{0,12}?\b(?:can|could|would|will) you (?:please |also |just )?(?:remember|keep in mind|note(?= that| down)|save)"
+    r"\b(?: for (?:future reference|later|next time|the future))?(?:\s+that)?[\s,:]*",
     re.I,
 )
 _CLAUSE_MARKER = re.compile(
@@ -506,6 +532,9 @@ _DONT_KEEP = re.compile(
     r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?算了吧?$|"
     r"\b(?:don'?t|do not|no need to)\s+(?:save|store|remember|record|note|keep)\b(?!\s+(?:my|the user))|"
     r"\bforget (?:that|it|I said|I (?:mentioned|told you))\b|\bnever ?mind\b|"
+    # "wait no ignore that, I was thinking of someone else"
+    r"\b(?:ignore|disregard) (?:that|it|what I (?:said|just said)|my last)\b|"
+    r"\bI (?:was thinking of|mixed (?:it|that|you) up with|meant) (?:someone|somebody) else\b|"
     r"\b(?:didn'?t|did not|wouldn'?t|would not) (?:keep|save|store|remember|record)\b|"
     # not settled after all: "nothing decided", "还没定下来"
     r"\bnothing(?:'s| is)? (?:decided|confirmed|final|settled)\b|\bnot (?:decided|confirmed|final|settled) yet\b|"
@@ -577,7 +606,9 @@ _CONDITION_ZH = re.compile(
 )
 # A statement that ends on a counted noun ("…有三个项目"): a following "都…", "一只叫…", "大的…" is about those.
 _COUNTED_END_ZH = re.compile(r"[两三四五六七八九十几\d]+(?:个|只|位|家|条|种|台|套|门)[\u4e00-\u9fff]{1,4}$")
-_ABOUT_COUNTED_ZH = re.compile(r"^(?:都|分别|其中|一(?:个|只|位|家|条|种|台|套|门)|大的|小的|老大)")
+_ABOUT_COUNTED_ZH = re.compile(
+    r"^(?:都|分别|其中|一(?:个|只|位|家|条|种|台|套|门)|大的|小的|老大|老二|老三|老幺)"
+)
 _NEW_VALUE_ZH = re.compile(r"^新(?=[\u4e00-\u9fff])")
 # Children or pets the user looks after, named by number ("给两个孩子辅导作业", "带三只猫").
 _CARES_FOR_ZH = re.compile(
@@ -724,6 +755,8 @@ _CONTINUES_ZH = re.compile(
     # degree adverbs before a verb of liking or being ("特别喜欢恐龙", "非常怕冷")
     r"(?:特别|非常|很|比较|挺|更|最|超级?)(?=[喜爱讨怕恨会能擅]))"
 )
+# an age or a measure of the body said bare after a self-description ("我是程序员，三十五岁", "31岁 身高165")
+_BARE_AGE_ZH = re.compile(r"^(?:[一二三四五六七八九十两\d]{1,3}岁了?$|(?:身高|体重)[\d一二三四五六七八九十])")
 # People or animals one lives with, counted: "With three kids under five, …".
 _PEOPLE_EN = (
     r"(?:a|an|one|two|three|four|five|six|\d+) (?:\w+ )?(?:kids?|children|child|sons?|daughters?|newborn|baby|babies|"
@@ -1111,6 +1144,8 @@ def _third(verb: str) -> str:
         return _EN_IRREGULAR[low]
     if low in {"don't", "do not"}:
         return "does not"
+    if low in {"has", "is", "was", "does", "goes"}:  # already the third person ("He's 84, has Parkinson's")
+        return verb
     if low in _EN_MODALS or low in _EN_PAST or _EN_ED.search(low) or not low.isalpha():
         return verb
     if low.endswith("s") and (low[:-1] in _EN_VERB_BASE or low[:-2] in _EN_VERB_BASE):
@@ -1274,9 +1309,23 @@ def _rewrite_en(clause: str) -> str:
         text,
         flags=re.I,
     )
+    # "we're a team of 4 backend devs", "I'm on a team of 8 engineers": who the team has
+    text = re.sub(
+        rf"^(?:the user's team is|the user is (?:on |in |part of )?)a team of (\d+|{_NUMBER_WORD})"
+        rf"((?: [a-z-]+)?(?: {_TEAM_MEMBERS_EN}))$",
+        r"the user's team has \1\2",
+        text,
+        flags=re.I,
+    )
     if re.match(r"the user\b(?!'s)", text, re.I):  # "The user is deaf in their left ear", not "in the user's"
         text = text[:8] + re.sub(r"\bthe user's\b", "their", text[8:])
     return text[:1].upper() + text[1:]
+
+
+_TEAM_MEMBERS_EN = (
+    r"(?:people|persons|folks|engineers|developers|devs|designers|members|employees|staff|nurses|teachers|"
+    r"analysts|researchers|scientists|testers|writers|editors|volunteers)"
+)
 
 
 def statement_form(text: str) -> bool:
@@ -1342,6 +1391,8 @@ _HINDSIGHT_EN = re.compile(r"(?:I )?(?:should|could|would)(?: have|'ve)\b", re.I
 def _request(clause: str, zh: bool) -> bool:
     if not zh and _HINDSIGHT_EN.match(clause):  # "Should have said this first": no request
         return False
+    if (label := re.match(r"^[^:：,，]{1,24}[:：]\s*(?=\S)", clause)) and _request(clause[label.end() :], zh):
+        return True  # "First one: what's a good caption for our scones" asks, after its label
     if _QUESTION.search(clause) or _WANT.match(clause):
         return True
     if zh:
@@ -1375,7 +1426,21 @@ def _instruction_statement(clause: str, zh: bool) -> str:
             if not body.startswith(("不要", "别", "永远不要"))
             else "用户要求助手" + body
         )
-    body = re.sub(r"^(?:please|and|also|so)\s+", "", clause, flags=re.I)
+    body = re.sub(
+        r"^(?:(?:please|and|also|so)\s+)*(?:(?:from now on|going forward|in (?:the )?future|from here on(?: out)?),?\s+)?"
+        r"(?:please,?\s+)?",
+        "",
+        clause,
+        flags=re.I,
+    )
+    if when := re.match(
+        r"((?:when(?:ever)?|if) )you (\w+)( [^,]{1,30}?)(?:, (?:please )?| (?:please )?(?=(?:use|reply|answer|write|"
+        r"give|include|add|keep|put|format|show|explain|always|never|don't|do not)\b))(.+)$",
+        body,
+        re.I,
+    ):
+        # "when you give me code, use TypeScript" -> "use TypeScript when it gives the user code"
+        body = f"{when.group(4)} {when.group(1).lower()}it {_third(when.group(2))}{when.group(3)}"
     body = _EN_POSSESSIVE[0][0].sub("the user's", body)
     body = re.sub(r"(?<![\w'])me(?![\w'])", "the user", body, flags=re.I)
     body = re.sub(r"(?<![\w'])your(?![\w'])", "its", body, flags=re.I)
@@ -1579,7 +1644,7 @@ _VALUE_TO_EN = re.compile(
     r"(?P<value2>.+)$"
 )
 _VALUE_TO_ZH = re.compile(
-    r"^(?P<what>[^，,]{1,12}?)(?:已经|也|都|又)*(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调|变)了?(?:到|成|为)了?"
+    r"^(?![想要打准希计目])(?P<what>[^，,]{1,12}?)(?:已经|也|都|又)*(?:涨|降|砍|减|加|增加|减少|扩|缩|升|调整|提高|下调|上调|变)了?(?:到|成|为)了?"
     r"(?P<value>[^，,了]{1,12})了?$"
 )
 # "The user went fully vegan in January" → "The user is vegan": a way of living taken up.
@@ -1872,6 +1937,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
     owned = owner  # the last "my son" / "我妈" named: a following "he" / "她" is about them
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     terms: list[str] = []  # Chinese terms of English sentences, by placeholder
+    named_zh: dict[str, str] = {}  # names the message gives the user's children and pets ("老二叫豆豆")
+    for m in _NAMED_KIN_ZH.finditer(content):
+        named_zh.setdefault(m.group("name"), _NAMED_KIN_AS.get(m.group("who"), m.group("who")))
     for sentence in split_sentences(content):
         # an aside of a clause in brackets is chatter ("two cats (they're sitting on my keyboard rn)")
         sentence = re.sub(r"\s*[(（][^()（）]*?\s[^()（）]*?\s[^()（）]*[)）]", "", sentence)
@@ -1884,6 +1952,12 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             sentence = _mark_terms(sentence, terms)
         if zh:  # "我们 team 的 backend" is read as "我们团队的后端"; names and acronyms stay as written
             sentence = _ZH_TYPED_BREAK.sub("，", sentence)
+            # the object of a verb named in Latin letters, then a question or what the user does lately: "手机是华为P60
+            # 怎么…", "主要做UI 最近在学Blender" (not "所以 meeting 经常要对 PST 时区": there the name is the subject)
+            sentence = _LATIN_OBJECT_THEN_ZH.sub(
+                lambda m: "，" if _VERB_BEFORE_LATIN_ZH.search(m.string[: m.start()]) else m.group(0),
+                sentence,
+            )
             # "这个月我们已经迁到飞书项目了": the time before the subject goes after it
             sentence = _TIME_BEFORE_SUBJECT_ZH.sub(r"\1\3\2", sentence)
             sentence = _NATIONALITY_ZH.sub(lambda m: _NATIONALITY[m.group(1)] + "人", sentence)
@@ -1969,6 +2043,14 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         correction = correction or bool(denied)
         hypothetical = False
         for k, (written, clause) in enumerate(clauses):
+            if (
+                zh
+                and (name := next((n for n in (clause[:3], clause[:2]) if n in named_zh), ""))
+                and len(clause) > len(name) + 1
+                and not clause[len(name) :].startswith("叫")
+            ):
+                kin = named_zh[name]
+                clause = f"我的{kin}{clause}"  # "老二叫豆豆才两岁，豆豆对鸡蛋过敏": 豆豆 is the user's child
             if _DONT_KEEP.search(clause):
                 # "记一下我每周三打羽毛球……算了这个别记了": the sentence's statements so far are taken back
                 del out[first:]
@@ -2047,7 +2129,14 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 continue
             if zh and correction and _DENIED_VERB_ZH.match(clause):
                 continue  # "更正一下，我的猫叫豆豆，不叫咪咪": the old value, denied
-            if topic and not _about_user(clause, zh) and not clause.startswith(topic):
+            if (
+                topic
+                and not _about_user(clause, zh)
+                and not clause.startswith(topic)
+                and not clause.startswith(
+                    ("想", "打算", "准备", "希望", "计划", "目标")
+                )  # a goal, not the value now
+            ):
                 # "后来领导批了八十万" → "预算为八十万", "现在提前到20号了" → "截止日期为20号"
                 value = _NEW_VALUE_AT_END.search(clause)
                 clause = f"{topic}为{value.group('value')}" if value and not joined else topic + clause
@@ -2062,6 +2151,18 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 and not (not zh and re.match(rf"(?:never|don'?t|do not)\s+{_SELF_VERBS_EN}\b", clause, re.I))
                 and not (zh and _QUESTION.search(clause))  # "以后会不会也要 996": a question, not a wish
             )  # "… and never drive": what the user does not do, not an instruction
+            if (
+                not zh
+                and explicit
+                and not standing
+                and _IMPERATIVE_EN.match(clause)
+                and (
+                    k == 0 or re.match(r"(?:so|please|also)\s", written, re.I)
+                )  # not "I'm blind and use JAWS"
+            ):
+                # "remember I'm in the UK, so use British spelling": what the assistant is asked to do for good
+                standing = True
+                clause = re.sub(r"^(?:(?:so|and|to|please|also)\s+)+|\?$", "", clause, flags=re.I)
             if (
                 not standing
                 and (_request(clause, zh) or _request(written, zh))
@@ -2144,7 +2245,12 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 zh
                 and kept_before
                 and out
-                and _ABOUT_COUNTED_ZH.match(clause)
+                and (
+                    _ABOUT_COUNTED_ZH.match(clause)
+                    # "老大叫朵朵，上二年级": the counted one named goes on
+                    or out[-1] is counted
+                    and re.match(r"(?:上|才|在读|读|今年|刚|已经)(?=[\u4e00-\u9fff\d])", clause)
+                )
                 and (_COUNTED_END_ZH.search(out[-1].content) or out[-1] is counted)
             ):
                 out[-1].content += "，" + clause  # "手上有三个项目，都是给银行做的": about the projects
@@ -2175,6 +2281,13 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 or kept_before
                 and (
                     (zh and (_CONTINUES_ZH.match(clause) or _TOPIC_FIRST_ZH.match(clause)))
+                    # the user's own age, not a pet's or a child's named before it
+                    or (
+                        zh
+                        and _BARE_AGE_ZH.match(clause)
+                        and out
+                        and re.match(r"用户(?![的家])", out[-1].content)
+                    )
                     or (not zh and _EN_VERB_START.match(clause))
                 )
             )
@@ -3203,6 +3316,29 @@ _NAMES_THE_PEER = re.compile(
 
 # a thing the user gave up, said beside what they have now ("上海那个公寓已经退租了"): no fact of now
 _ENDED_ZH = re.compile(r"^用户.{0,12}?(?:已经|早就)(?:退租|退掉|卖掉|转让|注销)了?$")
+_NAMED_KIN_ZH = re.compile(
+    r"(?P<who>老大|老二|老三|老幺|儿子|女儿|闺女|大女儿|小女儿|大儿子|小儿子|猫|狗|狗狗|猫咪)(?:的名字)?叫(?P<name>[\u4e00-\u9fff]{2,3}?)"
+    r"(?=[，,。\s上才在是今刚已]|$)"
+)
+_NAMED_KIN_AS = {
+    "老大": "孩子",
+    "老二": "孩子",
+    "老三": "孩子",
+    "老幺": "孩子",
+    "狗狗": "狗",
+    "猫咪": "猫",
+    "闺女": "女儿",
+}
+_IMPERATIVE_EN = re.compile(
+    r"^(?:(?:so|and|to|please|also)\s+)*(?:always\s+|never\s+)?(?:use|reply|answer|respond|write|give|keep|include|format|"
+    r"show|explain|add|put|avoid|stick to|skip|spell|address)\b(?! (?:it|this|that|these|those)\b)",
+    re.I,
+)
+_SUBJECTLESS_HABIT_ZH = re.compile(
+    r"^(?:主要|平时|平常|一般|最近在|每天|每周|经常|目前在|现在在|一直在)(?!是|就是|怎么|如何|要|用什么|哪|什么|多少|几)"
+    r"(?=[\u4e00-\u9fff]{1,6}[A-Za-z\u4e00-\u9fff])"
+)
+_ONLY_CHILD_EN = re.compile(r"^The user is (?:their|his|her) only (?:kid|child)\b.*$")
 _PASSING_STATE_EN = re.compile(
     r"^The user (?:sounds|seems|looks|feels|felt|sounded|seemed|looked)\b"
     r"|^(?:Nah |Yeah |Ok |Okay )?The user is (?:ok|okay|fine|good|alright|all right)$"
@@ -3226,7 +3362,15 @@ _PASSING_STATE_EN = re.compile(
     r"|(?:\.\.\.|…)['\"”]$"
     r"|\b(?:has|has got|got) (?:a |an )(?:\w+ )?(?:headache|migraine|cold|fever|hangover|sore throat)\b"
     # what something does to the user ("Walls of text kill the user"): not a fact about them
-    r"|^(?!The user)[A-Z][^.]*\b(?:kills?|confuses?|annoys?|drives?) the user\b",
+    r"|^(?!The user)[A-Z][^.]*\b(?:kills?|confuses?|annoys?|drives?) the user\b"
+    # what will pass: "I'll be fine", "I'll be ok"
+    r"|^The user will be (?:fine|ok|okay|alright|all right|good)\b"
+    # "the usual monday chaos": a noun phrase of a moment, no statement
+    r"|^The user's (?:usual|typical|classic|regular) (?!.*\b(?:is|are|was|were|has|have|includes?)\b)(?:[\w-]+ ){0,3}[\w-]+$"
+    r"|^The user (?:is|was) (?:their|his|her|its) "  # whose? ("The user is their …" of people not named in it)
+    # a happening told without its subject ("Spilled coffee on my laptop", "Raised beds in my backyard"): a
+    # fragment of a moment, not a statement
+    r"|^(?-i:[A-Z])[a-z]{2,}(?<!e)(?<!ne)ed (?!by\b)(?:[\w'-]+ )*?(?:on|in|at|into|over) the user's\b",
     re.I,
 )
 # "用户这个八字还没一撇", "…直接用这个": a statement leaning on what the talk pointed at
@@ -3250,6 +3394,11 @@ _LOST_PART = re.compile(
     # a test's result without the test, a finding called wrong: "The user tested negative", "用户那次可能是误判"
     r"|^The user tested (?:negative|positive)$|^用户[^，,。]{0,10}?(?:误判|误诊)$"
     r"|^About the user$"
+    # what the user can't read or gets on with, its object lost ("用户看不懂", "用户用得挺顺手"), a when-clause
+    # alone ("用户说「周报」的时候"), a place pointed at ("用户在这租了四年了")
+    r"|^用户[^，,。A-Za-z]{0,3}?(?:看|听|读|学|用|吃|玩)(?:不懂|不惯|不明白|得[挺很还蛮真]?(?:顺手|习惯|惯|舒服|好|明白))(?:的|了)?$"
+    r"|(?:的时候|之前|以后)$|^用户[^，,。]{0,4}?在(?:这|那)(?:里|儿)?(?![个些样么种家])"
+    r"|还没开始"
     # how far the user is from a place, said of the moment: "用户离朝阳挺远的" (not "用户家离公司很近")
     r"|^用户离[^，,。]{1,8}?(?:挺|很|比较|有点|特别|太)?(?:远|近)(?:的|了)?$"
     r"|^The user (?:is|are) (?:(?!\b(?:who|whose|that|which|and|but|because|so|where|when|as|if|what)\b)[^,])*? (?:is|are) "
@@ -3425,6 +3574,12 @@ _VOICE_BREAK_ZH = re.compile(
     r"(?<=[\u4e00-\u9fff]{4})(?<![让给跟帮叫带和对把被问请诉教替陪像比说得为听道等跟是要当])(?=我(?:在|是|做|家|们|今年|每天|平时)|家里)"
     r"|(?<=[\u4e00-\u9fff]{4})(?<![我他她们就都也还你在的要和跟])(?=每天|周末|平时|以后(?=我|你|回答|请))"
 )
+_VOICE_QUESTION_EN = re.compile(
+    r"(?<=[a-z0-9])\s+(?=(?:what(?:'s| are| is| should| would| can| do)|how (?:do|can|should|would|much|many|long|often) "
+    r"(?:I|you|we|they|it|he|she)|which (?:one|is|are|should)|is (?:it|that|this) (?:ok|okay|normal|too|worth|safe|"
+    r"bad|better)|any (?:tips|ideas|advice|suggestions)|should I|can you|could you)\b)",
+    re.I,
+)
 _VOICE_BREAK_EN = re.compile(r"(?<=[a-z0-9])\s+(?=I(?:'m| am| work| live| have| study| teach| run| own)\b)")
 # the words after which "I …" is a clause within the clause, not a new one ("so I'm", "think I'm", "that I work")
 _BEFORE_INNER_CLAUSE_EN = frozenset(
@@ -3445,6 +3600,10 @@ def _voice_typed(text: str) -> str:
     if len(re.findall(r"[\u4e00-\u9fff]", text)) >= 24:
         return _VOICE_BREAK_ZH.sub("，", text)
     if len(text.split()) >= 12:
+        # "our son leo just turned 4 what are good ways to prep him": the question is a sentence of its own
+        text = _VOICE_QUESTION_EN.sub(
+            lambda m: m.group(0) if _last_word(text[: m.start()]) in _BEFORE_INNER_CLAUSE_EN else ". ", text
+        )
         return _VOICE_BREAK_EN.sub(
             lambda m: m.group(0) if _last_word(text[: m.start()]) in _BEFORE_INNER_CLAUSE_EN else ", ", text
         )
@@ -3466,6 +3625,13 @@ def _typed_english(text: str) -> str:
     )  # "全部 migrate 到 X"
     text = _PRO_DROP_SWITCH_ZH.sub(lambda m: m.group("lead") + "我", text)
     text = _TYPED_EN.sub(lambda m: _TYPED_EN_AS[m.group(0)], text)
+    # "… in Lisbon. Team of 6, I'm the only frontend dev": a head count said without its subject is the user's team
+    text = re.sub(
+        rf"(?:^|(?<=[.!;:]\s))(?:a )?team of (?=(?:\d+|{_NUMBER_WORD})\b)",
+        "we're a team of ",
+        text,
+        flags=re.I,
+    )
     if _WORK_THINGS_EN.search(text):
         return text
     if _HOME_CONTEXT_EN.search(_WE_MOVED_TO.sub("", text)):
@@ -3522,6 +3688,15 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         if message.get("role") not in USER_ROLES:
             continue
         content = _voice_typed(_typed_english(message.get("content") or ""))
+        if (
+            previous
+            and all(c.content.startswith("用户") for c in previous)
+            and _SUBJECTLESS_HABIT_ZH.match(content)
+            and not _QUESTION.search(content)
+        ):
+            content = (
+                "我" + content
+            )  # "本人程序员" then "主要写Java后端 最近在自学Go": the same speaker's habits
         if asked and (answer := _answered(asked, content)):
             content = f"{answer} {content}"  # the bare answer is read as the sentence it stands for
         asked = ""
@@ -3550,6 +3725,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
             # "Ok the user is pretty new to coding": the discourse word before the subject goes
             candidate.content = _WORD_BEFORE_SUBJECT.sub("The user", candidate.content)
+            # "I'm their only kid" (of the parents just named): the user is an only child
+            candidate.content = _ONLY_CHILD_EN.sub("The user is an only child", candidate.content)
             # "回答我的时候请给出依据": how the assistant answers
             if m := _ANSWER_ME.match(candidate.content):
                 rest = candidate.content[m.end() :]
