@@ -2906,3 +2906,61 @@ def test_probe22_english(messages, expected):
 def test_probe22_chinese(messages, expected):
     turns = [m for text in messages for m in (human(text), ai("好的。"))]
     assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a working life told without its subject
+        (
+            [
+                "help me write a cover letter for a UX job",
+                "been a line cook for 6 years, did a google UX cert last spring, know Figma. trying to switch careers",
+            ],
+            [
+                "The user has been a line cook for 6 years",
+                "The user did a google UX cert last spring",
+                "The user knows Figma",
+                "The user is trying to switch careers",
+            ],
+        ),
+        (["im 20, majoring in physics"], ["The user is 20", "The user is majoring in physics"]),
+        # after a quoted text its sentence ends: what follows is about the user again
+        (
+            [
+                "Translate into French for my landlord: 'The heater is broken again.' My French is basic, I've been taking evening classes for a year"
+            ],
+            ["The user's French is basic", "The user has been taking evening classes for a year"],
+        ),
+        # what someone else said is theirs
+        (["聊聊旅行吧", "她还说住的酒店老板养了两只猫"], []),
+        (["my friend went to Rome", "she also said the hotel owner keeps three dogs"], []),
+        # a plan denied for now, an absence with its dates
+        (["compare a Kia EV6 and a used Golf, purely hypothetical, I'm not buying a car anytime soon"], []),
+        (["write an out-of-office: I'm away March 3 to March 10"], []),
+    ],
+)
+def test_probe22_round_two_english(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("OK."))]
+    assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a change with 现在 before it keeps one 现在
+        (["我们组的例会现在改成每周四了"], ["用户的团队的例会现在是每周四"]),
+        # a condition told before "你都按…" is an instruction; a 别 after an instruction is one too
+        (["以后我问物理题你都按高一的难度来讲"], ["用户希望助手以后用户问物理题都按高一的难度来讲"]),
+        (
+            ["以后回答我请尽量口语化，别用太多术语"],
+            ["用户希望助手以后回答用户尽量口语化", "用户要求助手别用太多术语"],
+        ),
+        # "那条作废", "当我没说": taken back
+        (["以后推荐餐厅都按清真来", "想了想算了 刚才那条作废"], []),
+        (["我打算明年去考研", "当我没说 随口一提"], []),
+    ],
+)
+def test_probe22_round_two_chinese(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("好的。"))]
+    assert [c.content for c in extract_rules(turns)] == expected

@@ -110,6 +110,8 @@ _EN_SECOND_PREDICATE = (
 
 _SENTENCE_END = re.compile(
     r"(?<=[。！？!?；;～])|(?<=[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF])\s*(?=[A-Z\u4e00-\u9fff])|(?<=[.])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)(?<!\bvs\.)\s+|\n+"
+    # the end of a quoted text: "…don't cook too much.' My Spanish is rusty"
+    r"|(?<=[.!?]['\"’”])\s+(?=[A-Z])"
 )
 _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是|但)")
 # Where a phone keyboard's user leaves out the commas: a space between two runs of Chinese ("我闺女才四岁
@@ -529,7 +531,7 @@ _ONE_OFF = re.compile(
 _ASKED_TO_KEEP = re.compile(r"记住|记下|记一下|\bremember\b|\bkeep in mind\b|\bfrom now on\b|以后", re.I)
 # "算了这个别记了", "don't save that part", "never mind, forget it": the sentence's statements are taken back
 _DONT_KEEP = re.compile(
-    r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?算了吧?$|"
+    r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?算了吧?$|(?:那条|这条|那句|这句|刚才的?)(?:就)?(?:作废|不算数?)|当我没说|"
     r"\b(?:don'?t|do not|no need to)\s+(?:save|store|remember|record|note|keep)\b(?!\s+(?:my|the user))|"
     r"\bforget (?:that|it|I said|I (?:mentioned|told you))\b|\bnever ?mind\b|"
     # "wait no ignore that, I was thinking of someone else"
@@ -778,9 +780,9 @@ _SELF_EN = re.compile(
     r"relocated|graduated)\b|^(?:grew up|born and raised|raised) (?:in|on)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|"
     r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
-    r"^been \w+ing\b|"
+    r"^been \w+ing\b|^been (?:a|an) (?:[\w-]+ ){0,3}[\w-]+ for\b|^trying to (?:switch|change|move into|get into|break into)\b|"
     rf"^(?:so |and )?{_ROLE_NOW_EN}|"
-    r"^(?:living|working|based|studying|teaching|stuck)(?: (?:nights|days|evenings|mornings|weekends|shifts|part-time|"
+    r"^(?:living|working|based|studying|teaching|majoring|minoring|stuck)(?: (?:nights|days|evenings|mornings|weekends|shifts|part-time|"
     r"full-time|remotely))? (?:in|at|as|from|for|on|out of)\b|"
     r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
     rf"^with (?:my )?{_PEOPLE_EN}|^with my (?:[a-z-]+ ){{0,2}}[a-z-]+$|^coming from an? \w|"
@@ -794,6 +796,8 @@ _CALL_ME_ZH = r"^(?:你)?(?:以后)?(?:可以|就|都)*叫我(?![起吃回去来
 _STANDING_ZH = re.compile(
     r"(?:以后|下次|默认|始终|一律|总是|每次)(?:都|请|你|给我|也)*.{0,6}?"
     r"(?:用|回复|回答|叫我|称呼|给我(?!家|们)|写|输出|先|要|别|不要|使用|加上|附上)|"
+    # the condition told first: "以后我问题目相关的你都按初二的难度来讲"
+    r"(?:以后|下次|默认|每次)[^，,。]{0,12}?你(?:都|也|就)?(?:按|用|给|先|要|别|不要)|"
     # (a bare 别 before what is quoted is about the text at hand: "所以别写成 PR 哈：'Fix race…'")
     r"(?:不要|别再|永远不要|(?<![特告区分识])别(?![人的处家扭急])(?![^'\"“‘「：:]*[:：'\"“‘「]))(?:再|总是|每次)?.{0,10}?"
     r"(?:给我|帮我|用|回复|写|输出|加|叫我|发|使用|推荐|提醒)|"
@@ -1209,7 +1213,9 @@ _EN_SELF_LEAD = [
     (re.compile(rf"^(?:so |and )?(?={_ROLE_NOW_EN})", re.I), "the user is "),
     # "been running the place with my dad since I was a teenager": the user has been, a while on
     (re.compile(r"^been (?=\w+ing\b)", re.I), "the user has been "),
-    (re.compile(r"^(?=(?:living|working|based|studying|teaching|stuck)(?: (?:nights|days|evenings|mornings|weekends|"
+    (re.compile(r"^been (?=(?:a|an) (?:[\w-]+ ){0,3}[\w-]+ for\b)", re.I), "the user has been "),
+    (re.compile(r"^(?=trying to (?:switch|change|move into|get into|break into)\b)", re.I), "the user is "),
+    (re.compile(r"^(?=(?:living|working|based|studying|teaching|majoring|minoring|stuck)(?: (?:nights|days|evenings|mornings|weekends|"
                 r"shifts|part-time|full-time|remotely))? (?:in|at|as|from|for|on|out of)\b)", re.I), "the user is "),
     (re.compile(r"^(?=(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) \w)", re.I),
      "the user is "),
@@ -1420,6 +1426,9 @@ def _instruction_statement(clause: str, zh: bool) -> str:
         ):
             return f"用户希望被称为{called.group('name')}"
         body = re.sub(r"^(?:请你?|麻烦你?)|(?<=以后|下次|默认|始终|总是|每次)请", "", clause)
+        body = re.sub(
+            r"(?<=[\u4e00-\u9fff])请(?=尽量|不要|别|用|给|把|多|少|直接|先)", "", body
+        )  # "…的问题请尽量简短"
         body = re.sub(r"我", "用户", body).replace("你", "")
         return (
             "用户希望助手" + body
@@ -1626,7 +1635,10 @@ def _switched(statement: str) -> str:
         # "时间改成周五上午十点": the time of a thing not named is the task's, not a thing of the user's
         and not re.fullmatch(r"(?:那个|这个|会议|开会)?(?:时间|日期|地点|时间地点)", m.group("what").strip())
     ):
-        return f"{m.group('what')}现在是{m.group('when')}"
+        what = re.sub(r"(?<=.)(?:现在|目前|已经)+$", "", m.group("what"))  # "周会现在改成每周三了": one 现在
+        return (
+            f"{what}现在是{m.group('when')}" if what != m.group("what") or "现在" not in what else statement
+        )
     return statement
 
 
@@ -1705,7 +1717,8 @@ _PARTICIPLE_EN = re.compile(
 )
 _EN_VERB_START = re.compile(
     r"^(?:also |just |usually |often |mostly |now |still |only |always |rarely |sometimes )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
-    rf"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches|{_EN_VERB_S})\b"
+    rf"study|code|write|build|started|do|am|is|are|has|works|lives|uses|sells|runs|teaches|know|knows|did|{_EN_VERB_S})\b"
+    r"(?! (?:what|how|why|if|whether|it|that|this)\b)"
     rf"|^(?:don't|do not|doesn't|does not|never) (?={_EN_VERB_FORMS}\b)"
     r"|^(?:based|located|spread|split|scattered|distributed|stationed|settled|born|raised) (?:across|in|over|between|around|among|at|on|from)\b"
     rf"|^(?:also |just |usually |often |mostly |now |still |then |later )*{_EN_SECOND_PREDICATE}",
@@ -1941,6 +1954,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
     for m in _NAMED_KIN_ZH.finditer(content):
         named_zh.setdefault(m.group("name"), _NAMED_KIN_AS.get(m.group("who"), m.group("who")))
     for sentence in split_sentences(content):
+        if _THIRD_PERSON_TOLD.match(sentence):
+            continue  # "他还说在大理住的民宿超好 老板养了三只狗": what someone else told, not about the user
         # an aside of a clause in brackets is chatter ("two cats (they're sitting on my keyboard rn)")
         sentence = re.sub(r"\s*[(（][^()（）]*?\s[^()（）]*?\s[^()（）]*[)）]", "", sentence)
         # "我女儿生日是6月12号，哦不是，是6月21号": a value taken back at once gives way to the one after it
@@ -2042,6 +2057,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         }
         correction = correction or bool(denied)
         hypothetical = False
+        instructed = (
+            False  # an instruction was written from this sentence: "…尽量简短，别一上来就列一二三" goes on
+        )
         for k, (written, clause) in enumerate(clauses):
             if (
                 zh
@@ -2151,6 +2169,13 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 and not (not zh and re.match(rf"(?:never|don'?t|do not)\s+{_SELF_VERBS_EN}\b", clause, re.I))
                 and not (zh and _QUESTION.search(clause))  # "以后会不会也要 996": a question, not a wish
             )  # "… and never drive": what the user does not do, not an instruction
+            if (
+                zh
+                and instructed
+                and not standing
+                and re.match(r"(?:也|并且|而且|还)?(?:别|不要)(?!说|提)", clause)
+            ):
+                standing = True
             if (
                 not zh
                 and explicit
@@ -2294,6 +2319,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             if standing and not _about_user_fact(clause, zh):
                 text = _instruction_statement(clause, zh)
                 rule = "instruction"
+                instructed = not text.startswith(
+                    "用户希望被称为"
+                )  # "叫我老周就行 别老周先生周先生的": the name
             elif _about_user(clause, zh) or continues or (background and len(clause) >= 2):
                 clause_v = _value_change(clause) if changed else clause
                 if background and not _about_user(clause, zh) and not continues:
@@ -3338,6 +3366,12 @@ _SUBJECTLESS_HABIT_ZH = re.compile(
     r"^(?:主要|平时|平常|一般|最近在|每天|每周|经常|目前在|现在在|一直在)(?!是|就是|怎么|如何|要|用什么|哪|什么|多少|几)"
     r"(?=[\u4e00-\u9fff]{1,6}[A-Za-z\u4e00-\u9fff])"
 )
+# what another person told: "他还说…", "She also said …"
+_THIRD_PERSON_TOLD = re.compile(
+    r"^(?:[哦噢嗯诶哎]\s*)?(?:他|她|他们|她们)(?:还|也|又|就|当时)?(?:说|讲|跟我说|告诉我)(?!过我|我)"
+    r"|^(?:and )?(?:he|she|they) (?:also |even |just )?(?:said|says|told me|was saying|mentioned)\b(?! (?:I|I'm|my)\b)",
+    re.I,
+)
 _ONLY_CHILD_EN = re.compile(r"^The user is (?:their|his|her) only (?:kid|child)\b.*$")
 _PASSING_STATE_EN = re.compile(
     r"^The user (?:sounds|seems|looks|feels|felt|sounded|seemed|looked)\b"
@@ -3365,6 +3399,9 @@ _PASSING_STATE_EN = re.compile(
     r"|^(?!The user)[A-Z][^.]*\b(?:kills?|confuses?|annoys?|drives?) the user\b"
     # what will pass: "I'll be fine", "I'll be ok"
     r"|^The user will be (?:fine|ok|okay|alright|all right|good)\b"
+    # a plan denied for now ("not buying a car anytime soon"), an absence with its dates ("off Dec 20 to Jan 3")
+    r"|\bnot\b.*\bany ?time soon\b|^The user (?:is|will be) (?:off|away|out|on leave|on vacation|on holiday|out of (?:the )?office)"
+    r"\b.*\b(?:to|until|till|through|-|–)\s*(?:\w+ )?\d"
     # "the usual monday chaos": a noun phrase of a moment, no statement
     r"|^The user's (?:usual|typical|classic|regular) (?!.*\b(?:is|are|was|were|has|have|includes?)\b)(?:[\w-]+ ){0,3}[\w-]+$"
     r"|^The user (?:is|was) (?:their|his|her|its) "  # whose? ("The user is their …" of people not named in it)
