@@ -2292,7 +2292,7 @@ def test_typed_english_households_and_things_moved(messages, expected):
                 ai("好"),
                 human("哦这个月我们已经迁到飞书项目了，按飞书的来改一下"),
             ],
-            ["用户现在使用 飞书项目"],
+            ["用户现在使用飞书项目"],
         ),
         (
             [
@@ -2963,4 +2963,115 @@ def test_probe22_round_two_english(messages, expected):
 )
 def test_probe22_round_two_chinese(messages, expected):
     turns = [m for text in messages for m in (human(text), ai("好的。"))]
+    assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a bare answer takes the place of the word that asked; two questions answered in one breath, one by one
+        (
+            ["我是个退休的厨师 干了四十年", "四十年，辛苦了！现在在哪儿安家？", "成都 没事就去爬山"],
+            ["用户是个退休的厨师", "用户现在在成都安家"],
+        ),
+        (
+            [
+                "我和老公都是医生 帮我想个带孩子出去玩的地方",
+                "孩子多大了？你们在哪个城市？",
+                "四岁 在南京 不想跑太远",
+            ],
+            ["用户和丈夫都是医生", "用户家孩子四岁", "用户在南京"],
+        ),
+        (["帮我看看简历", "你是什么专业的？", "本科 physics，在 UCL"], ["用户是本科 physics专业的"]),
+        (
+            ["I'm a dental hygienist", "What does your clinic use for scheduling?", "Dentrix. which is slow"],
+            ["The user is a dental hygienist", "The user's clinic uses Dentrix for scheduling"],
+        ),
+        (
+            ["we both work from home", "How big is your place?", "1-bed in Bristol"],
+            ["The user works from home", "The user's place is 1-bed in Bristol"],
+        ),
+        # a guess, a question back, two things asked at once: no answer taken
+        (["那部剧太好看了", "你最喜欢哪个角色？", "老三吧 太帅了"], []),
+        (["想报个兴趣班", "你在哪个城市、孩子多大？", "长沙 五岁"], []),
+    ],
+)
+def test_probe23_answers_and_new_values(messages, expected):
+    turns = [{"role": "human" if k % 2 == 0 else "ai", "content": text} for k, text in enumerate(messages)]
+    assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a new value alone, then "now": the value of its kind said before changes
+        (
+            ["our retro is at 4:30, write me a reminder", "5:15 now. they moved it"],
+            ["The user's retro is at 5:15"],
+        ),
+        (
+            ["I've got two dogs, Rex and Bo, need a bigger crate", "well, three now, we took in a puppy"],
+            ["The user has got three dogs", "The user took in a puppy"],
+        ),
+        (["我 rent 每月 2800，帮我算下占比", "3100 了 续约刚涨的"], ["用户房租每月 3100"]),
+        # a move of where the thing is kept names the new place in the old statement
+        (
+            ["我们 team 的代码仓库在 Bitbucket 上，帮我写个 pipeline", "哦 上个月刚 migrate 到 GitLab 了"],
+            ["用户的团队的代码仓库在 GitLab 上"],
+        ),
+        # a product named as what the team is, is what it uses
+        (["帮我优化这个 SQL，我们是 MySQL 8，表有一亿行"], ["用户使用 MySQL 8"]),
+        (["For context: we're all Google Workspace here"], ["The user's team uses Google Workspace here"]),
+    ],
+)
+def test_probe23_new_values(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("OK."))]
+    assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a one-off scope governs the "remember" right after it
+        (["For this email only, remember I'm a doctor, it needs to sound official"], []),
+        # a background written for someone else this time
+        (["背景：这次是帮我同事写的 她在医院做护士 想转岗", "用她的口吻写"], []),
+        # it was asked for a friend
+        (["我住厦门 帮我看看这周末天气", "啊不对 是帮我朋友问的 他住厦门 我不在那"], []),
+        (
+            [
+                "I'm moving to Austin in June, make me a checklist",
+                "ugh nevermind, it fell through",
+                "just forget all that",
+            ],
+            [],
+        ),
+        # a list of common words is material
+        (["keep in mind I'm diabetic, sort this list: apples, bread, rice, milk"], ["The user is diabetic"]),
+        # a text to work on alone
+        (
+            ["translate 'where is the station' into Spanish, I'm deaf", 'and "I need water"'],
+            ["The user is deaf"],
+        ),
+        # moments: someone is here, the user will come back, blanked, off to eat
+        (
+            [
+                "I own a florist in Leeds",
+                "cool, I'll come back later for the captions, the delivery guy is here",
+            ],
+            ["The user owns a florist in Leeds"],
+        ),
+        (["a client asked me today and I blanked"], []),
+        (["今天热死了", "好吧 我去喝杯奶茶"], []),
+        # fragments: a demand without what it demands, a way without a verb, a question word at the end
+        (["最近被迫转 Kotlin 了 公司要求"], []),
+        (["我每天坐地铁上班 从通州到国贸 早上要提前多久出门"], ["用户每天坐地铁上班"]),
+        (["我家狗最近老掉毛咋办"], ["用户养了一只狗"]),  # the dog is had; the question is not
+        # "always meant to" is a past wish, not an instruction; "my whole summer" is nobody
+        (["my late husband was from Cork, always meant to visit"], ["The user's late husband was from Cork"]),
+        (["my whole week is meetings", "gender neutral pls, theyre not finding out"], []),
+    ],
+)
+def test_probe23_precision(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("OK."))]
     assert [c.content for c in extract_rules(turns)] == expected

@@ -383,7 +383,7 @@ _REQUEST_EN = re.compile(
 # a question mark, or the A-not-A question of Chinese ("是不是病了", "有没有推荐", "能不能帮我")
 _QUESTION = re.compile(
     r"[?？]\s*$|(?:是不是|有没有|要不要|能不能|会不会|可不可以|该不该|用不用|行不行|对不对|好不好|需不需要)"
-    r"|有啥|是啥|干啥|为啥|做啥|吃啥|买啥|选啥|送啥|啥好"
+    r"|有啥|是啥|干啥|为啥|做啥|吃啥|买啥|选啥|送啥|啥好|咋办|怎么办|咋整|咋弄"
     r"(?![\u4e00-\u9fff]{0,6}(?:都|也)?(?:无所谓|不重要|不知道|不确定))"
 )
 _MOOD = re.compile(
@@ -524,7 +524,15 @@ _ONE_OFF = re.compile(
     r"就这一(?:封|次|篇|条|回)|仅此一次|只(?:是|用|针对)?(?:这一|这)(?:次|封|篇)(?:用|而已|的)|这次用(?:一下)?就行|下次不用|"
     r"\bjust (?:for )?this (?:one|once|email|reply|message|letter|time)\b|\bjust this once\b|"
     r"\bonly (?:for|in) this (?:one|email|reply|message|letter|time|chat|conversation)\b|"
-    r"\bfor this (?:one|email|reply|message|letter) only\b|\bone[- ]off\b",
+    r"\bfor this (?:one|email|reply|message|letter) only\b|\bone[- ]off\b|"
+    # written for someone else this time: "这次是帮我姐写的", "it's for my sister, not me"
+    r"(?:这次|这回)是?帮(?:我)?[\u4e00-\u9fff]{1,4}?(?:写|问|弄|做)的|\bit'?s for my \w+,? not (?:for )?me\b",
+    re.I,
+)
+# a wish to keep it that the one-off scope governs: "For this email only, remember I'm a lawyer"
+_ONE_OFF_KEEP = re.compile(
+    r"(?:\bfor this (?:one|email|reply|message|letter) only|\bjust for this (?:one|email|reply|message|letter)|"
+    r"就这一(?:封|次|篇|条|回)|仅此一次)[,，\s]{0,3}(?:please\s+|请)?(?:remember|keep in mind|记住|记一下)",
     re.I,
 )
 # an explicit wish to keep it, which a one-off scope does not undo
@@ -533,7 +541,9 @@ _ASKED_TO_KEEP = re.compile(r"记住|记下|记一下|\bremember\b|\bkeep in min
 _DONT_KEEP = re.compile(
     r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?算了吧?$|(?:那条|这条|那句|这句|刚才的?)(?:就)?(?:作废|不算数?)|当我没说|"
     r"\b(?:don'?t|do not|no need to)\s+(?:save|store|remember|record|note|keep)\b(?!\s+(?:my|the user))|"
-    r"\bforget (?:that|it|I said|I (?:mentioned|told you))\b|\bnever ?mind\b|"
+    r"\bforget (?:all )?(?:that|it|about it|I said|I (?:mentioned|told you))\b|\bnever ?mind\b|"
+    # it was someone else's: "是帮我朋友问的", "asking for a friend"
+    r"(?:^|(?<=[\s，,。！!]))(?:其实|都)?是(?:帮|替)(?:我)?[\u4e00-\u9fff]{1,4}?问的|\basking for a friend\b|"
     # "wait no ignore that, I was thinking of someone else"
     r"\b(?:ignore|disregard) (?:that|it|what I (?:said|just said)|my last)\b|"
     r"\bI (?:was thinking of|mixed (?:it|that|you) up with|meant) (?:someone|somebody) else\b|"
@@ -813,7 +823,7 @@ _STANDING_ZH = re.compile(
 _STANDING_EN = re.compile(
     r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)(?! (?:\w+ed|"
     + _EN_PAST_WORDS.replace(" ", "|")
-    + r")\b)|don'?t ever|do not ever|from now on|going forward|"
+    + r"|meant|wanted|thought|felt|said|had|was|were)\b)|don'?t ever|do not ever|from now on|going forward|"
     r"in the future|by default)\b|\b(?:from now on|by default)\b|"
     r"\byou should (?:always|never)\b|\bplease (?:always|never)\b|^(?:please )?don'?t (?:ever )?(?:use|call|send|"
     r"write|reply|answer|add|include|schedule)\b|^call me\b|"
@@ -946,7 +956,7 @@ _MIXED_EVERYDAY = {
     # among probe5's misses)
     "translator": "翻译", "interpreter": "口译", "editor": "编辑", "writer": "作者", "photographer": "摄影师",
     "architect": "建筑师", "pharmacist": "药剂师", "dentist": "牙医", "therapist": "心理咨询师", "chef": "厨师",
-    "driver": "司机", "ops": "运维", "devops": "运维", "sysadmin": "系统管理员",
+    "driver": "司机", "devops": "运维", "sysadmin": "系统管理员",
     "embedded": "嵌入式", "firmware": "固件", "frontend engineer": "前端工程师", "backend engineer": "后端工程师",
     "notes": "笔记", "daily notes": "每日笔记", "black coffee": "黑咖啡", "latte": "拿铁", "decaf": "低因咖啡",
 }  # fmt: skip
@@ -1579,7 +1589,7 @@ def _switched(statement: str) -> str:
         what = (m.group("any") or m.group("named")).strip()
         # "公司刚给换了台 MacBook Pro": what the company gave is the user's to use
         subj = "用户" if re.search(r"[给帮替]", m.group("subj")) else m.group("subj")
-        return f"{subj}现在使用 {what}"
+        return f"{subj}现在使用{' ' if what[:1].isascii() else ''}{what}"
     if (m := _JOINED_ZH.match(statement)) and not (
         m.group("city") and re.search(r"[班组岗部科室线]", m.group("city"))  # "调到夜班": a shift, not a city
     ):
@@ -1590,7 +1600,8 @@ def _switched(statement: str) -> str:
         and not _TIME_ONLY_ZH.fullmatch(m.group("what").strip())  # "上个月已经迁到…": no thing named
     ):
         what = m.group("what").strip()
-        return f"{what}{' ' if what[-1:].isascii() else ''}现在使用 {m.group('new')}"
+        new = m.group("new")
+        return f"{what}{' ' if what[-1:].isascii() else ''}现在使用{' ' if new[:1].isascii() else ''}{new}"
     if m := _WAS_AT_EN.match(statement):  # "She was at 实验小学 but transferred to 外国语学校 this semester"
         return f"{m.group('subj')} is at {m.group('new')}"
     if m := _SWITCHED_EN.match(statement):
@@ -1634,6 +1645,10 @@ def _switched(statement: str) -> str:
         and _WHEN.search(m.group("when"))
         # "时间改成周五上午十点": the time of a thing not named is the task's, not a thing of the user's
         and not re.fullmatch(r"(?:那个|这个|会议|开会)?(?:时间|日期|地点|时间地点)", m.group("what").strip())
+        # "周五改成周四": a day moved with no thing named is the task's
+        and not re.fullmatch(
+            r"(?:每?周|星期|礼拜)[一二三四五六日天]|[\d一二三四五六七八九十]+[点号]", m.group("what").strip()
+        )
     ):
         what = re.sub(r"(?<=.)(?:现在|目前|已经)+$", "", m.group("what"))  # "周会现在改成每周三了": one 现在
         return (
@@ -1728,7 +1743,11 @@ _MADE_TO_ZH = re.compile(
     r"^(?:我的?\s?)?(?![我你])[^，,我]{1,8}(?:让|叫|要|要求|逼|催|安排|建议|劝)我(?![的们])"
 )
 _OWNED_ZH = re.compile(rf"我(?:的|家的?)?({_OWN_NOUN})")
-_OWNED_EN = re.compile(r"\bmy ([a-z]+(?:-[a-z]+)*)", re.I)
+_OWNED_EN = re.compile(
+    r"\bmy (?!(?:whole|entire|own|first|last|next|usual|main|only|current|summer|winter|spring|autumn|fall|week|"
+    r"weekend|day|days|life|time|schedule|budget)\b)([a-z]+(?:-[a-z]+)*)",
+    re.I,
+)
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
 _PRONOUN_EN = re.compile(r"^(?:he|she|they)(?:'s|'re)?\b", re.I)
 _BARE_NOUN = re.compile(
@@ -1828,6 +1847,16 @@ def _bare_statements(items: list[str], header: str, zh: bool, said: str = "") ->
         name = "背景"
     out: list[str] = []
     named: list[str] = []
+    if (
+        not zh
+    ):  # "oats, soy sauce, rice, chicken", "cattle, horses": a list of common words is material, not facts
+        plain = [bool(re.fullmatch(r"[a-z]+(?: [a-z]+)?", item)) for item in items]
+        listed = {
+            k
+            for k in range(len(items))
+            if plain[k] and (k > 0 and plain[k - 1] or k + 1 < len(items) and plain[k + 1])
+        }
+        items = [item for k, item in enumerate(items) if k not in listed]
     for item in items:
         hours = not zh and bool(_HOURS_ITEM_EN.match(item))
         if hours or not zh and _COUNT_ITEM_EN.match(item):
@@ -3014,7 +3043,7 @@ def _answered(question: str, answer: str) -> str:
         where = {"live": "I live in", "work": "I work in", "based": "I'm based in", "located": "I'm based in"}
         return f"{where.get((asked.group(1) or asked.group(2) or '').lower(), 'I am from')} {head}."
     if zh_head != head:
-        return ""
+        return _wh_answered(question, answer)
     if (asked := _ASKED_CLEFT_ZH.search(question)) and _BARE_ANSWER_ZH.match(zh_head):
         return f"我{asked.group('verb')}的{asked.group('what')}是{zh_head}。"
     if _ASKED_PLACE_ZH.search(question) and _BARE_ANSWER_ZH.match(zh_head):
@@ -3023,7 +3052,113 @@ def _answered(question: str, answer: str) -> str:
         r"[一二两三四五六七八九十\d]+岁?半?", zh_head
     ):
         return f"我{asked.group('who')}{zh_head.rstrip('岁')}岁。"
-    return ""
+    return _wh_answered(question, answer)
+
+
+# The assistant's questions in its message, and the words that ask in them
+_QUESTION_SENTENCE = re.compile(r"[^。！？?!.]*[？?]")
+_WH_ZH = re.compile(r"什么|哪个|哪家|哪所|哪种|哪类|哪里|哪儿|哪|啥|多大|多少|几")
+_YES_ZH = re.compile(r"^(?:对|是的?|嗯|没错|对的)(?:[\s，,的啊呀]|$)\s*")
+_KIN_FIRST_ZH = re.compile(r"^(?:孩子|儿子|女儿|宝宝|小孩|猫|狗|狗狗|猫咪|老婆|老公|爱人)")
+_WH_EN = re.compile(
+    r"^(?:so |and |ok |nice[!,.]? )?(?:what|which) (?:\w+ )?(?P<aux>do|does) (?P<subj>you|your [\w -]{2,20}?) "
+    r"(?P<verb>use|run|drive|play|teach|study|speak|bake|make|sell|work on|work with|work)(?P<rest>(?: [\w'-]+){0,5})\s*\?$"
+    r"|^(?:so |and |ok |nice[!,.]? )?(?:what(?:'s| is)|how (?:big|old) is) (?P<subj2>your [\w -]{2,20}?)\s*\?$",
+    re.I,
+)
+
+
+def _wh_answered(question: str, answer: str) -> str:
+    """A bare answer put in the place of the word that asks ("你是什么专业的？" + "本科 stats" → "我是本科 stats专业的",
+    "What does your clinic use for practice management?" + "AVImark" → "My clinic uses AVImark for practice
+    management"); two questions answered in one breath ("孩子多大了？你们在哪个城市？" + "五岁 在西安") one by one;
+    a yes to "你是在杭州吗？" keeps what was asked. Only short answers without a subject of their own, to a question
+    about the user (你, you) or the user's people."""
+    # the clause that asks ("好的，你主要做什么类型的作品？" asks in its last clause)
+    asked = [
+        next(
+            (c for c in reversed(re.split(r"[，,]", q)) if _WH_ZH.search(c)), re.split(r"[，,]", q)[-1]
+        ).strip()
+        for q in _QUESTION_SENTENCE.findall(question)
+    ][-2:]
+    if not asked or not answer.strip():
+        return ""
+    first = re.split(r"[。.!！?？\n]", answer.strip(), maxsplit=1)[0]
+    if has_cjk(asked[-1]):
+        if _YES_ZH.match(first) and (
+            yes := re.search(r"(?:你|您)(?:是)?在([\u4e00-\u9fff]{2,4})吗[？?]", asked[-1])
+        ):
+            return f"我在{yes.group(1)}。"
+        body = _YES_ZH.sub("", first)
+        parts = [p for p in re.split(r"[，,\s]+", body) if p]
+        # Latin words joined by spaces stay one answer ("Google Sheets + Looker Studio")
+        merged: list[str] = []
+        for part in parts:
+            if merged and part[:1].isascii() and merged[-1][-1:].isascii():
+                merged[-1] += " " + part
+            else:
+                merged.append(part)
+        questions = asked if len(asked) == 2 and len(merged) >= 2 else asked[-1:]
+        if len(questions) == 1 and merged:
+            whole = re.split(r"[，,]", body, maxsplit=1)[0].strip()  # "本科 stats" answers one question whole
+            merged = [whole if len(whole) <= 14 and re.search(r"[A-Za-z]", whole) else merged[0]]
+        out = []
+        for q, part in zip(questions, merged, strict=False):
+            if re.search(r"吧|大概|可能|应该", part):
+                break  # "玲子吧": a guess of the moment
+            part = re.sub(r"[啊呀哈呢嘛]+$|(?<=.)(?:为主|居多|比较多)$", "", part)
+            if (
+                not _BARE_ANSWER_ZH.match(part.removeprefix("在"))
+                or re.search(r"(?<![成首京])都|也|[不没说做爱]", part)
+                or _QUESTION.search(part)
+                or len(_WH_ZH.findall(q)) != 1  # "你在哪个城市、孩子多大吗？": which answer is which
+                or re.search(r"帮你|帮您|为你|为您", q)  # "有什么可以帮你的？" asks for a task
+            ):
+                break
+            wh = _WH_ZH.search(q)
+            # about the user (你), the user's people, or where the user lives ("现在在哪儿安家？")
+            about = (
+                re.search(r"你|您", q)
+                or _KIN_FIRST_ZH.match(q)
+                or re.search(r"在哪|住哪", q)
+                and not re.search(r"[他她它]", q)
+            )
+            if not wh or not about:
+                break
+            end = wh.end()
+            if re.match(r"城市|地方|座城市", q[end:]) and wh.group(0) in ("哪个", "哪"):
+                end += len(re.match(r"城市|地方|座城市", q[end:]).group(0))  # "哪个城市" + "西安": 在西安
+            if q[wh.start() - 1 : wh.start()] == "在":
+                part = part.removeprefix("在")
+            for n in (3, 2, 1):  # "多少公里" + "三百公里": the unit once
+                if (
+                    len(q) >= end + n
+                    and part.endswith(q[end : end + n])
+                    and not re.match(r"[的了吗？?]", q[end])
+                ):
+                    end += n
+                    break
+            said = (q[: wh.start()] + part + q[end:]).rstrip("？?吗呢呀啊")
+            said = re.sub(r"你们", "我们", re.sub(r"[你您]", "我", said))
+            if _KIN_FIRST_ZH.match(said):
+                said = "我家" + said
+            elif not said.startswith("我"):
+                said = "我" + said  # "现在在哪儿安家？" asks the user
+            out.append(said + "。")
+        return "".join(out)
+    head = re.split(r"[,;]", first, maxsplit=1)[0].strip()
+    if not _BARE_ANSWER_EN.match(head) or not (m := _WH_EN.match(asked[-1])):
+        return ""
+    if m.group("subj2"):
+        return f"My {m.group('subj2')[5:]} is {head}."
+    subj = m.group("subj")
+    verb = (
+        m.group("verb")
+        if subj.lower() == "you"
+        else _third(m.group("verb").split()[0]) + m.group("verb")[len(m.group("verb").split()[0]) :]
+    )
+    who = "I" if subj.lower() == "you" else "My " + subj[5:]
+    return f"{who} {verb} {head}{m.group('rest') or ''}."
 
 
 # A pet or a child of the user's named in passing, in a message that says nothing else of them ("每次带我家狗出去遛
@@ -3399,6 +3534,11 @@ _PASSING_STATE_EN = re.compile(
     r"|^(?!The user)[A-Z][^.]*\b(?:kills?|confuses?|annoys?|drives?) the user\b"
     # what will pass: "I'll be fine", "I'll be ok"
     r"|^The user will be (?:fine|ok|okay|alright|all right|good)\b"
+    # what happens this minute or later today: "the oven guy is here", "I'll come back later for …", "I blanked"
+    r"|^The user's (?:whole|entire) (?:week|day|month|summer|winter|weekend|year)\b"
+    r"|^The user needs (?:a |an |some )?(?:new|bigger|smaller|better|cheaper|second) "  # a thing to buy now
+    r"|\bis here$|^The user(?:'ll| will) (?:come back|be back|check back)\b|^The user (?:blanked|froze|panicked|overslept)$"
+    r"|^用户(?:这就|马上|先|要)?去[\u4e00-\u9fff]{1,2}(?:根|个|一下|点|会儿|杯|碗)"  # "我去吃根冰棍": off this minute
     # a plan denied for now ("not buying a car anytime soon"), an absence with its dates ("off Dec 20 to Jan 3")
     r"|\bnot\b.*\bany ?time soon\b|^The user (?:is|will be) (?:off|away|out|on leave|on vacation|on holiday|out of (?:the )?office)"
     r"\b.*\b(?:to|until|till|through|-|–)\s*(?:\w+ )?\d"
@@ -3431,6 +3571,8 @@ _LOST_PART = re.compile(
     # a test's result without the test, a finding called wrong: "The user tested negative", "用户那次可能是误判"
     r"|^The user tested (?:negative|positive)$|^用户[^，,。]{0,10}?(?:误判|误诊)$"
     r"|^About the user$"
+    # a demand without what it demands ("用户的公司要求"), a way from one place to another without a verb
+    r"|^用户的?[^，,。]{0,4}?(?:要求|规定)$|^用户从[^，,。\s跳搬换调转去移迁]{1,6}到[^，,。\s]{1,6}$"
     # what the user can't read or gets on with, its object lost ("用户看不懂", "用户用得挺顺手"), a when-clause
     # alone ("用户说「周报」的时候"), a place pointed at ("用户在这租了四年了")
     r"|^用户[^，,。A-Za-z]{0,3}?(?:看|听|读|学|用|吃|玩)(?:不懂|不惯|不明白|得[挺很还蛮真]?(?:顺手|习惯|惯|舒服|好|明白))(?:的|了)?$"
@@ -3647,6 +3789,10 @@ def _voice_typed(text: str) -> str:
     return text
 
 
+_WE_ARE_PRODUCT = re.compile(
+    r"我们(?:公司|这边|团队|组)?是\s?(?=[A-Z][A-Za-z]+(?: ?\d[\w.]*)(?:[，,。\s]|$))"
+    r"|\b[Ww]e(?:'re| are) (?:all |fully |entirely )?on (?=[A-Z][A-Za-z]+)|\b[Ww]e(?:'re| are) (?:all|fully|entirely) (?=[A-Z][A-Za-z]+)"
+)
 # "其实上个月已经全部迁到 Obsidian 了": a switch told without its subject is the speaker's
 _PRO_DROP_SWITCH_ZH = re.compile(
     r"(?:^|(?<=[，,。！!？?；;\s]))(?P<lead>(?:其实|不过|但是?|哦|噢|诶|嗯|对了)?[，,\s]*)"
@@ -3660,8 +3806,13 @@ def _typed_english(text: str) -> str:
     text = re.sub(
         r"(?<=[\u4e00-\u9fff])\s*(?:migrated?|switch(?:ed)?)\s*到", "迁移到", text
     )  # "全部 migrate 到 X"
+    text = re.sub(
+        r"(?<=[全都])切(?:到|成)?(?=\s?[\u4e00-\u9fffA-Za-z])", "迁移到", text
+    )  # "我们上个月全切钉钉了"
     text = _PRO_DROP_SWITCH_ZH.sub(lambda m: m.group("lead") + "我", text)
     text = _TYPED_EN.sub(lambda m: _TYPED_EN_AS[m.group(0)], text)
+    # "我们是 Postgres 14", "We're all Microsoft 365": a product named as what the team is, is what it uses
+    text = _WE_ARE_PRODUCT.sub(lambda m: "我们用的是 " if m.group(0).startswith("我") else "We use ", text)
     # "… in Lisbon. Team of 6, I'm the only frontend dev": a head count said without its subject is the user's team
     text = re.sub(
         rf"(?:^|(?<=[.!;:]\s))(?:a )?team of (?=(?:\d+|{_NUMBER_WORD})\b)",
@@ -3674,6 +3825,40 @@ def _typed_english(text: str) -> str:
     if _HOME_CONTEXT_EN.search(_WE_MOVED_TO.sub("", text)):
         text = _WE_MOVED_TO.sub("I ", text)
     return _WE_MOVED.sub("I ", text)
+
+
+# A new value alone, then "now": "9:45 now. they pushed it last week", "well, three now"; "4200 了 续约刚涨的"
+_TIME_VALUE = r"\d{1,2}:\d{2}(?:\s?[ap]m)?|\d{1,2}\s?[ap]m"
+_BARE_NEW_VALUE_EN = re.compile(
+    r"^(?:(?:well|oh|ok|okay|actually|wait|no|nope|update|correction)[,!.:]?\s+)*"
+    rf"(?P<value>{_TIME_VALUE}|\d[\d,.]*k?|{_NUMBER_WORD})\s+now\b",
+    re.I,
+)
+_NOW_USES_NAME = re.compile(r"(?:现在使用|now uses)\s?([A-Z][\w.+-]*(?: [A-Z0-9][\w.+-]*)?)$")
+_NAME_IN_USE = re.compile(
+    r"(?:在|用|使用|\bon|\buses|\busing|\bwith|\bvia)\s?([A-Z][\w.+-]*(?: [A-Z0-9][\w.+-]*)?)"
+)
+_QUOTED_ONLY = re.compile(
+    r"^\s*(?:and|also|plus|then|和|还有)?\s*[\"“「'‘][^\"”」'’]{2,200}[\"”」'’][\s.?!。？！]*$", re.I
+)
+_BARE_NEW_VALUE_ZH = re.compile(r"^(?:[哦啊嗯诶]|其实|现在)*\s*\d[\d,.]*\s*[万千kKw]?\s*了")
+
+
+def _value_swapped(statement: str, value: str) -> str:
+    """The statement with its value of the new value's kind (a time, a count) replaced, or ""."""
+    if re.fullmatch(_TIME_VALUE, value, re.I):
+        times = list(re.finditer(rf"(?<![\d:])(?:{_TIME_VALUE})(?![\d:])", statement, re.I))
+        if not times:
+            return ""
+        last = times[-1]
+        return statement[: last.start()] + value + statement[last.end() :]
+    counts = list(re.finditer(rf"(?<![\d:.,])(?:\d+|{_NUMBER_WORD})(?![\d:.,])", statement, re.I))
+    if not counts or re.search(_TIME_VALUE, statement, re.I):
+        return ""
+    last = counts[-1]
+    # "two cats, Miso and Tofu" -> "three cats": the members named for the old count go with it
+    rest = re.sub(r",.*$", "", statement[last.end() :])
+    return statement[: last.start()] + value + rest
 
 
 def _superseded(out: list[Candidate], old: Candidate, new: Candidate) -> list[Candidate]:
@@ -3737,8 +3922,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         if asked and (answer := _answered(asked, content)):
             content = f"{answer} {content}"  # the bare answer is read as the sentence it stands for
         asked = ""
-        if message_too_short(content):
-            continue
+        if message_too_short(content) or _QUOTED_ONLY.match(content):
+            continue  # "and \"I need ibuprofen\"": more text to work on, nothing said of the user
         if message.get("context"):  # an earlier turn's, already extracted: only what it said is read
             previous = _message_candidates(content, antecedent, owner) or previous
             antecedent = _named_before(content) or antecedent
@@ -3747,7 +3932,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         mine: list[Candidate] = []
         for candidate in (
             []
-            if _ONE_OFF.search(content) and not _ASKED_TO_KEEP.search(content)
+            if _ONE_OFF.search(content)
+            and (not _ASKED_TO_KEEP.search(content) or _ONE_OFF_KEEP.search(content))
             else _message_candidates(content, antecedent, owner)
         ):
             key = candidate.content.lower()
@@ -3830,9 +4016,24 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             previous = []
             continue
         taken_back = bool(_TAKE_BACK.match(content))
-        if (
+        bare_zh = False
+        if previous and (bare := _BARE_NEW_VALUE_EN.match(content)):
+            # "9:45 now, they pushed it", "well, three now": the value of its kind said before, changed
+            for old in reversed(_still_written(previous, out)):
+                if text := _value_swapped(old.content, bare.group("value")):
+                    new = dataclasses.replace(
+                        old, content=text, replaces=(), source_message_id=message.get("message_id") or ""
+                    )
+                    out = _superseded(out, old, new)
+                    mine[:] = [new, *mine]
+                    break
+        elif (
             previous
-            and (taken_back or _CHANGED_TO.search(content))
+            and (
+                taken_back
+                or _CHANGED_TO.search(content)
+                or (bare_zh := bool(_BARE_NEW_VALUE_ZH.match(content)))
+            )
             and not any(c.content.startswith(("用户", "The user")) for c in mine)
         ):
             # "actually it's sulfa drugs, not penicillin", "sorry 打错了，是 M3 Max": the new value takes the old
@@ -3840,9 +4041,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             # ("上个月已经迁到AWS新加坡了"). Without a take-back marker only a change of a thing the statement
             # named does ("诶，刚通知周会改到周三下午两点了" after "我们组每周一上午十点开周会").
             for old in previous:
-                if not taken_back and not _said_of_subject(old.content) & content_tokens(content):
+                if not (taken_back or bare_zh) and not _said_of_subject(old.content) & content_tokens(
+                    content
+                ):
                     continue
-                if (text := _retaken(old.content, content)) and text.lower() not in seen:
+                if (text := _retaken(old.content, content).strip()) and text.lower() not in seen:
                     seen.add(text.lower())
                     new = dataclasses.replace(
                         old, content=text, replaces=(), source_message_id=message.get("message_id") or ""
@@ -3881,6 +4084,15 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 held = [c for c in _still_written(previous, out) if _IN_USE.match(c.content)]
                 if len(held) == 1 and held[0].content != candidate.content:
                     out = _superseded(out, held[0], candidate)
+        # "我们 team 的 repo 在 GitLab 上" … "上周刚 migrate 到 GitHub 了": where the thing is kept, with the new name
+        for candidate in mine:
+            if switched := _NOW_USES_NAME.search(candidate.content):
+                for old in _still_written(previous, out):
+                    names = _NAME_IN_USE.findall(old.content)
+                    if len(names) == 1 and names[0] != switched.group(1) and names[0] not in content:
+                        candidate.content = old.content.replace(names[0], switched.group(1))
+                        out = _superseded(out, old, candidate)
+                        break
         # an age, a role or a way of eating now, or a transfer, replaces the value of its kind said before
         for candidate in mine:
             for old in _still_written(previous, out):
