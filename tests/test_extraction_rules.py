@@ -3075,3 +3075,17 @@ def test_probe23_new_values(messages, expected):
 def test_probe23_precision(messages, expected):
     turns = [m for text in messages for m in (human(text), ai("OK."))]
     assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a migraine is a condition, not a passing headache; what the user asks to mention is theirs
+        (["我有偏头痛，帮我看看这个药能不能吃"], ["用户有偏头痛"]),
+        (["帮我给老板写个邮件请假，顺便提一下我有哮喘"], ["用户有哮喘"]),
+        (["今天头痛 不想干活"], []),
+    ],
+)
+def test_probe23_conditions(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("好的。"))]
+    assert [c.content for c in extract_rules(turns)] == expected

@@ -151,6 +151,8 @@ _LEAD = re.compile(
     r"^(?:[\s，,。.!！：:、;；\"'“”‘’「」『』()（）-]|嗯|哦|唉|啊|对了|(?:对|是的|没错|对的)(?=[\s，,。！!])|其实|另外|然后|还有|忘了说|忘说了|补充一下|更新一下|顺便说一下|顺便|说实话|说来好笑|说起来|老实说|坦白说|讲真|"
     # "就是我最近开始用 Obsidian 了" ("it's just that …"): a discourse word before the subject
     r"就是(?=我)|算下来|算起来|"
+    # what the user asks to put in a text is still theirs: "顺便 mention 我有 chronic migraine"
+    r"(?:顺便\s?)?(?:mention|提一下|提一句|说一下)(?=\s?我(?!们的|的(?:意思|想法)))|"
     r"(?:and|but|so|also|oh|well|yeah|hmm+|hm|umm*|uh|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
     r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|just that|only that|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
@@ -409,7 +411,7 @@ _MOOD = re.compile(
     # a complaint about time ("I barely get time to cook")
     r"\b(?:barely|hardly|rarely|never) (?:have|has|get|gets|find|finds) (?:the |any |enough |much )?time\b|"
     # a passing ailment: a cold, a fever, a headache
-    r"感冒|发烧|头疼|头痛|嗓子疼|拉肚子|\b(?:a cold|the flu|a fever|a headache|hungover|jet-?lagged)\b",
+    r"感冒|发烧|(?<!偏)头疼|(?<!偏)头痛|嗓子疼|拉肚子|\b(?:a cold|the flu|a fever|a headache|hungover|jet-?lagged)\b",
     re.I,
 )
 # A diagnosis or a finding reported by someone else is about the user all the same.
