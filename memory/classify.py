@@ -134,7 +134,7 @@ def plan_vs_done(a: str, b: str) -> bool:
 # only when both texts name the same slot, within one language share everything but the value, and the
 # values differ.
 SLOTS = {
-    "residence": r"住在|居住|搬到|搬去|搬家|家在|定居|\blives?\s+in\b|\bmoved\s+to\b|\brelocat\w*|\bbased\s+in\b"
+    "residence": r"住在|居住|搬到|搬去|搬家|家在|定居|合租|租住|住进|家住|\blives?\s+in\b|\bmoved\s+to\b|\brelocat\w*|\bbased\s+in\b"
     r"|\bhome\s+is\b|\bbased\b",
     "employer": r"工作|上班|入职|就职|跳槽|加入|\bworks?\s+(?:at|for)\b|\bjoined\b|\bemployed\b"
     r"|\bjob\s+at\b|\bleft\s+\w+\s+for\b|\bnow\s+works\b",
@@ -151,7 +151,8 @@ SLOTS = {
     "role": r"升职|升为|升到|担任|负责人|职位|\bpromoted\b|\brole\b|\bhandles\b|\btech\s+lead\b|\bjunior\b|\bsenior\b|初级|高级",
     "status": r"单身|结婚|毕业|怀孕|备孕|找工作|找到|还清|还没还完|\bsingle\b|\bmarried\b|\bgraduate\b|\blooking\s+for\b"
     r"|\bfound\b|\bpending\b|\bapproved\b|\brenting\b|\bbought\s+a\s+house\b|\bgrad\s+school\b",
-    "vehicle": r"开一辆|开车|\bdrives?\b|\bcar\b",
+    "vehicle": r"开一辆|开车|一辆|辆车|提车|换车|买车|\bdrives?\b|\bcar\b",
+    "medication": r"吃[^，,。]{0,8}?药|降压药|降糖药|胰岛素|处方|服用|用药|\bmedication\b|\bprescribed\b|\btakes?\s+[a-z]+(?:in|ol|ide|one|pril|tan|mab)\b",
     "phone": r"手机|\bphone\b|iphone|pixel|galaxy",
     "team": r"(?<![小])组|\bteam\b",
     "exam": r"考(?!研)|\bexam\b|ielts|toefl|雅思|托福",

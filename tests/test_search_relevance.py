@@ -777,3 +777,32 @@ def test_lines_of_a_transcript_are_no_versions_without_a_change_word():
     sims = np.array([[0.0, 0.93, 0.80], [0.93, 0.0, 0.81], [0.80, 0.81, 0.0]], dtype=np.float32)
     groups = version_groups([first, later, other], sims, "multilingual-e5-small", 0.05, gap=1.0, mutual=False)
     assert groups == []
+
+
+def test_the_value_before_the_one_named_is_the_close_hit_that_answers():
+    import numpy as np
+
+    # "Where did I live before buying the house in Redmond?": the wedding is as close to the house as the flat
+    # before it, but the flat answers the question
+    house = _hit(1, 0.9, "The user bought a house in Redmond in 2026.", 2026)
+    wedding = _hit(2, 0.3, "The user and Emily got married in Hawaii in 2022.", 2022)
+    flat = _hit(3, 0.2, "用户住在西雅图 Capitol Hill 的一间公寓。", 2020)
+    house.fused, wedding.fused, flat.fused = 0.9, 0.05, 0.4
+    hits = [house, wedding, flat]
+    sims = np.array([[1.0, 0.88, 0.86], [0.88, 1.0, 0.80], [0.86, 0.80, 1.0]], dtype=np.float32)
+    named = before_what("Where did I live before buying the house in Redmond?")
+    out = previous_first(hits, sims, named, "multilingual-e5-small")
+    assert [h.id for h in out] == [3, 1, 2]
+
+
+def test_a_new_car_or_home_told_in_chinese_names_its_attribute():
+    from memory.classify import slots
+
+    # the old value in English, the new one in Chinese without a change word: the same attribute either way
+    assert "vehicle" in slots("The user drives a second-hand white Volkswagen Polo.")
+    assert "vehicle" in slots("用户提了一辆蓝色的比亚迪海豚。")
+    assert "residence" in slots("用户在深圳南山区和两个室友合租。")
+    assert "medication" in slots("医生让用户把降压药换成了氨氯地平。")
+    assert "medication" in slots("The user takes metformin twice a day.")
+    # buying medicine online says nothing of what the user takes
+    assert "medication" not in slots("用户用美团App买药，常买血糖试纸。")

@@ -792,7 +792,10 @@ def previous_first(hits: list[Hit], sims: np.ndarray, named: frozenset[str], mod
     older = [j for j in older if j in close]
     if not older:
         return hits
-    best = max(older, key=lambda j: sims[pivot, j])
+    # of the older ones close to it, the closest that also answers the question: its similarity to the named one
+    # plus its fused match ("用户和 Emily 在夏威夷结婚" is as close to "bought a house in Redmond" as the flat
+    # before it, but "where did I live before …" asks for the flat)
+    best = max(older, key=lambda j: sims[pivot, j] + hits[j].fused)
     if best < pivot:  # above it already
         return hits
     first = hits[best]
