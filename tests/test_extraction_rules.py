@@ -3089,3 +3089,27 @@ def test_probe23_precision(messages, expected):
 def test_probe23_conditions(messages, expected):
     turns = [m for text in messages for m in (human(text), ai("好的。"))]
     assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # "How old is she?" of the daughter just named
+        (
+            ["I coach my son's hockey team on weekends", "Fun! How old is he?", "11. need passing drills"],
+            ["The user coaches their son's hockey team on weekends", "The user's son is 11"],
+        ),
+        # a yes, then what the user is doing, said without a subject
+        (
+            [
+                "I'm a nurse in Ohio",
+                "Are you thinking about grad school?",
+                "yeah, taking evening classes for the GRE",
+            ],
+            ["The user is a nurse in Ohio", "The user is taking evening classes for the GRE"],
+        ),
+    ],
+)
+def test_probe23_english_answers(messages, expected):
+    turns = [{"role": "human" if k % 2 == 0 else "ai", "content": text} for k, text in enumerate(messages)]
+    assert [c.content for c in extract_rules(turns)] == expected

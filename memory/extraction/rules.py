@@ -3791,6 +3791,11 @@ def _voice_typed(text: str) -> str:
     return text
 
 
+_YES_DOING_EN = re.compile(
+    r"^(yes|yeah|yep|yup|right|correct|exactly)[,.!]?\s+(?=(?:doing|working|taking|studying|learning|planning|"
+    r"hoping|trying|using|living|teaching|running|saving|training)\b)",
+    re.I,
+)
 _WE_ARE_PRODUCT = re.compile(
     r"我们(?:公司|这边|团队|组)?是\s?(?=[A-Z][A-Za-z]+(?: ?\d[\w.]*)(?:[，,。\s]|$))"
     r"|\b[Ww]e(?:'re| are) (?:all |fully |entirely )?on (?=[A-Z][A-Za-z]+)|\b[Ww]e(?:'re| are) (?:all|fully|entirely) (?=[A-Z][A-Za-z]+)"
@@ -3813,6 +3818,8 @@ def _typed_english(text: str) -> str:
     )  # "我们上个月全切钉钉了"
     text = _PRO_DROP_SWITCH_ZH.sub(lambda m: m.group("lead") + "我", text)
     text = _TYPED_EN.sub(lambda m: _TYPED_EN_AS[m.group(0)], text)
+    # "yep, doing night classes for LSAT prep": a yes, then what the user is doing, said without a subject
+    text = _YES_DOING_EN.sub(r"\1, I'm ", text)
     # "我们是 Postgres 14", "We're all Microsoft 365": a product named as what the team is, is what it uses
     text = _WE_ARE_PRODUCT.sub(lambda m: "我们用的是 " if m.group(0).startswith("我") else "We use ", text)
     # "… in Lisbon. Team of 6, I'm the only frontend dev": a head count said without its subject is the user's team
@@ -3921,7 +3928,18 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             content = (
                 "我" + content
             )  # "本人程序员" then "主要写Java后端 最近在自学Go": the same speaker's habits
-        if asked and (answer := _answered(asked, content)):
+        if (
+            asked
+            and owner
+            and re.search(r"\bhow old (?:is|'s) (?:she|he)\s*\?", asked, re.I)
+            and (
+                years := re.match(
+                    r"^(\d{1,2}|" + _NUMBER_WORD + r")(?:\s*(?:years? old|yo))?\b[.!,]?", content, re.I
+                )
+            )
+        ):
+            content = f"My {owner} is {years.group(1)}. {content[years.end() :]}"  # "How old is she?" "9. need drills…"
+        elif asked and (answer := _answered(asked, content)):
             content = f"{answer} {content}"  # the bare answer is read as the sentence it stands for
         asked = ""
         if message_too_short(content) or _QUOTED_ONLY.match(content):
