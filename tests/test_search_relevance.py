@@ -806,3 +806,19 @@ def test_a_new_car_or_home_told_in_chinese_names_its_attribute():
     assert "medication" in slots("The user takes metformin twice a day.")
     # buying medicine online says nothing of what the user takes
     assert "medication" not in slots("用户用美团App买药，常买血糖试纸。")
+
+
+def test_the_model_reads_about_as_many_tokens_of_a_long_query_in_any_script():
+    from memory.search.service import EMBED_QUERY_UNITS, embed_part
+
+    # 256 Latin characters or 64 Chinese ones: about the same number of the model's tokens either way
+    assert embed_part("x" * 2000) == "x" * (EMBED_QUERY_UNITS * 4)
+    assert embed_part("我住在成都" * 400) == ("我住在成都" * 400)[:EMBED_QUERY_UNITS]
+    mixed = "用户 uses " * 300
+    part = embed_part(mixed)
+    assert mixed.startswith(part) and 0 < len(part) < 256
+    # a question as asked is read whole
+    assert embed_part("我现在住哪个城市来着？") == "我现在住哪个城市来着？"
+    assert embed_part("Where did I live before buying the house in Redmond?") == (
+        "Where did I live before buying the house in Redmond?"
+    )

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from core.text import has_cjk
+from core.text import CJK, has_cjk
 from projects.access import Actor
 
 from ..embeddings import EmbeddingError, cached_provider_for
@@ -53,13 +53,27 @@ from .sql import decode_json, fetch_rows, filter_sql, ids_statement, keyword_key
 log = logging.getLogger(__name__)
 
 # The longest query text accepted (API, tools, context): any text up to it is answered, and a long one
-# costs about what a short one does. The embedding model reads the query's first EMBED_QUERY_CHARS
-# characters (its full 512 tokens cost about a second on two cores; a question is at the start of a
-# paste), the keyword side its first KEYWORD_QUERY_CHARS (tokenised, at most ranking.MAX_QUERY_TERMS
-# distinct terms).
+# costs about what a short one does. The embedding model reads the query's first EMBED_QUERY_UNITS "units"
+# (its full 512 tokens cost about a second on two cores; a question is at the start of a paste): a Chinese,
+# Japanese or Korean character is about one of the model's tokens, a Latin character about a quarter of one,
+# so 256 Latin characters or 64 Chinese ones, either about 70 ms (256 Chinese characters took 150-250 ms). The
+# keyword side reads the first KEYWORD_QUERY_CHARS (tokenised, at most ranking.MAX_QUERY_TERMS distinct terms).
 MAX_QUERY_CHARS = 32_000
-EMBED_QUERY_CHARS = 256
+EMBED_QUERY_UNITS = 64
 KEYWORD_QUERY_CHARS = 600
+_CJK_CHAR = re.compile(f"[{CJK}]")
+
+
+def embed_part(query: str) -> str:
+    """The start of the query the embedding model reads: EMBED_QUERY_UNITS, a CJK character one, others 1/4."""
+    if len(query) <= EMBED_QUERY_UNITS:
+        return query
+    units = 0.0
+    for k, char in enumerate(query):
+        units += 1.0 if _CJK_CHAR.match(char) else 0.25
+        if units > EMBED_QUERY_UNITS:
+            return query[:k]
+    return query
 
 
 def keyword_part(query: str) -> str:
@@ -217,7 +231,7 @@ def memory_search(
         if query_vector is None:
             t0 = time.perf_counter()
             try:
-                query_vector = provider.embed_query(query[:EMBED_QUERY_CHARS])
+                query_vector = provider.embed_query(embed_part(query))
             except EmbeddingError as exc:
                 # Keyword search still answers while the embedding provider is down.
                 log.warning("query embedding failed, keyword-only search: %s", exc)
