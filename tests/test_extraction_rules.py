@@ -3113,3 +3113,29 @@ def test_probe23_conditions(messages, expected):
 def test_probe23_english_answers(messages, expected):
     turns = [{"role": "human" if k % 2 == 0 else "ai", "content": text} for k, text in enumerate(messages)]
     assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # the hours said with "we" after the business are the business's; remember asked as a question tells
+        (
+            ["Can you keep in mind that I run a small florist in Leeds? We open at 8am, closed Sundays"],
+            [
+                "The user runs a small florist in Leeds",
+                "The user's florist opens at 8am",
+                "The user's florist is closed Sundays",
+            ],
+        ),
+        # a take-back at the end of the message; "X的就算了" is no take-back
+        (["帮我记下，我下个月开始戒糖", "算了算了 我坚持不了 当我没说"], []),
+        (["我基本都在kindle上看书", "东野圭吾的就算了"], ["用户基本都在kindle上看书"]),
+        # a fragment that opens with a preposition, a pronoun after the subject
+        (["background: I run a yarn shop, out of our garage in Leeds"], ["The user runs a yarn shop"]),
+        # a major is what the user studies
+        (["给你点 background：我大三，CS 专业"], ["用户大三", "用户的专业是 CS"]),
+    ],
+)
+def test_probe23_round_two(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("OK."))]
+    assert [c.content for c in extract_rules(turns)] == expected

@@ -537,11 +537,16 @@ _ONE_OFF_KEEP = re.compile(
     r"就这一(?:封|次|篇|条|回)|仅此一次)[,，\s]{0,3}(?:please\s+|请)?(?:remember|keep in mind|记住|记一下)",
     re.I,
 )
+# said at the end of a message, a take-back of what the message before said (not "东野圭吾的就算了")
+_TAKEN_BACK_AT_END = re.compile(
+    r"当我没说|(?:别|不用|不要)记(?:了|住)?|作废|\bforget (?:it|that|all that)\b|\bnever ?mind\b|\bignore that\b",
+    re.I,
+)
 # an explicit wish to keep it, which a one-off scope does not undo
 _ASKED_TO_KEEP = re.compile(r"记住|记下|记一下|\bremember\b|\bkeep in mind\b|\bfrom now on\b|以后", re.I)
 # "算了这个别记了", "don't save that part", "never mind, forget it": the sentence's statements are taken back
 _DONT_KEEP = re.compile(
-    r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?算了吧?$|(?:那条|这条|那句|这句|刚才的?)(?:就)?(?:作废|不算数?)|当我没说|"
+    r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?(?<!的)(?<!的就)算了吧?$|(?:那条|这条|那句|这句|刚才的?)(?:就)?(?:作废|不算数?)|当我没说|"
     r"\b(?:don'?t|do not|no need to)\s+(?:save|store|remember|record|note|keep)\b(?!\s+(?:my|the user))|"
     r"\bforget (?:all )?(?:that|it|about it|I said|I (?:mentioned|told you))\b|\bnever ?mind\b|"
     # it was someone else's: "是帮我朋友问的", "asking for a friend"
@@ -1812,7 +1817,8 @@ _HOURS_ITEM_EN = re.compile(
 _OWNED_THING_EN = re.compile(
     r"\b(practice|farm|shop|store|bakery|restaurant|caf[eé]|clinic|studio|salon|business|company|startup|agency|"
     r"class|account|channel|blog|podcast|newsletter|gym|hotel|guesthouse|firm|lab|department|school|ranch|"
-    r"orchard|stall|kitchen|pharmacy|bar|pub)\b",
+    r"orchard|stall|kitchen|pharmacy|bar|pub|florist|boutique|workshop|brewery|winery|spa|dojo|daycare|kennel|"
+    r"food truck)\b",
     re.I,
 )
 _OWNED_THING_ZH = {
@@ -1891,7 +1897,11 @@ def _bare_statements(items: list[str], header: str, zh: bool, said: str = "") ->
                 if m.group("role")
                 else (m.group("role2"), m.group("term2"))
             )
-            out.append(f"用户的{role}使用 {term}")
+            # "CS major" is what the user studies, not a tool the major uses
+            verb = (
+                "是" if re.fullmatch(r"专业|方向|学校|学位|年级|职位|岗位|公司|城市|母语", role) else "使用"
+            )
+            out.append(f"用户的{role}{verb} {term}")
         elif zh or _NAMED_EN.match(item):
             named.append(item)
         else:
@@ -2042,6 +2052,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         elif remember:
             header_text = body[: remember.end()]
             body = body[remember.end() :]
+            if re.search(r"\b(?:can|could|would|will) you\b", header_text, re.I):
+                body = re.sub(r"\s*[?？]+\s*$", "", body)  # "Can you keep in mind that I own a bakery?" tells
             explicit = explicit_message = True
             # "记住，我对花生过敏，点菜时注意": what is about the user is kept, not every clause after the marker.
             background = not _about_user(body, zh)
@@ -3509,6 +3521,11 @@ _THIRD_PERSON_TOLD = re.compile(
     r"|^(?:and )?(?:he|she|they) (?:also |even |just )?(?:said|says|told me|was saying|mentioned)\b(?! (?:I|I'm|my)\b)",
     re.I,
 )
+_HOURS_OF_USER_EN = re.compile(
+    r"^The user (?P<verb>opens|closes|is open|is closed|closed|open)(?P<rest> (?:at|on|from|until|till|\d|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends|daily|every|7 days)\b.*)$",
+    re.I,
+)
 _ONLY_CHILD_EN = re.compile(r"^The user is (?:their|his|her) only (?:kid|child)\b.*$")
 _PASSING_STATE_EN = re.compile(
     r"^The user (?:sounds|seems|looks|feels|felt|sounded|seemed|looked)\b"
@@ -3577,6 +3594,7 @@ _LOST_PART = re.compile(
     r"|^用户的?[^，,。]{0,4}?(?:要求|规定)$|^用户从[^，,。\s跳搬换调转去移迁]{1,6}到[^，,。\s]{1,6}$"
     # what the user can't read or gets on with, its object lost ("用户看不懂", "用户用得挺顺手"), a when-clause
     # alone ("用户说「周报」的时候"), a place pointed at ("用户在这租了四年了")
+    r"|^(?:Out of|From|At|With) the user's\b|^用户(?:他|她)们?(?![们\u4e00-\u9fff]{0,1}的)"
     r"|^用户[^，,。A-Za-z]{0,3}?(?:看|听|读|学|用|吃|玩)(?:不懂|不惯|不明白|得[挺很还蛮真]?(?:顺手|习惯|惯|舒服|好|明白))(?:的|了)?$"
     r"|(?:的时候|之前|以后)$|^用户[^，,。]{0,4}?在(?:这|那)(?:里|儿)?(?![个些样么种家])"
     r"|还没开始"
@@ -3968,6 +3986,13 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
             # "Ok the user is pretty new to coding": the discourse word before the subject goes
             candidate.content = _WORD_BEFORE_SUBJECT.sub("The user", candidate.content)
+            # "I own a small bakery in Ghent? We open at 6am, closed Mondays": the hours are the business's
+            if hours := _HOURS_OF_USER_EN.match(candidate.content):
+                if not (thing := _owned_thing(content)):
+                    continue
+                verb = hours.group("verb")
+                verb = "is " + verb if verb in ("closed", "open") else verb
+                candidate.content = f"The user's {thing} {verb}{hours.group('rest')}"
             # "I'm their only kid" (of the parents just named): the user is an only child
             candidate.content = _ONLY_CHILD_EN.sub("The user is an only child", candidate.content)
             # "回答我的时候请给出依据": how the assistant answers
@@ -4029,6 +4054,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 _BACK_REFERENCE.search(content)
                 or _TAKE_BACK.match(content)
                 or _DONT_KEEP.search(content[:12])
+                or _TAKEN_BACK_AT_END.search(content[-12:])  # "算了算了 不搞了 我根本坚持不了 当我没说"
             )
         ):
             # "算了，刚才那个别记了", "actually don't save that": what the message before said is taken back
