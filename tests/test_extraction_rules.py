@@ -2972,7 +2972,7 @@ def test_probe22_round_two_chinese(messages, expected):
         # a bare answer takes the place of the word that asked; two questions answered in one breath, one by one
         (
             ["我是个退休的厨师 干了四十年", "四十年，辛苦了！现在在哪儿安家？", "成都 没事就去爬山"],
-            ["用户是个退休的厨师", "用户现在在成都安家"],
+            ["用户是个退休的厨师", "用户现在在成都安家", "用户没事就去爬山"],
         ),
         (
             [
@@ -3138,4 +3138,25 @@ def test_probe23_english_answers(messages, expected):
 )
 def test_probe23_round_two(messages, expected):
     turns = [m for text in messages for m in (human(text), ai("OK."))]
+    assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # "here" is the place just answered; what the speaker does when free, said without a subject
+        (
+            ["我特别怕热", "你在北方哪里？", "沈阳 在这上大学"],
+            ["用户特别怕热", "用户在北方沈阳", "用户在沈阳上大学"],
+        ),
+        (
+            ["我是退休的老师", "现在在哪儿安家？", "青岛 有空就去海边散步"],
+            ["用户是退休的老师", "用户现在在青岛安家", "用户有空就去海边散步"],
+        ),
+        # a question about what to do when free is no habit
+        (["有空就去哪里玩比较好"], []),
+    ],
+)
+def test_probe23_answers_go_on(messages, expected):
+    turns = [{"role": "human" if k % 2 == 0 else "ai", "content": text} for k, text in enumerate(messages)]
     assert [c.content for c in extract_rules(turns)] == expected

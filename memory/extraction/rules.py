@@ -690,7 +690,7 @@ _SELF_ZH = re.compile(
     r"确诊|戒烟|戒了|在读|[\u4e00-\u9fff]{2,4}在读$|读研|读博|上班|下班|通勤|手上|手下|开了(?:一|两|三|几|\d)(?:家|间|个)|"
     # a long undertaking, without a subject: "最近在准备考研", "在备考 CPA"
     r"(?:最近|目前|现在)?(?:在|正在)(?:准备考|备考|备孕|找工作|学(?!校))|"
-    r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|读书|读|住|开|当|教|带)|"
+    r"(?:一个人|独自)?在[\u4e00-\u9fff]{1,8}?(?:做|工作|上班|上学|上大学|读书|读|住|开|当|教|带)|"
     # the body, without a subject: "左膝半月板前年做过手术", "腰椎间盘突出好几年了"
     r"(?:左|右)?(?:膝盖?|腰椎?|颈椎|半月板|肩膀?|胃|肝|肾|心脏|脚踝|手腕|韧带|跟腱)[\u4e00-\u9fff]{0,5}?(?:做过|动过|受过|有|伤|突出|手术)|"
     # how often, without a subject: "现在一周游三次泳", "每天跑五公里"
@@ -2112,6 +2112,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             ):
                 kin = named_zh[name]
                 clause = f"我的{kin}{clause}"  # "老二叫豆豆才两岁，豆豆对鸡蛋过敏": 豆豆 is the user's child
+            if zh and _HABIT_CLAUSE_ZH.match(clause) and not _QUESTION.search(clause):
+                clause = "我" + clause  # "大连 没事就去钓鱼": what the speaker does when free
             if _DONT_KEEP.search(clause):
                 # "记一下我每周三打羽毛球……算了这个别记了": the sentence's statements so far are taken back
                 del out[first:]
@@ -3511,6 +3513,9 @@ _IMPERATIVE_EN = re.compile(
     r"show|explain|add|put|avoid|stick to|skip|spell|address)\b(?! (?:it|this|that|these|those)\b)",
     re.I,
 )
+_HABIT_CLAUSE_ZH = re.compile(
+    r"^(?:没事(?:儿)?就|有空(?:就|的时候)|闲(?:了|下来)就|一有空就)(?=[去在玩看打跑钓爬做])(?![^，,。]*(?:怎么|如何|什么|哪|吗|呢))"
+)
 _SUBJECTLESS_HABIT_ZH = re.compile(
     r"^(?:主要|平时|平常|一般|最近在|每天|每周|经常|目前在|现在在|一直在)(?!是|就是|怎么|如何|要|用什么|哪|什么|多少|几)"
     r"(?=[\u4e00-\u9fff]{1,6}[A-Za-z\u4e00-\u9fff])"
@@ -3958,6 +3963,9 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         ):
             content = f"My {owner} is {years.group(1)}. {content[years.end() :]}"  # "How old is she?" "9. need drills…"
         elif asked and (answer := _answered(asked, content)):
+            # "武汉 在这读研": "here" is the place just answered
+            if place := re.match(r"^([\u4e00-\u9fff]{2,4})[\s，,]+(?=.*在这(?!个|些|样|么|种))", content):
+                content = re.sub(r"在这里?(?!个|些|样|么|种)", "在" + place.group(1), content, count=1)
             content = f"{answer} {content}"  # the bare answer is read as the sentence it stands for
         asked = ""
         if message_too_short(content) or _QUOTED_ONLY.match(content):
