@@ -3160,3 +3160,18 @@ def test_probe23_round_two(messages, expected):
 def test_probe23_answers_go_on(messages, expected):
     turns = [{"role": "human" if k % 2 == 0 else "ai", "content": text} for k, text in enumerate(messages)]
     assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a one-word reply, then the statement typed after a space; "对我来说" is "to me"
+        (["对 我是护士"], ["用户是护士"]),
+        (["对 然后我 freelance 做 UI，主要接 app 的单"], ["用户自由职业做 UI", "用户主要接 app 的单"]),
+        # "lol" after a Chinese statement is no part of it
+        (["我是 ENTJ lol"], ["用户是 ENTJ"]),
+    ],
+)
+def test_probe23_replies_typed(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("好的。"))]
+    assert [c.content for c in extract_rules(turns)] == expected

@@ -129,6 +129,8 @@ _TIME_BEFORE_SUBJECT_ZH = re.compile(
 _ZH_TYPED_BREAK = re.compile(
     r"(?:(?<=[\u4e00-\u9fff]{2})|(?<=[了吧啊呢])|(?<=\d[岁斤米号])|(?<=[\u4e00-\u9fff]\d)|(?<=[\u4e00-\u9fff]\d\d)|(?<=[\u4e00-\u9fff]\d{3}))"
     r"\s+(?=[\u4e00-\u9fff]{2})(?<!\d\s(?=[个岁年月天斤米块元次号点]))"
+    # a one-word reply before the statement: "对 我是老师" (not "对我…", to me)
+    r"|(?<=^[对嗯哦噢诶哎])\s+(?=[\u4e00-\u9fffA-Za-z])"
     # "我在用MacBook Air M2 手机是小米14": a name, then the next thing of the user's and what it is
     r"|(?<=[A-Za-z0-9])\s+(?=(?:手机|电脑|笔记本|平板|车|相机|耳机|手表)(?:是|用))"
     r"|(?<=[A-Za-z0-9])\s+(?=我(?:是|在|做|们是|家))|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
@@ -2023,6 +2025,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             )
             sentence = re.sub(r"^本人(?=[\u4e00-\u9fffA-Za-z]{1,8}(?:[，,。]|$))", "我是", sentence)
             sentence = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], sentence)
+            sentence = re.sub(r"\s*\b(?:lol|lmao|haha+|hhh+)\b", "", sentence, flags=re.I)  # "我是 INFP lol"
             sentence = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", sentence)
             # "以后回答我的时候，代码注释用English": a when-clause is the condition of the clause after it
             sentence = _WHEN_CLAUSE_ZH.sub(r"\1", sentence)
