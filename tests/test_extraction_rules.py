@@ -3175,3 +3175,8 @@ def test_probe23_answers_go_on(messages, expected):
 def test_probe23_replies_typed(messages, expected):
     turns = [m for text in messages for m in (human(text), ai("好的。"))]
     assert [c.content for c in extract_rules(turns)] == expected
+
+
+def test_probe23_a_grandchild_named_in_passing_is_had():
+    turns = [human("how do I send a video of my granddaughter's recital from my phone?"), ai("OK.")]
+    assert [c.content for c in extract_rules(turns)] == ["The user has a granddaughter"]

@@ -3195,7 +3195,7 @@ _PET_EN = (
 )
 _HAD_EN = re.compile(
     rf"\b(?:my|our) (?P<who>(?:(?:two|three|four|\d) (?:{_PET_EN}|kids|boys|girls)s?|(?:two|three) huskies)|"
-    rf"{_PET_EN}|huskies|son|daughter|baby|toddler|twins)(?:'s)?\b",
+    rf"{_PET_EN}|huskies|son|daughter|baby|toddler|twins|grandson|granddaughter)(?:'s)?\b",
     re.I,
 )
 _HAD_WORDS = {
