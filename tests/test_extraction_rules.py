@@ -3180,3 +3180,33 @@ def test_probe23_replies_typed(messages, expected):
 def test_probe23_a_grandchild_named_in_passing_is_had():
     turns = [human("how do I send a video of my granddaughter's recital from my phone?"), ai("OK.")]
     assert [c.content for c in extract_rules(turns)] == ["The user has a granddaughter"]
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # no act asked of the assistant: "so I don't have to say it again", "mind how you answer me"
+        (["记一下 我在武汉开花店 以后问你就不用再说一遍了"], ["用户在武汉开花店"]),
+        (["先说下背景 以后你回答我的时候注意点", "我是中学英语老师"], ["用户是中学英语老师"]),
+        # an errand of the next days; a relative named alone; "we two"
+        (["记住 我是高铁乘务员 后天还要跑广州"], ["用户是高铁乘务员"]),
+        (["帮我想个生日礼物", "我表姐"], []),
+        # it was never true: "I lied", "开玩笑的"
+        (["my dog keeps barking at night", "ok i lied i dont have a dog, just testing you"], []),
+        # a household's move, with the time zone as the home
+        (
+            [
+                "set a reminder for 8am, I'm on Pacific time",
+                "wait no, we moved to Denver in March, so Mountain time",
+            ],
+            ["The user lives in Denver"],
+        ),
+        # an auxiliary before "I" asks
+        (["how do i study for finals when i cant sit still for more than like 10 min"], []),
+        # a switch told without its subject, the old one put aside
+        (["我在学法语 有啥好用的app", "现在学德语了 法语那个放了 德语有啥推荐"], ["用户现在学德语"]),
+    ],
+)
+def test_probe24_round(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("好的。OK."))]
+    assert [c.content for c in extract_rules(turns)] == expected

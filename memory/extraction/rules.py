@@ -551,6 +551,8 @@ _DONT_KEEP = re.compile(
     r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?(?<!的)(?<!的就)算了吧?$|(?:那条|这条|那句|这句|刚才的?)(?:就)?(?:作废|不算数?)|当我没说|"
     r"\b(?:don'?t|do not|no need to)\s+(?:save|store|remember|record|note|keep)\b(?!\s+(?:my|the user))|"
     r"\bforget (?:all )?(?:that|it|about it|I said|I (?:mentioned|told you))\b|\bnever ?mind\b|"
+    # not true at all: "ok i lied i dont have a cat", "just kidding", "开玩笑的"
+    r"\bI lied\b|\bjust kidding\b|\bjk\b|\bI was (?:just )?testing\b|开玩笑的|逗你的|骗你的|"
     # it was someone else's: "是帮我朋友问的", "asking for a friend"
     r"(?:^|(?<=[\s，,。！!]))(?:其实|都)?是(?:帮|替)(?:我)?[\u4e00-\u9fff]{1,4}?问的|\basking for a friend\b|"
     # "wait no ignore that, I was thinking of someone else"
@@ -2367,6 +2369,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             if standing and not _about_user_fact(clause, zh):
                 text = _instruction_statement(clause, zh)
                 rule = "instruction"
+                if _NO_INSTRUCTION.search(text):
+                    continue  # "以后问你就不用再说一遍了", "以后你回答我的时候注意点": no act asked of the assistant
                 instructed = not text.startswith(
                     "用户希望被称为"
                 )  # "叫我老周就行 别老周先生周先生的": the name
@@ -3095,9 +3099,13 @@ def _wh_answered(question: str, answer: str) -> str:
     about the user (你, you) or the user's people."""
     # the clause that asks ("好的，你主要做什么类型的作品？" asks in its last clause)
     asked = [
-        next(
-            (c for c in reversed(re.split(r"[，,]", q)) if _WH_ZH.search(c)), re.split(r"[，,]", q)[-1]
-        ).strip()
+        re.sub(
+            r"^(?:请问|那|那么|方便说下|方便问下|可以问下)",
+            "",
+            next(
+                (c for c in reversed(re.split(r"[，,]", q)) if _WH_ZH.search(c)), re.split(r"[，,]", q)[-1]
+            ).strip(),
+        )
         for q in _QUESTION_SENTENCE.findall(question)
     ][-2:]
     if not asked or not answer.strip():
@@ -3123,8 +3131,10 @@ def _wh_answered(question: str, answer: str) -> str:
             merged = [whole if len(whole) <= 14 and re.search(r"[A-Za-z]", whole) else merged[0]]
         out = []
         for q, part in zip(questions, merged, strict=False):
-            if re.search(r"吧|大概|可能|应该", part):
-                break  # "玲子吧": a guess of the moment
+            if re.search(r"吧|大概|可能|应该", part) or re.fullmatch(
+                r"刚开始|还行|一般|挺好|还好|凑合|马马虎虎|不太好", part
+            ):
+                break  # "玲子吧": a guess of the moment; "刚开始": how it goes, not what
             part = re.sub(r"[啊呀哈呢嘛]+$|(?<=.)(?:为主|居多|比较多)$", "", part)
             if (
                 not _BARE_ANSWER_ZH.match(part.removeprefix("在"))
@@ -3163,6 +3173,8 @@ def _wh_answered(question: str, answer: str) -> str:
                 said = "我家" + said
             elif not said.startswith("我"):
                 said = "我" + said  # "现在在哪儿安家？" asks the user
+            if re.search(r"[只个位条辆台]$", said):
+                break  # "你养了几只？" + "两只": of what is not said
             out.append(said + "。")
         return "".join(out)
     head = re.split(r"[,;]", first, maxsplit=1)[0].strip()
@@ -3344,8 +3356,10 @@ _ANSWER_ME = re.compile(
     r"^用户回答(?:时|的时候)?((?:请|尽量)?(?=请|尽量|给|用|直接|先|都|要|别|不要|简|多|少))?(?:请)?"
 )
 _ENDED_VALUE = re.compile(
-    r"\b(?:quit|stopped|dropped|ditched|gave up|no longer|anymore|got rid of|moved off|migrated (?:off|away from))\b"
-    r"|停用|弃用|不再|已经不|不让.{0,3}了|戒了|下线了|淘汰了|送人了|出手了|卖掉?了|不用(?:考虑|管)了|用不(?:上|着)了",
+    r"\b(?:quit|stopped|dropped|ditched|gave up|no longer|anymore|got rid of|moved off|migrated (?:off|away from)|"
+    r"left the (?=\w+ (?:in|last|this|after|when)\b))\b"
+    r"|停用|弃用|不再|已经不|不让.{0,3}了|戒了|下线了|淘汰了|送人了|出手了|卖掉?了|不用(?:考虑|管)了|用不(?:上|着)了"
+    r"|(?<=[\u4e00-\u9fff])(?:那个|这个)?(?:先)?(?:放|搁)(?:下|一边)?了(?=\s|$)",  # "日语那个放了"
     re.I,
 )
 _SLIP = re.compile(r"说错|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
@@ -3520,7 +3534,7 @@ _HABIT_CLAUSE_ZH = re.compile(
     r"^(?:没事(?:儿)?就|有空(?:就|的时候)|闲(?:了|下来)就|一有空就)(?=[去在玩看打跑钓爬做])(?![^，,。]*(?:怎么|如何|什么|哪|吗|呢))"
 )
 _SUBJECTLESS_HABIT_ZH = re.compile(
-    r"^(?:主要|平时|平常|一般|最近在|每天|每周|经常|目前在|现在在|一直在)(?!是|就是|怎么|如何|要|用什么|哪|什么|多少|几)"
+    r"^(?:主要|平时|平常|一般|最近在|每天|每周|经常|目前在|现在在|一直在|现在(?=学|用|住|开|骑))(?!是|就是|怎么|如何|要|用什么|哪|什么|多少|几)"
     r"(?=[\u4e00-\u9fff]{1,6}[A-Za-z\u4e00-\u9fff])"
 )
 # what another person told: "他还说…", "She also said …"
@@ -3533,6 +3547,9 @@ _HOURS_OF_USER_EN = re.compile(
     r"^The user (?P<verb>opens|closes|is open|is closed|closed|open)(?P<rest> (?:at|on|from|until|till|\d|"
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends|daily|every|7 days)\b.*)$",
     re.I,
+)
+_NO_INSTRUCTION = re.compile(
+    r"不用(?:再)?(?:说|重复|解释)|重复说|(?:回答|回复|说话)[^，,。]{0,6}注意(?:点|一下)?$"
 )
 _ONLY_CHILD_EN = re.compile(r"^The user is (?:their|his|her) only (?:kid|child)\b.*$")
 _PASSING_STATE_EN = re.compile(
@@ -3562,7 +3579,8 @@ _PASSING_STATE_EN = re.compile(
     # what will pass: "I'll be fine", "I'll be ok"
     r"|^The user will be (?:fine|ok|okay|alright|all right|good)\b"
     # what happens this minute or later today: "the oven guy is here", "I'll come back later for …", "I blanked"
-    r"|^The user's (?:whole|entire) (?:week|day|month|summer|winter|weekend|year)\b"
+    r"|^The user's (?:whole|entire) (?:week|day|month|summer|winter|weekend|year)\b|^The user \+"
+    r"|^用户[^，,。]{0,3}?(?:明天|后天|今晚)(?!起|开始)"  # "这周后天还要飞巴黎": an errand
     r"|^The user needs (?:a |an |some )?(?:new|bigger|smaller|better|cheaper|second) "  # a thing to buy now
     r"|\bis here$|^The user(?:'ll| will) (?:come back|be back|check back)\b|^The user (?:blanked|froze|panicked|overslept)$"
     r"|^用户(?:这就|马上|先|要)?去[\u4e00-\u9fff]{1,2}(?:根|个|一下|点|会儿|杯|碗)"  # "我去吃根冰棍": off this minute
@@ -3584,6 +3602,8 @@ _POINTING_SUBJECT_ZH = re.compile(
 # a subject with nothing said of it: "用户的丈夫", "用户家就用户"
 _SUBJECT_ONLY = re.compile(
     r"^(?:是|不是)[^，,。]*$|^(?:Just |Only )?[Tt]he user$|^(?:用户(?:的(?:丈夫|妻子|老公|老婆|女儿|儿子|孩子|妈妈|爸爸|母亲|父亲|猫|狗)|家)?(?:就用户)?|The user(?:'s [\w-]+)?)$"
+    # a relative named alone ("我表哥" answering "送给谁？"), "用户俩住一起" (我们俩)
+    r"|^用户的?(?:表|堂)?(?:哥|姐|弟|妹)(?:哥|姐|弟|妹)?$|^用户的?(?:老板|同事|朋友|室友|邻居)$|^用户俩"
 )
 # A statement whose verb lost its object or complement to the split ("用户开了十二年": opened what;
 # "用户在武汉读的", "用户正在学着用", "用户明年12月考"), two verbs
@@ -3756,12 +3776,15 @@ _WE_MOVED = re.compile(
 # a move to a bare name is the household's (alone, "we moved to Postgres last year" may be the team's)
 _WE_MOVED_TO = re.compile(
     r"(?:^|(?<=[.!?,;]\s))[Ww]e(?:'ve| have)? (?=(?:just |recently |finally |also )?moved (?:back )?to [A-Z][a-z]+"
-    r"(?: [A-Z][a-z]+)?(?: (?:last|this) \w+|\s+in (?:19|20)\d\d| a (?:few|couple)| \w+ (?:years?|months?) ago| recently)?"
+    r"(?: [A-Z][a-z]+)?(?: (?:last|this) \w+|\s+in (?:19|20)\d\d| a (?:few|couple)| \w+ (?:years?|months?) ago| recently"
+    r"|\s+in (?:January|February|March|April|May|June|July|August|September|October|November|December|"
+    r"(?:the )?(?:spring|summer|fall|autumn|winter)))?"
     r"(?:[.!?,;]|$))"
 )
 _HOME_CONTEXT_EN = re.compile(
     r"\b(?:in|near|around|from) (?-i:[A-Z])[a-z]+\b(?! (?:moved|to)\b)|\b(?:house|home|apartment|flat|neighbou?rhood|"
-    r"city|town|kids?|school|landlord|rent)\b",
+    r"city|town|kids?|school|landlord|rent|time ?zone|(?:eastern|central|mountain|pacific|local) time|dst)\b"
+    r"|\b(?-i:[A-Z])\w+ time\b",
     re.I,
 )
 _WORK_THINGS_EN = re.compile(
@@ -3791,7 +3814,9 @@ _VOICE_BREAK_EN = re.compile(r"(?<=[a-z0-9])\s+(?=I(?:'m| am| work| live| have| 
 # the words after which "I …" is a clause within the clause, not a new one ("so I'm", "think I'm", "that I work")
 _BEFORE_INNER_CLAUSE_EN = frozenset(
     "that if when where why think guess know said hope sure what how while as so and but or because bc cuz since "
-    "unless until before after than though which who once mean feel wish can now till".split()
+    "unless until before after than though which who once mean feel wish can now till "
+    # an auxiliary before "I" asks: "how do I study for the SAT"
+    "do does did should could would will shall".split()
 )
 _STOP = re.compile(r"[，,。.!！?？;；:：\n]")
 
@@ -3949,7 +3974,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             previous
             and all(c.content.startswith("用户") for c in previous)
             and _SUBJECTLESS_HABIT_ZH.match(content)
-            and not _QUESTION.search(content)
+            and not _QUESTION.search(re.split(r"[，,。？?\s]", content, maxsplit=1)[0])
         ):
             content = (
                 "我" + content
