@@ -3210,3 +3210,20 @@ def test_probe23_a_grandchild_named_in_passing_is_had():
 def test_probe24_round(messages, expected):
     turns = [m for text in messages for m in (human(text), ai("好的。OK."))]
     assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a one-word reply typed before the statement ("有 我痛风好几年了")
+        (["有 我高血压好几年了 咸的都不敢吃"], ["用户高血压好几年，咸的都不敢吃"]),
+        # a long run without stops in a message that has some elsewhere
+        (
+            ["好的。我在杭州一家医院当护士每天上夜班周末一般都在家补觉"],
+            ["用户在杭州一家医院当护士", "用户每天上夜班", "用户周末一般都在家补觉"],
+        ),
+    ],
+)
+def test_probe24_typed(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("好的。"))]
+    assert [c.content for c in extract_rules(turns)] == expected

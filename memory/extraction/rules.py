@@ -130,7 +130,7 @@ _ZH_TYPED_BREAK = re.compile(
     r"(?:(?<=[\u4e00-\u9fff]{2})|(?<=[了吧啊呢])|(?<=\d[岁斤米号])|(?<=[\u4e00-\u9fff]\d)|(?<=[\u4e00-\u9fff]\d\d)|(?<=[\u4e00-\u9fff]\d{3}))"
     r"\s+(?=[\u4e00-\u9fff]{2})(?<!\d\s(?=[个岁年月天斤米块元次号点]))"
     # a one-word reply before the statement: "对 我是老师" (not "对我…", to me)
-    r"|(?<=^[对嗯哦噢诶哎])\s+(?=[\u4e00-\u9fffA-Za-z])"
+    r"|(?<=^[对嗯哦噢诶哎有没是行好])\s+(?=[\u4e00-\u9fffA-Za-z])"
     # "我在用MacBook Air M2 手机是小米14": a name, then the next thing of the user's and what it is
     r"|(?<=[A-Za-z0-9])\s+(?=(?:手机|电脑|笔记本|平板|车|相机|耳机|手表)(?:是|用))"
     r"|(?<=[A-Za-z0-9])\s+(?=我(?:是|在|做|们是|家))|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
@@ -155,7 +155,7 @@ _LEAD = re.compile(
     r"就是(?=我)|算下来|算起来|"
     # what the user asks to put in a text is still theirs: "顺便 mention 我有 chronic migraine"
     r"(?:顺便\s?)?(?:mention|提一下|提一句|说一下)(?=\s?我(?!们的|的(?:意思|想法)))|"
-    r"(?:and|but|so|also|oh|well|yeah|hmm+|hm|umm*|uh|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
+    r"(?:and|but|so|also|oh|well|yeah|ya|yea|yep|yup|hmm+|hm|umm*|uh|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
     r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|just that|only that|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
     r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|"
@@ -3826,9 +3826,13 @@ def _last_word(text: str) -> str:
 
 
 def _voice_typed(text: str) -> str:
-    """The message with clause breaks where it has none of its own (see _VOICE_BREAK_ZH)."""
+    """The message with clause breaks where it has none of its own (see _VOICE_BREAK_ZH); in a Chinese message
+    with some stops, each long run without one."""
     if _STOP.search(text):
-        return text
+        return "".join(
+            _VOICE_BREAK_ZH.sub("，", part) if len(re.findall(r"[\u4e00-\u9fff]", part)) >= 24 else part
+            for part in re.split(r"([，,。.!！?？;；:：\n]+)", text)
+        )
     if len(re.findall(r"[\u4e00-\u9fff]", text)) >= 24:
         return _VOICE_BREAK_ZH.sub("，", text)
     if len(text.split()) >= 12:
