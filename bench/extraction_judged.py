@@ -1,6 +1,6 @@
 """Extraction judged by a reader: precision and recall of the rule path by verdicts, not by a similarity threshold.
 
-    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe24 ...]
+    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe25 ...]
         [--judge a|b] [--show-new] [--show-wrong SET] [--agreement]
 
 Why. bench/extraction.py matches a candidate to an expected statement by e5 cosine >= 0.92 plus token
@@ -19,7 +19,7 @@ found when a candidate that states it is still written (a new candidate may find
 bound while anything is unjudged).
 
 Judges (readers who saw neither the rules nor the other judge's verdicts): "a" judged every set, "b" the
-held-out half and probe12 to probe24 a second time (--agreement prints how often the two agree, and how often the
+held-out half and probe12 to probe25 a second time (--agreement prints how often the two agree, and how often the
 automatic match of bench/extraction.py agrees with each).
 
 Sets: the held-out half (bench/data/extraction_heldout.jsonl, evidence), probe9 and probe10 (read and tuned
@@ -65,6 +65,7 @@ SETS = {
     "probe22": "extraction_probe22",
     "probe23": "extraction_probe23",
     "probe24": "extraction_probe24",
+    "probe25": "extraction_probe25",
 }
 
 
