@@ -3078,6 +3078,28 @@ def _answered(question: str, answer: str) -> str:
     return _wh_answered(question, answer)
 
 
+def _read_as_answer(question: str, content: str, owner: str) -> str:
+    """The user's message after the assistant's question, with what a bare answer stands for written out:
+    "How old is she?" + "9. need drills…" → "My daughter is 9. need drills…" (of the person named before); any
+    other answer _answered reads goes before the message as the sentence it stands for, and a "here" after a
+    place answered is that place ("武汉 在这读研")."""
+    if (
+        owner
+        and re.search(r"\bhow old (?:is|'s) (?:she|he)\s*\?", question, re.I)
+        and (
+            years := re.match(
+                r"^(\d{1,2}|" + _NUMBER_WORD + r")(?:\s*(?:years? old|yo))?\b[.!,]?", content, re.I
+            )
+        )
+    ):
+        return f"My {owner} is {years.group(1)}. {content[years.end() :]}"
+    if not (answer := _answered(question, content)):
+        return content
+    if place := re.match(r"^([\u4e00-\u9fff]{2,4})[\s，,]+(?=.*在这(?!个|些|样|么|种))", content):
+        content = re.sub(r"在这里?(?!个|些|样|么|种)", "在" + place.group(1), content, count=1)
+    return f"{answer} {content}"
+
+
 # The assistant's questions in its message, and the words that ask in them
 _QUESTION_SENTENCE = re.compile(r"[^。！？?!.]*[？?]")
 _WH_ZH = re.compile(r"什么|哪个|哪家|哪所|哪种|哪类|哪里|哪儿|哪|啥|多大|多少|几")
@@ -3829,12 +3851,9 @@ def _voice_typed(text: str) -> str:
     """The message with clause breaks where it has none of its own (see _VOICE_BREAK_ZH); in a Chinese message
     with some stops, each long run without one."""
     if _STOP.search(text):
-        return "".join(
-            _VOICE_BREAK_ZH.sub("，", part) if len(re.findall(r"[\u4e00-\u9fff]", part)) >= 24 else part
-            for part in re.split(r"([，,。.!！?？;；:：\n]+)", text)
-        )
+        return "".join(_voice_typed_zh(part) for part in re.split(r"([，,。.!！?？;；:：\n]+)", text))
     if len(re.findall(r"[\u4e00-\u9fff]", text)) >= 24:
-        return _VOICE_BREAK_ZH.sub("，", text)
+        return _voice_typed_zh(text)
     if len(text.split()) >= 12:
         # "our son leo just turned 4 what are good ways to prep him": the question is a sentence of its own
         text = _VOICE_QUESTION_EN.sub(
@@ -3844,6 +3863,11 @@ def _voice_typed(text: str) -> str:
             lambda m: m.group(0) if _last_word(text[: m.start()]) in _BEFORE_INNER_CLAUSE_EN else ", ", text
         )
     return text
+
+
+def _voice_typed_zh(run: str) -> str:
+    """A run of Chinese typed without stops, with clause breaks (_VOICE_BREAK_ZH) if it is long enough to need them."""
+    return _VOICE_BREAK_ZH.sub("，", run) if len(re.findall(r"[\u4e00-\u9fff]", run)) >= 24 else run
 
 
 _YES_DOING_EN = re.compile(
@@ -3983,22 +4007,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             content = (
                 "我" + content
             )  # "本人程序员" then "主要写Java后端 最近在自学Go": the same speaker's habits
-        if (
-            asked
-            and owner
-            and re.search(r"\bhow old (?:is|'s) (?:she|he)\s*\?", asked, re.I)
-            and (
-                years := re.match(
-                    r"^(\d{1,2}|" + _NUMBER_WORD + r")(?:\s*(?:years? old|yo))?\b[.!,]?", content, re.I
-                )
-            )
-        ):
-            content = f"My {owner} is {years.group(1)}. {content[years.end() :]}"  # "How old is she?" "9. need drills…"
-        elif asked and (answer := _answered(asked, content)):
-            # "武汉 在这读研": "here" is the place just answered
-            if place := re.match(r"^([\u4e00-\u9fff]{2,4})[\s，,]+(?=.*在这(?!个|些|样|么|种))", content):
-                content = re.sub(r"在这里?(?!个|些|样|么|种)", "在" + place.group(1), content, count=1)
-            content = f"{answer} {content}"  # the bare answer is read as the sentence it stands for
+        if asked:
+            content = _read_as_answer(asked, content, owner)
         asked = ""
         if message_too_short(content) or _QUOTED_ONLY.match(content):
             continue  # "and \"I need ibuprofen\"": more text to work on, nothing said of the user

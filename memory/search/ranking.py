@@ -764,8 +764,9 @@ def before_what(query: str) -> frozenset[str]:
 
 def previous_first(hits: list[Hit], sims: np.ndarray, named: frozenset[str], model: str) -> list[Hit]:
     """For a question about the value before X: the hit holding most of X's words (at least half; the
-    best-placed of equals) is the newer value; the older hit most similar to it (at least "related", among its
-    VERSION_NEIGHBOURS most similar, about the same person) goes first, right before it. Nothing else moves.
+    best-placed of equals) is the newer value; of the older hits close to it (at least "related", among its
+    VERSION_NEIGHBOURS nearest, about the same person), the one with the highest similarity to it plus its own
+    fused match goes first, right before it. Nothing else moves.
     `sims` are the hits' similarities in `hits`' order."""
     if not named or len(hits) < 2:
         return hits

@@ -17,7 +17,7 @@ from django.conf import settings
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from core.text import CJK, has_cjk
+from core.text import CJK_CHAR, has_cjk
 from projects.access import Actor
 
 from ..embeddings import EmbeddingError, cached_provider_for
@@ -61,7 +61,6 @@ log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 32_000
 EMBED_QUERY_UNITS = 64
 KEYWORD_QUERY_CHARS = 600
-_CJK_CHAR = re.compile(f"[{CJK}]")
 
 
 def embed_part(query: str) -> str:
@@ -70,7 +69,7 @@ def embed_part(query: str) -> str:
         return query
     units = 0.0
     for k, char in enumerate(query):
-        units += 1.0 if _CJK_CHAR.match(char) else 0.25
+        units += 1.0 if CJK_CHAR.match(char) else 0.25
         if units > EMBED_QUERY_UNITS:
             return query[:k]
     return query
