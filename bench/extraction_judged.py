@@ -66,6 +66,7 @@ SETS = {
     "probe23": "extraction_probe23",
     "probe24": "extraction_probe24",
     "probe25": "extraction_probe25",
+    "probe26": "extraction_probe26",
 }
 
 

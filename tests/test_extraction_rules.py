@@ -1709,7 +1709,7 @@ def test_times_of_work_and_how_often(text, expected):
         # what the take-back shares with an earlier statement is its subject only: that statement stays
         (
             [human("My daughter loves horses."), ai("Nice"), human("Actually she just turned 8.")],
-            ["The user's daughter loves horses", "The user's daughter just turned 8"],
+            ["The user's daughter loves horses", "The user's daughter is 8"],
             (),
         ),
         # another child's age is another slot
@@ -1838,7 +1838,7 @@ def test_whole_statements_are_not_lost_parts(statement):
         # a take-back that opens on 刚才: the earlier statement goes, the new one replaces it
         (
             [human("我是 PM，帮我写个 PRD 模板"), ai("好的。"), human("刚才说错了，我其实是做 UX design 的")],
-            ["用户其实是做 UX 设计的"],
+            ["用户是做 UX 设计的"],
         ),
         # "等下，还是别记了": the remember request before is taken back, with no word pointing at it
         (
@@ -2832,7 +2832,7 @@ def test_probe21_one_off_and_corrections(messages, expected):
         # a question run on after a fact, typed without stops, is cut off
         (
             ["my daughter ada just turned 6 what are good ways to get her reading on her own"],
-            ["The user's daughter ada just turned 6"],
+            ["The user's daughter ada is 6"],
         ),
         # a head count said without its subject is the user's team
         (
@@ -3226,4 +3226,118 @@ def test_probe24_round(messages, expected):
 )
 def test_probe24_typed(messages, expected):
     turns = [m for text in messages for m in (human(text), ai("好的。"))]
+    assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # the user takes on a part: what follows is the part's, until the play ends
+        (["你来当房东，我扮演租客，跟你谈续租", "您好，我在这住了三年，一直按时交租"], []),
+        (
+            [
+                "Pretend I'm a nervous first-time buyer and you're the agent.",
+                "Hi, I work at a bank and I have two kids.",
+            ],
+            [],
+        ),
+        (
+            [
+                "I'll play a customer, you're the barista.",
+                "ok, out of character now. I'm a barista in Leeds.",
+            ],
+            ["The user is a barista in Leeds"],
+        ),
+        # not a part: an instrument, a past stage role
+        (["我演过话剧，现在是中学老师"], ["用户演过话剧", "用户现在是中学老师"]),
+        # someone else's details given for a task, under a header
+        (
+            [
+                "Help me write a cover letter for my friend. Details: Tom Reed, welder for ten years, lives in Hull."
+            ],
+            [],
+        ),
+        (["帮我 summarize 这个 candidate 的 profile：Anna Li，31 岁，前端五年，会 React"], []),
+        (["我朋友让我帮忙。以下是我的背景：我在上海做会计。"], ["用户在上海做会计"]),
+        # a hypothetical denied, a feeling told by its effect, a device's trouble of the moment
+        (["If I retired at 55, how much would I need?", "Just curious, not actually planning anything."], []),
+        (["今天排班又被换了，我气得不行"], []),
+        (["我们这边下大雪，车早上老打不着火，怎么办"], []),
+        (["my knees are killing me after gardening all afternoon", "I'll look into the knee pads"], []),
+        # a Chinese request over English material
+        (["帮我 proofread 这段 email：Hi all, I am moving to Berlin next month."], []),
+        # a Chinese sentence after an English opener
+        (["FYI 我是 pharmacist，在 Kaiser 上班"], ["用户是药剂师", "用户在 Kaiser 上班"]),
+        # a name of the thing just named, and the group a later clause goes on about
+        (["我在成都开了一家面馆，叫「老地方」"], ["用户在成都开了一家面馆，叫「老地方」"]),
+        (["我们果园在烟台，有两百多棵树"], ["用户的果园在烟台", "用户的果园有两百多棵树"]),
+        # a verb with nothing after it, a count of us, a past moment
+        (["Can you keep it simple? Because I'm honestly not."], []),
+        (["Five of us, mostly weddings around Cork."], []),
+        (["I was the only woman on the team then."], []),
+        # a past habit in a background list is no instruction
+        (
+            ["Background: I've worked at the mill for 20 years, never missed a shift."],
+            ["The user has worked at the mill for 20 years"],
+        ),
+    ],
+)
+def test_probe25_round(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("好的。OK."))]
+    assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a take-back with the new place, said of what the statement does
+        (
+            ["我在嘉兴开饭店，想问问外卖怎么做", "哦不对，我说错了，是在湖州，德清那边开饭店"],
+            ["用户在湖州开饭店"],
+        ),
+        # the old value named in English, the statement in Chinese
+        (
+            ["我对 shellfish 过敏，推荐几个菜", "no wait 我搞错了，其实是 peanut，不是 shellfish"],
+            ["用户对花生过敏"],
+        ),
+        (
+            [
+                "我 lactose intolerant，推荐几个早餐",
+                "no wait，我 mix up 了，其实是 gluten intolerance，不是 lactose",
+            ],
+            ["用户麸质不耐受"],
+        ),
+        # an age corrected beside a filler ("I keep forgetting"): the other statement of the child stays
+        (
+            ["My daughter is 6 and she loves horses.", "Sorry, she just turned 7, I keep forgetting."],
+            ["The user's daughter loves horses", "The user's daughter is 7"],
+        ),
+        # "she" is the granddaughter, not the old tablet
+        (
+            ["My grandson calls on Sundays but my old tablet keeps crashing.", "He's at college in Ohio."],
+            ["The user's grandson calls on Sundays", "The user's grandson is at college in Ohio"],
+        ),
+    ],
+)
+def test_probe25_corrections(messages, expected):
+    turns = [m for text in messages for m in (human(text), ai("好的。OK."))]
+    assert [c.content for c in extract_rules(turns)] == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "expected"),
+    [
+        # a reply's clauses that open with a doing are the user's; a yes reads what was asked
+        (
+            "您平时忙吗？",
+            "挺忙的，还兼着年级组长。",
+            ["用户还兼着年级组长"],
+        ),
+        ("您是每天都要出车吗？", "对，一周就歇一天。", ["用户每天都要出车", "用户一周就歇一天"]),
+        # a task offered is no question about the user
+        ("有什么可以帮你的吗？", "还在学做面包。", []),
+    ],
+)
+def test_probe25_reply_clauses(question, answer, expected):
+    turns = [human("你好"), ai(question), human(answer)]
     assert [c.content for c in extract_rules(turns)] == expected

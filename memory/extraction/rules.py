@@ -318,6 +318,20 @@ _BACKGROUND = re.compile(
     r"记住|记一下|记下|remember|keep this in mind|note",
     re.I,
 )
+# Details of someone else given for a task (a candidate's profile, a friend's cook for a reference letter, a
+# customer's order): a header before them is no background of the user's, unless it says whose ("my details")
+# or what follows speaks as the user.
+_OTHERS_MATERIAL = re.compile(
+    r"(?<![A-Za-z])(?:my (?:friend|coworker|colleague|client|customer|student|patient|employee|boss|neighbou?r)s?|"
+    r"(?:her|his|their) (?:\w+ )?(?:cooks?|employees?|students?|staff|clients?|customers?|kids?|son|daughter)|"
+    r"candidates?|applicants?|clients?|customers?|reference letter|recommendation letter|cover letter for)(?![A-Za-z])"
+    r"|候选人|应聘者|求职者|面试者|客户|顾客|这个人|这位|他的|她的|朋友|同事|员工|学生的|病人的|患者的|推荐信",
+    re.I,
+)
+_SELF_HEADER = re.compile(
+    r"我的|我们的|我自己|关于我|我家|(?<![A-Za-z])(?:my|about me|myself|our)(?![A-Za-z])", re.I
+)
+_FIRST_PERSON_BODY = re.compile(r"^(?:我|本人|\b(?:I|I'm|I am|I've|my|we|we're|our)\b)", re.I)
 _HEADER_SPLIT = re.compile(r"：|(?<!\d):(?!\d)|——|—|--|\s-\s|\.\s")  # not the colon of "16:8"
 _POINTING = re.compile(
     r"(?:按|照|参考|根据|依)(?:这个|这些|此|以上|上面)|这个(?:难度|标准|来)|以下|之后|后面都|"
@@ -834,7 +848,8 @@ _STANDING_ZH = re.compile(
 _STANDING_EN = re.compile(
     r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)(?! (?:\w+ed|"
     + _EN_PAST_WORDS.replace(" ", "|")
-    + r"|meant|wanted|thought|felt|said|had|was|were)\b)|don'?t ever|do not ever|from now on|going forward|"
+    + r"|meant|wanted|thought|felt|said|had|was|were|paid|made|kept|got|did|took|gave|spent|bought|brought|taught|"
+    r"sent|left|lost|went|came)\b)|don'?t ever|do not ever|from now on|going forward|"
     r"in the future|by default)\b|\b(?:from now on|by default)\b|"
     r"\byou should (?:always|never)\b|\bplease (?:always|never)\b|^(?:please )?don'?t (?:ever )?(?:use|call|send|"
     r"write|reply|answer|add|include|schedule)\b|^call me\b|"
@@ -1013,6 +1028,11 @@ _MIXED_WORD = re.compile(
 )
 
 
+# Workplaces and groups the user belongs to, said with 我们 ("我们合作社…"): what they are, has or does.
+_GROUP_ZH = (
+    r"合作社|工厂|厂里|医院|诊所|餐厅|饭店|农场|果园|工作室|乐队|车队|科室|协会|俱乐部|合唱团|养殖场|牧场|超市|药店|"
+    r"幼儿园|村里|教会"
+)
 _ZH_PERSON = [
     (re.compile(r"^(?:我们|咱们)这种(?=.*(?:团队|公司))"), "用户的团队是"),
     (re.compile(r"我们(?:这边|这里|这儿|当地)|咱们这边"), "用户所在地"),
@@ -1027,6 +1047,11 @@ _ZH_PERSON = [
         "用户的",
     ),
     (re.compile(rf"(?:我们|咱们)的?(?={_OWN_NOUN}|小区|家乡)"), "用户的"),
+    # a workplace or a group the user belongs to: "我们合作社在赣南种脐橙，有三十多户"
+    (
+        re.compile(rf"(?:我们|咱们)(?={_GROUP_ZH})"),
+        "用户的",
+    ),
     (re.compile(r"我自己|我本人|(?<!日)本人(?![数员工])"), "用户"),
     (re.compile(rf"我(?:的)?(?={_OWN_NOUN}|\s?{_OWN_NOUN_EN})"), "用户的"),
     (re.compile(r"我的"), "用户的"),
@@ -1100,6 +1125,9 @@ def _rewrite_zh(clause: str, subject: str) -> str:
         ),
         text,
     )
+    text = re.sub(
+        r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:其实|实际上)(是)?\s*", r"\1\2", text
+    )  # "用户其实是…"
     return text.replace("用户一个人", "用户独自").replace("用户的的", "用户的")
 
 
@@ -1723,7 +1751,8 @@ _RESCHEDULED_ZH = re.compile(
 def _zh_subject(statement: str) -> str:
     # "用户家猫十二岁，有慢性肾病": the cat of the household is the subject that carries on
     m = re.match(
-        rf"^用户(?:的(?!老家|家里)(?:{_OWN_NOUN})|家(?!里)(?:{_OWN_NOUN}|狗狗|猫咪|宝宝)?|所在地)?", statement
+        rf"^用户(?:的(?!老家|家里)(?:{_OWN_NOUN}|{_GROUP_ZH})|家(?!里)(?:{_OWN_NOUN}|狗狗|猫咪|宝宝)?|所在地)?",
+        statement,
     )
     return m.group(0) if m else "用户"
 
@@ -1756,7 +1785,11 @@ _MADE_TO_ZH = re.compile(
 _OWNED_ZH = re.compile(rf"我(?:的|家的?)?({_OWN_NOUN})")
 _OWNED_EN = re.compile(
     r"\bmy (?!(?:whole|entire|own|first|last|next|usual|main|only|current|summer|winter|spring|autumn|fall|week|"
-    r"weekend|day|days|life|time|schedule|budget)\b)([a-z]+(?:-[a-z]+)*)",
+    r"weekend|day|days|life|time|schedule|budget|"
+    # a thing's words, not a person's or an animal's: "my old iPad" is no "she"
+    r"old|new|little|big|favou?rite|ipad|iphone|phone|laptop|computer|car|truck|bike|house|flat|apartment|job|"
+    r"office|company|business|shop|store|app|website|account|back|knees?|hands?|neck|head|garden|kitchen)\b)"
+    r"([a-z]+(?:-[a-z]+)*)",
     re.I,
 )
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
@@ -1795,7 +1828,10 @@ _DANGLING_ITEM_EN = re.compile(
 )
 _IMPERATIVE_ITEM_EN = re.compile(
     r"^(?:please )?(?:keep|use|cite|flag|avoid|give|write|answer|reply|respond|explain|include|skip|stop|show|put|"
-    r"add|assume|treat|remind|tell|call|always|never|don't|do not|be)\b",
+    r"add|assume|treat|remind|tell|call|don't|do not|be|"
+    # not a past habit of the user's own ("always paid on time")
+    r"(?:always|never)(?! (?:\w+ed|paid|made|kept|got|did|took|gave|spent|bought|brought|taught|sent|left|lost|went|"
+    r"came|was|were|had)\b))\b",
     re.I,
 )
 _ROLE_ITEM_EN = re.compile(
@@ -1880,6 +1916,9 @@ def _bare_statements(items: list[str], header: str, zh: bool, said: str = "") ->
         if not zh and re.search(r"\bonly$", item) and not _VERB_EN.search(item):  # "metric units only"
             out.append(f"The user wants {item}")
             continue
+        if not zh and re.match(r"(?:always|never) \w+", item, re.I) and not _IMPERATIVE_ITEM_EN.match(item):
+            out.append(f"The user {item}")  # "always paid on time": the user's own habit
+            continue
         if not zh and _IMPERATIVE_ITEM_EN.match(item):  # "Keep answers practical", "cite papers"
             out.append(
                 "The user wants the assistant to " + re.sub(r"^please\s+", "", item, flags=re.I).lower()
@@ -1927,8 +1966,10 @@ def _chinese(text: str) -> bool:
         return False
     text = text.strip()
     if re.match(
-        r"(?:我们|咱们|我)(?![A-Za-z])", text
-    ):  # "我是 freelance UX designer，在家 work": Chinese grammar
+        r"(?:(?:FYI|BTW|PS|ok|okay|so|also|hi|hey|oh|um|anyway|update)[,:，：]?\s*)?(?:我们|咱们|我)(?![A-Za-z])",
+        text,
+        re.I,
+    ):  # "我是 freelance UX designer，在家 work", "FYI 我是 ICU nurse": Chinese grammar
         return True
     words = _LATIN_WORD.findall(text)
     english = sum(
@@ -2053,6 +2094,10 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             # "以下是我的背景，以后回答都参考：我在上海…" — what follows the colon is kept, the header is not.
             header_text = body[: header.start()]
             body = body[header.end() :]
+            if _OTHERS_MATERIAL.search(content[: content.find(sentence)] + header_text) and not (
+                _SELF_HEADER.search(header_text) or _FIRST_PERSON_BODY.match(body.strip())
+            ):
+                continue  # "帮我 summarize 这个 candidate 的 profile：Kevin Lim，28 岁…": someone else's details
             explicit = explicit_message = background = True
         elif remember:
             header_text = body[: remember.end()]
@@ -2068,13 +2113,19 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             and header.group(0) == ":"
             and header.start() <= 50
             and _FIRST_PERSON_OPEN_EN.match(body[header.end() :].strip())
-            and not _request(_clean(body[: header.start()]), False)
+            and not _request(opening := _clean(body[: header.start()]), False)
+            and not (terms and _request(_unmark_terms(opening, terms), True))
         ):
             body = body[header.end() :]  # "Quick update on the project: we've pushed the launch to June"
         elif (
             header
             and header.group(0) in "：:"
-            and _request(head := _clean(body[: header.start()]), _chinese(head))
+            and (
+                _request(head := _clean(body[: header.start()]), _chinese(head))
+                # a Chinese request over English material ("帮我 proofread 这段 email：Hi team, …")
+                or terms
+                and _request(_unmark_terms(head, terms), True)
+            )
         ):
             # "翻译成英文：…", "Summarise this paragraph: …": what follows is material, not a fact; what comes
             # before the request is read ("我对花生过敏，帮我看看这个菜谱要换掉什么：…")
@@ -2331,6 +2382,20 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 out[-1].content += "，" + clause  # "手上有三个项目，都是给银行做的": about the projects
                 counted = out[-1]  # "大的八岁，小的三岁": the next one too
                 continue
+            if (
+                zh
+                and kept_before
+                and out
+                and re.match(r"(?:名字)?叫(?!我)\S", clause)
+                and re.search(
+                    r"[一两二三](?:家|只|条|个|间|座|辆|所|台|位)[\u4e00-\u9fffA-Za-z ]{1,10}$",
+                    out[-1].content,
+                )
+            ):
+                out[-1].content += (
+                    "，" + clause
+                )  # "开了一家奶茶店，叫「茶里」": the shop's name, not the user's
+                continue
             if zh and kept_before and out and _BARE_MODAL_ZH.match(clause):
                 out[-1].content += (
                     "，" + clause
@@ -2362,6 +2427,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                         and _BARE_AGE_ZH.match(clause)
                         and out
                         and re.match(r"用户(?![的家])", out[-1].content)
+                        and not re.search(
+                            r"[一两二三四](?:只|条|个|位|匹)", out[-1].content
+                        )  # "养了一只猫，叫团子，三岁了"
                     )
                     or (not zh and _EN_VERB_START.match(clause))
                 )
@@ -2774,7 +2842,9 @@ _FEELING = re.compile(
     r"害怕|担心|头疼|头大|激动|兴奋|失望|委屈|不舒服|不方便|麻烦)"
     r"|\b(?:is|are|was|feels?|gets?|getting|feeling) (?:so |really |very |pretty |quite |a bit |a little |super |"
     r"kind of |always )?(?:stressed|anxious|nervous|tired|exhausted|upset|sad|happy|excited|annoyed|frustrated|"
-    r"overwhelmed|worried|scared|bored|angry|miserable|burned out|burnt out|homesick|lonely)\b",
+    r"overwhelmed|worried|scared|bored|angry|miserable|burned out|burnt out|homesick|lonely)\b"
+    # a degree told by its effect ("气得不行", "困得眼睛都睁不开", "累死了")
+    r"|[气急烦困累愁吓饿渴冻热晒](?:得(?:不行|要死|半死|要命|够呛|受不了|发慌|直哭|[^，,。]{0,4}睁不开)|死了?(?![亡刑]))",
     re.I,
 )
 # A trip: "下个月去东京出差", "flying to Tokyo next month", "a holiday to Crete": one journey, not where the user is.
@@ -2877,6 +2947,16 @@ _ABOUT_TALK = re.compile(
 )
 
 
+# A plan denied after a hypothetical ("Just curious, I'm not actually planning anything", "我现在没这个打算"), and a
+# machine's trouble of the moment ("车早上老打不着火"): nothing to keep.
+_NO_PLAN = re.compile(
+    r"没有?(?:这个|这种|那个|这)打算|没有?打算$|\bnot (?:actually |really )?planning (?:anything|on it|on that|that)\b"
+    r"|\bjust (?:curious|wondering|asking|thinking out loud)\b"
+    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上",
+    re.I,
+)
+
+
 def _durable(text: str, rule: str, form: str) -> bool:
     """A statement worth keeping lasts: not a feeling, a try, advice or a want of something made for the talk,
     not a trip, not a bounded
@@ -2898,6 +2978,7 @@ def _durable(text: str, rule: str, form: str) -> bool:
         or _OTHER_SUBJECT_ZH.match(text)
         or _BARE_ZH.match(text)
         or _POINTS_BACK_EN.search(text)
+        or _NO_PLAN.search(text)
     ):
         return False
     if rule == "statement" and (_PERIOD.search(text) or _TRIP.search(text) and not _OFTEN.search(text)):
@@ -3094,10 +3175,52 @@ def _read_as_answer(question: str, content: str, owner: str) -> str:
     ):
         return f"My {owner} is {years.group(1)}. {content[years.end() :]}"
     if not (answer := _answered(question, content)):
-        return content
+        return _answer_clauses_zh(question, content)
     if place := re.match(r"^([\u4e00-\u9fff]{2,4})[\s，,]+(?=.*在这(?!个|些|样|么|种))", content):
         content = re.sub(r"在这里?(?!个|些|样|么|种)", "在" + place.group(1), content, count=1)
     return f"{answer} {content}"
+
+
+# A clause of a reply to the assistant's question about the user that opens with what one does, without a
+# subject ("还兼着班主任", "一个月就休两天", "开的是台老捷达"): the user's.
+_DOES_ZH = (
+    # how often or since when, then any doing ("一周就歇一天", "每天都要出车")
+    r"(?:(?:每天|每周|每个?月|每年|一个月|一周|一年|平时|平常|一般|经常|周末|常年|一直)[，,]?(?:还|也|就|都|只)?"
+    r"(?:要|得|会|能)?(?![你我他她它这那是的了吧啊呢])[\u4e00-\u9fff]"
+    # or a doing of a few kinds, after an adverb or not ("还兼着班主任", "开的是台老捷达")
+    r"|(?:(?:还|也|就|都|主要|现在|目前)[，,]?){0,2}(?:要|得|会|能)?(?:兼着?|在(?![这那哪])|做|干|教|带|养|开(?:的是|了|着)|"
+    r"用(?:的是)?|学|读|住|休|上(?![次回个])|当|跑|种))"
+)
+_DOES_CLAUSE_ZH = re.compile(rf"^{_DOES_ZH}")
+_ASKED_YES_NO_ZH = re.compile(rf"(?:你|您)(?:是)?(?P<x>{_DOES_ZH}[^？?，,。]{{0,12}}?)(?:吗|么)[？?]\s*$")
+
+
+def _answer_clauses_zh(question: str, content: str) -> str:
+    """A Chinese reply to the assistant's question about the user, with the user as the subject of its clauses
+    that open with a doing, and a yes read as what was asked: "您是每天都要上塔吗？" + "对，一个月就休两天" → "我每天都要上塔。
+    对，我一个月就休两天"."""
+    asked = _QUESTION_SENTENCE.findall(question)
+    if (
+        not asked
+        or not re.search(r"你|您", asked[-1])
+        or not has_cjk(content)
+        or re.search(r"帮你|帮您|为你|为您", asked[-1])
+    ):
+        return content
+    parts = re.split(r"([，,。；;！!\s]+)", content.strip())
+    said = "".join(
+        "我" + p
+        if p
+        and i % 2 == 0
+        and _DOES_CLAUSE_ZH.match(p)
+        and not re.search(r"我|你|您", p)
+        and not _QUESTION.search(p)
+        else p
+        for i, p in enumerate(parts)
+    )
+    if _YES_ZH.match(content.strip()) and (yes := _ASKED_YES_NO_ZH.search(asked[-1].strip())):
+        said = f"我{re.sub(r'[你您]', '我', yes.group('x'))}。{said}"
+    return said
 
 
 # The assistant's questions in its message, and the words that ask in them
@@ -3298,7 +3421,14 @@ def _slot(text: str) -> str:
         return "" if slot in ("是", "有", "在", "用") else "zh:" + slot
     if m := _SLOT_EN.match(text):
         slot = re.sub(r"\bnow ", "", m.group("slot").lower())
-        return "" if slot in ("the user is", "the user has", "the user are") else "en:" + slot
+        if slot in ("the user is", "the user has", "the user are"):
+            return ""
+        # after "is" a number is an age or a count, not a state: "… son is 10" does not replace "… son is obsessed…"
+        if re.search(r"\b(?:is|are)$", slot) and re.match(
+            rf"\s*(?:\d|(?:{_NUMBER_WORD})\b)", text[m.end() :], re.I
+        ):
+            slot += " #"
+        return "en:" + slot
     return ""
 
 
@@ -3423,8 +3553,23 @@ def _retaken(statement: str, content: str) -> str:
             (m.group("old") or m.group("old2") or m.group("old3") or "").strip(),
         )
         new = re.sub(r"\s+now$", "", new)
+        if has_cjk(statement) and old and old.lower() not in statement.lower():
+            # "其实是 gluten intolerance，不是 lactose" of "用户乳糖不耐受": the words as the statement has them
+            typed = _MIXED_WORD.sub(lambda w: _MIXED[w.group(0)], old)
+            if typed != old and typed in statement:
+                old = typed
+                new = re.sub(
+                    r"\s*\b(?:intoleran(?:ce|t)|allergy|allergic)\b",
+                    "",
+                    _MIXED_WORD.sub(lambda w: _MIXED[w.group(0)], new),
+                )
         if new and old and old.lower() in statement.lower() and old.lower() not in new.lower():
-            new = re.sub(r"^(?:(?:and|but|so)\s+)?(?:it'?s|it is|is|are|是)\s*", "", new, flags=re.I)
+            new = re.sub(
+                r"^(?:(?:and|but|so)\s+)?(?:it'?s|it is|is|are|(?:其实|应该|实际上)?是)\s*",
+                "",
+                new,
+                flags=re.I,
+            )
             # what the statement already says before the old value is not said twice ("2019年的雷凌" for "卡罗拉"
             # in "用户的车是2019年的卡罗拉")
             before = statement[: statement.lower().find(old.lower())]
@@ -3476,7 +3621,24 @@ def _retaken(statement: str, content: str) -> str:
         ):
             # "moved back to my hometown 绍兴": the user's, said of the user
             return head + re.sub(r"\b(?:my|our)\b", "the user's", re.sub("我们?的?", "用户的", new))
+    # "哦不对，我说错了，是在泉州，晋江那边做鞋" after "用户在温州做鞋": the place of the statement is the new one, up to
+    # what both go on with (做鞋), or as long as the new place
+    if (place := _NEW_PLACE_ZH.match(content)) and (
+        held := re.match(r"^(用户[^，,。在]{0,6}?在)(.+)$", statement)
+    ):
+        new, rest = place.group("place"), held.group(2)
+        if new in rest:
+            return ""
+        tail = next((rest[k:] for k in range(1, len(rest) - 1) if rest[k:] in content), "")
+        old = rest[: len(rest) - len(tail)] if tail else rest[: len(new)]
+        if 2 <= len(old) <= 6:
+            return held.group(1) + new + rest[len(old) :]
     return ""
+
+
+_NEW_PLACE_ZH = re.compile(
+    r"^(?:[\s，,。！!了]|我?(?:说|记|搞|打|写)错了?)*(?:我)?(?:应该|其实)?是?在(?P<place>[\u4e00-\u9fff]{2,5}?)(?=[，,。\s]|$|那边|这边|那儿|这儿|[做上工住开读])"
+)
 
 
 _MOVED_VALUE = re.compile(
@@ -3580,6 +3742,14 @@ _PASSING_STATE_EN = re.compile(
     r"|\bthe user (?:guesses|supposes)$|\bthe user (?:talked about|mentioned|said|just says|says)\b"
     r"|\bis (?:stuck|stranded) (?:at|in|on)\b"
     r"|\bflight(?:'s| is| was| got) (?:delayed|cancelled|canceled)\b|\bliterally\b|\bbrain is (?:mush|fried|dead)\b"
+    # a stretch of today, a device's trouble of the moment, what the user will look into after advice
+    r"|\ball (?:morning|afternoon|evening|night)\b|\bmid-(?:call|flight|meeting|sentence)\b"
+    r"|\bkeeps? (?:freezing|crashing|dying|dropping|glitching|lagging)\b"
+    r"|^The user(?:'ll| will) (?:look into|try|check out|give|test|go with|see|read up)\b"
+    # a past state with its moment ("I was the youngest on the crew then")
+    r"|^The user was\b.*\bthen$"
+    r"|\b(?:are|is|'re|'s) driving the user (?:nuts|crazy|mad|insane|up the wall)\b"
+    r"|^The user (?:keeps|kept) forgetting\b|^The user (?:always )?(?:forgot|forgets|mixed (?:it|them) up|mixes (?:it|them) up)$"
     # the body this minute ("hands are covered in flour", "palms are sweating"), minutes left, a stay, a thing's
     # accident, "at this point"
     r"|\b(?:hands|palms|feet|eyes) (?:are|is) (?:\w+ing|covered|frozen)\b|\b(?:got|has|have) (?:only |just |about )?\d+ (?:min|mins|minutes|hours?)\b"
@@ -3626,6 +3796,9 @@ _SUBJECT_ONLY = re.compile(
     r"^(?:是|不是)[^，,。]*$|^(?:Just |Only )?[Tt]he user$|^(?:用户(?:的(?:丈夫|妻子|老公|老婆|女儿|儿子|孩子|妈妈|爸爸|母亲|父亲|猫|狗)|家)?(?:就用户)?|The user(?:'s [\w-]+)?)$"
     # a relative named alone ("我表哥" answering "送给谁？"), "用户俩住一起" (我们俩)
     r"|^用户的?(?:表|堂)?(?:哥|姐|弟|妹)(?:哥|姐|弟|妹)?$|^用户的?(?:老板|同事|朋友|室友|邻居)$|^用户俩"
+    # a verb with nothing after it ("Because I'm really not"), a count of us ("Four of us")
+    r"|^The user (?:is|was|does|did|has|can|will|am)(?: (?:really|just|actually|totally|definitely|honestly|so|not))*$"
+    r"|^(?!The user)(?:[\w-]+ ){0,2}of the user$"
 )
 # A statement whose verb lost its object or complement to the split ("用户开了十二年": opened what;
 # "用户在武汉读的", "用户正在学着用", "用户明年12月考"), two verbs
@@ -3978,6 +4151,28 @@ def _now_replaces(new: str, old: str) -> bool:
     return False
 
 
+_TURNED_EN = re.compile(
+    rf"^(The user(?:'s [\w-]+(?: (?!just\b|recently\b)[\w-]+)?)?) (?:just |recently )?turned (\d{{1,3}}|{_NUMBER_WORD})"
+    r"(?: years? old)?(?: (?:last|this) (?:week|month|year)| yesterday| today)?$",
+    re.I,
+)
+# The user takes on a part for a role-play ("你来当面试官，我扮演应聘者：…", "Pretend I'm a 16-year-old asking
+# about college", "I'll play a customer"): what the user says from then on is the part's, not the user's, until
+# the play is ended ("不演了", "ok, out of character").
+_PLAYS_PART = re.compile(
+    r"我(?:来|先|就)?(?:扮演|饰演|假装是|假装成|装作)|我(?:来|先|就)演|我演(?:一个|一位|一名)|假装我是"
+    r"|\bpretend (?:that )?(?:I'm|I am|to be)\b|\bI(?:'ll| will|'m going to| am going to) (?:play|be playing|act as|pretend to be) "
+    r"(?:a|an|the|your|my)\b(?! (?:guitar|piano|bass|drums|violin|cello|game|match|lottery)\b)"
+    r"|\bI'm playing (?:a|an|the)\b.*\b(?:role|character|part)\b|\brole-?play\b.*\b(?:I'm|I am|I'll be|me as)\b",
+    re.I,
+)
+_PLAY_ENDED = re.compile(
+    r"不演了|结束(?:角色)?扮演|角色扮演结束|出戏|回到正题|\b(?:out of character|stop (?:the )?role-?play|end (?:the )?role-?play|"
+    r"(?:ok|okay),? (?:that's enough|let's stop)|back to (?:me|reality))\b",
+    re.I,
+)
+
+
 def extract_rules(messages: list[dict]) -> list[Candidate]:
     """Candidates from the user's messages of one turn, in order, without repeats.
 
@@ -3991,6 +4186,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
     antecedent = ""  # the last thing the user named ("the product launch"): what a later "it" of a change is
     owner = ""  # the last person of the user's named ("my daughter"): what a later "she" is
     asked = ""  # the assistant's message right before
+    playing = False  # the user speaks in a part (_PLAYS_PART)
     for message in messages:
         if message.get("role") in ASSISTANT_ROLES:
             asked = message.get("content") or ""
@@ -4010,6 +4206,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         if asked:
             content = _read_as_answer(asked, content, owner)
         asked = ""
+        if playing and _PLAY_ENDED.search(content):
+            playing = False
+        elif _PLAYS_PART.search(content):
+            playing = True
+        if playing:
+            continue  # the part's words: "您好，我叫李明，做了五年B端产品"
         if message_too_short(content) or _QUOTED_ONLY.match(content):
             continue  # "and \"I need ibuprofen\"": more text to work on, nothing said of the user
         if message.get("context"):  # an earlier turn's, already extracted: only what it said is read
@@ -4034,6 +4236,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 and not _NAMES_THE_PEER.search(candidate.content)
             ):
                 continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
+            # "she just turned 7": an age now, which replaces the age said before (_now_replaces)
+            candidate.content = _TURNED_EN.sub(r"\1 is \2", candidate.content)
             # "Ok the user is pretty new to coding": the discourse word before the subject goes
             candidate.content = _WORD_BEFORE_SUBJECT.sub("The user", candidate.content)
             # "I own a small bakery in Ghent? We open at 6am, closed Mondays": the hours are the business's
@@ -4055,6 +4259,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 ")" in candidate.content
                 and "(" not in candidate.content
                 or _PASSING_STATE_EN.search(candidate.content)
+                or _NO_PLAN.search(candidate.content)
                 or _POINTING_SUBJECT_ZH.search(candidate.content)
                 or _ON_THE_WAY_ZH.search(candidate.content)
                 or _SUBJECT_ONLY.match(candidate.content)
@@ -4112,6 +4317,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             previous = []
             continue
         taken_back = bool(_TAKE_BACK.match(content))
+        retold = None  # the statement a take-back rewrote with its new value
         bare_zh = False
         if previous and (bare := _BARE_NEW_VALUE_EN.match(content)):
             # "9:45 now, they pushed it", "well, three now": the value of its kind said before, changed
@@ -4150,6 +4356,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                         out = [c for c in out if c is not old]
                         new.correction, new.replaces = True, (old.content,)
                     mine[:] = [new]
+                    retold = new
                     break
         if mine and taken_back:
             said = content_tokens(content).union(
@@ -4213,7 +4420,9 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             mine = [
                 c
                 for c in mine
-                if not _FINDING.search(c.content) or re.search(r"\bnot\b|n't|不|没", c.content, re.I)
+                if c is retold  # "我搞错了，其实是 peanut，不是 shellfish": the finding's new value
+                or not _FINDING.search(c.content)
+                or re.search(r"\bnot\b|n't|不|没", c.content, re.I)
             ]
         out += mine
         previous = mine or previous
