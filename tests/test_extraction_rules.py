@@ -3275,6 +3275,9 @@ def test_probe24_typed(messages, expected):
         (["Can you keep it simple? Because I'm honestly not."], []),
         (["Five of us, mostly weddings around Cork."], []),
         (["I was the only woman on the team then."], []),
+        # a cousin's, a friend's or a neighbour's life told in passing is theirs
+        (["我表姐在成都开花店，我想送她个开业礼物"], []),
+        (["My neighbour keeps goats and swears by raw milk."], []),
         # a past habit in a background list is no instruction
         (
             ["Background: I've worked at the mill for 20 years, never missed a shift."],

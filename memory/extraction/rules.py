@@ -3682,15 +3682,18 @@ _BARE_NOW_EN = re.compile(
 )
 # A peer's fact (a coworker's diet, a friend's bike, a roommate's advice, a classmate's plans): not the user's, and
 # no standing circumstance of the user's either, unless it names who the peer is ("The user's roommate is Sam").
-_PEER_EN = r"(?:co-?workers?|colleagues?|buddy|buddies|friends?|roommates?|flatmates?|housemates?|classmates?|teammates?|pals?)"
-_PEER_ZH = r"(?:同事|朋友|好友|哥们|闺蜜|室友|舍友|同学|队友|发小)"
+_PEER_EN = (
+    r"(?:co-?workers?|colleagues?|buddy|buddies|friends?|roommates?|flatmates?|housemates?|classmates?|teammates?|pals?|"
+    r"cousins?|neighbou?rs?)"
+)
+_PEER_ZH = r"(?:同事|朋友|好友|哥们|闺蜜|室友|舍友|同学|队友|发小|另一个朋友|(?:表|堂)(?:哥|姐|弟|妹)|邻居)"
 _PEERS_FACT = re.compile(
     rf"^The user's (?:[\w-]+ ){{0,2}}?{_PEER_EN}\b(?!'s)|^The user's best (?!friend'?s\b)"
     rf"|^用户的?(?:[\u4e00-\u9fff]{{0,4}}?(?:那个|有个|有位))?{_PEER_ZH}",
     re.I,
 )
 _NAMES_THE_PEER = re.compile(
-    r"\b(?:is|are) (?:named |called )?(?:Dr\.|Prof\.|Mr\.|Mrs\.|Ms\.)?\s?[A-Z][\w-]+\.?$|(?:叫|是)[\u4e00-\u9fff]{2,3}$"
+    r"\b(?:is|are) (?:named |called )?(?:Dr\.|Prof\.|Mr\.|Mrs\.|Ms\.)?\s?[A-Z][\w-]+\.?$|(?:叫|是)[\u4e00-\u9fff]{2,3}$|姓[\u4e00-\u9fff]$"
     r"|\b(?:mostly|mainly)\b|大多|主要|都是"
 )
 
