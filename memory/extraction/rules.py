@@ -844,6 +844,8 @@ _STANDING_ZH = re.compile(
     r"^(?:回复|回答|答复)(?:里|中|的时候)?(?:都)?(?:别|不要)(?:用|加|带|写)"
     # how long or plain replies are: "回复字少点", "说话简单点"
     r"|^(?:回复|回答|答复|说话)(?:的)?(?:字|内容|篇幅)?(?:都|请|就|尽量)?(?:少|短|简单|简短|通俗|慢)[一些点]?$"
+    # how to reply, said with its moment: "你回复的时候 please 用 short sentences 和 bullet points"
+    r"|^(?:你|您)?(?:回复|回答|答复)(?:我)?(?:的时候|时)[，,]?\s*(?:请|都|尽量|please\s*)*(?:用|使用|别|不要|分段|短)"
 )
 _STANDING_EN = re.compile(
     r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)(?! (?:\w+ed|"
@@ -1478,6 +1480,7 @@ def _instruction_statement(clause: str, zh: bool) -> str:
         body = re.sub(
             r"(?<=[\u4e00-\u9fff])请(?=尽量|不要|别|用|给|把|多|少|直接|先)", "", body
         )  # "…的问题请尽量简短"
+        body = re.sub(r"\s*\b(?:please|pls|plz)\b\s*", "", body, flags=re.I)  # "回复的时候 please 用…"
         body = re.sub(r"我", "用户", body).replace("你", "")
         return (
             "用户希望助手" + body
@@ -1769,6 +1772,8 @@ def _en_subject(statement: str) -> str:
 # zones" (the closed class of such participles: based, located, spread, split, scattered, …).
 _PARTICIPLE_EN = re.compile(
     r"^(?:based|located|spread|split|scattered|distributed|stationed|settled|born|raised) (?:across|in|over|between|around|among|at|on|from)\b"
+    # a standing of the subject's: "I'm a court interpreter, certified in Arizona"
+    r"|^(?:certified|licensed|registered|qualified|trained|employed|enrolled) (?:in|at|as|by|for|with)\b"
 )
 _EN_VERB_START = re.compile(
     r"^(?:also |just |usually |often |mostly |now |still |only |always |rarely |sometimes )*(?:work|live|use|have|commute|sell|run|teach|own|speak|"
@@ -3262,6 +3267,9 @@ def _wh_answered(question: str, answer: str) -> str:
         ):
             return f"我在{yes.group(1)}。"
         body = _YES_ZH.sub("", first)
+        body = re.sub(
+            r"^(?:主要|一般|平时|基本上?|大多|通常|多半)(?:是)?\s*", "", body
+        )  # "主要 fine line 和…"
         parts = [p for p in re.split(r"[，,\s]+", body) if p]
         # Latin words joined by spaces stay one answer ("Google Sheets + Looker Studio")
         merged: list[str] = []
