@@ -3278,6 +3278,11 @@ def test_probe24_typed(messages, expected):
         # a cousin's, a friend's or a neighbour's life told in passing is theirs
         (["我表姐在成都开花店，我想送她个开业礼物"], []),
         (["My neighbour keeps goats and swears by raw milk."], []),
+        # what the user's thing is, said the other way round; a person named alone before a space is the subject
+        (["粤语是我的母语"], ["用户的母语是粤语"]),
+        (["化学一直是我的弱项"], ["用户的弱项一直是化学"]),
+        (["他是我的老板"], []),
+        (["我堂哥 在广州开出租 他老婆是护士"], []),
         # a past habit in a background list is no instruction
         (
             ["Background: I've worked at the mill for 20 years, never missed a shift."],

@@ -128,6 +128,9 @@ _TIME_BEFORE_SUBJECT_ZH = re.compile(
 )
 _ZH_TYPED_BREAK = re.compile(
     r"(?:(?<=[\u4e00-\u9fff]{2})|(?<=[了吧啊呢])|(?<=\d[岁斤米号])|(?<=[\u4e00-\u9fff]\d)|(?<=[\u4e00-\u9fff]\d\d)|(?<=[\u4e00-\u9fff]\d{3}))"
+    # (not after a person of the user's named alone: "我表哥 在深圳做程序员" is said of the cousin)
+    r"(?<!^我(?:表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹|朋友|同事|室友|邻居|哥哥|姐姐|弟弟|妹妹|老婆|老公|爸爸|妈妈|婆婆))"
+    r"(?<!^我(?:哥|姐|弟|妹|爸|妈))"
     r"\s+(?=[\u4e00-\u9fff]{2})(?<!\d\s(?=[个岁年月天斤米块元次号点]))"
     # a one-word reply before the statement: "对 我是老师" (not "对我…", to me)
     r"|(?<=^[对嗯哦噢诶哎有没是行好])\s+(?=[\u4e00-\u9fffA-Za-z])"
@@ -1088,6 +1091,15 @@ def _untopicalize(clause: str) -> str:
 
 
 def _rewrite_zh(clause: str, subject: str) -> str:
+    # "粤语是我的母语", "周日是我唯一休息的一天": what the user's thing is, said the other way round
+    if (
+        inverted := re.match(
+            r"^(?![我你他她它这那])(?P<x>[^，,。是都也还就在把被的]{1,8}?)是我(?P<y>(?:[\u4e00-\u9fff]{1,4})?的[\u4e00-\u9fff]{1,4})$",
+            clause,
+        )
+    ) and not re.search(_PEER_ZH, inverted.group("y")):
+        x, adverb = re.match(r"^(.+?)(一直|一向|向来|始终|从来)?$", inverted.group("x")).groups()
+        clause = f"我{inverted.group('y')}{adverb or ''}是{x}"  # "数学一直是我的短板" → "我的短板一直是数学"
     text = _untopicalize(clause)
     if m := _ZH_AS_ONE.match(text):
         text = f"用户{m.group(1)}" if m.group(1) else f"用户是{m.group(2)}"
@@ -3810,6 +3822,8 @@ _SUBJECT_ONLY = re.compile(
     # a verb with nothing after it ("Because I'm really not"), a count of us ("Four of us")
     r"|^The user (?:is|was|does|did|has|can|will|am)(?: (?:really|just|actually|totally|definitely|honestly|so|not))*$"
     r"|^(?!The user)(?:[\w-]+ ){0,2}of the user$"
+    # said of itself: "他是我的老板" read with 他 as the boss
+    r"|^(?P<same>用户的[\u4e00-\u9fff]{1,4})是(?P=same)$"
 )
 # A statement whose verb lost its object or complement to the split ("用户开了十二年": opened what;
 # "用户在武汉读的", "用户正在学着用", "用户明年12月考"), two verbs
