@@ -1578,7 +1578,7 @@ def test_a_later_change_of_the_same_slot_in_the_turn_replaces_the_earlier_value(
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("我是freelance translator，日译中为主", ["用户是自由职业翻译"]),
+        ("我是freelance translator，日译中为主", ["用户是自由职业翻译，以日译中为主"]),
         ("我是做embedded的，主要写C", ["用户是做嵌入式的", "用户主要写C"]),
         ("我最近开始用Obsidian记daily notes了", ["用户最近开始使用 Obsidian记每日笔记"]),
     ],
@@ -3283,6 +3283,8 @@ def test_probe24_typed(messages, expected):
         (["化学一直是我的弱项"], ["用户的弱项一直是化学"]),
         (["他是我的老板"], []),
         (["我堂哥 在广州开出租 他老婆是护士"], []),
+        # what the work is mostly, said bare after the self-description
+        (["我是货车司机 长途为主 跑了十年了"], ["用户是货车司机，以长途为主"]),
         # a past habit in a background list is no instruction
         (
             ["Background: I've worked at the mill for 20 years, never missed a shift."],

@@ -2413,6 +2413,20 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     "，" + clause
                 )  # "开了一家奶茶店，叫「茶里」": the shop's name, not the user's
                 continue
+            if (
+                zh
+                and kept_before
+                and out
+                and (
+                    mainly := re.match(
+                        r"^(?:主要|基本)?以?(?P<what>[\u4e00-\u9fffA-Za-z ]{1,10}?)为主$", clause
+                    )
+                )
+            ):
+                out[
+                    -1
+                ].content += f"，以{mainly.group('what').strip()}为主"  # "我是空乘 国际线为主": mostly what
+                continue
             if zh and kept_before and out and _BARE_MODAL_ZH.match(clause):
                 out[-1].content += (
                     "，" + clause
