@@ -3285,6 +3285,12 @@ def test_probe24_typed(messages, expected):
         (["我堂哥 在广州开出租 他老婆是护士"], []),
         # what the work is mostly, said bare after the self-description
         (["我是货车司机 长途为主 跑了十年了"], ["用户是货车司机，以长途为主"]),
+        # a reason typed without its comma, a discourse word before the subject
+        (
+            ["and since im on dialysis i cant travel much"],
+            ["The user is on dialysis", "The user can't travel much"],
+        ),
+        (["ya i have celiac and im a sophomore"], ["The user has celiac", "The user is a sophomore"]),
         # a past habit in a background list is no instruction
         (
             ["Background: I've worked at the mill for 20 years, never missed a shift."],

@@ -2061,6 +2061,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             continue  # "他还说在大理住的民宿超好 老板养了三只狗": what someone else told, not about the user
         # an aside of a clause in brackets is chatter ("two cats (they're sitting on my keyboard rn)")
         sentence = re.sub(r"\s*[(（][^()（）]*?\s[^()（）]*?\s[^()（）]*[)）]", "", sentence)
+        # "since I'm in a wheelchair I literally can't leave…": the reason typed without its comma is a clause
+        sentence = _REASON_RUN_ON_EN.sub(r"\1, ", sentence)
         # "我女儿生日是6月12号，哦不是，是6月21号": a value taken back at once gives way to the one after it
         sentence = _SLIPPED_VALUE_EN.sub(
             r"\g<head>\g<new>", _SLIPPED_VALUE_ZH.sub(r"\g<head>\g<new>", sentence)
@@ -3537,7 +3539,11 @@ def _kind_retold(statement: str, said: list[Candidate]) -> bool:
     )
 
 
-_WORD_BEFORE_SUBJECT = re.compile(r"^(?:(?:Ok|Okay|Just|Well|Yeah|So|Omg|Oh|Anyway),? )+the user\b", re.I)
+_WORD_BEFORE_SUBJECT = re.compile(
+    r"^(?:(?:Ok|Okay|Just|Well|Yeah|Ya|Yea|Yep|Yup|Yes|Right|Alright|Hmm|Um|Uh|Btw|Also|Tbh|Honestly|Basically|Lol|"
+    r"Haha|Plus|So|Omg|Oh|Anyway),? )+the user\b",
+    re.I,
+)
 _ANSWER_ME = re.compile(
     r"^用户回答(?:时|的时候)?((?:请|尽量)?(?=请|尽量|给|用|直接|先|都|要|别|不要|简|多|少))?(?:请)?"
 )
@@ -4190,6 +4196,10 @@ def _now_replaces(new: str, old: str) -> bool:
     return False
 
 
+_REASON_RUN_ON_EN = re.compile(
+    r"\b((?:since|because|cause|cuz|as) (?:I'm|I am|I've|I have|I've got) [^,.;!?]{3,40}?) (?=I (?!am\b|'m\b)\w)",
+    re.I,
+)
 _TURNED_EN = re.compile(
     rf"^(The user(?:'s [\w-]+(?: (?!just\b|recently\b)[\w-]+)?)?) (?:just |recently )?turned (\d{{1,3}}|{_NUMBER_WORD})"
     r"(?: years? old)?(?: (?:last|this) (?:week|month|year)| yesterday| today)?$",
