@@ -3291,6 +3291,10 @@ def test_probe24_typed(messages, expected):
             ["The user is on dialysis", "The user can't travel much"],
         ),
         (["ya i have celiac and im a sophomore"], ["The user has celiac", "The user is a sophomore"]),
+        # an event of the coming days or weeks is a moment; the start of a stretch that lasts is kept
+        (["我儿子下个月考驾照，帮我想想怎么鼓励他"], ["用户有儿子"]),
+        (["My sister's wedding is next month, help me with a toast"], []),
+        (["我下个月开始休产假，要休到明年三月"], ["用户下个月开始休产假", "用户要休到明年三月"]),
         # a past habit in a background list is no instruction
         (
             ["Background: I've worked at the mill for 20 years, never missed a shift."],
