@@ -1102,7 +1102,7 @@ def test_a_statement_lasts(text, contents):
             ["The user's mom lives with the user", "The user's mom doesn't drive"],
         ),
         ("我 partner 是 vegetarian，我不是", ["用户的伴侣是素食者"]),
-        ("我在 Amazon 做 SDE，做了三年", ["用户在 Amazon 做 SDE"]),
+        ("我在 Amazon 做 SDE，做了三年", ["用户在 Amazon 做 SDE，做了三年"]),
         ("我当了五年产品经理", ["用户当了五年产品经理"]),
         # "说实话" only opens the statement; "我有个问题" is the request
         ("说实话我不太喜欢吃甜的", ["用户不太喜欢吃甜的"]),
@@ -1774,7 +1774,10 @@ def test_what_happens_within_hours_is_not_kept(text):
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("我在县城开五金店，开了十二年", ["用户在县城开五金店"]),  # "开了十二年" alone: opened what
+        (
+            "我在县城开五金店，开了十二年",
+            ["用户在县城开五金店，开了十二年"],
+        ),  # "开了十二年": how long the shop is run
         ("我在准备考研，明年12月考", ["用户在准备考研"]),
         ("我刚买了智能手机，正在学着用", ["用户刚买了智能手机"]),
         ("I'm vegan is fine, cook whatever", []),

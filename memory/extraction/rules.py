@@ -781,7 +781,7 @@ _EMPHASIS_ZH = re.compile(
 )
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
-    r"^(?:家里(?:还|也)?(?=养|有)|一个人(?=在|做|带|住|过|负责|管)|独自|在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
+    r"^(?:家里(?:还|也)?(?=养|有)|一个人(?=在|做|带|住|过|负责|管|接|干|跑|开|经营)|基本(?:上)?(?=在|都|是|只|每)|独自|在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
     # a stretch of the subject's life: "退休前在纺织厂干了三十年会计"
@@ -1034,6 +1034,20 @@ _MIXED_WORD = re.compile(
 
 
 # Workplaces and groups the user belongs to, said with 我们 ("我们合作社…"): what they are, has or does.
+# How long the user has done the work named first in the sentence, said bare: "干了二十多年了", "做了快十年".
+_WORKED_FOR_ZH = re.compile(
+    r"^(?:已经|都)?(?P<verb>干|做|开|跑|教|当)了(?:快|近|将近|差不多|大概|整整)?[\d一二两三四五六七八九十几半]+(?:多|来)?年(?:多)?了?$"
+)
+
+
+def _work_of(statements: list[Candidate], worked: re.Match) -> Candidate | None:
+    """The statement of the sentence whose work a bare "干了二十多年" is the length of: one with the same verb
+    ("开了十二年" of "开五金店"), or for 干 / 做 one that says what the user is or does; not an age."""
+    verb = worked.group("verb")
+    said = verb if verb in "开跑教当" else r"是|做|干|当|打|上班|工作"
+    return next((c for c in statements if "岁" not in c.content and re.search(said, c.content[2:])), None)
+
+
 _GROUP_ZH = (
     r"合作社|工厂|厂里|医院|诊所|餐厅|饭店|农场|果园|工作室|乐队|车队|科室|协会|俱乐部|合唱团|养殖场|牧场|超市|药店|"
     r"幼儿园|村里|教会"
@@ -2428,6 +2442,11 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 out[
                     -1
                 ].content += f"，以{mainly.group('what').strip()}为主"  # "我是空乘 国际线为主": mostly what
+                continue
+            if zh and (worked := _WORKED_FOR_ZH.match(clause)) and (work := _work_of(out[first:], worked)):
+                work.content += "，" + worked.group(0).rstrip(
+                    "了"
+                )  # "我在舟山打渔…，干了二十多年了": how long
                 continue
             if zh and kept_before and out and _BARE_MODAL_ZH.match(clause):
                 out[-1].content += (
