@@ -2975,7 +2975,7 @@ def test_probe22_round_two_chinese(messages, expected):
         # a bare answer takes the place of the word that asked; two questions answered in one breath, one by one
         (
             ["我是个退休的厨师 干了四十年", "四十年，辛苦了！现在在哪儿安家？", "成都 没事就去爬山"],
-            ["用户是个退休的厨师", "用户现在在成都安家", "用户没事就去爬山"],
+            ["用户是个退休的厨师，干了四十年", "用户现在在成都安家", "用户没事就去爬山"],
         ),
         (
             [
