@@ -3364,3 +3364,14 @@ def test_probe25_corrections(messages, expected):
 def test_probe25_reply_clauses(question, answer, expected):
     turns = [human("你好"), ai(question), human(answer)]
     assert [c.content for c in extract_rules(turns)] == expected
+
+
+def test_probe25_kids_ages_and_she():
+    turns = [
+        human("quick dinners the kids will eat?"),
+        ai("Sure! How old are the kids?"),
+        human("3, 6 and 9. my wife's a nurse so she's on nights a lot"),
+    ]
+    got = [c.content for c in extract_rules(turns)]
+    assert "The user's kids are aged 3, 6 and 9" in got
+    assert not any("kids is" in t or "kids are on" in t for t in got), got

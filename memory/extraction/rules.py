@@ -1823,6 +1823,7 @@ _OWNED_EN = re.compile(
     r"([a-z]+(?:-[a-z]+)*)",
     re.I,
 )
+_PLURAL_EN = re.compile(r"(?:(?<!s)s|children|people|folks|twins|in-laws)$", re.I)
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
 _PRONOUN_EN = re.compile(r"^(?:he|she|they)(?:'s|'re)?\b", re.I)
 _BARE_NOUN = re.compile(
@@ -2364,8 +2365,13 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     kept_before = False
                     continue
                 clause = f"{clause[: pronoun.start()]}我的{owned}{clause[pronoun.end() :]}"
-            if owned and (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause):
-                pronoun = (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause).group(0)
+            if (
+                owned
+                and (said_by := (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause))
+                # "she" / "he" is one person, not "my kids" or "my parents" ("they" may be one: "my dentist … they")
+                and (zh or said_by.group(0).lower().startswith("they") or not _PLURAL_EN.search(owned))
+            ):
+                pronoun = said_by.group(0)
                 verb = (
                     "" if zh else {"'s": " is", "'re": " are"}.get(pronoun[pronoun.find("'") :].lower(), "")
                 )
@@ -3169,7 +3175,7 @@ _ASKED_ATTRIBUTE_ZH = re.compile(
 _ASKED_CHOICE_ZH = re.compile(
     r"你(?P<verb>[\u4e00-\u9fff]{1,2})的是(?P<one>[^，,。？?]{1,15}?)还是(?P<two>[^，,。？?]{1,15}?)[？?]"
 )
-_ASKED_AGE_EN = re.compile(r"\bhow old (?P<verb>is|are) your (?P<who>[a-z]+(?: [a-z]+)?)\s*\?", re.I)
+_ASKED_AGE_EN = re.compile(r"\bhow old (?P<verb>is|are) (?:your|the) (?P<who>[a-z]+(?: [a-z]+)?)\s*\?", re.I)
 _ASKED_PLACE_EN = re.compile(r"\bwhere (?:do you (live|work)|are you (?:(based|located)|from))\b", re.I)
 _ASKED_CLEFT_ZH = re.compile(
     r"(?:你|您)?(?P<verb>[报学读考做教住开养用选])的是(?:哪个|什么|哪一?个|哪家|哪所)(?P<what>[\u4e00-\u9fff]{1,4})[？?]"
@@ -3209,10 +3215,19 @@ def _answered(question: str, answer: str) -> str:
         return f"I {choice.group('verb')} {head}."
     if (asked := _ASKED_ATTRIBUTE_EN.search(question)) and _BARE_ANSWER_EN.match(head):
         return f"My {asked.group(1)} is {head}."
+    ages = split_sentences(answer.strip())[0].rstrip("。.!！?？").strip() if answer.strip() else ""
     if (asked := _ASKED_AGE_EN.search(question)) and re.fullmatch(
-        rf"(?:\d+|{_NUMBER_WORD})(?: and a half)?(?: (?:years?|months?) old)?", head, re.I
+        # "2, 5 and 8" of the kids
+        rf"(?:\d+|{_NUMBER_WORD})(?: and a half)?(?:(?:,\s*|,? and )(?:\d+|{_NUMBER_WORD}))*(?: (?:years?|months?) old)?",
+        ages,
+        re.I,
     ):
-        return f"My {asked.group('who')} {asked.group('verb')} {head.lower()}."
+        # several ages are one statement of the children ("The user's kids are aged 2, 5 and 8"); two joined by
+        # "and" alone would be split in two wrong ones ("Seven and nine")
+        if " and " in ages and "," not in ages:
+            return ""
+        aged = "aged " if "," in ages else ""
+        return f"My {asked.group('who')} {asked.group('verb')} {aged}{ages.lower()}."
     if (asked := _ASKED_PLACE_EN.search(question)) and _BARE_ANSWER_EN.match(head) and head[:1].isupper():
         where = {"live": "I live in", "work": "I work in", "based": "I'm based in", "located": "I'm based in"}
         return f"{where.get((asked.group(1) or asked.group(2) or '').lower(), 'I am from')} {head}."
