@@ -3269,6 +3269,7 @@ def test_probe24_typed(messages, expected):
         (["my knees are killing me after gardening all afternoon", "I'll look into the knee pads"], []),
         # a Chinese request over English material
         (["帮我 proofread 这段 email：Hi all, I am moving to Berlin next month."], []),
+        (["这段abstract帮我polish一下：We propose a method for protein folding."], []),
         # a Chinese sentence after an English opener
         (["FYI 我是 pharmacist，在 Kaiser 上班"], ["用户是药剂师", "用户在 Kaiser 上班"]),
         # a name of the thing just named, and the group a later clause goes on about

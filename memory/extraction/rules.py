@@ -1320,7 +1320,7 @@ _EN_WITH_OWN = re.compile(
 
 # A move to a place named in Chinese inside an English sentence ("We moved from 北京 to 杭州 in March"): a tool has a
 # Latin name, so this is the household's move, not the team's.
-_MOVED_TO_PLACE_EN = re.compile(r"(?:\w+ )?moved (?:back )?(?:from Zhterm[a-j]+ )?to Zhterm[a-j]+\b")
+_MOVED_TO_PLACE_EN = re.compile(r"(?:\w+ )?moved (?:back )?(?:from Zhterm[a-j]+x )?to Zhterm[a-j]+x\b")
 _WE_AT_WORK = re.compile(
     r"^(we|we're|we've|we are|we have)\s+(?=(?:all |mostly |usually |now |still |just |also |only |always )*"
     r"(?:deploy|deployed|deploying|ship|shipped|shipping|release|released|migrate|migrated|migrating|host|hosted|"
@@ -1789,7 +1789,7 @@ def _zh_subject(statement: str) -> str:
 def _en_subject(statement: str) -> str:
     # a Chinese term read as a name is a noun too: "The user's 妈妈 lives with the user and only speaks 粤语"
     m = re.match(
-        rf"^The user(?:'s (?:whole |entire |new |old |current )?(?:[a-z-]+|{_TERM_MARK}[a-j]+\b))?", statement
+        rf"^The user(?:'s (?:whole |entire |new |old |current )?(?:[a-z-]+|{_TERM_MARK}[a-j]+x))?", statement
     )
     return re.sub(r"(?<=')s (?:whole|entire|new|old|current) ", "s ", m.group(0)) if m else "The user"
 
@@ -2043,13 +2043,14 @@ _I_FORM = re.compile(r"I(?:'m|'ve|'d|'ll)?")
 # in the English clause rules as a name does: it is replaced by a placeholder name while the sentence is
 # read and written back, as said, into the statements.
 _TERM_MARK = "Zhterm"
-_TERM_MARK_WORD = re.compile(_TERM_MARK + r"([a-j]+)\b")
+# the digits as letters a-j, closed by "x": a term typed against a Latin word ("这段abstract帮我polish") stays one
+_TERM_MARK_WORD = re.compile(_TERM_MARK + r"([a-j]+)x")
 
 
 def _mark_terms(sentence: str, terms: list[str]) -> str:
     def mark(m: re.Match) -> str:
         terms.append(m.group(0))
-        return _TERM_MARK + "".join("abcdefghij"[int(d)] for d in str(len(terms) - 1))
+        return _TERM_MARK + "".join("abcdefghij"[int(d)] for d in str(len(terms) - 1)) + "x"
 
     return _CJK_RUN.sub(mark, sentence)
 
