@@ -1,6 +1,6 @@
 """Extraction judged by a reader: precision and recall of the rule path by verdicts, not by a similarity threshold.
 
-    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe26 ...]
+    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe27 ...]
         [--judge a|b] [--show-new] [--show-wrong SET] [--agreement]
 
 Why. bench/extraction.py matches a candidate to an expected statement by e5 cosine >= 0.92 plus token
@@ -19,7 +19,7 @@ found when a candidate that states it is still written (a new candidate may find
 bound while anything is unjudged).
 
 Judges (readers who saw neither the rules nor the other judge's verdicts): "a" judged every set, "b" the
-held-out half and probe12 to probe26 a second time (--agreement prints how often the two agree, and how often the
+held-out half and probe12 to probe27 a second time (--agreement prints how often the two agree, and how often the
 automatic match of bench/extraction.py agrees with each).
 
 Sets: the held-out half (bench/data/extraction_heldout.jsonl, evidence), probe9 and probe10 (read and tuned
@@ -30,7 +30,8 @@ read, then tuned on), probe18 (never read), probe19 (judged before it was read, 
 written, then read and tuned on in the next session), probe22 (judged on the rules of the session that wrote
 it, then read and tuned on in the next), probe23 and probe24 (judged before they were read, then tuned on),
 probe25 (judged when written, read and tuned on in the next session) and probe26 (never read; judged on the
-start rules of the session that wrote it, scored again on its end rules).
+start rules of the session that wrote it, scored again on its end rules) and probe27 (never read; judged on the
+end rules of that session).
 No database: the rules run in this process (the model is loaded only with --agreement).
 """
 
@@ -68,6 +69,7 @@ SETS = {
     "probe24": "extraction_probe24",
     "probe25": "extraction_probe25",
     "probe26": "extraction_probe26",
+    "probe27": "extraction_probe27",
 }
 
 
