@@ -3299,6 +3299,8 @@ def test_probe24_typed(messages, expected):
         (["我儿子下个月考驾照，帮我想想怎么鼓励他"], ["用户有儿子"]),
         (["My sister's wedding is next month, help me with a toast"], []),
         (["我下个月开始休产假，要休到明年三月"], ["用户下个月开始休产假", "用户要休到明年三月"]),
+        # one act of the task the user will do is no fact; what the user will mostly do is
+        (["Thanks! I'll bake a double batch then."], []),
         # a past habit in a background list is no instruction
         (
             ["Background: I've worked at the mill for 20 years, never missed a shift."],

@@ -3841,7 +3841,9 @@ _PASSING_STATE_EN = re.compile(
     # a stretch of today, a device's trouble of the moment, what the user will look into after advice
     r"|\ball (?:morning|afternoon|evening|night)\b|\bmid-(?:call|flight|meeting|sentence)\b"
     r"|\bkeeps? (?:freezing|crashing|dying|dropping|glitching|lagging)\b"
-    r"|^The user(?:'ll| will) (?:look into|try|check out|give|test|go with|see|read up)\b"
+    # one act the user will do, of the task at hand ("will make a double batch", "will throw in a line of…"); not
+    # what the user will mostly or usually do, nor a state to come ("will be moving")
+    r"|^The user(?:'ll| will) (?!(?:mostly|usually|always|often|regularly|never|be|have|need|keep|continue)\b)\w+"
     # a past state with its moment ("I was the youngest on the crew then")
     r"|^The user was\b.*\bthen$"
     r"|\b(?:are|is|'re|'s) driving the user (?:nuts|crazy|mad|insane|up the wall)\b"
