@@ -1197,6 +1197,11 @@ def ai(text):
     return {"role": "ai", "content": text}
 
 
+def written(messages, reply):
+    """What the rules write of the user's messages, each answered by the assistant with the same reply."""
+    return [c.content for c in extract_rules([m for text in messages for m in (human(text), ai(reply))])]
+
+
 @pytest.mark.parametrize(
     ("messages", "expected", "replaced"),
     [
@@ -1728,10 +1733,6 @@ def test_a_pronoun_in_a_later_message_is_the_person_named_before(messages, expec
 
 def test_a_statement_opening_on_a_pronoun_with_nobody_named_is_no_statement():
     assert extract_rules([human("Actually she just turned 8.")]) == []
-
-
-def ai(text):
-    return {"role": "ai", "content": text, "message_id": ""}
 
 
 def test_a_slip_owned_up_to_is_no_statement():
@@ -2741,10 +2742,6 @@ def test_voice_typed_messages_without_a_stop(text, expected):
     assert [c.content for c in extract_rules([human(text)])] == expected
 
 
-def ai(text):
-    return {"role": "ai", "content": text}
-
-
 @pytest.mark.parametrize(
     ("messages", "expected"),
     [
@@ -2780,8 +2777,7 @@ def ai(text):
     ],
 )
 def test_probe21_forms(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("OK."))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "OK.") == expected
 
 
 @pytest.mark.parametrize(
@@ -2814,8 +2810,7 @@ def test_probe21_forms(messages, expected):
     ],
 )
 def test_probe21_one_off_and_corrections(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("好的。"))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "好的。") == expected
 
 
 @pytest.mark.parametrize(
@@ -2874,8 +2869,7 @@ def test_probe21_one_off_and_corrections(messages, expected):
     ],
 )
 def test_probe22_english(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("OK."))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "OK.") == expected
 
 
 @pytest.mark.parametrize(
@@ -2907,8 +2901,7 @@ def test_probe22_english(messages, expected):
     ],
 )
 def test_probe22_chinese(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("好的。"))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "好的。") == expected
 
 
 @pytest.mark.parametrize(
@@ -2944,8 +2937,7 @@ def test_probe22_chinese(messages, expected):
     ],
 )
 def test_probe22_round_two_english(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("OK."))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "OK.") == expected
 
 
 @pytest.mark.parametrize(
@@ -2965,8 +2957,7 @@ def test_probe22_round_two_english(messages, expected):
     ],
 )
 def test_probe22_round_two_chinese(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("好的。"))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "好的。") == expected
 
 
 @pytest.mark.parametrize(
@@ -3028,8 +3019,7 @@ def test_probe23_answers_and_new_values(messages, expected):
     ],
 )
 def test_probe23_new_values(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("OK."))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "OK.") == expected
 
 
 @pytest.mark.parametrize(
@@ -3076,8 +3066,7 @@ def test_probe23_new_values(messages, expected):
     ],
 )
 def test_probe23_precision(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("OK."))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "OK.") == expected
 
 
 @pytest.mark.parametrize(
@@ -3090,8 +3079,7 @@ def test_probe23_precision(messages, expected):
     ],
 )
 def test_probe23_conditions(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("好的。"))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "好的。") == expected
 
 
 @pytest.mark.parametrize(
@@ -3140,8 +3128,7 @@ def test_probe23_english_answers(messages, expected):
     ],
 )
 def test_probe23_round_two(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("OK."))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "OK.") == expected
 
 
 @pytest.mark.parametrize(
@@ -3176,8 +3163,7 @@ def test_probe23_answers_go_on(messages, expected):
     ],
 )
 def test_probe23_replies_typed(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("好的。"))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "好的。") == expected
 
 
 def test_probe23_a_grandchild_named_in_passing_is_had():
@@ -3211,8 +3197,7 @@ def test_probe23_a_grandchild_named_in_passing_is_had():
     ],
 )
 def test_probe24_round(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("好的。OK."))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "好的。OK.") == expected
 
 
 @pytest.mark.parametrize(
@@ -3228,8 +3213,7 @@ def test_probe24_round(messages, expected):
     ],
 )
 def test_probe24_typed(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("好的。"))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "好的。") == expected
 
 
 @pytest.mark.parametrize(
@@ -3309,8 +3293,7 @@ def test_probe24_typed(messages, expected):
     ],
 )
 def test_probe25_round(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("好的。OK."))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "好的。OK.") == expected
 
 
 @pytest.mark.parametrize(
@@ -3346,8 +3329,7 @@ def test_probe25_round(messages, expected):
     ],
 )
 def test_probe25_corrections(messages, expected):
-    turns = [m for text in messages for m in (human(text), ai("好的。OK."))]
-    assert [c.content for c in extract_rules(turns)] == expected
+    assert written(messages, "好的。OK.") == expected
 
 
 @pytest.mark.parametrize(

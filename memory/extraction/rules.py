@@ -1033,6 +1033,11 @@ _MIXED_WORD = re.compile(
 )
 
 
+def _mixed_in_chinese(text: str) -> str:
+    """The English words a Chinese sentence mixes in (_MIXED) in their Chinese: "data engineer" → "数据工程师"."""
+    return _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], text)
+
+
 # Workplaces and groups the user belongs to, said with 我们 ("我们合作社…"): what they are, has or does.
 # How long the user has done the work named first in the sentence, said bare: "干了二十多年了", "做了快十年".
 _WORKED_FOR_ZH = re.compile(
@@ -1125,7 +1130,7 @@ def _rewrite_zh(clause: str, subject: str) -> str:
         elif "用户" not in text:
             text = subject + text
     text = _KIN_WORD.sub(lambda m: m.group(1) + _KIN[m.group(2)], text)
-    text = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], text)
+    text = _mixed_in_chinese(text)
     text = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", text)
     text = _WRITTEN_USE.sub("使用 ", text)
     text = _WRITTEN_USE_ZH.sub("使用", text)  # "用的是小米14" → "使用小米14"
@@ -2102,7 +2107,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 r"^本人(?=是|在|有|叫|姓|住|喜欢|不|也|就|一直|平时|今年|已经|刚)", "我", sentence
             )
             sentence = re.sub(r"^本人(?=[\u4e00-\u9fffA-Za-z]{1,8}(?:[，,。]|$))", "我是", sentence)
-            sentence = _MIXED_WORD.sub(lambda m: _MIXED[m.group(0)], sentence)
+            sentence = _mixed_in_chinese(sentence)
             sentence = re.sub(r"\s*\b(?:lol|lmao|haha+|hhh+)\b", "", sentence, flags=re.I)  # "我是 INFP lol"
             sentence = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", sentence)
             # "以后回答我的时候，代码注释用English": a when-clause is the condition of the clause after it
@@ -3648,13 +3653,13 @@ def _retaken(statement: str, content: str) -> str:
         new = re.sub(r"\s+now$", "", new)
         if has_cjk(statement) and old and old.lower() not in statement.lower():
             # "其实是 gluten intolerance，不是 lactose" of "用户乳糖不耐受": the words as the statement has them
-            typed = _MIXED_WORD.sub(lambda w: _MIXED[w.group(0)], old)
+            typed = _mixed_in_chinese(old)
             if typed != old and typed in statement:
                 old = typed
                 new = re.sub(
                     r"\s*\b(?:intoleran(?:ce|t)|allergy|allergic)\b",
                     "",
-                    _MIXED_WORD.sub(lambda w: _MIXED[w.group(0)], new),
+                    _mixed_in_chinese(new),
                 )
         if new and old and old.lower() in statement.lower() and old.lower() not in new.lower():
             new = re.sub(
