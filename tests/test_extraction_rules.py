@@ -3360,3 +3360,83 @@ def test_probe25_kids_ages_and_she():
     got = [c.content for c in extract_rules(turns)]
     assert "The user's kids are aged 3, 6 and 9" in got
     assert not any("kids is" in t or "kids are on" in t for t in got), got
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a role play named by its word: what the user says in the part is the part's
+        (["我们来玩个角色扮演吧，我是一个开茶馆的掌柜，你是来应聘的伙计", "（拱手）我这茶馆开了三代了"], []),
+        (["我们来 role play 吧，我是一个 bakery 的 owner，你是 supplier", "我们每天要用 200 斤面粉"], []),
+        # taken back whatever else the message says: "forget I said it", "just kidding", asked for someone else
+        (
+            [
+                "Remember that I'm learning the cello.",
+                "ugh actually scratch that, my teacher quit and I'm done with it. forget I said it",
+            ],
+            [],
+        ),
+        (["I own three horses", "haha no I don't, just kidding"], []),
+        (["我对芒果过敏，这个甜品能吃吗", "啊不是我 我帮别人问的"], []),
+        (["帮我记一下 我 next week 去 Osaka 出差", "等下 trip 取消了 那条删了吧"], []),
+        # whose it was, said after it
+        (
+            [
+                "给你点背景，后面写材料都用：申请人王桂芬，68岁，独居，有高血压",
+                "这是我邻居的妈妈，托我帮她写申请",
+            ],
+            [],
+        ),
+        (
+            [
+                "what's a good dentist in Austin? I live in Round Rock",
+                "sorry, I don't live there, my cousin does",
+            ],
+            [],
+        ),
+    ],
+)
+def test_probe26_taken_back_and_played(messages, expected):
+    assert written(messages, "好的。OK.") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a quoted text to work on is not the user's
+        (
+            [
+                'Reply to this review for me: "I drove two hours and the shop was closed, I\'m a nurse on nights."'
+            ],
+            [],
+        ),
+        (
+            ['Translate this for my crew: "Lunch is at noon, bring your gloves." I\'m a site foreman'],
+            ["The user is a site foreman"],
+        ),
+        # a count corrected with its measure word, and a dose bumped up: the rest of the statement stays
+        (
+            ["我们家有两个鱼塘，养的草鱼", "不对 是三个 今年新挖了一个"],
+            ["用户家养的草鱼", "用户家有三个鱼塘"],
+        ),
+        (
+            ["I take metformin 500mg twice a day", "oh wait, my doctor bumped it up to 1000mg last month"],
+            ["The user takes metformin 1000mg twice a day"],
+        ),
+        # moments and asides
+        (["just got off a double shift and I'm wiped out"], []),
+        (["our wifi went out for like 2 hours last night"], []),
+        (["I'm a welder if that matters"], ["The user is a welder"]),
+        (["我是独生子只能我去"], ["用户是独生子"]),
+        (["interview at 3, wish me luck"], []),
+        # a road is no "I"
+        (["I drive mostly I-95, Boston to Miami"], ["The user drives mostly I-95"]),
+        # what the user did before and does at home now, said without a subject after 我
+        (
+            ["我今年70了，退休前是小学数学老师，现在在家带外孙女"],
+            ["用户今年70岁", "用户退休前是小学数学老师", "用户现在在家带外孙女"],
+        ),
+    ],
+)
+def test_probe26_round(messages, expected):
+    assert written(messages, "好的。OK.") == expected

@@ -715,7 +715,10 @@ _SELF_ZH = re.compile(
     # the body, without a subject: "左膝半月板前年做过手术", "腰椎间盘突出好几年了"
     r"(?:左|右)?(?:膝盖?|腰椎?|颈椎|半月板|肩膀?|胃|肝|肾|心脏|脚踝|手腕|韧带|跟腱)[\u4e00-\u9fff]{0,5}?(?:做过|动过|受过|有|伤|突出|手术)|"
     # how often, without a subject: "现在一周游三次泳", "每天跑五公里"
-    r"(?:现在|平时|目前)?(?:一|每)(?:周|星期|天|个月|月)(?:都|要|会)?[\u4e00-\u9fff]{0,2}?[一二两三四五六七八九十几\d]+(?:次|公里|小时)|"
+    r"(?:现在|平时|目前)?(?:一|每)(?:周|星期|天|个月|月)(?:都|要|会|就|只)?[\u4e00-\u9fff]{0,2}?[一二两三四五六七八九十几\d]+(?:次|公里|小时|天)|"
+    # a role before now, or what the user does at home now: "退休前是中学物理老师", "现在在家带孙子"
+    r"(?:退休前|退休以前|以前|年轻时|年轻的时候)(?:是|在|当过|做过)|原来(?:在|当过|做过)|"
+    r"(?:现在|目前|平时)?(?:上午|下午|晚上|白天)?在家(?:带|照顾|休养|办公|做)|"
     # how one gets to work or school now: "现在骑电动车上班"
     r"(?:现在|如今|目前)(?:每天|都|改)?(?:骑|开|坐|搭|走路)[\u4e00-\u9fff]{0,5}(?:上班|上学|通勤))"
 )
@@ -1236,7 +1239,7 @@ def _third(verb: str) -> str:
         return verb
     if low.endswith("s") and (low[:-1] in _EN_VERB_BASE or low[:-2] in _EN_VERB_BASE):
         return verb  # already the third person ("needs", "teaches")
-    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
+    if re.search(r"(?:s|sh|ch|x|z|[^aeiou]o)$", low) and low not in {"video", "radio", "solo", "photo"}:
         return verb + "es"
     if re.search(r"[^aeiou]y$", low):
         return verb[:-1] + "ies"
@@ -1244,7 +1247,7 @@ def _third(verb: str) -> str:
 
 
 _EN_SUBJECT = re.compile(
-    r"(?<![\w'])(?P<subj>I|[Ww]e)(?P<contr>'m|'ve|'re|'d|'ll)?(?![\w])(?:\s+(?:all|both)(?![\w']))?(?P<rest>(?:\s+(?:"
+    r"(?<![\w'])(?P<subj>I|[Ww]e)(?P<contr>'m|'ve|'re|'d|'ll)?(?![\w]|-\w)(?:\s+(?:all|both)(?![\w']))?(?P<rest>(?:\s+(?:"
     + "|".join(sorted(_EN_ADVERBS))
     + r"|(?!(?:fly|reply|apply|rely|supply|comply|multiply|ally|bully)\b)[A-Za-z]{2,}ly"
     + r"))*)"
@@ -3027,7 +3030,7 @@ _NEAR_FUTURE = re.compile(
 _NO_PLAN = re.compile(
     r"没有?(?:这个|这种|那个|这)打算|没有?打算$|\bnot (?:actually |really )?planning (?:anything|on it|on that|that)\b"
     r"|\bjust (?:curious|wondering|asking|thinking out loud)\b"
-    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上",
+    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|大概率",
     re.I,
 )
 
@@ -3536,7 +3539,7 @@ _INSTEAD = re.compile(
 # the bare new value of a take-back: "sorry 打错了，是 M3 Max", "no, it's the 21st"
 _BARE_VALUE = re.compile(
     r"(?:(?:^|[,，\s])(?:应该是|其实是|是|it'?s|it is)|改成|改到|换成|调到|变成|挪到|推到|"
-    r"\b(?:pushed|moved|bumped|postponed|rescheduled|changed) (?:back |up )?to|\bturned(?= \d)|\b(?:is|are)(?= \d)|"
+    r"\b(?:pushed|moved|bumped|postponed|rescheduled|changed)(?: it| that| them)? (?:back |up )?to|\bturned(?= \d)|\b(?:is|are)(?= \d)|"
     # a count now: "现在就 6 个人了"; a number right after the take-back's marker ("oops, 7 and 9 — …")
     r"现在(?:就|只有|只剩|还剩)|\bnow (?:just|only)(?= \d)|^[\s,，:：]*(?=\d)"
     # a school year or a weekday right after the marker: "说错了 三年级，九月刚升上去的"
@@ -3552,8 +3555,10 @@ _GRADE = r"初[一二三]|高[一二三]|大[一二三四]|研[一二三]|[一�
 # A word of one kind (a weekday, a month, a school year) is replaced by a word of the same kind, the rest of the
 # statement kept; a number-like value of the same shape takes the statement's end from it.
 _KIND_TOKEN = {"weekday": _WEEKDAY, "month": _MONTH, "grade": _GRADE}
+# a count in Chinese numerals and its measure word ("三个", "两只"): replaced by a count of the same measure word
+_COUNT_ZH = r"[一二两三四五六七八九十百几]+(?:个|只|条|头|岁|口|间|套|辆|台|亩|箱|次|家|位)"
 _SHAPE_TOKEN = re.compile(
-    rf"{_WEEKDAY}|{_MONTH}|{_GRADE}|\d+[\u4e00-\u9fff]\d+[\u4e00-\u9fff]?|[A-Za-z]*\d+[A-Za-z]*"
+    rf"{_WEEKDAY}|{_MONTH}|{_GRADE}|{_COUNT_ZH}|\d+[\u4e00-\u9fff]\d+[\u4e00-\u9fff]?|[A-Za-z]*\d+[A-Za-z]*"
 )
 
 
@@ -3563,6 +3568,8 @@ _TIME_OF_DAY = re.compile(rf"{_DAY_PART_ZH}|\b(?:{_DAY_PART_EN})\b", re.I)
 
 
 def _shape(token: str) -> str:
+    if re.fullmatch(_COUNT_ZH, token):
+        return "count" + token[-1]
     for kind, pattern in _KIND_TOKEN.items():
         if re.fullmatch(pattern, token):
             return kind
@@ -3687,6 +3694,9 @@ def _retaken(statement: str, content: str) -> str:
         for token in _SHAPE_TOKEN.finditer(statement):
             if _shape(token.group(0)) != kind or token.group(0) == first.group(0):
                 continue
+            if new == first.group(0) and kind not in _KIND_TOKEN:
+                # the value alone ("是四个", "75mcg"): the rest of the statement is kept ("四个大棚")
+                return statement[: token.start()] + new + statement[token.end() :]
             if kind in _KIND_TOKEN:
                 # the word and the time of day after it ("周四晚上" → "周六下午"), the rest kept
                 end = token.end()
@@ -3851,6 +3861,11 @@ _PASSING_STATE_EN = re.compile(
     r"|^The user(?:'ll| will) (?!(?:mostly|usually|always|often|regularly|never|be|have|need|keep|continue)\b)\w+"
     # a past state with its moment ("I was the youngest on the crew then")
     r"|^The user was\b.*\bthen$"
+    # worn out this minute ("just got home and I'm wiped out"), a stretch of hours ("my power went out for like 3
+    # hours"), what the user can't just do ("can't just lean on meat"), a wish for luck
+    r"|\bis (?:wiped out|hungover|knackered|shattered|wrecked|dead tired|so tired)\b"
+    r"|\bfor (?:like |about |almost |nearly )?(?:\d+|an?|one|two|three|a few|a couple of) (?:hours?|minutes?|mins)\b"
+    r"|\bcan'?t just\b|^Wish the user\b|^Here(?:'s| is)\b"
     r"|\b(?:are|is|'re|'s) driving the user (?:nuts|crazy|mad|insane|up the wall)\b"
     r"|^The user (?:keeps|kept) forgetting\b|^The user (?:always )?(?:forgot|forgets|mixed (?:it|them) up|mixes (?:it|them) up)$"
     # the body this minute ("hands are covered in flour", "palms are sweating"), minutes left, a stay, a thing's
@@ -3900,7 +3915,7 @@ _SUBJECT_ONLY = re.compile(
     # a relative named alone ("我表哥" answering "送给谁？"), "用户俩住一起" (我们俩)
     r"|^用户的?(?:表|堂)?(?:哥|姐|弟|妹)(?:哥|姐|弟|妹)?$|^用户的?(?:老板|同事|朋友|室友|邻居)$|^用户俩"
     # a verb with nothing after it ("Because I'm really not"), a count of us ("Four of us")
-    r"|^The user (?:is|was|does|did|has|can|will|am)(?: (?:really|just|actually|totally|definitely|honestly|so|not))*$"
+    r"|^The user(?:'s [\w-]+)? (?:is|was|does|did|has|can|will|am)(?: (?:really|just|actually|totally|definitely|honestly|so|not))*$"
     r"|^(?!The user)(?:[\w-]+ ){0,2}of the user$"
     # said of itself: "他是我的老板" read with 他 as the boss
     r"|^(?P<same>用户的[\u4e00-\u9fff]{1,4})是(?P=same)$"
@@ -4207,6 +4222,25 @@ _NAME_IN_USE = re.compile(
 _QUOTED_ONLY = re.compile(
     r"^\s*(?:and|also|plus|then|和|还有)?\s*[\"“「'‘][^\"”」'’]{2,200}[\"”」'’][\s.?!。？！]*$", re.I
 )
+# A quoted text of a sentence or more: six words, or twelve Chinese characters
+_QUOTED_TEXT = re.compile(
+    r"\"(?=(?:[^\"\s]+\s+){5})[^\"]{20,}\"|“(?=(?:[^”\s]+\s+){5})[^”]{20,}”|[“「『\"](?=[^”」』\"]*[\u4e00-\u9fff]{12})[^”」』\"]{12,}[”」』\"]"
+)
+_ASIDE_TAIL = re.compile(
+    r",?\s+if (?:that|it) (?:matters|helps)(?: (?:at all|for anything|any))?$|(?<=[\u4e00-\u9fff])(?:所以)?只能用户\S*$"
+)
+# A take-back of all that was said just before, whatever this message goes on to say
+_RETRACTION = re.compile(
+    r"\bforget (?:(?:that|what) )?I (?:said|mentioned|told you)\b|\bforget (?:all )?that\b|\bjust kidding\b|\bjk\b|"
+    r"\bI lied\b|\bI was (?:just )?(?:joking|kidding)\b|\bI (?:don't|do not) (?:actually |really )?(?:live|work) there\b|\basking for a friend\b|当我没说|开玩笑的|逗你的|骗你的|"
+    r"(?:^|(?<=[\s，,。！!]))(?:不是我|其实)?[\s，,]*(?:是|我是?)?(?:帮|替)(?:别人|朋友|我朋友|同事|我同事|家里人)问的|"
+    r"(?:那条|这条|那句|这句|刚才那(?:个|条|句)?)(?:就|也)?(?:删了|删掉|删除|作废|不算数?)|"
+    # whose it was, said after it: "这是我朋友的奶奶，托我帮老人写个申请", "that's my sister's, not mine"
+    r"^(?:[哦噢啊嗯]|对了|\s|[，,])*(?:这|那)(?:些|个)?是(?:我)?(?:朋友|同事|客户|邻居|亲戚|同学)的|"
+    r"^(?:oh|btw|fyi|[\s,])*(?:this|that|these|it)(?:'s| is| are) (?:all )?(?:for |about )?my (?:friend|coworker|colleague|"
+    r"client|neighbou?r|cousin|classmate)'s\b",
+    re.I,
+)
 _BARE_NEW_VALUE_ZH = re.compile(r"^(?:[哦啊嗯诶]|其实|现在)*\s*\d[\d,.]*\s*[万千kKw]?\s*了")
 
 
@@ -4272,7 +4306,9 @@ _PLAYS_PART = re.compile(
     r"我(?:来|先|就)?(?:扮演|饰演|假装是|假装成|装作)|我(?:来|先|就)演|我演(?:一个|一位|一名)|假装我是"
     r"|\bpretend (?:that )?(?:I'm|I am|to be)\b|\bI(?:'ll| will|'m going to| am going to) (?:play|be playing|act as|pretend to be) "
     r"(?:a|an|the|your|my)\b(?! (?:guitar|piano|bass|drums|violin|cello|game|match|lottery)\b)"
-    r"|\bI'm playing (?:a|an|the)\b.*\b(?:role|character|part)\b|\brole-?play\b.*\b(?:I'm|I am|I'll be|me as)\b",
+    r"|\bI'm playing (?:a|an|the)\b.*\b(?:role|character|part)\b|\brole[- ]?play\b.*\b(?:I'm|I am|I'll be|me as)\b"
+    # "我们来玩个角色扮演吧，我是…", "我们来 role play 吧，我是一个 startup 的 CEO"
+    r"|(?:角色扮演|\brole[- ]?play\b)[^。！？!?]{0,12}?我(?:是|演|当|扮)",
     re.I,
 )
 _PLAY_ENDED = re.compile(
@@ -4321,6 +4357,18 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             playing = True
         if playing:
             continue  # the part's words: "您好，我叫李明，做了五年B端产品"
+        if taken := [*_RETRACTION.finditer(content)]:
+            # "ugh scratch that, my registration got messed up… forget I said it", "啊不是我 我帮别人问的 😂": the
+            # message before is taken back, and this one up to the end of the sentence that takes it back
+            out = [c for c in out if all(c is not old for old in previous)]
+            previous = []
+            tail = content[taken[-1].end() :]
+            content = tail[re.search(r"[。！？!?.\n]|$", tail).end() :].strip()
+            if not content:
+                continue
+        # a text in quotes to work on ("reply to this: \"I'm a single mom with a bad back…\""): its words are not
+        # the user's
+        content = _QUOTED_TEXT.sub(lambda m: "。" if has_cjk(m.group(0)) else ". ", content)
         if message_too_short(content) or _QUOTED_ONLY.match(content):
             continue  # "and \"I need ibuprofen\"": more text to work on, nothing said of the user
         if message.get("context"):  # an earlier turn's, already extracted: only what it said is read
@@ -4349,6 +4397,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             candidate.content = _TURNED_EN.sub(r"\1 is \2", candidate.content)
             # "Ok the user is pretty new to coding": the discourse word before the subject goes
             candidate.content = _WORD_BEFORE_SUBJECT.sub("The user", candidate.content)
+            # "I'm a forklift operator if that matters for anything", "我是独生子只能我去": the aside goes
+            candidate.content = _ASIDE_TAIL.sub("", candidate.content)
             # "I own a small bakery in Ghent? We open at 6am, closed Mondays": the hours are the business's
             if hours := _HOURS_OF_USER_EN.match(candidate.content):
                 if not (thing := _owned_thing(content)):
