@@ -3440,3 +3440,32 @@ def test_probe26_taken_back_and_played(messages, expected):
 )
 def test_probe26_round(messages, expected):
     assert written(messages, "好的。OK.") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a part of what is written, in a language or one way always
+        (["代码注释用英文，解释用中文"], ["用户希望助手代码注释用英文", "用户希望助手解释用中文"]),
+        (["还有日期都用 ISO 格式"], ["用户希望助手日期都用 ISO 格式"]),
+        # a one-off of the task at hand is not: "代码用 Python" names no language of writing and no "always"
+        (["帮我写个脚本，代码用 Python"], []),
+        # how long replies are, with the reason as no statement
+        (["说话别太长 我看着累"], ["用户希望助手说话别太长"]),
+        # what every answer of a kind carries; a unit or a form over another
+        (
+            ["I need calorie counts on every meal plan you give me."],
+            ["The user wants calorie counts on every meal plan the assistant gives the user"],
+        ),
+        (
+            ["I'm in Canada so celsius not fahrenheit please"],
+            ["The user is in Canada", "The user prefers celsius over fahrenheit"],
+        ),
+        (
+            ["I'm dyslexic so bullet points > walls of text"],
+            ["The user is dyslexic", "The user prefers bullet points over walls of text"],
+        ),
+    ],
+)
+def test_probe26_instructions(messages, expected):
+    assert written(messages, "好的。OK.") == expected

@@ -744,6 +744,7 @@ _TALK = re.compile(
 # A standing instruction in Chinese names what the assistant should do (not "下次登录用").
 _ASSISTANT_ACT = re.compile(
     r"回复|回答|输出|写|叫我|称呼|给我(?!家|们)|提醒|推荐|中文|英文|中英|表格|列表|格式|代码|注释|表情|你|助手|说话|"
+    r"^(?:数据|数字|单位|日期|标题|例子|举例|解释|变量名|文档)(?:都|一律|统一|全部)|"
     r"(?:跟|和|对)我(?:说|讲)"
 )
 # The same after a time phrase: "去年春天从广州搬到了厦门", "上个月刚离职".
@@ -852,6 +853,23 @@ _STANDING_ZH = re.compile(
     r"|^(?:回复|回答|答复|说话)(?:的)?(?:字|内容|篇幅)?(?:都|请|就|尽量)?(?:少|短|简单|简短|通俗|慢)[一些点]?$"
     # how to reply, said with its moment: "你回复的时候 please 用 short sentences 和 bullet points"
     r"|^(?:你|您)?(?:回复|回答|答复)(?:我)?(?:的时候|时)[，,]?\s*(?:请|都|尽量|please\s*)*(?:用|使用|别|不要|分段|短)"
+    # a part of what is written, in a language or always one way: "注释用英文，解释用中文", "数据都用 percentage"
+    r"|^(?:代码的?)?(?:代码|注释|解释|变量名|文档|数据|数字|单位|日期|标题|例子|举例)(?:里|中)?(?:(?:都|一律|统一|全部)(?:请|尽量)?"
+    r"(?:用|使用)(?!的)\s*[\u4e00-\u9fffA-Za-z]|(?:请|尽量)?(?:用|使用)\s*(?:简体|繁体)?(?:中文|英文|English|Chinese)\b)"
+    # "说话别太长"
+    r"|^(?:回复|回答|答复|说话)(?:都|请|就|尽量)?(?:别|不要)(?:太|那么)?(?:长|啰嗦|复杂|多)"
+)
+_OUTPUT_KIND_EN = (
+    r"(?:\w+ )?(?:recipes?|answers?|code|replies|responses|emails?|plans?|lists?|examples?|explanations?)"
+)
+_FORM_EN = (
+    r"(?:grams|cups|ounces|oz|pounds|lbs|kg|kilos|metric|imperial|celsius|fahrenheit|miles|km|kilometers|"
+    r"bullet points|bullets|paragraphs|walls of text|tables|prose|emojis|British spelling|American spelling|"
+    r"24-hour time|12-hour time)"
+)
+_WISH_ON_OUTPUT_EN = (
+    rf"^I (?:need|want|'d like|would like) .{{3,60}}\b(?:on|in|with|for) (?:any|every|all|each) {_OUTPUT_KIND_EN} "
+    r"(?:that )?you\b"
 )
 _STANDING_EN = re.compile(
     r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)(?! (?:\w+ed|"
@@ -869,7 +887,11 @@ _STANDING_EN = re.compile(
     r"summary|bottom line)s? first\b"
     # how answers are to be kept: "(so) keep answers short and in bullet points"
     r"|^(?:please |so |and )?(?:keep|make) (?:your |the |all )?(?:answers?|replies|responses|explanations?|things|"
-    r"messages?) (?:short|brief|simple|concise|plain|clear|basic)\b",
+    r"messages?) (?:short|brief|simple|concise|plain|clear|basic)\b"
+    # what every answer of a kind carries: "I need carb counts on any recipe you give me"
+    rf"|{_WISH_ON_OUTPUT_EN}"
+    # a unit or a form over another: "grams not cups please", "bullet points > walls of text"
+    rf"|^(?:so |and )?(?:please |pls )?{_FORM_EN} (?:not|over|instead of|rather than|>) {_FORM_EN}(?: please| pls)?$",
     re.I,
 )
 
@@ -1541,6 +1563,14 @@ def _instruction_statement(clause: str, zh: bool) -> str:
     body = re.sub(r"(?<![\w'])your(?![\w'])", "its", body, flags=re.I)
     body = re.sub(r"(?<![\w'])you(?![\w'])", "it", body, flags=re.I)
     body = re.sub(r",?\s*please$", "", body, flags=re.I)
+    if wish := re.match(
+        r"I (?:need|want|'d like|would like) (.+)$", body, re.I
+    ):  # "I need carb counts on any…"
+        return "The user wants " + re.sub(
+            r"\bit (\w+)", lambda m: "the assistant " + _third(m.group(1)), wish.group(1)
+        )
+    if over := re.fullmatch(rf"({_FORM_EN}) (?:not|over|instead of|rather than|>) ({_FORM_EN})", body, re.I):
+        return f"The user prefers {over.group(1)} over {over.group(2)}"
     if re.match(r"no\s", body, re.I):  # "no tables or ASCII art": what is not wanted
         return "The user wants " + body[:1].lower() + body[1:]
     if denied := re.match(r"(?:don'?t|do not)\s+(?:ever\s+)?", body, re.I):  # "Don't use tables"
@@ -2501,7 +2531,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     or (not zh and _EN_VERB_START.match(clause))
                 )
             )
-            if standing and not _about_user_fact(clause, zh):
+            if standing and (not _about_user_fact(clause, zh) or re.match(_WISH_ON_OUTPUT_EN, clause, re.I)):
                 text = _instruction_statement(clause, zh)
                 rule = "instruction"
                 if _NO_INSTRUCTION.search(text):
@@ -3919,6 +3949,8 @@ _SUBJECT_ONLY = re.compile(
     r"|^(?!The user)(?:[\w-]+ ){0,2}of the user$"
     # said of itself: "他是我的老板" read with 他 as the boss
     r"|^(?P<same>用户的[\u4e00-\u9fff]{1,4})是(?P=same)$"
+    # how reading feels, the reason of a wish ("说话别太长 我看着累", "我初中毕业，看不太懂")
+    r"|^用户(?:看着|听着|读着)(?:累|烦|头疼|头大)$|^用户(?:看|听|读)不(?:太|大)?懂$"
 )
 # A statement whose verb lost its object or complement to the split ("用户开了十二年": opened what;
 # "用户在武汉读的", "用户正在学着用", "用户明年12月考"), two verbs
