@@ -3469,3 +3469,26 @@ def test_probe26_round(messages, expected):
 )
 def test_probe26_instructions(messages, expected):
     assert written(messages, "好的。OK.") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a lasting condition named bare beside a self-description
+        (
+            ["I live in Leeds. I don't drive, epilepsy"],
+            ["The user lives in Leeds", "The user does not drive", "The user has epilepsy"],
+        ),
+        (["我有高血压，还有痛风"], ["用户有高血压", "用户有痛风"]),
+        # a job said of its kind, a job at times in a shop named in Latin letters
+        (["day job is a school librarian"], ["The user's day job is a school librarian"]),
+        (["每个周末在一家 Starbucks 打工"], ["用户每个周末在一家 Starbucks 打工"]),
+        # two weekdays of a habit, both replaced by a later change; the weekday of every week is no errand
+        (
+            ["我每周一和周三晚上去学游泳", "哦对了 从这个月开始游泳课改成周二周四了"],
+            ["用户每周二周四晚上去学游泳"],
+        ),
+    ],
+)
+def test_probe26_recall(messages, expected):
+    assert written(messages, "好的。OK.") == expected

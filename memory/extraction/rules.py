@@ -670,7 +670,7 @@ _ANAPHORA = re.compile(
 # An errand of the coming days is not a durable fact ("我下周二要带我妈去复查"), unless a date is being moved.
 _DONE_SWITCH_ZH = re.compile(r"已经[^，,。]{0,4}(?:迁到|迁移到|换成|换到|换了|改用|搬到|切到|转到|调到)")
 _ERRAND = re.compile(
-    r"下周|这周|本周|这个月|本月|这(?:个)?季度|本季度|这次|这一次|明天|后天|今晚|(?<!每个)(?<!每)(?<!现在)(?<!平时)周末(?!一般|通常|经常|基本|都|总是|常常)|马上|待会|等会|一会儿|等一下|(?<!每)(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
+    r"下周|这周|本周|这个月|本月|这(?:个)?季度|本季度|这次|这一次|明天|后天|今晚|(?<!每个)(?<!每)(?<!现在)(?<!平时)周末(?!一般|通常|经常|基本|都|总是|常常)|马上|待会|等会|一会儿|等一下|(?<!每)(?<![和、或])(?:这|下)?(?:周|星期|礼拜)[一二三四五六日天](?!都|是)|"
     r"晚点|回头|稍后|过会儿|改天|"
     # a visit or an arrival arranged: "my in-laws are coming", "my sister is visiting"
     r"\b(?:is|are|'re|'s) (?:coming|visiting|arriving|flying in|coming over)\b|"
@@ -698,6 +698,15 @@ _OWN_NOUN_EN = (
 )
 # A status that is a noun, said bare: "左撇子" (written "用户是左撇子").
 _BARE_STATUS_NOUN_ZH = "左撇子|右撇子|独生子|独生女|色盲|色弱"
+# A lasting condition named bare beside a self-description: "I don't drive, epilepsy", "还有痛风"
+_ILLNESS_EN = (
+    r"epilepsy|asthma|diabetes|type [12] diabetes|celiac disease|coeliac disease|ADHD|autism|migraines|"
+    r"arthritis|gout|lupus|Crohn's(?: disease)?|IBS|sleep apnea|PTSD|tinnitus|eczema|psoriasis|fibromyalgia"
+)
+_ILLNESS_ZH = (
+    r"痛风|高血压|糖尿病|哮喘|偏头痛|失眠|抑郁症|焦虑症|甲亢|甲减|胃炎|胃病|颈椎病|关节炎|湿疹|鼻炎|过敏性鼻炎|贫血|"
+    r"脂肪肝|心脏病|癫痫|乙肝|痛经|腱鞘炎|腰肌劳损"
+)
 # A subjectless Chinese clause that still describes the user.
 _SELF_ZH = re.compile(
     rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|工资|"
@@ -719,6 +728,10 @@ _SELF_ZH = re.compile(
     # a role before now, or what the user does at home now: "退休前是中学物理老师", "现在在家带孙子"
     r"(?:退休前|退休以前|以前|年轻时|年轻的时候)(?:是|在|当过|做过)|原来(?:在|当过|做过)|"
     r"(?:现在|目前|平时)?(?:上午|下午|晚上|白天)?在家(?:带|照顾|休养|办公|做)|"
+    rf"(?:还有|也有|还)?(?:{_ILLNESS_ZH})$|"
+    # where the user works at times, a shop named in Latin letters: "每个周末在一家 bubble tea 店打工"
+    r"(?:每个?周末|周末|白天|晚上|平时|工作日)在(?:一家|一个)?\s?[A-Za-z0-9][\w .&'-]{0,20}?\s?[\u4e00-\u9fff]{0,3}"
+    r"(?:打工|兼职|上班|工作|做)|"
     # how one gets to work or school now: "现在骑电动车上班"
     r"(?:现在|如今|目前)(?:每天|都|改)?(?:骑|开|坐|搭|走路)[\u4e00-\u9fff]{0,5}(?:上班|上学|通勤))"
 )
@@ -828,7 +841,8 @@ _SELF_EN = re.compile(
     r"full-time|remotely))? (?:in|at|as|from|for|on|out of)\b|"
     r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
     rf"^with (?:my )?{_PEOPLE_EN}|^with my (?:[a-z-]+ ){{0,2}}[a-z-]+$|^coming from an? \w|"
-    rf"^(?!a |an )(?:{_PEOPLE_EN})$|" + _STATE_EN,
+    rf"^(?!a |an )(?:{_PEOPLE_EN})$|^(?:{_ILLNESS_EN})$|^(?:day job|main job|job|career|profession|occupation)(?:'s| is)\b|"
+    + _STATE_EN,
     re.I,
 )
 
@@ -1315,6 +1329,8 @@ _EN_SELF_LEAD = [
         lambda m: "the user is " + ("" if m.group(1).lower() == "being" else m.group(1).lower() + " ") + m.group(2),
     ),
     (re.compile(r"^being\s+", re.I), "the user is "),
+    (re.compile(rf"^(?=(?:{_ILLNESS_EN})$)", re.I), "the user has "),
+    (re.compile(r"^(day job|main job|job|career|profession|occupation)(?:'s| is)\s+", re.I), r"the user's \1 is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
     # "Got promoted last week, district manager now", "so pescatarian now": what the user is now
     (re.compile(rf"^(?:so |and )?(?={_ROLE_NOW_EN})", re.I), "the user is "),
@@ -2551,6 +2567,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 if zh:
                     if _NUMBER_OF.match(clause_v) and not _about_user(clause_v, zh):
                         clause_v = "有" + clause_v
+                    elif re.fullmatch(_ILLNESS_ZH, clause_v):
+                        clause_v = "有" + clause_v  # "我腰椎间盘突出 还有痛风"
                     elif (
                         background
                         and not _ZH_VERB.search(clause_v)
@@ -2681,7 +2699,10 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     ceased  # the subject carries on to the value now: "已经不用 Jira 了，现在用 Linear"
                 )
                 continue
-            if len(text) < (4 if zh else 10) or len(clause) < (2 if zh and background else 3 if zh else 6):
+            if len(text) < (4 if zh else 10) or (
+                len(clause) < (2 if zh and background else 3 if zh else 6)
+                and not re.fullmatch(_ILLNESS_ZH, clause)  # "还有痛风"
+            ):
                 continue
             kept_before = True
             if zh:  # "用户是在一家医疗器械公司做采购的": the cleft says where the user works
@@ -3728,8 +3749,16 @@ def _retaken(statement: str, content: str) -> str:
                 # the value alone ("是四个", "75mcg"): the rest of the statement is kept ("四个大棚")
                 return statement[: token.start()] + new + statement[token.end() :]
             if kind in _KIND_TOKEN:
-                # the word and the time of day after it ("周四晚上" → "周六下午"), the rest kept
+                # the word and the time of day after it ("周四晚上" → "周六下午"), the rest kept; weekdays said
+                # together go together ("周二和周四晚上" → "周一周三")
                 end = token.end()
+                if kind == "weekday" and (
+                    more := re.match(
+                        rf"(?:\s?(?:[和、跟或及]|and|or)\s?(?:{_WEEKDAY}|[一二三四五六日天]))+",
+                        statement[end:],
+                    )
+                ):
+                    end += more.end()
                 tail = re.match(
                     rf"(?:{_DAY_PART_ZH}|\s?(?:{_DAY_PART_EN}))"
                     r"(?:[一二两三四五六七八九十\d]+点(?:半|[一二三四五六七八九十\d]+分?)?)?",
