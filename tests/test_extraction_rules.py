@@ -3492,3 +3492,15 @@ def test_probe26_instructions(messages, expected):
 )
 def test_probe26_recall(messages, expected):
     assert written(messages, "好的。OK.") == expected
+
+
+def test_probe26_numbers_typed_and_called_by():
+    # numbers of four digits typed before the next clause with a space; what the customers call the user
+    assert written(["帮我算算 我每个月工资8200 房租3100 剩下的怎么存"], "好的。") == [
+        "用户每个月工资8200",
+        "用户房租3100",
+    ]
+    assert written(["我在早市卖豆腐", "街坊们都叫我豆腐张"], "好的。") == [
+        "用户在早市卖豆腐",
+        "街坊称呼用户为豆腐张",
+    ]

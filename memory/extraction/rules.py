@@ -127,7 +127,7 @@ _TIME_BEFORE_SUBJECT_ZH = re.compile(
     r"(^[哦噢嗯啊诶哎]*|(?<=[，,]))(上个?月|这个月|本月|去年|今年|前年|上上?周|这周|本周|上礼拜|上星期|前几天|前阵子|前段时间)(我们?)(?=[\u4e00-\u9fff])"
 )
 _ZH_TYPED_BREAK = re.compile(
-    r"(?:(?<=[\u4e00-\u9fff]{2})|(?<=[了吧啊呢])|(?<=\d[岁斤米号])|(?<=[\u4e00-\u9fff]\d)|(?<=[\u4e00-\u9fff]\d\d)|(?<=[\u4e00-\u9fff]\d{3}))"
+    r"(?:(?<=[\u4e00-\u9fff]{2})|(?<=[了吧啊呢])|(?<=\d[岁斤米号])|(?<=[\u4e00-\u9fff]\d)|(?<=[\u4e00-\u9fff]\d\d)|(?<=[\u4e00-\u9fff]\d{3})|(?<=[\u4e00-\u9fff]\d{4})|(?<=[\u4e00-\u9fff]\d{5}))"
     # (not after a person of the user's named alone: "我表哥 在深圳做程序员" is said of the cousin)
     r"(?<!^我(?:表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹|朋友|同事|室友|邻居|哥哥|姐姐|弟弟|妹妹|老婆|老公|爸爸|妈妈|婆婆))"
     r"(?<!^我(?:哥|姐|弟|妹|爸|妈))"
@@ -709,7 +709,7 @@ _ILLNESS_ZH = (
 )
 # A subjectless Chinese clause that still describes the user.
 _SELF_ZH = re.compile(
-    rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|工资|"
+    rf"^(?:{_OWN_NOUN}|手机号|电话号码|邮箱|生日|体重|身高|房贷|车贷|房租|月供|工资|"
     r"刚入职|入职|当了|做了|干了|住在|搬到|搬去|离职|辞职|跳槽|每天|平时|作为一(?:个|名|位)|"
     r"作为[^，,]{0,8}?(?:师|员|者|家|生|工|长|经理|全栈|开发|妈妈|爸爸|父母)$|"
     # a Latin term in the slot of the role: "作为 PM", "作为一个 Java dev"
@@ -4078,6 +4078,11 @@ _GERUND_SUBJECT = re.compile(
 )
 
 
+# what the people the user serves or works with call the user: "老顾客都叫我老李"
+_CALLED_BY_ZH = re.compile(
+    r"(?:^|[，,。\s])(?P<who>老顾客|顾客|客人|同事|工友|学生|街坊|邻居|孩子们|病人|大家)(?:们)?(?:都|一般|平时|也)*"
+    r"(?:叫|喊|称呼)我(?P<name>[\u4e00-\u9fff]{2,3})(?=$|[，,。！!\s])"
+)
 _RUN_IN_PASSING_ZH = re.compile(
     r"我(?:自己)?(?:开|经营)的(?:那|这)?(?P<m>家|间)(?P<what>[\u4e00-\u9fff]{1,6}(?:店|馆|厅|铺|厂|工作室|公司|诊所|餐厅|超市))"
 )
@@ -4514,6 +4519,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 for old in _still_written(previous, out):
                     if re.match(r"^The user (?:lives|is living|is based|resides) in\b", old.content):
                         out = _superseded(out, old, home)
+        if called := _CALLED_BY_ZH.search(content):
+            mine.append(
+                Candidate(
+                    f"{called.group('who')}称呼用户为{called.group('name')}", "fact", 0.8, rule="statement"
+                )
+            )
         if (run := _RUN_IN_PASSING_ZH.search(content)) and not any(
             run.group("what") in c.content for c in mine
         ):
