@@ -3452,6 +3452,11 @@ def test_probe26_round(messages, expected):
         (["帮我写个脚本，代码用 Python"], []),
         # how long replies are, with the reason as no statement
         (["说话别太长 我看着累"], ["用户希望助手说话别太长"]),
+        # a wish about examples, and how it goes on
+        (
+            ["我教初一数学，学生基础一般，所以例子要简单，最好是生活里的"],
+            ["用户教初一数学", "用户的学生基础一般", "用户希望助手例子要简单，最好是生活里的"],
+        ),
         # what every answer of a kind carries; a unit or a form over another
         (
             ["I need calorie counts on every meal plan you give me."],
@@ -3504,3 +3509,17 @@ def test_probe26_numbers_typed_and_called_by():
         "用户在早市卖豆腐",
         "街坊称呼用户为豆腐张",
     ]
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # half of the counted ones, said after the count
+        (["我们班40个学生，有一半是住校的"], ["用户班40个学生，有一半是住校的"]),
+        # the pressure at home of late is a moment, and "I keep forgetting" no statement
+        (["我女儿今年中考，最近家里压力大得很"], ["用户的女儿今年中考"]),
+        (["我们用 Notion 记笔记", "我老是忘"], ["用户使用 Notion 记笔记"]),
+    ],
+)
+def test_probe26_counted_and_moments(messages, expected):
+    assert written(messages, "好的。") == expected

@@ -409,6 +409,7 @@ _QUESTION = re.compile(
 )
 _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
+    r"压力(?:大得|好大|很大|特别大|山大)|"
     r"\b(?:(?:totally |completely |so |a bit )?(?:lost|confused|stuck) (?:on|with|about)|"
     r"today|tonight|tomorrow|tmrw|tmr|2morrow|right now|rn|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"starving|famished|(?:is|are|'s) (?:running )?late(?: again)?(?=\W|$)|"
@@ -647,7 +648,7 @@ _CONDITION_ZH = re.compile(
 # A statement that ends on a counted noun ("…有三个项目"): a following "都…", "一只叫…", "大的…" is about those.
 _COUNTED_END_ZH = re.compile(r"[两三四五六七八九十几\d]+(?:个|只|位|家|条|种|台|套|门)[\u4e00-\u9fff]{1,4}$")
 _ABOUT_COUNTED_ZH = re.compile(
-    r"^(?:都|分别|其中|一(?:个|只|位|家|条|种|台|套|门)|大的|小的|老大|老二|老三|老幺)"
+    r"^(?:都|分别|其中|一(?:个|只|位|家|条|种|台|套|门)|大的|小的|老大|老二|老三|老幺|有?一半|大部分|大多数|多数|少数)"
 )
 _NEW_VALUE_ZH = re.compile(r"^新(?=[\u4e00-\u9fff])")
 # Children or pets the user looks after, named by number ("给两个孩子辅导作业", "带三只猫").
@@ -757,7 +758,7 @@ _TALK = re.compile(
 # A standing instruction in Chinese names what the assistant should do (not "下次登录用").
 _ASSISTANT_ACT = re.compile(
     r"回复|回答|输出|写|叫我|称呼|给我(?!家|们)|提醒|推荐|中文|英文|中英|表格|列表|格式|代码|注释|表情|你|助手|说话|"
-    r"^(?:数据|数字|单位|日期|标题|例子|举例|解释|变量名|文档)(?:都|一律|统一|全部)|"
+    r"^(?:数据|数字|单位|日期|标题|例子|举例|解释|变量名|文档)(?:都|一律|统一|全部)|^(?:所以)?(?:例子|举例|解释|讲解)(?:都|尽量)?(?:要|得|最好)|"
     r"(?:跟|和|对)我(?:说|讲)"
 )
 # The same after a time phrase: "去年春天从广州搬到了厦门", "上个月刚离职".
@@ -872,6 +873,8 @@ _STANDING_ZH = re.compile(
     r"(?:用|使用)(?!的)\s*[\u4e00-\u9fffA-Za-z]|(?:请|尽量)?(?:用|使用)\s*(?:简体|繁体)?(?:中文|英文|English|Chinese)\b)"
     # "说话别太长"
     r"|^(?:回复|回答|答复|说话)(?:都|请|就|尽量)?(?:别|不要)(?:太|那么)?(?:长|啰嗦|复杂|多)"
+    # "所以例子要 simple，最好是本地 context 的"
+    r"|^(?:所以)?(?:例子|举例|解释|讲解)(?:都|尽量)?(?:要|得|最好)"
 )
 _OUTPUT_KIND_EN = (
     r"(?:\w+ )?(?:recipes?|answers?|code|replies|responses|emails?|plans?|lists?|examples?|explanations?)"
@@ -2363,8 +2366,13 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 zh
                 and instructed
                 and not standing
-                and re.match(r"(?:也|并且|而且|还)?(?:别|不要)(?!说|提)", clause)
+                and re.match(r"(?:也|并且|而且|还)?(?:别|不要|最好)(?!说|提)", clause)
             ):
+                if clause.startswith("最好") and out and out[-1].rule == "instruction":
+                    out[-1].content += (
+                        "，" + clause
+                    )  # "所以例子要 simple，最好是本地 context 的": the same wish
+                    continue
                 standing = True
             if (
                 not zh
@@ -3979,7 +3987,7 @@ _SUBJECT_ONLY = re.compile(
     # said of itself: "他是我的老板" read with 他 as the boss
     r"|^(?P<same>用户的[\u4e00-\u9fff]{1,4})是(?P=same)$"
     # how reading feels, the reason of a wish ("说话别太长 我看着累", "我初中毕业，看不太懂")
-    r"|^用户(?:看着|听着|读着)(?:累|烦|头疼|头大)$|^用户(?:看|听|读)不(?:太|大)?懂$"
+    r"|^用户(?:看着|听着|读着)(?:累|烦|头疼|头大)$|^用户(?:看|听|读)不(?:太|大)?懂$|^用户(?:老是|总是|经常|老)?忘(?:了|记)?$"
 )
 # A statement whose verb lost its object or complement to the split ("用户开了十二年": opened what;
 # "用户在武汉读的", "用户正在学着用", "用户明年12月考"), two verbs
