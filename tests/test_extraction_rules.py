@@ -3423,6 +3423,14 @@ def test_probe26_taken_back_and_played(messages, expected):
             ["I take metformin 500mg twice a day", "oh wait, my doctor bumped it up to 1000mg last month"],
             ["The user takes metformin 1000mg twice a day"],
         ),
+        # the new weekday without the reason said after it
+        (
+            [
+                "We do a family lunch every Sunday at my aunt's",
+                "actually it moved to Saturday since my cousin works Sundays now",
+            ],
+            ["The user does a family lunch every Saturday at their aunt's"],
+        ),
         # moments and asides
         (["just got off a double shift and I'm wiped out"], []),
         (["our wifi went out for like 2 hours last night"], []),

@@ -3746,6 +3746,9 @@ def _retaken(statement: str, content: str) -> str:
     for m in _BARE_VALUE.finditer(content):
         # "说错了 是初二 初一是去年的事了": typed without stops, a space before Chinese ends the value
         new = re.split(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", m.group("new").strip())[0]
+        new = re.split(r"\s+(?:since|because|cause|bc|as|so|but|and|after)\b", new)[
+            0
+        ]  # "Thursday since my brother…"
         new = re.sub(r"了$|\s+(?:last|this) (?:week|month|year)$|\s+(?:yesterday|today)$", "", new)
         if not (first := _SHAPE_TOKEN.match(new)):
             continue
