@@ -822,3 +822,25 @@ def test_the_model_reads_about_as_many_tokens_of_a_long_query_in_any_script():
     assert embed_part("Where did I live before buying the house in Redmond?") == (
         "Where did I live before buying the house in Redmond?"
     )
+
+
+def test_a_weak_newer_match_is_no_version_unless_it_states_a_change():
+    import numpy as np
+
+    # "我现在每个词收多少钱？": the answer matches strongly; a newer memory about something else matches weakly
+    # (a third of the answer's relevance) and reaches the "related" cosine with it, but is closer to others.
+    price = _hit(1, 0.99, "用户的翻译报价是每个英文词0.08英镑。", 2017)
+    plan = _hit(2, 0.34, "用户计划明年带女儿回上海住三个月。", 2025)
+    fillers = [_hit(3 + k, 0.05, f"用户的第{k}件事。", 2020 + k) for k in range(4)]
+    hits = [price, plan, *fillers]
+    n = len(hits)
+    sims = np.full((n, n), 0.84, dtype=np.float32)
+    np.fill_diagonal(sims, 0.0)
+    sims[0, 1] = sims[1, 0] = 0.82  # related, but neither is the other's closest
+    model = "multilingual-e5-small"
+    groups = version_groups(hits, sims, model, 0.01, gap=1.0, mutual=False)
+    assert not any({1, 2} <= {h.id for h in g} for g in groups)
+    # The same weak match stating a change is the new value ("跑鞋换成了 Hoka" for "Which running shoes now?").
+    switched = _hit(2, 0.34, "用户的翻译报价换成了每词0.12英镑。", 2025)
+    groups = version_groups([price, switched, *fillers], sims, model, 0.01, gap=1.0, mutual=False)
+    assert any({1, 2} <= {h.id for h in g} for g in groups)
