@@ -3531,3 +3531,51 @@ def test_probe26_numbers_typed_and_called_by():
 )
 def test_probe26_counted_and_moments(messages, expected):
     assert written(messages, "好的。") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a role play set up over two sentences, or kept "in character"
+        (["我们玩个角色扮演吧。设定：我是宋朝的一个茶商，你是来买茶的客人，开始！", "客官里边请"], []),
+        (
+            [
+                "Let's write a story. I'm a pirate captain who lost her ship. You're my parrot. Stay in character."
+            ],
+            [],
+        ),
+        # a note for the next hour is no memory
+        (["帮我记住 我的储物柜是 318 号 待会儿游完泳问你"], []),
+        (["remember this code for me: 4471, I'll ask in a bit"], []),
+        # a numbered list of things to keep
+        (
+            ["你记住几件事：\n1.我是药剂师，在社区医院\n2.周末值班多\n3.回答给我分点，简短，别绕弯子"],
+            [
+                "用户是药剂师",
+                "用户在社区医院",
+                "用户周末值班多",
+                "用户希望助手回答给用户分点，简短",
+                "用户要求助手别绕弯子",
+            ],
+        ),
+        # how a wish goes on; the reason after it is not part of it
+        (["以后讲题一律按中考标准来，步骤写全"], ["用户希望助手以后讲题一律按中考标准来，步骤写全"]),
+        (["你说话别文绉绉的，大白话就行"], ["用户希望助手说话别文绉绉的，大白话"]),
+        # "remember going forward that I'm …" is a fact; "whenever you give me …, …" an instruction
+        (
+            [
+                "can you remember going forward that I'm celiac? Whenever you give me a recipe, flag the gluten."
+            ],
+            [
+                "The user is celiac",
+                "The user wants the assistant to flag the gluten whenever it gives the user a recipe",
+            ],
+        ),
+        # "mine" the noun, "my bad" a discourse word, moods and imperatives of the talk
+        (["I work at a copper mine in Arizona"], ["The user works at a copper mine in Arizona"]),
+        (["我现在超 emo 的 只想躺平"], []),
+        (["settle this for me: cats or dogs"], []),
+    ],
+)
+def test_probe27_round(messages, expected):
+    assert written(messages, "好的。OK.") == expected

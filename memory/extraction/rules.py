@@ -153,12 +153,13 @@ _EN_CLAUSE = re.compile(
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
-    r"^(?:[\s，,。.!！：:、;；\"'“”‘’「」『』()（）-]|嗯|哦|唉|啊|对了|(?:对|是的|没错|对的)(?=[\s，,。！!])|其实|另外|然后|还有|忘了说|忘说了|补充一下|更新一下|顺便说一下|顺便|说实话|说来好笑|说起来|老实说|坦白说|讲真|"
+    r"^(?:[\s，,。.!！：:、;；\"'“”‘’「」『』()（）-]|\d{1,2}[.、)）](?!\d)|[①②③④⑤⑥⑦⑧⑨]|嗯|哦|唉|啊|对了|(?:对|是的|没错|对的)(?=[\s，,。！!])|其实|另外|然后|还有|忘了说|忘说了|补充一下|更新一下|顺便说一下|顺便|说实话|说来好笑|说起来|老实说|坦白说|讲真|"
     # "就是我最近开始用 Obsidian 了" ("it's just that …"): a discourse word before the subject
     r"就是(?=我)|算下来|算起来|"
     # what the user asks to put in a text is still theirs: "顺便 mention 我有 chronic migraine"
     r"(?:顺便\s?)?(?:mention|提一下|提一句|说一下)(?=\s?我(?!们的|的(?:意思|想法)))|"
     r"(?:and|but|so|also|oh|well|yeah|ya|yea|yep|yup|hmm+|hm|umm*|uh|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
+    r"(?:sorry,?\s*)?(?:my bad|my mistake)|"
     r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|just that|only that|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
     r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|"
@@ -409,7 +410,7 @@ _QUESTION = re.compile(
 )
 _MOOD = re.compile(
     r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
-    r"压力(?:大得|好大|很大|特别大|山大)|"
+    r"压力(?:大得|好大|很大|特别大|山大)|\bemo\b|\blie flat\b|躺平|家里?(?:就|只)剩|"
     r"\b(?:(?:totally |completely |so |a bit )?(?:lost|confused|stuck) (?:on|with|about)|"
     r"today|tonight|tomorrow|tmrw|tmr|2morrow|right now|rn|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
     r"starving|famished|(?:is|are|'s) (?:running )?late(?: again)?(?=\W|$)|"
@@ -525,7 +526,8 @@ def _split_both(statement: str) -> list[str]:
 
 
 _TODAY = re.compile(
-    r"今天|今晚|明天|明早|今早|明儿|今儿|\b(?:today|tonight|tomorrow|tmrw|tmr|2morrow|this (?:morning|afternoon|evening))\b",
+    r"今天|今晚|明天|明早|今早|明儿|今儿|等下|等会儿?|待会儿?|一会儿|"
+    r"\b(?:today|tonight|tomorrow|tmrw|tmr|2morrow|this (?:morning|afternoon|evening)|in a bit|later today)\b",
     re.I,
 )
 # A condition opens a hypothetical: what follows it in the sentence is no fact. One asked of the assistant or
@@ -757,7 +759,7 @@ _TALK = re.compile(
 )
 # A standing instruction in Chinese names what the assistant should do (not "下次登录用").
 _ASSISTANT_ACT = re.compile(
-    r"回复|回答|输出|写|叫我|称呼|给我(?!家|们)|提醒|推荐|中文|英文|中英|表格|列表|格式|代码|注释|表情|你|助手|说话|"
+    r"回复|回答|输出|写|叫我|称呼|给我(?!家|们)|提醒|推荐|中文|英文|中英|表格|列表|格式|代码|注释|表情|你|助手|说话|讲题|讲解|"
     r"^(?:数据|数字|单位|日期|标题|例子|举例|解释|变量名|文档)(?:都|一律|统一|全部)|^(?:所以)?(?:例子|举例|解释|讲解)(?:都|尽量)?(?:要|得|最好)|"
     r"(?:跟|和|对)我(?:说|讲)"
 )
@@ -818,7 +820,7 @@ _BARE_AGE_ZH = re.compile(r"^(?:[一二三四五六七八九十两\d]{1,3}岁了
 # People or animals one lives with, counted: "With three kids under five, …".
 _PEOPLE_EN = (
     r"(?:a|an|one|two|three|four|five|six|\d+) (?:\w+ )?(?:kids?|children|child|sons?|daughters?|newborn|baby|babies|"
-    r"toddlers?|twins|teenagers?|grandkids|dogs?|cats?|roommates?|flatmates?)\b"
+    r"toddlers?|twins|teenagers?|grandkids|boys|girls|dogs?|cats?|roommates?|flatmates?)\b"
 )
 # A self-description without a subject: "Not a fan of emoji", "Allergic to cats", "Originally from Oslo".
 _STATE_EN = (
@@ -832,7 +834,7 @@ _ROLE_NOW_EN = (
     r"consultant|supervisor|vegan|vegetarian|pescatarian|retired|freelance|full-time|part-time|remote) now$"
 )
 _SELF_EN = re.compile(
-    r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
+    r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|retired|"
     r"relocated|graduated)\b|^(?:grew up|born and raised|raised) (?:in|on)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|"
     r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
@@ -852,7 +854,7 @@ _CALL_ME_ZH = r"^(?:你)?(?:以后)?(?:可以|就|都)*叫我(?![起吃回去来
 # Standing instructions: they only count when addressed to the assistant ("以后用中文回复" / "always answer...").
 _STANDING_ZH = re.compile(
     r"(?:以后|下次|默认|始终|一律|总是|每次)(?:都|请|你|给我|也)*.{0,6}?"
-    r"(?:用|回复|回答|叫我|称呼|给我(?!家|们)|写|输出|先|要|别|不要|使用|加上|附上)|"
+    r"(?:用|回复|回答|叫我|称呼|给我(?!家|们)|写|输出|先|要|别|不要|使用|加上|附上|按[^，,。]{1,8}?(?:标准|要求|格式|规范))|"
     # the condition told first: "以后我问题目相关的你都按初二的难度来讲"
     r"(?:以后|下次|默认|每次)[^，,。]{0,12}?你(?:都|也|就)?(?:按|用|给|先|要|别|不要)|"
     # (a bare 别 before what is quoted is about the text at hand: "所以别写成 PR 哈：'Fix race…'")
@@ -872,7 +874,8 @@ _STANDING_ZH = re.compile(
     r"|^(?:代码的?)?(?:代码|注释|解释|变量名|文档|数据|数字|单位|日期|标题|例子|举例)(?:里|中)?(?:(?:都|一律|统一|全部)(?:请|尽量)?"
     r"(?:用|使用)(?!的)\s*[\u4e00-\u9fffA-Za-z]|(?:请|尽量)?(?:用|使用)\s*(?:简体|繁体)?(?:中文|英文|English|Chinese)\b)"
     # "说话别太长"
-    r"|^(?:回复|回答|答复|说话)(?:都|请|就|尽量)?(?:别|不要)(?:太|那么)?(?:长|啰嗦|复杂|多)"
+    r"|^(?:回复|回答|答复)(?:都|请|就|尽量)?(?:给我)?(?:分点|分条|列点|简短|简单点|短一?点)"
+    r"|^(?:你|您)?(?:回复|回答|答复|说话|讲话)(?:都|请|就|尽量)?(?:别|不要)(?:太|那么)?(?:长|啰嗦|复杂|多|文绉绉|绕|官方)"
     # "所以例子要 simple，最好是本地 context 的"
     r"|^(?:所以)?(?:例子|举例|解释|讲解)(?:都|尽量)?(?:要|得|最好)"
 )
@@ -888,13 +891,16 @@ _WISH_ON_OUTPUT_EN = (
     rf"^I (?:need|want|'d like|would like) .{{3,60}}\b(?:on|in|with|for) (?:any|every|all|each) {_OUTPUT_KIND_EN} "
     r"(?:that )?you\b"
 )
+_KEEP_THAT_EN = r"^(?:going forward|from now on|for (?:the )?future|in (?:the )?future),?\s+that\s+(?=(?:I|I'm|I've|my|we)\b)"
 _STANDING_EN = re.compile(
     r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)(?! (?:\w+ed|"
     + _EN_PAST_WORDS.replace(" ", "|")
     + r"|meant|wanted|thought|felt|said|had|was|were|paid|made|kept|got|did|took|gave|spent|bought|brought|taught|"
     r"sent|left|lost|went|came)\b)|don'?t ever|do not ever|from now on|going forward|"
     r"in the future|by default)\b|\b(?:from now on|by default)\b|"
-    r"\byou should (?:always|never)\b|\bplease (?:always|never)\b|^(?:please )?don'?t (?:ever )?(?:use|call|send|"
+    r"\byou should (?:always|never)\b|\bplease (?:always|never)\b|"
+    r"^(?:and |also |so |please )?(?:whenever|every time|each time|any time) you (?:give|write|send|make|suggest|show|draft|"
+    r"recommend)\b|^(?:please )?don'?t (?:ever )?(?:use|call|send|"
     r"write|reply|answer|add|include|schedule)\b|^call me\b|"
     # a standing wish about answers: "cite papers when you can", "British spelling pls"
     r"\bwhen(?:ever)? you can\b|^(?:British|American|UK|US) spelling\b"
@@ -1315,7 +1321,14 @@ def _subject_repl(match: re.Match) -> str:
 _EN_POSSESSIVE = [
     (re.compile(r"(?<![\w'])(?:my|our)(?![\w'])", re.I), "the user's"),
     (re.compile(r"(?<![\w'])myself(?![\w'])", re.I), "themselves"),
-    (re.compile(r"(?<![\w'])(?:mine|ours)(?![\w'])", re.I), "the user's"),
+    # (not the noun: "an iron ore mine", "the mine")
+    (
+        re.compile(
+            r"(?<![\w'])(?<!ore )(?<!coal )(?<!gold )(?<!copper )(?<!salt )(?<!the )(?<!a )(?<!an )(?:mine|ours)(?![\w'])",
+            re.I,
+        ),
+        "the user's",
+    ),
     (re.compile(r"(?<![\w'-])(?:me)(?![\w'-])", re.I), "the user"),
     (re.compile(r"(?<![\w'])(?:us)(?![\w'])"), "the user"),
 ]
@@ -2357,10 +2370,14 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 explicit = True
             if _POINTING.search(clause) and not _about_user(re.sub(r"^.*?[:：]", "", clause), zh):
                 continue  # "以后回答都参考", "for all future answers": the pointer, not the background
+            if re.match(_KEEP_THAT_EN, clause, re.I):
+                clause = re.sub(_KEEP_THAT_EN, "", clause, flags=re.I)
             standing = (
                 _standing(clause, zh)
                 and not (not zh and re.match(rf"(?:never|don'?t|do not)\s+{_SELF_VERBS_EN}\b", clause, re.I))
                 and not (zh and _QUESTION.search(clause))  # "以后会不会也要 996": a question, not a wish
+                # "can you remember going forward that I'm type 1 diabetic?": a fact to keep, not an act asked
+                and not re.match(_KEEP_THAT_EN, clause, re.I)
             )  # "… and never drive": what the user does not do, not an instruction
             if (
                 zh
@@ -2374,6 +2391,23 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     )  # "所以例子要 simple，最好是本地 context 的": the same wish
                     continue
                 standing = True
+            if (
+                zh
+                and instructed
+                and not standing
+                and out
+                and out[-1].rule == "instruction"
+                and len(clause) <= 8
+                and not _about_user(clause, zh)
+                and not _QUESTION.search(clause)
+                and not _request(clause, zh)
+                and not re.search(
+                    r"看着|听着|头疼|头大|累|烦|没用|费劲|谢谢", clause
+                )  # the reason, not the wish
+            ):
+                # "按高考标准来，步骤写全", "你说话别文绉绉的，大白话就行": how the same wish goes on
+                out[-1].content += "，" + clause
+                continue
             if (
                 not zh
                 and explicit
@@ -3991,6 +4025,8 @@ _SUBJECT_ONLY = re.compile(
     r"|^(?P<same>用户的[\u4e00-\u9fff]{1,4})是(?P=same)$"
     # how reading feels, the reason of a wish ("说话别太长 我看着累", "我初中毕业，看不太懂")
     r"|^用户(?:看着|听着|读着)(?:累|烦|头疼|头大)$|^用户(?:看|听|读)不(?:太|大)?懂$|^用户(?:老是|总是|经常|老)?忘(?:了|记)?$"
+    # a death told as the moment ("奶奶走了"), a bare imperative of the talk ("Settle this for me", "Eat snacks on …")
+    r"|^用户的[\u4e00-\u9fff]{1,3}走$|^(?:Settle|Eat|Tell|Help|Give|Make|Pick|Guess|Wish|Imagine|Picture) "
 )
 # A statement whose verb lost its object or complement to the split ("用户开了十二年": opened what;
 # "用户在武汉读的", "用户正在学着用", "用户明年12月考"), two verbs
@@ -4306,6 +4342,9 @@ _QUOTED_TEXT = re.compile(
 _ASIDE_TAIL = re.compile(
     r",?\s+if (?:that|it) (?:matters|helps)(?: (?:at all|for anything|any))?$|(?<=[\u4e00-\u9fff])(?:所以)?只能用户\S*$"
 )
+_MEMO_FOR_NOW = re.compile(
+    r"等下|等会儿?|待会儿?|一会儿|\b(?:in a bit|later today|in an hour|in a few minutes)\b", re.I
+)
 # A take-back of all that was said just before, whatever this message goes on to say
 _RETRACTION = re.compile(
     r"\bforget (?:(?:that|what) )?I (?:said|mentioned|told you)\b|\bforget (?:all )?that\b|\bjust kidding\b|\bjk\b|"
@@ -4385,7 +4424,7 @@ _PLAYS_PART = re.compile(
     r"(?:a|an|the|your|my)\b(?! (?:guitar|piano|bass|drums|violin|cello|game|match|lottery)\b)"
     r"|\bI'm playing (?:a|an|the)\b.*\b(?:role|character|part)\b|\brole[- ]?play\b.*\b(?:I'm|I am|I'll be|me as)\b"
     # "我们来玩个角色扮演吧，我是…", "我们来 role play 吧，我是一个 startup 的 CEO"
-    r"|(?:角色扮演|\brole[- ]?play\b)[^。！？!?]{0,12}?我(?:是|演|当|扮)",
+    r"|(?:角色扮演|\brole[- ]?play\b)[^!?！？]{0,16}?我(?:是|演|当|扮)|\bstay in character\b",
     re.I,
 )
 _PLAY_ENDED = re.compile(
@@ -4446,6 +4485,14 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         # a text in quotes to work on ("reply to this: \"I'm a single mom with a bad back…\""): its words are not
         # the user's
         content = _QUOTED_TEXT.sub(lambda m: "。" if has_cjk(m.group(0)) else ". ", content)
+        if (
+            _MEMO_FOR_NOW.search(content)
+            and re.search(r"记住|记下|记一下|\bremember\b", content, re.I)
+            and not re.search(
+                r"以后|今后|\bfrom now on\b|\bgoing forward\b|\bin (?:the )?future\b", content, re.I
+            )
+        ):
+            continue  # "帮我记住 我车停在B2层C区037号 等下出来问你": a note for the next hour, not a memory
         if message_too_short(content) or _QUOTED_ONLY.match(content):
             continue  # "and \"I need ibuprofen\"": more text to work on, nothing said of the user
         if message.get("context"):  # an earlier turn's, already extracted: only what it said is read
