@@ -3579,3 +3579,32 @@ def test_probe26_counted_and_moments(messages, expected):
 )
 def test_probe27_round(messages, expected):
     assert written(messages, "好的。OK.") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # after 她 opens the sentence, what follows without a subject is hers
+        (["帮我给同事写张贺卡，她叫阿敏，属狗，平时特别喜欢爬山"], []),
+        # what a message to someone says; a question, a budget and a flight of the moment
+        (
+            [
+                "Please remember my dad only reads Chinese.",
+                "ok tell him I'll visit on Sunday, he doesn't need to cook",
+            ],
+            ["The user's dad only reads Chinese"],
+        ),
+        (["I keep bees and want to know when to harvest"], ["The user keeps bees"]),
+        (["need a new bike, budget is under 500"], []),
+        (["I'm flying from Denver next week"], []),
+        # a count corrected before the news that changed it; a way of eating now
+        (
+            ["我们家三口人 住苏州，帮我列个购物清单", "啊不对 是四口 我爸上个月搬来跟我们一起住了，他不吃辣"],
+            ["用户家住苏州", "用户家有四口人", "用户的父亲不吃辣"],
+        ),
+        (["我吃全素的", "哦对 我现在算蛋奶素了"], ["用户现在算蛋奶素"]),
+        (["metric for everything please"], ["The user wants metric for everything"]),
+    ],
+)
+def test_probe27_theirs_and_corrections(messages, expected):
+    assert written(messages, "好的。OK.") == expected

@@ -914,7 +914,9 @@ _STANDING_EN = re.compile(
     # what every answer of a kind carries: "I need carb counts on any recipe you give me"
     rf"|{_WISH_ON_OUTPUT_EN}"
     # a unit or a form over another: "grams not cups please", "bullet points > walls of text"
-    rf"|^(?:so |and )?(?:please |pls )?{_FORM_EN} (?:not|over|instead of|rather than|>) {_FORM_EN}(?: please| pls)?$",
+    rf"|^(?:so |and )?(?:please |pls )?{_FORM_EN} (?:not|over|instead of|rather than|>) {_FORM_EN}(?: please| pls)?$"
+    # "metric for everything please"
+    r"|^(?:so |and )?(?:please |pls )?(?:metric|imperial|celsius|fahrenheit)(?: units)? (?:for everything|from now on)\b",
     re.I,
 )
 
@@ -1607,7 +1609,11 @@ def _instruction_statement(clause: str, zh: bool) -> str:
         return "The user wants " + body[:1].lower() + body[1:]
     if denied := re.match(r"(?:don'?t|do not)\s+(?:ever\s+)?", body, re.I):  # "Don't use tables"
         return "The user wants the assistant not to " + body[denied.end() :]
-    if re.match(r"(?:British|American|UK|US|Australian|Canadian) spelling\b", body, re.I):
+    if re.match(
+        r"(?:British|American|UK|US|Australian|Canadian) spelling\b|(?:metric|imperial|celsius|fahrenheit)\b",
+        body,
+        re.I,
+    ):
         return "The user wants " + body  # a noun phrase: what is wanted, not an act
     return "The user wants the assistant to " + body[:1].lower() + body[1:]
 
@@ -2264,7 +2270,17 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         instructed = (
             False  # an instruction was written from this sentence: "…尽量简短，别一上来就列一二三" goes on
         )
+        theirs = (
+            False  # a clause of the sentence opened with 她/他, nobody of the user's: what follows is theirs
+        )
         for k, (written, clause) in enumerate(clauses):
+            if zh and not owned:
+                if re.match(r"(?:她|他)们?(?!们)", clause):
+                    theirs = True
+                elif _FIRST_ZH.search(clause):
+                    theirs = False
+                elif theirs:
+                    continue  # "她叫小林，属兔，刚生完二胎，平时特别喜欢露营": the colleague's
             if (
                 zh
                 and (name := next((n for n in (clause[:3], clause[:2]) if n in named_zh), ""))
@@ -3123,7 +3139,7 @@ _NEAR_FUTURE = re.compile(
 _NO_PLAN = re.compile(
     r"没有?(?:这个|这种|那个|这)打算|没有?打算$|\bnot (?:actually |really )?planning (?:anything|on it|on that|that)\b"
     r"|\bjust (?:curious|wondering|asking|thinking out loud)\b"
-    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|大概率",
+    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|大概率|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右",
     re.I,
 )
 
@@ -3970,6 +3986,8 @@ _PASSING_STATE_EN = re.compile(
     r"|\bis (?:wiped out|hungover|knackered|shattered|wrecked|dead tired|so tired)\b"
     r"|\bfor (?:like |about |almost |nearly )?(?:\d+|an?|one|two|three|a few|a couple of) (?:hours?|minutes?|mins)\b"
     r"|\bcan'?t just\b|^Wish the user\b|^Here(?:'s| is)\b"
+    # a question of the moment, the budget of a purchase, a flight of a trip
+    r"|^The user (?:wants|would like|'d like) to know\b|^The user's budget\b|\bis flying (?:from|to|out of|into)\b"
     r"|\b(?:are|is|'re|'s) driving the user (?:nuts|crazy|mad|insane|up the wall)\b"
     r"|^The user (?:keeps|kept) forgetting\b|^The user (?:always )?(?:forgot|forgets|mixed (?:it|them) up|mixes (?:it|them) up)$"
     # the body this minute ("hands are covered in flour", "palms are sweating"), minutes left, a stay, a thing's
@@ -4342,6 +4360,11 @@ _QUOTED_TEXT = re.compile(
 _ASIDE_TAIL = re.compile(
     r",?\s+if (?:that|it) (?:matters|helps)(?: (?:at all|for anything|any))?$|(?<=[\u4e00-\u9fff])(?:所以)?只能用户\S*$"
 )
+_MESSAGE_FOR_THEM = re.compile(
+    r"^(?:ok(?:ay)?|so|and|now|great)?[\s,]*(?:please\s+)?(?:tell|text|ask|remind|write to) (?:her|him|them|my \w+)\b"
+    r"|^(?:好的?|那)?[\s，,]*(?:跟|和|告诉)(?:她|他|他们|我(?:妈|爸|老婆|老公|女儿|儿子))(?:说|讲)",
+    re.I,
+)
 _MEMO_FOR_NOW = re.compile(
     r"等下|等会儿?|待会儿?|一会儿|\b(?:in a bit|later today|in an hour|in a few minutes)\b", re.I
 )
@@ -4388,6 +4411,9 @@ def _still_written(previous: list[Candidate], out: list[Candidate]) -> list[Cand
     return [c for c in previous if any(c is o for o in out)]
 
 
+_DIETS_ZH = "纯素|全素|素食|吃素|蛋奶素|鱼素|生酮|弹性素食"
+
+
 def _now_replaces(new: str, old: str) -> bool:
     """A value now said in a later message replaces the one of its kind said before: an age ("my daughter's 3" …
     "oh she's 4 now"), what the user is ("I'm a store manager …" … "district manager now": the same head word;
@@ -4403,7 +4429,9 @@ def _now_replaces(new: str, old: str) -> bool:
         )
     if re.match(r"^The user (?:just |recently )?transferred to \S", new):
         return bool(re.match(r"^The user (?:is|studies|works|teaches)\b.* at \S", old))
-    return False
+    # "用户吃纯素的" … "用户现在算蛋奶素": both a way of eating
+    diet = rf"^用户(?:现在|如今|目前)?(?:算|是|吃)?(?:{_DIETS_ZH})(?:的|者)?$"
+    return bool(re.match(diet, new) and re.match(diet, old) and new != old)
 
 
 _REASON_RUN_ON_EN = re.compile(
@@ -4485,6 +4513,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         # a text in quotes to work on ("reply to this: \"I'm a single mom with a bad back…\""): its words are not
         # the user's
         content = _QUOTED_TEXT.sub(lambda m: "。" if has_cjk(m.group(0)) else ". ", content)
+        if _MESSAGE_FOR_THEM.match(content):
+            continue  # "ok tell her I'll come home on Saturday, she doesn't need to buy any": what a message says
         if (
             _MEMO_FOR_NOW.search(content)
             and re.search(r"记住|记下|记一下|\bremember\b", content, re.I)
@@ -4646,6 +4676,22 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                         new.correction, new.replaces = True, (old.content,)
                     mine[:] = [new]
                     retold = new
+                    break
+        if (
+            mine
+            and taken_back
+            and retold is None
+            and re.match(rf"^[\s，,]*(?:是|it'?s)?\s*(?:{_COUNT_ZH})", _TAKE_BACK.sub("", content, count=1))
+        ):
+            # "啊不对 是四口 我妈上个月从国内过来跟我们一起住了": the count said first corrects the statement before,
+            # whatever else the message goes on to say
+            for old in _still_written(previous, out):
+                if (text := _retaken(old.content, content)) and text != old.content:
+                    new = dataclasses.replace(
+                        old, content=text, replaces=(), source_message_id=message.get("message_id") or ""
+                    )
+                    out = _superseded(out, old, new)
+                    mine[:0] = [new]
                     break
         if mine and taken_back:
             said = content_tokens(content).union(
