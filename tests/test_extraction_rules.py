@@ -3608,3 +3608,21 @@ def test_probe27_round(messages, expected):
 )
 def test_probe27_theirs_and_corrections(messages, expected):
     assert written(messages, "好的。OK.") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a "don't" about the form of the text asked for now; one about the user's setup stays
+        (["帮我写个请假条，我在工厂上班", "主任姓王 写给他 别写太长"], ["用户在工厂上班"]),
+        (
+            ["写个脚本批量改文件名，我用的是 Mac，别给我 Windows 的命令"],
+            ["用户使用 Mac", "用户要求助手别给用户 Windows 的命令"],
+        ),
+        # a leave of the moment, and "I'm out" said of the moment
+        (["我要请两天假回老家"], []),
+        (["我出来了 东西放哪了"], []),
+    ],
+)
+def test_probe27_moments(messages, expected):
+    assert written(messages, "好的。") == expected

@@ -2394,6 +2394,13 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 and not (zh and _QUESTION.search(clause))  # "以后会不会也要 996": a question, not a wish
                 # "can you remember going forward that I'm type 1 diabetic?": a fact to keep, not an act asked
                 and not re.match(_KEEP_THAT_EN, clause, re.I)
+                # "线长姓刘 写给他 别写太长": a "don't" of the text asked for now, with no word of later
+                and not (
+                    zh
+                    and re.match(r"(?:也|并且|而且|还)?(?:别|不要)(?:写|弄|搞)?得?太", clause)
+                    and any(_request(c, zh) for _w, c in clauses)
+                    and not re.search(r"以后|今后|每次|一律|默认|总是|始终|记住|记一下|记着", content)
+                )
             )  # "… and never drive": what the user does not do, not an instruction
             if (
                 zh
@@ -3139,7 +3146,7 @@ _NEAR_FUTURE = re.compile(
 _NO_PLAN = re.compile(
     r"没有?(?:这个|这种|那个|这)打算|没有?打算$|\bnot (?:actually |really )?planning (?:anything|on it|on that|that)\b"
     r"|\bjust (?:curious|wondering|asking|thinking out loud)\b"
-    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|大概率|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右",
+    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|大概率|要请.{0,4}假|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右",
     re.I,
 )
 
@@ -4044,7 +4051,7 @@ _SUBJECT_ONLY = re.compile(
     # how reading feels, the reason of a wish ("说话别太长 我看着累", "我初中毕业，看不太懂")
     r"|^用户(?:看着|听着|读着)(?:累|烦|头疼|头大)$|^用户(?:看|听|读)不(?:太|大)?懂$|^用户(?:老是|总是|经常|老)?忘(?:了|记)?$"
     # a death told as the moment ("奶奶走了"), a bare imperative of the talk ("Settle this for me", "Eat snacks on …")
-    r"|^用户的[\u4e00-\u9fff]{1,3}走$|^(?:Settle|Eat|Tell|Help|Give|Make|Pick|Guess|Wish|Imagine|Picture) "
+    r"|^用户的[\u4e00-\u9fff]{1,3}走$|^用户(?:出来|到了|回来|出发)了?$|^(?:Settle|Eat|Tell|Help|Give|Make|Pick|Guess|Wish|Imagine|Picture) "
 )
 # A statement whose verb lost its object or complement to the split ("用户开了十二年": opened what;
 # "用户在武汉读的", "用户正在学着用", "用户明年12月考"), two verbs
