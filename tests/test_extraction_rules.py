@@ -1002,8 +1002,8 @@ def test_code_mixed_terms_take_the_slot_of_a_noun(text, contents):
         # "always" and a past verb after "and" is no instruction to the assistant; "Always reply …" is.
         ("Always reply in French.", ["The user wants the assistant to always reply in French"]),
         (
-            "I've rented here six years and always paid on time.",
-            ["The user has rented here six years"],
+            "I've rented in Leeds six years and always paid on time.",
+            ["The user has rented in Leeds six years"],
         ),
     ],
 )
@@ -2863,8 +2863,8 @@ def test_probe21_one_off_and_corrections(messages, expected):
         (["I'm diabetic too which makes it harder"], ["The user is diabetic"]),
         # what the user asks to put in a text is still about them
         (
-            ["draft a note to my landlord, mention I've lived here six years"],
-            ["The user has lived here six years"],
+            ["draft a note to my landlord, mention I've lived in Leeds six years"],
+            ["The user has lived in Leeds six years"],
         ),
     ],
 )
@@ -3015,7 +3015,7 @@ def test_probe23_answers_and_new_values(messages, expected):
         ),
         # a product named as what the team is, is what it uses
         (["帮我优化这个 SQL，我们是 MySQL 8，表有一亿行"], ["用户使用 MySQL 8"]),
-        (["For context: we're all Google Workspace here"], ["The user's team uses Google Workspace here"]),
+        (["For context: we're all Google Workspace here"], ["The user's team uses Google Workspace"]),
     ],
 )
 def test_probe23_new_values(messages, expected):
@@ -3626,3 +3626,18 @@ def test_probe27_theirs_and_corrections(messages, expected):
 )
 def test_probe27_moments(messages, expected):
     assert written(messages, "好的。") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a thing of the conversation pointed at, which the statement does not name, is no statement
+        (["以后推荐软件考虑下这个配置"], []),
+        (["I've lived here 4 years and always paid on time"], []),
+        # a place named with it stays
+        (["我在家附近那个小学当保安"], ["用户在家附近那个小学当保安"]),
+        (["I teach 5th grade here in Ohio"], ["The user teaches 5th grade here in Ohio"]),
+    ],
+)
+def test_probe27_dangling_pointers(messages, expected):
+    assert written(messages, "好的。OK.") == expected

@@ -4364,6 +4364,13 @@ _QUOTED_ONLY = re.compile(
 _QUOTED_TEXT = re.compile(
     r"\"(?=(?:[^\"\s]+\s+){5})[^\"]{20,}\"|“(?=(?:[^”\s]+\s+){5})[^”]{20,}”|[“「『\"](?=[^”」』\"]*[\u4e00-\u9fff]{12})[^”」』\"]{12,}[”」』\"]"
 )
+# A thing of the conversation pointed at, which the statement does not name ("考虑下这个配置", "家那只叫可乐",
+# "my mix of systems here", "who reads that inbox"); not a place named with it ("附近那个小学", "here in Ohio")
+_DANGLING = re.compile(
+    r"(?<![近边的])(?:这|那)(?:个|两个|几个|把|只)(?!小区|种|样)|(?:负责|管|做|搞)(?:这|那)块$|\bhere\b(?! in\b|,)"
+    r"|\bthat (?:area|inbox|place|stuff|thing)\b",
+    re.I,
+)
 _ASIDE_TAIL = re.compile(
     r",?\s+if (?:that|it) (?:matters|helps)(?: (?:at all|for anything|any))?$|(?<=[\u4e00-\u9fff])(?:所以)?只能用户\S*$"
 )
@@ -4560,6 +4567,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             candidate.content = _WORD_BEFORE_SUBJECT.sub("The user", candidate.content)
             # "I'm a forklift operator if that matters for anything", "我是独生子只能我去": the aside goes
             candidate.content = _ASIDE_TAIL.sub("", candidate.content)
+            # "we're all Google Workspace here": a name, then the place of the talk
+            candidate.content = re.sub(r"(\b[A-Z][\w-]*) here$", r"\1", candidate.content)
             # "I own a small bakery in Ghent? We open at 6am, closed Mondays": the hours are the business's
             if hours := _HOURS_OF_USER_EN.match(candidate.content):
                 if not (thing := _owned_thing(content)):
@@ -4585,6 +4594,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or _SUBJECT_ONLY.match(candidate.content)
                 or _USERS_COUNT_ZH.match(candidate.content)
                 or _LOST_PART.search(candidate.content)
+                or _DANGLING.search(candidate.content)
             ):
                 continue  # the tail of an aside ("… on my keyboard rn)"); how the user sounds or seems now
             seen.add(key)
