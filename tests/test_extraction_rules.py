@@ -513,9 +513,10 @@ def test_it_marks_corrections_with_and_without_a_marker(text, content):
             "I completely avoid sugar and I couldn't live without coffee.",
             ["The user completely avoids sugar", "The user couldn't live without coffee"],
         ),
-        # A household's background speaks of 用户家; 我们老板 is the user's.
+        # A household's background speaks of 用户家; 我们经理 is the user's (a boss's ways are the boss's:
+        # test_probe27_peers_and_so).
         ("请记住我家的情况：三口之家，住在五楼", ["用户家是三口之家", "用户家住在五楼"]),
-        ("我们老板特别在意细节", ["用户的老板特别在意细节"]),
+        ("我们经理特别在意细节", ["用户的经理特别在意细节"]),
     ],
 )
 def test_it_writes_lists_pairs_contrasts_and_implicit_facts_as_statements(text, contents):
@@ -970,7 +971,7 @@ def test_it_reorders_time_phrases_and_leaves_out_visits_plans_and_switch_events(
         ("作为 SRE，我每周轮一次值班", ["用户是 SRE", "用户每周轮一次值班"]),
         ("开了两家花店，记账用的是 Xero", ["用户开了两家花店", "用户的记账使用 Xero"]),
         # a Chinese topic does not take "用": "开会都用英文" is how, not a thing of the subject
-        ("我老板是 Australian，开会都用英文", ["用户的老板是澳大利亚人"]),
+        ("我领导是 Australian，开会都用英文", ["用户的领导是澳大利亚人"]),
         # A date moved with 挪到 / 换成 a time, the old value left out.
         ("我们的 sync 会从周二挪到周三上午了", ["用户的 sync 会现在是周三上午"]),
         ("儿子的 swimming 课换成周日下午了", ["用户的儿子的游泳课现在是周日下午"]),
@@ -3640,4 +3641,22 @@ def test_probe27_moments(messages, expected):
     ],
 )
 def test_probe27_dangling_pointers(messages, expected):
+    assert written(messages, "好的。OK.") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a boss's ways and a roommate's origin are theirs
+        (["我老板只认 PPT，帮我做个汇报大纲"], []),
+        (["我室友是北京人，推荐个北京菜馆"], []),
+        # after 所以 the speaker goes on, not the clients named before
+        (
+            ["我做翻译，客户基本都是欧洲的，所以经常半夜开会"],
+            ["用户做翻译", "用户的客户基本都是欧洲的", "用户经常半夜开会"],
+        ),
+        (["I'm in Texas if that matters for the tax part"], ["The user is in Texas"]),
+    ],
+)
+def test_probe27_peers_and_so(messages, expected):
     assert written(messages, "好的。OK.") == expected

@@ -2648,6 +2648,17 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                         subject = f"用户的{_WE_ARE_NOUN_ZH.get(we_are.group('noun'), we_are.group('noun'))}"
                         text = f"用户在{we_are.group('what')}"
                     else:
+                        if (
+                            subject.startswith("用户的")
+                            and re.match(
+                                r"(?:经常|常常|老是|总是|一般|通常|都|要|得|需要|只能|每天|平时|晚上|半夜)",
+                                clause_v,
+                            )
+                            and written.strip()[:4]
+                            and re.search(r"(?:所以|因此|于是)\s*" + re.escape(written.strip()[:4]), sentence)
+                        ):
+                            # "客户基本都是海外的，所以经常要跟美国时区开会": after 所以 the speaker goes on
+                            subject = "用户"
                         text = _rewrite_zh(clause_v, subject)
                         # a subject named by a noun of its own ("用户的工作室") carries on while no clause names another
                         if not (continues and subject != "用户" and text.startswith(subject)):
@@ -3919,16 +3930,18 @@ _BARE_NOW_EN = re.compile(
 # no standing circumstance of the user's either, unless it names who the peer is ("The user's roommate is Sam").
 _PEER_EN = (
     r"(?:co-?workers?|colleagues?|buddy|buddies|friends?|roommates?|flatmates?|housemates?|classmates?|teammates?|pals?|"
-    r"cousins?|neighbou?rs?)"
+    r"cousins?|neighbou?rs?|boss)"
 )
-_PEER_ZH = r"(?:同事|朋友|好友|哥们|闺蜜|室友|舍友|同学|队友|发小|另一个朋友|(?:表|堂)(?:哥|姐|弟|妹)|邻居)"
+_PEER_ZH = (
+    r"(?:同事|朋友|好友|哥们|闺蜜|室友|舍友|同学|队友|发小|另一个朋友|(?:表|堂)(?:哥|姐|弟|妹)|邻居|老板)"
+)
 _PEERS_FACT = re.compile(
     rf"^The user's (?:[\w-]+ ){{0,2}}?{_PEER_EN}\b(?!'s)|^The user's best (?!friend'?s\b)"
     rf"|^用户的?(?:[\u4e00-\u9fff]{{0,4}}?(?:那个|有个|有位))?{_PEER_ZH}",
     re.I,
 )
 _NAMES_THE_PEER = re.compile(
-    r"\b(?:is|are) (?:named |called )?(?:Dr\.|Prof\.|Mr\.|Mrs\.|Ms\.)?\s?[A-Z][\w-]+\.?$|(?:叫|是)[\u4e00-\u9fff]{2,3}$|姓[\u4e00-\u9fff]$"
+    r"\b(?:is|are) (?:named |called )?(?:Dr\.|Prof\.|Mr\.|Mrs\.|Ms\.)?\s?[A-Z][\w-]+\.?$|(?:叫|是)[\u4e00-\u9fff]{2,3}(?<!人)$|姓[\u4e00-\u9fff]$"
     r"|\b(?:mostly|mainly)\b|大多|主要|都是"
 )
 
@@ -4372,7 +4385,7 @@ _DANGLING = re.compile(
     re.I,
 )
 _ASIDE_TAIL = re.compile(
-    r",?\s+if (?:that|it) (?:matters|helps)(?: (?:at all|for anything|any))?$|(?<=[\u4e00-\u9fff])(?:所以)?只能用户\S*$"
+    r",?\s+if (?:that|it) (?:matters|helps)(?: (?:at all|for anything|any))?(?: for [\w -]{1,30})?$|(?<=[\u4e00-\u9fff])(?:所以)?只能用户\S*$"
 )
 _MESSAGE_FOR_THEM = re.compile(
     r"^(?:ok(?:ay)?|so|and|now|great)?[\s,]*(?:please\s+)?(?:tell|text|ask|remind|write to) (?:her|him|them|my \w+)\b"
