@@ -3660,3 +3660,21 @@ def test_probe27_dangling_pointers(messages, expected):
 )
 def test_probe27_peers_and_so(messages, expected):
     assert written(messages, "好的。OK.") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # just retired is a lasting change; "problem is" opens the statement; things with their own verb after "and"
+        (
+            [
+                "Just retired from the fire service after 25 years. Problem is I'm 61 with a bad knee and stairs are a nightmare."
+            ],
+            ["The user just retired from the fire service after 25 years", "The user is 61 with a bad knee"],
+        ),
+        # a stay for the weekend is a moment
+        (["I'm at my brother's for the weekend"], []),
+    ],
+)
+def test_probe27_retired_and_weekend(messages, expected):
+    assert written(messages, "OK.") == expected

@@ -146,6 +146,8 @@ _EN_CLAUSE = re.compile(
     # a denied second predicate: "… and don't have a car", "… and never drive"
     rf"|(?:don't|do not|doesn't|does not|never) (?={_EN_VERB_FORMS}\b))"
     r"|\s+and\s+(?=(?:the|most|all|some|many|half of the|none of the) [a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)"
+    # "… and barre chords are just not happening": things of their own, with their own verb
+    r"|\s+and\s+(?!(?:\w+days|weekends|mornings|evenings|nights) )(?=(?:[a-z]+ )?[a-z]+s (?:are|were)\b)"
     # "… and one of my kids is allergic to eggs": a part of what the user has, with its own verb
     r"|\s+and\s+(?=(?:one|two|both|all|most|some|none|each) of (?:my|our) [a-z]+ (?:is|are|was|were|has|have|[a-z]+s)\b)"
     rf"|\s+and\s+(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
@@ -159,7 +161,7 @@ _LEAD = re.compile(
     # what the user asks to put in a text is still theirs: "顺便 mention 我有 chronic migraine"
     r"(?:顺便\s?)?(?:mention|提一下|提一句|说一下)(?=\s?我(?!们的|的(?:意思|想法)))|"
     r"(?:and|but|so|also|oh|well|yeah|ya|yea|yep|yup|hmm+|hm|umm*|uh|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
-    r"(?:sorry,?\s*)?(?:my bad|my mistake)|"
+    r"(?:sorry,?\s*)?(?:my bad|my mistake)|(?:the )?(?:problem|thing|catch|issue) is,?|"
     r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|just that|only that|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
     r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|"
@@ -1372,7 +1374,7 @@ _EN_SELF_LEAD = [
     (re.compile(rf"(?={_STATE_EN})", re.I), "the user is "),
     (re.compile(r"^(?=(?:grew up|born and raised|raised) (?:in|on)\b)", re.I), "the user "),
     (re.compile(r"^(?=(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|"
-                r"relocated|graduated)\b)", re.I), "the user "),
+                r"relocated|graduated|retired)\b)", re.I), "the user "),
     (re.compile(r"^((?:\w+ )?years of .+)$", re.I), lambda m: "the user has " + m.group(1)[:1].lower() + m.group(1)[1:]),
 ]  # fmt: skip
 
@@ -3085,7 +3087,7 @@ _LEANING_ZH = re.compile(r"^用户的?(?:新|旧|老|大|小|前一个|上一个
 # A news item of a moment: "just" and a past verb that is no change of the subject's state ("just laid off 20% of
 # staff", "just got their certificate"; "just joined", "just moved" are changes and stay), "刚…完".
 _JUST_DONE = re.compile(
-    r"^The user(?:'s [\w-]+(?: [\w-]+)?)? just (?!(?:joined|started|moved|switched|became|began|turned|signed up)\b)"
+    r"^The user(?:'s [\w-]+(?: [\w-]+)?)? just (?!(?:joined|started|moved|switched|became|began|turned|signed up|retired|graduated|got married|got divorced)\b)"
     rf"(?:[a-z]{{2,}}ed|{'|'.join(sorted(_EN_PAST))})\b"
     r"|^用户[^，,]{0,6}刚刚?[\u4e00-\u9fff]完"
 )
@@ -4007,7 +4009,7 @@ _PASSING_STATE_EN = re.compile(
     r"|\bfor (?:like |about |almost |nearly )?(?:\d+|an?|one|two|three|a few|a couple of) (?:hours?|minutes?|mins)\b"
     r"|\bcan'?t just\b|^Wish the user\b|^Here(?:'s| is)\b"
     # a question of the moment, the budget of a purchase, a flight of a trip
-    r"|^The user (?:wants|would like|'d like) to know\b|^The user's budget\b|\bis flying (?:from|to|out of|into)\b"
+    r"|\bfor the (?:weekend|week|night|day|holidays)\b|^The user (?:wants|would like|'d like) to know\b|^The user's budget\b|\bis flying (?:from|to|out of|into)\b"
     r"|\b(?:are|is|'re|'s) driving the user (?:nuts|crazy|mad|insane|up the wall)\b"
     r"|^The user (?:keeps|kept) forgetting\b|^The user (?:always )?(?:forgot|forgets|mixed (?:it|them) up|mixes (?:it|them) up)$"
     # the body this minute ("hands are covered in flour", "palms are sweating"), minutes left, a stay, a thing's
