@@ -3678,3 +3678,24 @@ def test_probe27_peers_and_so(messages, expected):
 )
 def test_probe27_retired_and_weekend(messages, expected):
     assert written(messages, "OK.") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # children counted bare, then a count corrected after 哎呀; an ache that keeps coming; the hometown gone back to
+        (
+            ["我是全职爸爸，两个孩子，帮我排个菜单", "哎呀说错了 是三个 老三刚满月"],
+            ["用户是全职爸爸", "用户有三个孩子"],
+        ),
+        (["我在重庆开出租，腰老是酸"], ["用户在重庆开出租", "用户腰老是酸"]),
+        (["帮我写个请假条，要请两天假回湖南老家"], ["用户老家在湖南"]),
+        # the place of the user's work, said after it
+        (
+            ["I'm the vet at a small clinic in Cork. The clients are mostly farmers."],
+            ["The user is the vet at a small clinic in Cork", "The user's clients are mostly farmers"],
+        ),
+    ],
+)
+def test_probe27_recall(messages, expected):
+    assert written(messages, "好的。OK.") == expected

@@ -152,6 +152,13 @@ _EN_CLAUSE = re.compile(
     r"|\s+and\s+(?=(?:one|two|both|all|most|some|none|each) of (?:my|our) [a-z]+ (?:is|are|was|were|has|have|[a-z]+s)\b)"
     rf"|\s+and\s+(?=(?:(?:only|always|rarely|sometimes|mostly|usually|often|also) )?{_EN_SECOND_PREDICATE})",
 )
+# "I'm the minister at a small Methodist church. The congregation is mostly elderly.": the people or the place of the
+# work the user just told of are the user's.
+_ROLE_THING_EN = re.compile(
+    r"^the (?:congregation|team|crew|staff|clinic|practice|shop|store|bakery|farm|class|students|patients|clients|customers|"
+    r"kids|residents|guests) (?:is|are|was|were|has|have)\b",
+    re.I,
+)
 # "I rent a flat in Glasgow and the lease ends in June": the lease is the user's.
 _BRIDGED_EN = re.compile(r"^the (?=[a-z]+(?: [a-z]+)? (?:is|are|was|were|has|have|[a-z]+s|[a-z]+ed)\b)")
 _LEAD = re.compile(
@@ -734,6 +741,9 @@ _SELF_ZH = re.compile(
     r"(?:退休前|退休以前|以前|年轻时|年轻的时候)(?:是|在|当过|做过)|原来(?:在|当过|做过)|"
     r"(?:现在|目前|平时)?(?:上午|下午|晚上|白天)?在家(?:带|照顾|休养|办公|做)|"
     rf"(?:还有|也有|还)?(?:{_ILLNESS_ZH})$|"
+    # children counted bare in a self-description ("我是全职妈妈，两个孩子"); an ache that keeps coming ("腰老是酸")
+    r"[一二两三四五六七八九十\d]+个(?:孩子|娃|小孩|儿子|女儿)$|"
+    r"(?:腰|膝盖|肩膀|颈椎|脖子|后背|胃)(?:老是|经常|一直|总是|常常)(?:酸|疼|痛|不舒服)|"
     # where the user works at times, a shop named in Latin letters: "每个周末在一家 bubble tea 店打工"
     r"(?:每个?周末|周末|白天|晚上|平时|工作日)在(?:一家|一个)?\s?[A-Za-z0-9][\w .&'-]{0,20}?\s?[\u4e00-\u9fff]{0,3}"
     r"(?:打工|兼职|上班|工作|做)|"
@@ -2509,6 +2519,10 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 continue
             if not zh and kept_before and _BRIDGED_EN.match(clause):
                 clause = "my " + clause[4:]
+            elif not zh and out and _ROLE_THING_EN.match(clause):
+                clause = (
+                    "my " + clause[4:]
+                )  # "I'm the minister at a small church in Leeds. The congregation is…"
             if zh and not standing and _MADE_TO_ZH.match(clause):  # ("以后叫我老陈": what the user is called)
                 kept_before = False
                 continue  # "导师让我用 PyTorch 复现一篇论文": a task someone set, not a fact about the user
@@ -4165,6 +4179,8 @@ _GERUND_SUBJECT = re.compile(
 )
 
 
+# where the user goes back to as home ("要请三天假回贵州老家"): the hometown
+_HOMETOWN_ZH = re.compile(r"(?<![帮给陪送])回(?P<place>[\u4e00-\u9fff]{2,3}?)老家")
 # what the people the user serves or works with call the user: "老顾客都叫我老李"
 _CALLED_BY_ZH = re.compile(
     r"(?:^|[，,。\s])(?P<who>老顾客|顾客|客人|同事|工友|学生|街坊|邻居|孩子们|病人|大家)(?:们)?(?:都|一般|平时|也)*"
@@ -4177,7 +4193,7 @@ _RUN_IN_PASSING_ZH = re.compile(
 
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
-    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额哎]|\b(?:oh|um|uh|hmm|ah)\b)*(?:刚才|刚刚|刚|前面|上面)?"
+    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额哎呀哟]|\b(?:oh|um|uh|hmm|ah)\b)*(?:刚才|刚刚|刚|前面|上面)?"
     r"(?:不对|不是(?=[，,。！!\s]|的)|不是[^，,。]{1,8}了(?=[，,。！!\s])|错了|说错|搞错|弄错|记错|打错|写错|搞混|记混|"
     r"等等|等一下|等下|更正|纠正|"
     # "Boulder, not Denver.": the value said, then the one it replaces; "oh she turned 7 last week": an age
@@ -4639,6 +4655,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 for old in _still_written(previous, out):
                     if re.match(r"^The user (?:lives|is living|is based|resides) in\b", old.content):
                         out = _superseded(out, old, home)
+        if (home := _HOMETOWN_ZH.search(content)) and not any("老家" in c.content for c in mine):
+            mine.append(Candidate(f"用户老家在{home.group('place')}", "fact", 0.8, rule="statement"))
         if called := _CALLED_BY_ZH.search(content):
             mine.append(
                 Candidate(
