@@ -3699,3 +3699,21 @@ def test_probe27_retired_and_weekend(messages, expected):
 )
 def test_probe27_recall(messages, expected):
     assert written(messages, "好的。OK.") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # "以后帮我…别…" is an instruction, and how it goes on is part of it
+        (["所以以后帮我排课别排太满，要松一点"], ["用户希望助手以后帮用户排课别排太满，要松一点"]),
+        # a colleague's diet is hers, whatever word names it
+        (["我同事小周是素食者，帮我想个聚餐菜单"], []),
+        # promoted: the role before gives way
+        (
+            ["我在超市做理货员，帮我写个自我评价", "哦等下 我上个月刚被提拔成主管了"],
+            ["用户上个月刚被提拔成主管"],
+        ),
+    ],
+)
+def test_probe27_instructions_and_roles(messages, expected):
+    assert written(messages, "好的。") == expected

@@ -361,7 +361,7 @@ _CORRECTION_PREFIX = re.compile(
 _CHANGE = re.compile(
     r"改到|改成|改为|改在|换了|换成|换到|换(?=\s?[A-Za-z])|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
     r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|改(?:喝|吃|骑|开|学|玩|看|听|坐|住)|"
-    r"迁移|迁到|搬回|升职|晋升|transfer(?=到|去)|"
+    r"迁移|迁到|搬回|升职|晋升|提拔|promote(?=\s?[成为])|transfer(?=到|去)|"
     r"\bnow\b(?! on)|\b(?:moved|relocated|transfer(?:red)?|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
     r"ditched|replaced|swapped|migrated|promoted|went up|went down|went (?:fully |completely )?(?:vegan|vegetarian|pescatarian|sober)|"
     r"went with|made the move|in the end|instead|new job|since|turns out)\b|(?:涨|降|砍|减|扩|缩|升)到",
@@ -771,7 +771,7 @@ _TALK = re.compile(
 )
 # A standing instruction in Chinese names what the assistant should do (not "下次登录用").
 _ASSISTANT_ACT = re.compile(
-    r"回复|回答|输出|写|叫我|称呼|给我(?!家|们)|提醒|推荐|中文|英文|中英|表格|列表|格式|代码|注释|表情|你|助手|说话|讲题|讲解|"
+    r"回复|回答|输出|写|叫我|称呼|给我(?!家|们)|帮我|提醒|推荐|中文|英文|中英|表格|列表|格式|代码|注释|表情|你|助手|说话|讲题|讲解|"
     r"^(?:数据|数字|单位|日期|标题|例子|举例|解释|变量名|文档)(?:都|一律|统一|全部)|^(?:所以)?(?:例子|举例|解释|讲解)(?:都|尽量)?(?:要|得|最好)|"
     r"(?:跟|和|对)我(?:说|讲)"
 )
@@ -2432,7 +2432,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 and not standing
                 and out
                 and out[-1].rule == "instruction"
-                and len(clause) <= 8
+                and len(re.sub(r"[A-Za-z]+", "x", clause.replace(" ", ""))) <= 8
+                and "用" not in clause  # "代码 comment 用英文": a wish of its own
                 and not _about_user(clause, zh)
                 and not _QUESTION.search(clause)
                 and not _request(clause, zh)
@@ -3957,7 +3958,7 @@ _PEERS_FACT = re.compile(
     re.I,
 )
 _NAMES_THE_PEER = re.compile(
-    r"\b(?:is|are) (?:named |called )?(?:Dr\.|Prof\.|Mr\.|Mrs\.|Ms\.)?\s?[A-Z][\w-]+\.?$|(?:叫|是)[\u4e00-\u9fff]{2,3}(?<!人)$|姓[\u4e00-\u9fff]$"
+    r"\b(?:is|are) (?:named |called )?(?:Dr\.|Prof\.|Mr\.|Mrs\.|Ms\.)?\s?[A-Z][\w-]+\.?$|(?:叫|是)[\u4e00-\u9fff]{2,3}(?<![人者员师生家])$|姓[\u4e00-\u9fff]$"
     r"|\b(?:mostly|mainly)\b|大多|主要|都是"
 )
 
@@ -4474,6 +4475,11 @@ def _now_replaces(new: str, old: str) -> bool:
         )
     if re.match(r"^The user (?:just |recently )?transferred to \S", new):
         return bool(re.match(r"^The user (?:is|studies|works|teaches)\b.* at \S", old))
+    # "用户在 Amazon 的仓库做 associate" … "用户上礼拜刚被 promote 成团队 lead 了": the role now
+    if re.search(r"(?:promote|提拔|晋升|升职|升)\s?(?:成|为)", new) and re.match(
+        r"^用户.{0,30}?(?:做|当)(?!了)", old
+    ):
+        return True
     # "用户吃纯素的" … "用户现在算蛋奶素": both a way of eating
     diet = rf"^用户(?:现在|如今|目前)?(?:算|是|吃)?(?:{_DIETS_ZH})(?:的|者)?$"
     return bool(re.match(diet, new) and re.match(diet, old) and new != old)
