@@ -3717,3 +3717,19 @@ def test_probe27_recall(messages, expected):
 )
 def test_probe27_instructions_and_roles(messages, expected):
     assert written(messages, "好的。") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a head count of the business named before, then corrected: the business itself stays
+        (
+            ["I run a small cleaning company, 5 employees", "sorry 6, hired a woman last week"],
+            ["The user runs a small cleaning company", "The user's company has 6 employees"],
+        ),
+        # the weaker part said after 但
+        (["我英文 speaking 还行 但 writing 比较弱"], ["用户英文 speaking 还行，writing 比较弱"]),
+    ],
+)
+def test_probe26_head_count_and_weaker_part(messages, expected):
+    assert written(messages, "OK.") == expected

@@ -792,6 +792,8 @@ _SELF_ZH_TIMED = re.compile(
 # A short subjectless contrast that completes the statement before it ("Word 基本不碰", "升级不了").
 _COMPLEMENT_ZH = re.compile(
     r"^(?:[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*\s*)?[^你他她它这那我]{0,9}?(?:不|没(?!有?人)|无法)"
+    # "英文 reading 还行 但 writing 比较弱": the other part, weaker
+    r"|^[A-Za-z][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*\s*(?:比较|有点|很|特别|相对)?(?:弱|差|一般)$"
 )
 # An attribute of the subject just named, by a noun of what a person has ("方向是计算机视觉", "专业是会计").
 _ATTRIBUTE_ZH = re.compile(
@@ -832,7 +834,7 @@ _BARE_AGE_ZH = re.compile(r"^(?:[一二三四五六七八九十两\d]{1,3}岁了
 # People or animals one lives with, counted: "With three kids under five, …".
 _PEOPLE_EN = (
     r"(?:a|an|one|two|three|four|five|six|\d+) (?:\w+ )?(?:kids?|children|child|sons?|daughters?|newborn|baby|babies|"
-    r"toddlers?|twins|teenagers?|grandkids|boys|girls|dogs?|cats?|roommates?|flatmates?)\b"
+    r"toddlers?|twins|teenagers?|grandkids|boys|girls|dogs?|cats?|roommates?|flatmates?|employees|workers|staff)\b"
 )
 # A self-description without a subject: "Not a fan of emoji", "Allergic to cats", "Originally from Oslo".
 _STATE_EN = (
@@ -4606,6 +4608,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             candidate.content = _ASIDE_TAIL.sub("", candidate.content)
             # "we're all Google Workspace here": a name, then the place of the talk
             candidate.content = re.sub(r"(\b[A-Z][\w-]*) here$", r"\1", candidate.content)
+            # "I run a small bakery in Portland — 4 employees": the head count is the business's
+            if (
+                staff := re.match(r"^The user has (\d+|[a-z]+) (employees|workers|staff)$", candidate.content)
+            ) and (thing := _owned_thing(content) or _owned_thing(" ".join(c.content for c in previous))):
+                candidate.content = f"The user's {thing} has {staff.group(1)} {staff.group(2)}"
             # "I own a small bakery in Ghent? We open at 6am, closed Mondays": the hours are the business's
             if hours := _HOURS_OF_USER_EN.match(candidate.content):
                 if not (thing := _owned_thing(content)):
@@ -4693,6 +4700,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             continue
         taken_back = bool(_TAKE_BACK.match(content))
         retold = None  # the statement a take-back rewrote with its new value
+        retold_from = None  # and the statement it rewrote
         bare_zh = False
         if previous and (bare := _BARE_NEW_VALUE_EN.match(content)):
             # "9:45 now, they pushed it", "well, three now": the value of its kind said before, changed
@@ -4731,7 +4739,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                         out = [c for c in out if c is not old]
                         new.correction, new.replaces = True, (old.content,)
                     mine[:] = [new]
-                    retold = new
+                    retold, retold_from = new, old
                     break
         if (
             mine
@@ -4750,15 +4758,18 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                     mine[:0] = [new]
                     break
         if mine and taken_back:
+            # (not the words of the statement a take-back rewrote: "sorry 4" made "The user's business has 4 employees"
+            # of the old head count, and "runs a small landscaping business" is not taken back by it)
             said = content_tokens(content).union(
-                *(content_tokens(c.content) for c in mine)
+                *(content_tokens(c.content) for c in mine if c is not retold)
             )  # "she" is the daughter
             for old in previous:
                 # what it says of its subject, not the subject ("My daughter loves horses" is not taken back by
                 # "Actually she just turned 8")
                 shared = _said_of_subject(old.content)
                 if (
-                    not shared & said
+                    old is not retold_from
+                    and not shared & said
                     and not _kind_retold(old.content, mine)
                     and not _slip_retold(old.content, previous, mine, content)
                 ):
