@@ -3733,3 +3733,11 @@ def test_probe27_instructions_and_roles(messages, expected):
 )
 def test_probe26_head_count_and_weaker_part(messages, expected):
     assert written(messages, "OK.") == expected
+
+
+def test_probe26_a_medicine_with_its_name_and_dose():
+    assert written(["我在吃降糖药，二甲双胍，每天早晚一片"], "好的。") == [
+        "用户在吃降糖药二甲双胍，每天早晚一片"
+    ]
+    # a bare name after something else is not taken for the medicine's
+    assert written(["我在吃降压药，平时也跑步"], "好的。") == ["用户在吃降压药", "用户平时也跑步"]

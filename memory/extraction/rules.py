@@ -2297,6 +2297,21 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     continue  # "她叫小林，属兔，刚生完二胎，平时特别喜欢露营": the colleague's
             if (
                 zh
+                and out
+                and k > 0
+                and (
+                    re.search(r"吃[\u4e00-\u9fff]{0,4}药$", out[-1].content)
+                    and re.fullmatch(r"[\u4e00-\u9fffA-Za-z]{2,8}", clause)
+                    and not _ZH_VERB.search(clause)
+                    or re.search(r"吃[\u4e00-\u9fff]{0,4}药[\u4e00-\u9fffA-Za-z]{0,8}$", out[-1].content)
+                    and _DOSE_ZH.fullmatch(clause)
+                )
+            ):
+                # "我在吃降压药，氨氯地平，每天早上一片": the medicine's name and its dose
+                out[-1].content += ("，" if _DOSE_ZH.fullmatch(clause) else "") + clause
+                continue
+            if (
+                zh
                 and (name := next((n for n in (clause[:3], clause[:2]) if n in named_zh), ""))
                 and len(clause) > len(name) + 1
                 and not clause[len(name) :].startswith("叫")
@@ -4182,6 +4197,10 @@ _GERUND_SUBJECT = re.compile(
 )
 
 
+# how much of a medicine is taken when ("每天早上一片", "一天两次")
+_DOSE_ZH = re.compile(
+    r"(?:每天|每日|一天|每晚|每周|早上|晚上|早晚|睡前|饭后)[^，,。]{0,4}?(?:[一两三四半\d]|一到两)(?:片|粒|颗|次|支|袋|针)"
+)
 # where the user goes back to as home ("要请三天假回贵州老家"): the hometown
 _HOMETOWN_ZH = re.compile(r"(?<![帮给陪送])回(?P<place>[\u4e00-\u9fff]{2,3}?)老家")
 # what the people the user serves or works with call the user: "老顾客都叫我老李"
