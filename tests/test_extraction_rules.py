@@ -3741,3 +3741,10 @@ def test_probe26_a_medicine_with_its_name_and_dose():
     ]
     # a bare name after something else is not taken for the medicine's
     assert written(["我在吃降压药，平时也跑步"], "好的。") == ["用户在吃降压药", "用户平时也跑步"]
+
+
+def test_probe26_how_long_in_a_place():
+    assert written(["I'm a nurse from Manila, in Canada 6 years now"], "OK.") == [
+        "The user is a nurse from Manila",
+        "The user has been in Canada 6 years now",
+    ]

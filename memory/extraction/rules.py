@@ -843,6 +843,8 @@ _STATE_EN = (
     r"^(?:originally )?from [A-Z]|^(?:married|divorced|widowed|separated|single|engaged|retired|pregnant|left-handed|"
     r"right-handed|colou?r-?blind|vegetarian|vegan|lactose intolerant|gluten intolerant|(?:type [12] )?diabetic)\b"
 )
+# "in Germany 4 years now": how long the user has been in a place, said without a subject
+_IN_PLACE_FOR_EN = r"^in [A-Z][\w-]+(?: [A-Z][\w-]+)? (?:for )?(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:years?|months?)\b"
 _ROLE_NOW_EN = (
     r"(?:an? )?(?:[a-z-]+ ){0,2}(?:manager|director|engineer|lead|nurse|teacher|developer|designer|analyst|"
     r"consultant|supervisor|vegan|vegetarian|pescatarian|retired|freelance|full-time|part-time|remote) now$"
@@ -858,7 +860,7 @@ _SELF_EN = re.compile(
     r"full-time|remotely))? (?:in|at|as|from|for|on|out of)\b|"
     r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
     rf"^with (?:my )?{_PEOPLE_EN}|^with my (?:[a-z-]+ ){{0,2}}[a-z-]+$|^coming from an? \w|"
-    rf"^(?!a |an )(?:{_PEOPLE_EN})$|^(?:{_ILLNESS_EN})$|^(?:day job|main job|job|career|profession|occupation)(?:'s| is)\b|"
+    rf"^(?!a |an )(?:{_PEOPLE_EN})$|^(?:{_ILLNESS_EN})$|{_IN_PLACE_FOR_EN}|^(?:day job|main job|job|career|profession|occupation)(?:'s| is)\b|"
     + _STATE_EN,
     re.I,
 )
@@ -1362,6 +1364,7 @@ _EN_SELF_LEAD = [
     ),
     (re.compile(r"^being\s+", re.I), "the user is "),
     (re.compile(rf"^(?=(?:{_ILLNESS_EN})$)", re.I), "the user has "),
+    (re.compile(rf"(?={_IN_PLACE_FOR_EN})"), "the user has been "),
     (re.compile(r"^(day job|main job|job|career|profession|occupation)(?:'s| is)\s+", re.I), r"the user's \1 is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
     # "Got promoted last week, district manager now", "so pescatarian now": what the user is now
