@@ -3748,3 +3748,14 @@ def test_probe26_how_long_in_a_place():
         "The user is a nurse from Manila",
         "The user has been in Canada 6 years now",
     ]
+
+
+def test_a_city_and_its_state_are_one_place():
+    assert written(["I run a small bakery in Portland, Maine — 6 employees"], "OK.") == [
+        "The user runs a small bakery in Portland, Maine",
+        "The user's bakery has 6 employees",
+    ]
+    assert written(["I live in Austin, Texas and work as a nurse"], "OK.") == [
+        "The user lives in Austin, Texas",
+        "The user works as a nurse",
+    ]

@@ -138,8 +138,18 @@ _ZH_TYPED_BREAK = re.compile(
     r"|(?<=[A-Za-z0-9])\s+(?=(?:手机|电脑|笔记本|平板|车|相机|耳机|手表)(?:是|用))"
     r"|(?<=[A-Za-z0-9])\s+(?=我(?:是|在|做|们是|家))|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
 )
+# A state, province or country after a city ("Portland, Maine", "Austin, Texas"): one place, not two clauses
+_REGION_EN = (
+    r"Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|Hawaii|Idaho|Illinois|"
+    r"Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|Massachusetts|Michigan|Minnesota|Mississippi|Missouri|"
+    r"Montana|Nebraska|Nevada|New Hampshire|New Jersey|New Mexico|New York|North Carolina|North Dakota|Ohio|Oklahoma|"
+    r"Oregon|Pennsylvania|Rhode Island|South Carolina|South Dakota|Tennessee|Texas|Utah|Vermont|Virginia|Washington|"
+    r"West Virginia|Wisconsin|Wyoming|Ontario|Quebec|British Columbia|Alberta|Manitoba|Nova Scotia|Saskatchewan|"
+    r"Queensland|Victoria|New South Wales|Tasmania|Scotland|Wales|England|Ireland|Canada|Australia|Germany|France|Spain|"
+    r"Italy|Japan|China|India|Mexico|Brazil|[A-Z]{2}"
+)
 _EN_CLAUSE = re.compile(
-    r"\s*(?:,(?!(?<=\d,)\d{3}\b)(?!\s*\d+(?:,|\s+and\b|$))|[;，；])\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so(?!\s+(?:much|hard|bad|badly|many|well|far|long|often|fast|tired|busy|good|happy|excited|done|over|into|you know)\b)|because)\s+|\s+(?:and|but)\s+"
+    rf"\s*(?:,(?!(?<=\d,)\d{{3}}\b)(?!\s*\d+(?:,|\s+and\b|$))(?!\s?(?:{_REGION_EN})\b(?!'))|[;，；])\s*(?:and |but |so |because )?|\s+(?:—|–|-)\s+|\s+(?:so(?!\s+(?:much|hard|bad|badly|many|well|far|long|often|fast|tired|busy|good|happy|excited|done|over|into|you know)\b)|because)\s+|\s+(?:and|but)\s+"
     r"(?=(?:(?:only|rarely|sometimes|mostly|usually|often|also) )?(?:I|I'm|I've|I'd|my|we|we're|our|she|he|they|she's|he's|it's|everything|now|also|just|usually|often|"
     r"mostly|work|works|live|lives|use|uses|have|has|commute|commutes|sell|sells|run|runs|teach|teaches|own|"
     r"owns|speak|speaks|study|studies|code|codes|write|writes|build|builds|started|am|is|are)\b"
