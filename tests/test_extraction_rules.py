@@ -3759,3 +3759,27 @@ def test_a_city_and_its_state_are_one_place():
         "The user lives in Austin, Texas",
         "The user works as a nurse",
     ]
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # where the household lives now replaces where the user was based
+        (
+            [
+                "I'm based in Leeds — any good weekend trips?",
+                "We moved to Bristol last month, so from there please",
+            ],
+            ["The user lives in Bristol"],
+        ),
+        (
+            [
+                "I live in Denver, any good hikes?",
+                "Oh, we closed on the house in Golden last week, so that's home now.",
+            ],
+            ["The user lives in Golden"],
+        ),
+    ],
+)
+def test_probe_home_now(messages, expected):
+    assert written(messages, "OK.") == expected

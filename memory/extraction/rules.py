@@ -3692,6 +3692,9 @@ def _slot(text: str) -> str:
         return "" if slot in ("是", "有", "在", "用") else "zh:" + slot
     if m := _SLOT_EN.match(text):
         slot = re.sub(r"\bnow ", "", m.group("slot").lower())
+        slot = re.sub(
+            r"\b(?:is based|is living|resides) in$", "lives in", slot
+        )  # one slot: where the user lives
         if slot in ("the user is", "the user has", "the user are"):
             return ""
         # after "is" a number is an age or a count, not a state: "… son is 10" does not replace "… son is obsessed…"
@@ -3713,7 +3716,7 @@ _INSTEAD = re.compile(
 # the bare new value of a take-back: "sorry 打错了，是 M3 Max", "no, it's the 21st"
 _BARE_VALUE = re.compile(
     r"(?:(?:^|[,，\s])(?:应该是|其实是|是|it'?s|it is)|改成|改到|换成|调到|变成|挪到|推到|"
-    r"\b(?:pushed|moved|bumped|postponed|rescheduled|changed)(?: it| that| them)? (?:back |up )?to|\bturned(?= \d)|\b(?:is|are)(?= \d)|"
+    r"\b(?:pushed|moved|bumped|postponed|rescheduled|changed)(?: it| that| them| (?!back\b|up\b)[a-z]+)? (?:back |up )?to|\bturned(?= \d)|\b(?:is|are)(?= \d)|"
     # a count now: "现在就 6 个人了"; a number right after the take-back's marker ("oops, 7 and 9 — …")
     r"现在(?:就|只有|只剩|还剩)|\bnow (?:just|only)(?= \d)|^[\s,，:：]*(?=\d)"
     # a school year or a weekday right after the marker: "说错了 三年级，九月刚升上去的"
@@ -3972,6 +3975,9 @@ _OTHERS_VIEW = re.compile(
 _BARE_NOW_EN = re.compile(
     rf"(?i:^(?:(?:well|so|ok|okay|oh|yeah|update|actually)[,:]?\s+)*(?P<diet>{'|'.join(sorted(_DIETS))}) now\b)"
     r"|\b(?P<place>[A-Z][\w-]+(?: [A-Z][\w-]+)?)(?:'s| is) (?:my |our )?home now\b"
+    # "we closed on the house in Boulder last week, so that's home now"
+    r"|\b(?:house|place|flat|apartment|condo) in (?P<place2>[A-Z][\w-]+(?: [A-Z][\w-]+)?)\b[^.?!]{0,40}?"
+    r"\b(?:that's|it's|which is) (?:home|where (?:we|I) live) now\b"
 )
 # A peer's fact (a coworker's diet, a friend's bike, a roommate's advice, a classmate's plans): not the user's, and
 # no standing circumstance of the user's either, unless it names who the peer is ("The user's roommate is Sam").
@@ -4640,6 +4646,21 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             candidate.content = _ASIDE_TAIL.sub("", candidate.content)
             # "we're all Google Workspace here": a name, then the place of the talk
             candidate.content = re.sub(r"(\b[A-Z][\w-]*) here$", r"\1", candidate.content)
+            # "I'm based in Leeds" … "We moved to Bristol last month": where the household lives, not the team
+            if (
+                moved := re.match(
+                    r"^The user's team (?:just |recently )?moved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)",
+                    candidate.content,
+                )
+            ) and any(
+                re.match(r"^The user (?:lives|is living|is based|resides) in\b", c.content) for c in out
+            ):
+                candidate = dataclasses.replace(
+                    candidate,
+                    content=f"The user lives in {moved.group(1)}",
+                    correction=True,
+                    rule="correction",
+                )
             # "I run a small bakery in Portland — 4 employees": the head count is the business's
             if (
                 staff := re.match(r"^The user has (\d+|[a-z]+) (employees|workers|staff)$", candidate.content)
@@ -4679,7 +4700,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         if had := _had_in_passing(content, mine):  # "每次带我家狗出去遛…": the user has a dog
             mine.append(had)
         if (now := _BARE_NOW_EN.search(content)) and not any(
-            (now.group("diet") or now.group("place")).lower() in c.content.lower() for c in mine
+            (now.group("diet") or now.group("place") or now.group("place2")).lower() in c.content.lower()
+            for c in mine
         ):
             # "well, pescatarian now i guess", "Hong Kong's home now": the value of now, its subject unsaid
             if now.group("diet"):
@@ -4688,7 +4710,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 )
             else:
                 home = Candidate(
-                    f"The user lives in {now.group('place')}", "fact", 0.8, rule="correction", correction=True
+                    f"The user lives in {now.group('place') or now.group('place2')}",
+                    "fact",
+                    0.8,
+                    rule="correction",
+                    correction=True,
                 )
                 # "The company relocated the user": where to is what this says
                 mine = [
