@@ -3783,3 +3783,37 @@ def test_a_city_and_its_state_are_one_place():
 )
 def test_probe_home_now(messages, expected):
     assert written(messages, "OK.") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a friend's business and what follows it in the sentence are the friend's
+        (["我一个朋友在杭州开了家花店，最近生意越来越差，帮我分析下"], []),
+        # a request for someone else's thing: its material is theirs, a sentence of the user's own stays
+        (
+            ["帮我表哥的饭店写个道歉回复。背景：顾客王先生昨天等了一个小时才上菜。我是店里的会计"],
+            ["用户是店里的会计"],
+        ),
+        (["Write a short bio for my client's website - she's a potter in Taos with two dogs."], []),
+        (["I'm helping my niece with her essay. Use this background: the hero is a 30-year-old pilot."], []),
+        # not the user's after all, or asked for someone else
+        (["我对芒果过敏，这个能吃吗", "不对不对 过敏的是我妹，不是我。我刚才在帮她问"], []),
+        (
+            [
+                "I'm a nurse and need a shift planner",
+                "oops, this is my wife typing on my laptop. she's the nurse. don't keep that",
+            ],
+            [],
+        ),
+        # a plan for next time is no fact
+        (["我想在下次家长会上分享一下阅读方法"], []),
+        # forms of the answers listed bare
+        (
+            ["please keep in mind that I'm dyslexic. Short sentences, bullet points."],
+            ["The user is dyslexic", "The user wants short sentences", "The user wants bullet points"],
+        ),
+    ],
+)
+def test_probe28_round(messages, expected):
+    assert written(messages, "好的。OK.") == expected

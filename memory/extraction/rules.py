@@ -918,6 +918,10 @@ _WISH_ON_OUTPUT_EN = (
     r"(?:that )?you\b"
 )
 _KEEP_THAT_EN = r"^(?:going forward|from now on|for (?:the )?future|in (?:the )?future),?\s+that\s+(?=(?:I|I'm|I've|my|we)\b)"
+_ANSWER_FORM_EN = (
+    r"short sentences|short paragraphs|bullet points|bullets|plain english|simple english|simple words|"
+    r"numbered steps|step by step|no (?:big |long )?walls of text|no jargon"
+)
 _STANDING_EN = re.compile(
     r"^(?:please |and |also |so )?(?:(?:always|never)(?! \w+ing\b)(?! (?:\w+ed|"
     + _EN_PAST_WORDS.replace(" ", "|")
@@ -941,6 +945,8 @@ _STANDING_EN = re.compile(
     rf"|{_WISH_ON_OUTPUT_EN}"
     # a unit or a form over another: "grams not cups please", "bullet points > walls of text"
     rf"|^(?:so |and )?(?:please |pls )?{_FORM_EN} (?:not|over|instead of|rather than|>) {_FORM_EN}(?: please| pls)?$"
+    # forms of the answers listed bare: "Short sentences, bullet points, no big walls of text."
+    rf"|^(?:{_ANSWER_FORM_EN})$"
     # "metric for everything please"
     r"|^(?:so |and )?(?:please |pls )?(?:metric|imperial|celsius|fahrenheit)(?: units)? (?:for everything|from now on)\b",
     re.I,
@@ -1637,10 +1643,14 @@ def _instruction_statement(clause: str, zh: bool) -> str:
     if denied := re.match(r"(?:don'?t|do not)\s+(?:ever\s+)?", body, re.I):  # "Don't use tables"
         return "The user wants the assistant not to " + body[denied.end() :]
     if re.match(
-        r"(?:British|American|UK|US|Australian|Canadian) spelling\b|(?:metric|imperial|celsius|fahrenheit)\b",
+        rf"(?:British|American|UK|US|Australian|Canadian) spelling\b|(?:metric|imperial|celsius|fahrenheit)\b|(?:{_ANSWER_FORM_EN})$",
         body,
         re.I,
     ):
+        if re.match(r"[A-Z][a-z]", body) and not re.match(
+            r"(?:British|American|Australian|Canadian)\b", body
+        ):
+            body = body[:1].lower() + body[1:]  # "Short sentences" after a stop
         return "The user wants " + body  # a noun phrase: what is wanted, not an act
     return "The user wants the assistant to " + body[:1].lower() + body[1:]
 
@@ -2302,8 +2312,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         )
         for k, (written, clause) in enumerate(clauses):
             if zh and not owned:
-                if re.match(r"(?:她|他)们?(?!们)", clause):
-                    theirs = True
+                if re.match(rf"(?:她|他)们?(?!们)|我(?:的)?(?:一个|一位|有个)?{_PEER_ZH}", clause):
+                    theirs = True  # (the peer's own clause is left out as a peer's fact)
                 elif _FIRST_ZH.search(clause):
                     theirs = False
                 elif theirs:
@@ -3204,7 +3214,7 @@ _NEAR_FUTURE = re.compile(
 _NO_PLAN = re.compile(
     r"没有?(?:这个|这种|那个|这)打算|没有?打算$|\bnot (?:actually |really )?planning (?:anything|on it|on that|that)\b"
     r"|\bjust (?:curious|wondering|asking|thinking out loud)\b"
-    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|大概率|要请.{0,4}假|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右",
+    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|大概率|要请.{0,4}假|想在下次|打算下次|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右",
     re.I,
 )
 
@@ -3990,7 +4000,7 @@ _PEER_ZH = (
 )
 _PEERS_FACT = re.compile(
     rf"^The user's (?:[\w-]+ ){{0,2}}?{_PEER_EN}\b(?!'s)|^The user's best (?!friend'?s\b)"
-    rf"|^用户的?(?:[\u4e00-\u9fff]{{0,4}}?(?:那个|有个|有位))?{_PEER_ZH}",
+    rf"|^用户的?(?:[\u4e00-\u9fff]{{0,4}}?(?:那个|有个|有位|一个|一位))?{_PEER_ZH}",
     re.I,
 )
 _NAMES_THE_PEER = re.compile(
@@ -4446,6 +4456,18 @@ _DANGLING = re.compile(
 _ASIDE_TAIL = re.compile(
     r",?\s+if (?:that|it) (?:matters|helps)(?: (?:at all|for anything|any))?(?: for [\w -]{1,30})?$|(?<=[\u4e00-\u9fff])(?:所以)?只能用户\S*$"
 )
+_OTHERS_EN = r"(?:client|friend|nephew|niece|cousin|co-?worker|colleague|neighbou?r|boss)"
+_OTHERS_ZH = r"(?:表姐|表哥|表妹|表弟|堂姐|堂哥|堂妹|堂弟|朋友|闺蜜|同事|客户|邻居|老板|侄子|侄女|外甥女?)"
+# A request made for someone else's thing, in the message's first sentence
+_FOR_SOMEONE_ELSE = re.compile(
+    rf"(?:帮我?|替)(?:的)?{_OTHERS_ZH}(?:的[\u4e00-\u9fff]{{0,6}}?)?(?:写|做|弄|想|改|回|翻)"
+    rf"|\b(?:write|draft|make|edit|proofread|translate|polish|rewrite|reply|tighten)\b[^.?!]{{0,40}}?\bfor my {_OTHERS_EN}(?:'s)?\b"
+    rf"|\b(?:I'm |I am )?helping my {_OTHERS_EN}\b",
+    re.I,
+)
+_OWN_FIRST_PERSON = re.compile(
+    rf"我(?!(?:的)?{_OTHERS_ZH})|\b(?:I|I'm|I've|I'd|my)\b(?! {_OTHERS_EN}\b)", re.I
+)
 _MESSAGE_FOR_THEM = re.compile(
     r"^(?:ok(?:ay)?|so|and|now|great)?[\s,]*(?:please\s+)?(?:tell|text|ask|remind|write to) (?:her|him|them|my \w+)\b"
     r"|^(?:好的?|那)?[\s，,]*(?:跟|和|告诉)(?:她|他|他们|我(?:妈|爸|老婆|老公|女儿|儿子))(?:说|讲)",
@@ -4457,7 +4479,8 @@ _MEMO_FOR_NOW = re.compile(
 # A take-back of all that was said just before, whatever this message goes on to say
 _RETRACTION = re.compile(
     r"\bforget (?:(?:that|what) )?I (?:said|mentioned|told you)\b|\bforget (?:all )?that\b|\bjust kidding\b|\bjk\b|"
-    r"\bI lied\b|\bI was (?:just )?(?:joking|kidding)\b|\bI (?:don't|do not) (?:actually |really )?(?:live|work) there\b|\basking for a friend\b|当我没说|开玩笑的|逗你的|骗你的|"
+    r"\bI lied\b|\bI was (?:just )?(?:joking|kidding)\b|\bdon'?t (?:keep|save|store) (?:that|it|this)\b(?! part)|"
+    r"\bmy \w+ typing\b|(?:^|[，,。\s])不是我(?=[。，,！!\s]|$)|在?帮(?:他|她|他们|别人)问|\bI (?:don't|do not) (?:actually |really )?(?:live|work) there\b|\basking for a friend\b|当我没说|开玩笑的|逗你的|骗你的|"
     r"(?:^|(?<=[\s，,。！!]))(?:不是我|其实)?[\s，,]*(?:是|我是?)?(?:帮|替)(?:别人|朋友|我朋友|同事|我同事|家里人)问的|"
     r"(?:那条|这条|那句|这句|刚才那(?:个|条|句)?)(?:就|也)?(?:删了|删掉|删除|作废|不算数?)|"
     # whose it was, said after it: "这是我朋友的奶奶，托我帮老人写个申请", "that's my sister's, not mine"
@@ -4606,6 +4629,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         content = _QUOTED_TEXT.sub(lambda m: "。" if has_cjk(m.group(0)) else ". ", content)
         if _MESSAGE_FOR_THEM.match(content):
             continue  # "ok tell her I'll come home on Saturday, she doesn't need to buy any": what a message says
+        if (opening := split_sentences(content)) and _FOR_SOMEONE_ELSE.search(opening[0]):
+            # "帮我表姐的家电店写个客服回复。背景是这样：顾客李女士…", "Write a bio for my client's website - she's a
+            # yoga instructor…": the material is theirs; only a sentence of the user's own stays
+            content = " ".join(s for s in opening[1:] if _OWN_FIRST_PERSON.search(s))
+            if not content.strip():
+                continue
         if (
             _MEMO_FOR_NOW.search(content)
             and re.search(r"记住|记下|记一下|\bremember\b", content, re.I)
