@@ -3817,3 +3817,21 @@ def test_probe_home_now(messages, expected):
 )
 def test_probe28_round(messages, expected):
     assert written(messages, "好的。OK.") == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a voice-typed run: what the user mainly does and an ailment are clauses of their own, the question too
+        (
+            ["我是开大巴的主要跑成都到重庆这条线腰不好坐久了就疼有没有什么办法缓解一下"],
+            ["用户是开大巴的", "用户主要跑成都到重庆这条线", "用户腰不好坐久了就疼"],
+        ),
+        # animals kept, said with where
+        (["我家在郊区，院子里养了三只鸡"], ["用户家在郊区", "用户家院子里养了三只鸡"]),
+        # a condition said after "just"
+        (["not really, just asthma so nothing too intense"], ["The user has asthma"]),
+    ],
+)
+def test_probe28_recall(messages, expected):
+    assert [c for c in written(messages, "OK.")] == expected

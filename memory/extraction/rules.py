@@ -753,7 +753,9 @@ _SELF_ZH = re.compile(
     rf"(?:还有|也有|还)?(?:{_ILLNESS_ZH})$|"
     # children counted bare in a self-description ("我是全职妈妈，两个孩子"); an ache that keeps coming ("腰老是酸")
     r"[一二两三四五六七八九十\d]+个(?:孩子|娃|小孩|儿子|女儿)$|"
-    r"(?:腰|膝盖|肩膀|颈椎|脖子|后背|胃)(?:老是|经常|一直|总是|常常)(?:酸|疼|痛|不舒服)|"
+    # animals kept, said with where: "院子里养了两只柯基"
+    r"(?:[\u4e00-\u9fff]{1,3}里)?养了[一二两三四五六七八九十几\d]+(?:只|条|头|匹|箱|群)|"
+    r"(?:腰|膝盖|肩膀|颈椎|脖子|后背|胃)(?:老是|经常|一直|总是|常常)(?:酸|疼|痛|不舒服)|(?:腰|膝盖|肩膀|颈椎|胃)不好|"
     # where the user works at times, a shop named in Latin letters: "每个周末在一家 bubble tea 店打工"
     r"(?:每个?周末|周末|白天|晚上|平时|工作日)在(?:一家|一个)?\s?[A-Za-z0-9][\w .&'-]{0,20}?\s?[\u4e00-\u9fff]{0,3}"
     r"(?:打工|兼职|上班|工作|做)|"
@@ -870,7 +872,7 @@ _SELF_EN = re.compile(
     r"full-time|remotely))? (?:in|at|as|from|for|on|out of)\b|"
     r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
     rf"^with (?:my )?{_PEOPLE_EN}|^with my (?:[a-z-]+ ){{0,2}}[a-z-]+$|^coming from an? \w|"
-    rf"^(?!a |an )(?:{_PEOPLE_EN})$|^(?:{_ILLNESS_EN})$|{_IN_PLACE_FOR_EN}|^(?:day job|main job|job|career|profession|occupation)(?:'s| is)\b|"
+    rf"^(?!a |an )(?:{_PEOPLE_EN})$|^(?:not really,?\s*)?(?:just |only )?(?:{_ILLNESS_EN})$|{_IN_PLACE_FOR_EN}|^(?:day job|main job|job|career|profession|occupation)(?:'s| is)\b|"
     + _STATE_EN,
     re.I,
 )
@@ -1379,7 +1381,7 @@ _EN_SELF_LEAD = [
         lambda m: "the user is " + ("" if m.group(1).lower() == "being" else m.group(1).lower() + " ") + m.group(2),
     ),
     (re.compile(r"^being\s+", re.I), "the user is "),
-    (re.compile(rf"^(?=(?:{_ILLNESS_EN})$)", re.I), "the user has "),
+    (re.compile(rf"^(?:not really,?\s*)?(?:just |only )?(?=(?:{_ILLNESS_EN})$)", re.I), "the user has "),
     (re.compile(rf"(?={_IN_PLACE_FOR_EN})"), "the user has been "),
     (re.compile(r"^(day job|main job|job|career|profession|occupation)(?:'s| is)\s+", re.I), r"the user's \1 is "),
     (re.compile(r"^new job:?\s*", re.I), ""),
@@ -4338,6 +4340,10 @@ _DIALECT_I_ZH = re.compile(r"俺")
 _VOICE_BREAK_ZH = re.compile(
     r"(?<=[\u4e00-\u9fff]{4})(?<![让给跟帮叫带和对把被问请诉教替陪像比说得为听道等跟是要当])(?=我(?:在|是|做|家|们|今年|每天|平时)|家里)"
     r"|(?<=[\u4e00-\u9fff]{4})(?<![我他她们就都也还你在的要和跟])(?=每天|周末|平时|以后(?=我|你|回答|请))"
+    # the question at the end, what the user mainly does, an ailment: "…这条线腰不好坐久了就疼有没有什么办法…"
+    r"|(?<=[\u4e00-\u9fff]{4})(?<![我他她们就都也还你在的要和跟])"
+    r"(?=有没有|有什么(?:办法|好的|推荐)|怎么办|能不能|(?:腰|颈椎|膝盖|胃)(?:不好|老是|经常))"
+    r"|(?<=[\u4e00-\u9fff]{4})(?=主要(?:跑|做|在|教|卖|种|开))"
 )
 _VOICE_QUESTION_EN = re.compile(
     r"(?<=[a-z0-9])\s+(?=(?:what(?:'s| are| is| should| would| can| do)|how (?:do|can|should|would|much|many|long|often) "
