@@ -3835,3 +3835,27 @@ def test_probe28_round(messages, expected):
 )
 def test_probe28_recall(messages, expected):
     assert [c for c in written(messages, "OK.")] == expected
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a switch replaces the one thing in use named earlier in the conversation, not only in the message before
+        (
+            ["我用的 MacBook Air M1，装软件老是卡", "8G", "哦 现在换 ThinkPad 了"],
+            ["用户现在使用 ThinkPad"],
+        ),
+        # where the user is from, said in brackets
+        (
+            ["English is my second language (I'm from Chile)."],
+            ["The user's second language is English", "The user is from Chile"],
+        ),
+        # a weekday now
+        (
+            ["we have choir practice on Mondays at church", "practice is on thursdays now btw"],
+            ["The user has choir practice on Thursdays at church"],
+        ),
+    ],
+)
+def test_probe28_switches_and_weekdays(messages, expected):
+    assert written(messages, "OK.") == expected

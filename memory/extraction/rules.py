@@ -2190,8 +2190,13 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
     for sentence in split_sentences(content):
         if _THIRD_PERSON_TOLD.match(sentence):
             continue  # "他还说在大理住的民宿超好 老板养了三只狗": what someone else told, not about the user
-        # an aside of a clause in brackets is chatter ("two cats (they're sitting on my keyboard rn)")
-        sentence = re.sub(r"\s*[(（][^()（）]*?\s[^()（）]*?\s[^()（）]*[)）]", "", sentence)
+        # an aside of a clause in brackets is chatter ("two cats (they're sitting on my keyboard rn)"), unless it
+        # says where the user is from ("English is my second language (I'm from Brazil)"): a clause of its own
+        sentence = re.sub(
+            r"\s*[(（]([^()（）]*?\s[^()（）]*?\s[^()（）]*)[)）]",
+            lambda m: ", " + m.group(1) if re.match(r"I'm from [A-Z]", m.group(1)) else "",
+            sentence,
+        )
         # "since I'm in a wheelchair I literally can't leave…": the reason typed without its comma is a clause
         sentence = _REASON_RUN_ON_EN.sub(r"\1, ", sentence)
         # "我女儿生日是6月12号，哦不是，是6月21号": a value taken back at once gives way to the one after it
@@ -3216,7 +3221,7 @@ _NEAR_FUTURE = re.compile(
 _NO_PLAN = re.compile(
     r"没有?(?:这个|这种|那个|这)打算|没有?打算$|\bnot (?:actually |really )?planning (?:anything|on it|on that|that)\b"
     r"|\bjust (?:curious|wondering|asking|thinking out loud)\b"
-    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|大概率|要请.{0,4}假|想在下次|打算下次|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右",
+    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|老是卡|总是卡|大概率|要请.{0,4}假|想在下次|打算下次|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右",
     re.I,
 )
 
@@ -4232,6 +4237,11 @@ _GERUND_SUBJECT = re.compile(
 _DOSE_ZH = re.compile(
     r"(?:每天|每日|一天|每晚|每周|早上|晚上|早晚|睡前|饭后)[^，,。]{0,4}?(?:[一两三四半\d]|一到两)(?:片|粒|颗|次|支|袋|针)"
 )
+_DAYS_EN = r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?"
+_WEEKDAY_NOW_EN = re.compile(
+    rf"\b(?:are|is|'re|'s) (?:now )?on (?P<day>{_DAYS_EN}) now\b|\b(?:are|is|'re|'s) now on (?P<day2>{_DAYS_EN})\b",
+    re.I,
+)
 # where the user goes back to as home ("要请三天假回贵州老家"): the hometown
 _HOMETOWN_ZH = re.compile(r"(?<![帮给陪送])回(?P<place>[\u4e00-\u9fff]{2,3}?)老家")
 # what the people the user serves or works with call the user: "老顾客都叫我老李"
@@ -4769,6 +4779,19 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                     f"{called.group('who')}称呼用户为{called.group('name')}", "fact", 0.8, rule="statement"
                 )
             )
+        if day := _WEEKDAY_NOW_EN.search(content):
+            # "practices are on wednesdays now btw": the weekday of the statement that named one, changed
+            new_day = (day.group("day") or day.group("day2")).capitalize()
+            for old in reversed(out):
+                if (
+                    named := re.search(r"\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b", old.content, re.I)
+                ) and all(old is not m for m in mine):
+                    if named.group(0).lower() != new_day.lower():
+                        text = old.content[: named.start()] + new_day + old.content[named.end() :]
+                        new = dataclasses.replace(old, content=text, replaces=())
+                        out = _superseded(out, old, new)
+                        mine[:0] = [new]
+                    break
         if (run := _RUN_IN_PASSING_ZH.search(content)) and not any(
             run.group("what") in c.content for c in mine
         ):
@@ -4879,7 +4902,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             if (
                 candidate.form == "change" or _NOW.search(candidate.content) and _GAVE_AWAY.search(content)
             ) and _IN_USE.match(candidate.content):
-                held = [c for c in _still_written(previous, out) if _IN_USE.match(c.content)]
+                # (or, when that message named none, the one thing in use the conversation named before: "我用的
+                # MacBook Air M1" … "8G" … "哦 现在换 ThinkPad 了")
+                held = [c for c in _still_written(previous, out) if _IN_USE.match(c.content)] or [
+                    c for c in out if _IN_USE.match(c.content) and all(c is not m for m in mine)
+                ]
                 if len(held) == 1 and held[0].content != candidate.content:
                     out = _superseded(out, held[0], candidate)
         # "我们 team 的 repo 在 GitLab 上" … "上周刚 migrate 到 GitHub 了": where the thing is kept, with the new name
