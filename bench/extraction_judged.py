@@ -1,6 +1,6 @@
 """Extraction judged by a reader: precision and recall of the rule path by verdicts, not by a similarity threshold.
 
-    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe29 ...]
+    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe30 ...]
         [--judge a|b] [--show-new] [--show-wrong SET] [--agreement]
 
 Why. bench/extraction.py matches a candidate to an expected statement by e5 cosine >= 0.92 plus token
@@ -19,7 +19,7 @@ found when a candidate that states it is still written (a new candidate may find
 bound while anything is unjudged).
 
 Judges (readers who saw neither the rules nor the other judge's verdicts): "a" judged every set, "b" the
-held-out half and probe12 to probe29 a second time (--agreement prints how often the two agree, and how often the
+held-out half and probe12 to probe30 a second time (--agreement prints how often the two agree, and how often the
 automatic match of bench/extraction.py agrees with each).
 
 Sets: the held-out half (bench/data/extraction_heldout.jsonl, evidence), probe9 and probe10 (read and tuned
@@ -32,8 +32,9 @@ it, then read and tuned on in the next), probe23 and probe24 (judged before they
 probe25 (judged when written, read and tuned on in the next session) and probe26 (never read; judged on the
 start rules of the session that wrote it, scored again on its end rules) and probe27 (never read; judged on the
 end rules of that session); in the next session probe26 and then probe27 were read and tuned on, probe28 (a new
-author's, never read) was judged on the rules after the probe26 round and scored again at the end, and probe29
-(another new author's, never read) was judged on the final rules.
+author's) was judged on the rules after the probe26 round, scored again after the probe27 round and then read and
+tuned on, probe29 (never read) was judged after the probe27 round and scored again at the end, and probe30 (never
+read) was judged on the final rules.
 No database: the rules run in this process (the model is loaded only with --agreement).
 """
 
@@ -74,6 +75,7 @@ SETS = {
     "probe27": "extraction_probe27",
     "probe28": "extraction_probe28",
     "probe29": "extraction_probe29",
+    "probe30": "extraction_probe30",
 }
 
 
