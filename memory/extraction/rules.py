@@ -585,13 +585,15 @@ _TAKEN_BACK_AT_END = re.compile(
 )
 # an explicit wish to keep it, which a one-off scope does not undo
 _ASKED_TO_KEEP = re.compile(r"记住|记下|记一下|\bremember\b|\bkeep in mind\b|\bfrom now on\b|以后", re.I)
+# What was said was not true at all (_DONT_KEEP of a sentence, _RETRACTION of a message)
+_NOT_TRUE = r"\bI lied\b|\bjust kidding\b|\bjk\b|开玩笑的|逗你的|骗你的"
 # "算了这个别记了", "don't save that part", "never mind, forget it": the sentence's statements are taken back
 _DONT_KEEP = re.compile(
     r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?(?<!的)(?<!的就)算了吧?$|(?:那条|这条|那句|这句|刚才的?)(?:就)?(?:作废|不算数?)|当我没说|"
     r"\b(?:don'?t|do not|no need to)\s+(?:save|store|remember|record|note|keep)\b(?!\s+(?:my|the user))|"
     r"\bforget (?:all )?(?:that|it|about it|I said|I (?:mentioned|told you))\b|\bnever ?mind\b|"
     # not true at all: "ok i lied i dont have a cat", "just kidding", "开玩笑的"
-    r"\bI lied\b|\bjust kidding\b|\bjk\b|\bI was (?:just )?testing\b|开玩笑的|逗你的|骗你的|"
+    rf"{_NOT_TRUE}|\bI was (?:just )?testing\b|"
     # it was someone else's: "是帮我朋友问的", "asking for a friend"
     r"(?:^|(?<=[\s，,。！!]))(?:其实|都)?是(?:帮|替)(?:我)?[\u4e00-\u9fff]{1,4}?问的|\basking for a friend\b|"
     # "wait no ignore that, I was thinking of someone else"
@@ -4494,9 +4496,9 @@ _MEMO_FOR_NOW = re.compile(
 )
 # A take-back of all that was said just before, whatever this message goes on to say
 _RETRACTION = re.compile(
-    r"\bforget (?:(?:that|what) )?I (?:said|mentioned|told you)\b|\bforget (?:all )?that\b|\bjust kidding\b|\bjk\b|"
-    r"\bI lied\b|\bI was (?:just )?(?:joking|kidding)\b|\bdon'?t (?:keep|save|store) (?:that|it|this)\b(?! part)|"
-    r"\bmy \w+ typing\b|(?:^|[，,。\s])不是我(?=[。，,！!\s]|$)|在?帮(?:他|她|他们|别人)问|\bI (?:don't|do not) (?:actually |really )?(?:live|work) there\b|\basking for a friend\b|当我没说|开玩笑的|逗你的|骗你的|"
+    rf"\bforget (?:(?:that|what) )?I (?:said|mentioned|told you)\b|\bforget (?:all )?that\b|{_NOT_TRUE}|"
+    r"\bI was (?:just )?(?:joking|kidding)\b|\bdon'?t (?:keep|save|store) (?:that|it|this)\b(?! part)|"
+    r"\bmy \w+ typing\b|(?:^|[，,。\s])不是我(?=[。，,！!\s]|$)|在?帮(?:他|她|他们|别人)问|\bI (?:don't|do not) (?:actually |really )?(?:live|work) there\b|\basking for a friend\b|当我没说|"
     r"(?:^|(?<=[\s，,。！!]))(?:不是我|其实)?[\s，,]*(?:是|我是?)?(?:帮|替)(?:别人|朋友|我朋友|同事|我同事|家里人)问的|"
     r"(?:那条|这条|那句|这句|刚才那(?:个|条|句)?)(?:就|也)?(?:删了|删掉|删除|作废|不算数?)|"
     # whose it was, said after it: "这是我朋友的奶奶，托我帮老人写个申请", "that's my sister's, not mine"
