@@ -3859,3 +3859,15 @@ def test_probe28_recall(messages, expected):
 )
 def test_probe28_switches_and_weekdays(messages, expected):
     assert written(messages, "OK.") == expected
+
+
+def test_probe21_a_moved_thing_named_with_other_news():
+    # the thing named is moved, whatever else the message says ("so i have more time")
+    got = written(
+        [
+            "my weekly review is at 9:30 every monday",
+            "oh actually they moved review to 11:00, new manager. so i have more time",
+        ],
+        "OK.",
+    )
+    assert "The user's weekly review is at 11:00" in got[0] and not any("9:30" in t for t in got), got

@@ -4875,6 +4875,32 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                     out = _superseded(out, old, new)
                     mine[:0] = [new]
                     break
+        if (
+            mine
+            and retold is None
+            and (
+                moved := re.search(
+                    r"\b(?:moved|pushed|changed|switched|bumped|rescheduled)\s+(?:the\s+|our\s+|my\s+)?(\w+)\s+(?:back |up )?to\b",
+                    content,
+                    re.I,
+                )
+            )
+        ):
+            # "oh actually they moved standup to 10:15 permanently … so i have more time": the thing named is moved,
+            # whatever else the message says
+            for old in _still_written(previous, out):
+                if (
+                    moved.group(1).lower() in old.content.lower()
+                    and (text := _retaken(old.content, content))
+                    and text != old.content
+                ):
+                    new = dataclasses.replace(
+                        old, content=text, replaces=(), source_message_id=message.get("message_id") or ""
+                    )
+                    out = _superseded(out, old, new)
+                    mine[:0] = [new]
+                    retold, retold_from = new, old
+                    break
         if mine and taken_back:
             # (not the words of the statement a take-back rewrote: "sorry 4" made "The user's business has 4 employees"
             # of the old head count, and "runs a small landscaping business" is not taken back by it)
