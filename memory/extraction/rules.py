@@ -783,10 +783,12 @@ _TALK = re.compile(
     r"|比我(?:刚才|之前|原来|上次)?(?:说|想|讲)的",
     re.I,
 )
+# A wish about the examples or explanations given ("所以例子要 simple"): how the assistant is to write them
+_EXAMPLE_WISH_ZH = r"^(?:所以)?(?:例子|举例|解释|讲解)(?:都|尽量)?(?:要|得|最好)"
 # A standing instruction in Chinese names what the assistant should do (not "下次登录用").
 _ASSISTANT_ACT = re.compile(
     r"回复|回答|输出|写|叫我|称呼|给我(?!家|们)|帮我|提醒|推荐|中文|英文|中英|表格|列表|格式|代码|注释|表情|你|助手|说话|讲题|讲解|"
-    r"^(?:数据|数字|单位|日期|标题|例子|举例|解释|变量名|文档)(?:都|一律|统一|全部)|^(?:所以)?(?:例子|举例|解释|讲解)(?:都|尽量)?(?:要|得|最好)|"
+    rf"^(?:数据|数字|单位|日期|标题|例子|举例|解释|变量名|文档)(?:都|一律|统一|全部)|{_EXAMPLE_WISH_ZH}|"
     r"(?:跟|和|对)我(?:说|讲)"
 )
 # The same after a time phrase: "去年春天从广州搬到了厦门", "上个月刚离职".
@@ -907,7 +909,7 @@ _STANDING_ZH = re.compile(
     r"|^(?:回复|回答|答复)(?:都|请|就|尽量)?(?:给我)?(?:分点|分条|列点|简短|简单点|短一?点)"
     r"|^(?:你|您)?(?:回复|回答|答复|说话|讲话)(?:都|请|就|尽量)?(?:别|不要)(?:太|那么)?(?:长|啰嗦|复杂|多|文绉绉|绕|官方)"
     # "所以例子要 simple，最好是本地 context 的"
-    r"|^(?:所以)?(?:例子|举例|解释|讲解)(?:都|尽量)?(?:要|得|最好)"
+    rf"|{_EXAMPLE_WISH_ZH}"
 )
 _OUTPUT_KIND_EN = (
     r"(?:\w+ )?(?:recipes?|answers?|code|replies|responses|emails?|plans?|lists?|examples?|explanations?)"
@@ -1322,7 +1324,7 @@ def _third(verb: str) -> str:
         return verb
     if low.endswith("s") and (low[:-1] in _EN_VERB_BASE or low[:-2] in _EN_VERB_BASE):
         return verb  # already the third person ("needs", "teaches")
-    if re.search(r"(?:s|sh|ch|x|z|[^aeiou]o)$", low) and low not in {"video", "radio", "solo", "photo"}:
+    if re.search(r"(?:s|sh|ch|x|z|[^aeiou]o)$", low) and low not in {"solo", "photo"}:
         return verb + "es"
     if re.search(r"[^aeiou]y$", low):
         return verb[:-1] + "ies"
@@ -2447,8 +2449,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 explicit = True
             if _POINTING.search(clause) and not _about_user(re.sub(r"^.*?[:：]", "", clause), zh):
                 continue  # "以后回答都参考", "for all future answers": the pointer, not the background
-            if re.match(_KEEP_THAT_EN, clause, re.I):
-                clause = re.sub(_KEEP_THAT_EN, "", clause, flags=re.I)
+            clause = re.sub(
+                _KEEP_THAT_EN, "", clause, flags=re.I
+            )  # ("going forward that I'm…": what follows)
             standing = (
                 _standing(clause, zh)
                 and not (not zh and re.match(rf"(?:never|don'?t|do not)\s+{_SELF_VERBS_EN}\b", clause, re.I))
@@ -4533,6 +4536,16 @@ def _superseded(out: list[Candidate], old: Candidate, new: Candidate) -> list[Ca
     return [c for c in out if c is not old]
 
 
+def _restated(
+    out: list[Candidate], mine: list[Candidate], old: Candidate, text: str, message_id: str
+) -> tuple[list[Candidate], Candidate]:
+    """The candidates with the old statement superseded by its text of now, which goes first among this message's
+    (mine); and that new statement."""
+    new = dataclasses.replace(old, content=text, replaces=(), source_message_id=message_id)
+    mine.insert(0, new)
+    return _superseded(out, old, new), new
+
+
 def _still_written(previous: list[Candidate], out: list[Candidate]) -> list[Candidate]:
     """The statements of the message before that are still to be written (none of them taken back or replaced)."""
     return [c for c in previous if any(c is o for o in out)]
@@ -4790,9 +4803,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 ) and all(old is not m for m in mine):
                     if named.group(0).lower() != new_day.lower():
                         text = old.content[: named.start()] + new_day + old.content[named.end() :]
-                        new = dataclasses.replace(old, content=text, replaces=())
-                        out = _superseded(out, old, new)
-                        mine[:0] = [new]
+                        out, _new = _restated(out, mine, old, text, old.source_message_id)
                     break
         if (run := _RUN_IN_PASSING_ZH.search(content)) and not any(
             run.group("what") in c.content for c in mine
@@ -4824,11 +4835,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             # "9:45 now, they pushed it", "well, three now": the value of its kind said before, changed
             for old in reversed(_still_written(previous, out)):
                 if text := _value_swapped(old.content, bare.group("value")):
-                    new = dataclasses.replace(
-                        old, content=text, replaces=(), source_message_id=message.get("message_id") or ""
-                    )
-                    out = _superseded(out, old, new)
-                    mine[:] = [new, *mine]
+                    out, _new = _restated(out, mine, old, text, message.get("message_id") or "")
                     break
         elif (
             previous
@@ -4869,11 +4876,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             # whatever else the message goes on to say
             for old in _still_written(previous, out):
                 if (text := _retaken(old.content, content)) and text != old.content:
-                    new = dataclasses.replace(
-                        old, content=text, replaces=(), source_message_id=message.get("message_id") or ""
-                    )
-                    out = _superseded(out, old, new)
-                    mine[:0] = [new]
+                    out, _new = _restated(out, mine, old, text, message.get("message_id") or "")
                     break
         if (
             mine
@@ -4894,12 +4897,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                     and (text := _retaken(old.content, content))
                     and text != old.content
                 ):
-                    new = dataclasses.replace(
-                        old, content=text, replaces=(), source_message_id=message.get("message_id") or ""
-                    )
-                    out = _superseded(out, old, new)
-                    mine[:0] = [new]
-                    retold, retold_from = new, old
+                    out, retold = _restated(out, mine, old, text, message.get("message_id") or "")
+                    retold_from = old
                     break
         if mine and taken_back:
             # (not the words of the statement a take-back rewrote: "sorry 4" made "The user's business has 4 employees"
