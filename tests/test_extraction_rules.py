@@ -3834,7 +3834,7 @@ def test_probe28_round(messages, expected):
     ],
 )
 def test_probe28_recall(messages, expected):
-    assert [c for c in written(messages, "OK.")] == expected
+    assert written(messages, "OK.") == expected
 
 
 @pytest.mark.parametrize(
