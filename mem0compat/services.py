@@ -148,6 +148,8 @@ def _extract(actor: Actor, org, messages: list[dict], entities: Entities, fields
         outcome.events.append(Event(entry["id"], "UPDATE", entry["content"], entry.get("old_content")))
     for entry in result.get("merged", []):
         outcome.events.append(Event(entry["id"], "NONE", entry["content"]))
+    for entry in result.get("withdrawn", []):
+        outcome.events.append(Event(entry["id"], "DELETE", entry["content"]))
     return outcome
 
 

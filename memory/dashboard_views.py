@@ -70,9 +70,9 @@ def job_counts(job) -> dict:
     """What a job added / merged / superseded / rejected, from its result row."""
     result = job.result or {}
     out = {}
-    for key in ("added", "merged", "updated", "superseded", "skipped", "rejected", "deferred"):
+    for key in ("added", "merged", "updated", "superseded", "withdrawn", "skipped", "rejected", "deferred"):
         value = result.get(key)
-        if value is not None and (value or key != "deferred"):
+        if value is not None and (value or key not in ("deferred", "withdrawn")):
             out[key] = len(value) if isinstance(value, list | dict) else value
     return out
 

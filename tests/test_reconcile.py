@@ -82,3 +82,76 @@ def test_it_keeps_subjects_apart(org_a):
     assert result["superseded"] == [] and len(result["added"]) == 1
     u1 = MemoryItem.objects.filter(org=org_a, user_id="u1")
     assert set(u1.values_list("status", flat=True)) == {"active"} and u1.count() == len(first["added"])
+
+
+def turn(org, session_id, *messages, user_id="u1"):
+    """One turn posted as an agent posts it (the user's message and the reply), its job run."""
+    roles = ("human", "ai")
+    _, _, job = messages_append(
+        org=org,
+        session_id=session_id,
+        user_id=user_id,
+        messages=[{"role": roles[i % 2], "content": text} for i, text in enumerate(messages)],
+    )
+    assert extraction_job_run(job_id=job.pk) == "done"
+    job.refresh_from_db()
+    return job.result
+
+
+def active(org, user_id="u1"):
+    return set(
+        MemoryItem.objects.filter(org=org, user_id=user_id, status="active").values_list("content", flat=True)
+    )
+
+
+def test_a_statement_taken_back_in_a_later_turn_is_withdrawn_and_can_be_restored(org_a):
+    first = turn(org_a, "s1", "我对芒果过敏，吃了嘴巴会肿。", "好的，记下了，以后推荐水果会避开芒果。")
+    [added] = first["added"]
+    assert added["content"] == "用户对芒果过敏"
+    second = turn(org_a, "s1", "啊不是我，我帮同事问的 😂")
+    [withdrawn] = second["withdrawn"]
+    assert withdrawn["id"] == added["id"] and withdrawn["content"] == "用户对芒果过敏"
+    item = MemoryItem.objects.get(pk=added["id"])
+    assert item.status == "archived" and active(org_a) == set()
+    revision = MemoryRevision.objects.filter(item_ref=item.pk).order_by("-number").first()
+    assert revision.action == "archive" and "taken back" in revision.reason
+    memory_restore(actor=system_actor(org_a), item=item, number=revision.number - 1)
+    item.refresh_from_db()
+    assert item.status == "active"
+
+
+def test_a_value_corrected_in_a_later_turn_leaves_only_the_new_one(org_a):
+    turn(
+        org_a,
+        "s1",
+        "I coach my son's under-12 basketball team, we practice on Tuesdays after school.",
+        "Nice! How can I help?",
+    )
+    assert "The user practices on Tuesdays after school" in active(org_a)
+    result = turn(org_a, "s1", "oh wait, practice is on Thursdays now, they changed the gym schedule")
+    # superseded by the new value when it is among the new one's nearest memories, else withdrawn
+    replaced = [e["old_content"] for e in result["superseded"]] + [w["content"] for w in result["withdrawn"]]
+    assert replaced == ["The user practices on Tuesdays after school"]
+    kept = active(org_a)
+    assert "The user practices on Thursdays after school" in kept
+    assert "The user practices on Tuesdays after school" not in kept
+    assert "The user coaches their son's under-12 basketball team" in kept
+
+
+def test_a_take_back_touches_only_what_extraction_wrote_in_that_conversation(org_a):
+    from memory.drafts import MemoryDraft
+    from memory.services import memory_create
+
+    # the same text told in another conversation, and written by hand, stay
+    turn(org_a, "s0", "我对芒果过敏，吃了嘴巴会肿。", "好的。")
+    memory_create(
+        actor=system_actor(org_a),
+        org=org_a,
+        draft=MemoryDraft(content="用户对芒果过敏", user_id="u2"),
+        dedup="none",
+    )
+    turn(org_a, "s1", "我对芒果过敏，吃了嘴巴会肿。", "好的，记下了。", user_id="u2")
+    result = turn(org_a, "s1", "啊不是我，我帮同事问的 😂", user_id="u2")
+    assert result["withdrawn"] == []  # u2's memory was written by hand; the turn merged into it
+    assert active(org_a, "u2") == {"用户对芒果过敏"}
+    assert active(org_a) == {"用户对芒果过敏"}

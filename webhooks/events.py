@@ -137,6 +137,7 @@ def extraction_occurrence(job: ExtractionJob) -> Occurrence:
         "added": _ids(result.get("added")),
         "merged": _ids(result.get("merged")),
         "superseded": _ids(result.get("superseded")),
+        "withdrawn": _ids(result.get("withdrawn")),
         "rejected": len(result.get("rejected") or []),
         "skipped": len(result.get("skipped") or []),
         "deferred": len(result.get("deferred") or []),

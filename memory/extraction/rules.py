@@ -4978,3 +4978,38 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         antecedent = _named_before(content) or antecedent
         owner = _owner_named(content) or owner
     return out
+
+
+def _split_turn(messages: list[dict]) -> tuple[list[dict], list[dict]] | None:
+    """(the earlier messages, the whole conversation), both unmarked, when a turn came with earlier messages
+    (marked "context", extracted by an earlier job); None otherwise."""
+    if not any(m.get("context") for m in messages) or all(m.get("context") for m in messages):
+        return None
+    plain = [{k: v for k, v in m.items() if k != "context"} for m in messages]
+    return [m for m, original in zip(plain, messages, strict=True) if original.get("context")], plain
+
+
+def turn_candidates(messages: list[dict]) -> list[Candidate]:
+    """The candidates of a turn: of the conversation read whole (its earlier messages with the new ones), those
+    that reading the earlier messages alone does not give, that is, what an earlier job wrote already is not
+    written again. So a correction that restates an earlier value ("practice is on Thursdays now" after "we
+    practice on Tuesdays") is written as it would be if the conversation came in one post."""
+    split = _split_turn(messages)
+    if split is None:
+        return extract_rules(messages)
+    earlier, plain = split
+    before = {c.content for c in extract_rules(earlier)}
+    return [c for c in extract_rules(plain) if c.content not in before]
+
+
+def taken_back(messages: list[dict]) -> list[str]:
+    """What the rules wrote for the earlier messages of a turn that they no longer write once the new messages
+    are read with them: a statement the user took back ("不是我，是帮同事问的", "forget I said it") or corrected
+    ("actually practice is on Wednesdays") in a later message. With turn_candidates, a conversation sent turn by
+    turn ends with what it would have left sent at once."""
+    split = _split_turn(messages)
+    if split is None:
+        return []
+    earlier, plain = split
+    kept = {c.content for c in extract_rules(plain)}
+    return [text for text in dict.fromkeys(c.content for c in extract_rules(earlier)) if text not in kept]

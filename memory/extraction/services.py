@@ -28,15 +28,16 @@ from memory.drafts import lock_subjects
 from memory.embeddings import provider_for
 from memory.heartbeat import heartbeat, stale_q
 from memory.llm import llm_for
-from memory.models import ExtractionJob, JobStatus
+from memory.models import ExtractionJob, JobStatus, MemoryItem, Source, Status
 from memory.pause import paused
+from memory.services import memory_archive
 from memory.signals import extraction_finished
 from projects.access import system_actor_for_job
 
 from . import fair
 from .llm import LLMInvalidOutput, extract_llm
 from .reconcile import Target, reconcile
-from .rules import USER_ROLES, Candidate, extract_rules, message_too_short
+from .rules import USER_ROLES, Candidate, message_too_short, taken_back, turn_candidates
 
 log = logging.getLogger(__name__)
 
@@ -138,18 +139,18 @@ def _candidates(job: ExtractionJob, *, last: bool = False) -> tuple[list, str, s
     last: no later attempt will come (a job run in the request), so a transient failure uses the rules."""
     client = llm_for(job.org)
     if client is None:
-        return extract_rules(job.messages), "rules", ""
+        return turn_candidates(job.messages), "rules", ""
     try:
         return extract_llm(client, job.messages), "llm", ""
     except LLMInvalidOutput as exc:
-        return extract_rules(job.messages), "rules", f"{exc}; used the rule path"
+        return turn_candidates(job.messages), "rules", f"{exc}; used the rule path"
     except LLMError as exc:
         if exc.transient and not last and job.attempts < settings.EXTRACTION_MAX_ATTEMPTS:
             message = f"attempt {job.attempts}: {exc}; will retry"
             _release(job, message)
             raise RetryLater(message, _retry_after(job)) from exc
         return (
-            extract_rules(job.messages),
+            turn_candidates(job.messages),
             "rules",
             f"attempt {job.attempts}: the chat model failed ({exc}); used the rule path",
         )
@@ -303,6 +304,29 @@ def extraction_job_accept_deferred(*, job: ExtractionJob, index: int, actor) -> 
     return job, accepted
 
 
+def _withdraw(target: Target, texts: list[str]) -> list[dict]:
+    """Archive what an earlier turn of this conversation wrote and a later message took back or corrected
+    (rules.taken_back): only active memories of the subject written by extraction in this session with that
+    very text. Each keeps a revision and can be restored; the job lists them under "withdrawn"."""
+    if not texts or not target.session_id:
+        return []
+    items = MemoryItem.objects.filter(
+        org=target.org,
+        user_id=target.user_id,
+        session_id=target.session_id,
+        status=Status.ACTIVE,
+        source=Source.AUTO,
+        source_id__startswith="extraction-job:",
+        content__in=texts,
+    ).order_by("id")
+    out = []
+    for item in items:
+        reason = f"taken back or corrected later in the conversation (extraction job #{target.job_id})"
+        memory_archive(actor=target.actor, item=item, reason=reason)
+        out.append({"id": item.pk, "content": item.content, "reason": reason})
+    return out
+
+
 def _run(job: ExtractionJob, *, last: bool = False, draft_fields: dict | None = None) -> str:
     level = paused(job.org, job.user_id, job.session_id)
     if level:  # memory paused since the turn was queued: nothing is extracted, the job says why
@@ -347,6 +371,8 @@ def _run(job: ExtractionJob, *, last: bool = False, draft_fields: dict | None = 
                         "confidence": candidate.confidence,
                     }
                 )
+            if method == "rules":
+                result["withdrawn"] = _withdraw(target, taken_back(job.messages))
             result["candidates"] = len(candidates)
             ExtractionJob.objects.filter(pk=job.pk).update(
                 status=JobStatus.DONE, method=method, result=result, error=note, finished_at=timezone.now()

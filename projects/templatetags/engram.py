@@ -67,6 +67,7 @@ LABELS = {
     "updated": _("updated"),
     "rejected": _("rejected"),
     "skipped": _("skipped"),
+    "withdrawn": _("withdrawn (taken back later)"),
     # how a job extracted
     "rules": _("rules"),
     "llm": _("language model"),
