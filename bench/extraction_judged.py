@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe30 ...]
         [--judge a|b] [--show-new] [--show-wrong SET] [--agreement]
+    scripts/devservices.py exec -- .venv/bin/python bench/extraction_judged.py --stored post|turns [--set ...]
 
 Why. bench/extraction.py matches a candidate to an expected statement by e5 cosine >= 0.92 plus token
 overlap. Hand checks of its false positives found about half of them right statements in other words
@@ -35,7 +36,10 @@ end rules of that session); in the next session probe26 and then probe27 were re
 author's) was judged on the rules after the probe26 round, scored again after the probe27 round and then read and
 tuned on, probe29 (never read) was judged after the probe27 round and scored again at the end, and probe30 (never
 read) was judged on the final rules.
-No database: the rules run in this process (the model is loaded only with --agreement).
+No database: the rules run in this process (the model is loaded only with --agreement). With --stored, what
+is scored is what stays active after the whole write path (the gate, duplicates, supersedes, the session cap,
+take-backs), each conversation posted to a new user's session as one post or turn by turn (each user message
+with the replies after it), in Django's test database; a memory text no judge has seen counts as unjudged.
 """
 
 from __future__ import annotations
@@ -88,10 +92,57 @@ def verdicts(name: str, judge: str) -> dict[str, dict] | None:
     return {row["id"]: row for row in load(path)} if path.is_file() else None
 
 
-def score(name: str, judge: str, show_new: bool, show_wrong: bool) -> None:
-    from extraction import must_not_hit
-
+def rule_texts(row: dict) -> list[str]:
+    """What the rules write for the conversation, read as one post."""
     from memory.extraction.rules import extract_rules
+
+    return list(dict.fromkeys(c.content for c in extract_rules(row["messages"])))
+
+
+def turns(messages: list[dict]) -> list[list[dict]]:
+    """The conversation as an agent posts it: each user message with the replies after it."""
+    out: list[list[dict]] = []
+    for message in messages:
+        if not out or (message["role"] == "human" and any(m["role"] == "human" for m in out[-1])):
+            out.append([])
+        out[-1].append(message)
+    return out
+
+
+class Stored:
+    """What stays active after the whole write path (gate, duplicates, supersede, the session cap, take-backs):
+    each conversation posted to its own session of a new user, as one post or turn by turn, its jobs run."""
+
+    def __init__(self, by_turn: bool):
+        from memory.models import MemoryItem, Status
+        from projects.models import Organization
+
+        self.by_turn = by_turn
+        self.org = Organization.objects.create(name="Judged", slug=f"judged-{'turns' if by_turn else 'post'}")
+        self.active = lambda user: list(
+            MemoryItem.objects.filter(org=self.org, user_id=user, status=Status.ACTIVE).values_list(
+                "content", flat=True
+            )
+        )
+
+    def __call__(self, row: dict) -> list[str]:
+        from checkpoints.services import messages_append
+        from memory.extraction.services import extraction_job_run
+
+        user = f"{row['id']}-{'turns' if self.by_turn else 'post'}"
+        for part in turns(row["messages"]) if self.by_turn else [row["messages"]]:
+            _, _, job = messages_append(
+                org=self.org, session_id=f"s-{user}", user_id=user, messages=part, extract=True
+            )
+            if job is not None:
+                assert extraction_job_run(job_id=job.pk) == "done"
+        return self.active(user)
+
+
+def score(
+    name: str, judge: str, show_new: bool, show_wrong: bool, written_of=rule_texts, title: str = ""
+) -> None:
+    from extraction import must_not_hit
 
     judged = verdicts(name, judge)
     if judged is None:
@@ -100,7 +151,7 @@ def score(name: str, judge: str, show_new: bool, show_wrong: bool) -> None:
     groups: dict[str, Counter] = defaultdict(Counter)
     for row in load(DATA / f"{SETS[name]}.jsonl"):
         verdict = judged[row["id"]]
-        written = list(dict.fromkeys(c.content for c in extract_rules(row["messages"])))
+        written = written_of(row)
         written_set = set(written)
         judged_texts = [verdict["candidates"][text] for text in written if text in verdict["candidates"]]
         counts = Counter(
@@ -122,7 +173,7 @@ def score(name: str, judge: str, show_new: bool, show_wrong: bool) -> None:
             for text in written:
                 if (v := verdict["candidates"].get(text)) and v["verdict"] == "wrong":
                     print(f"  wrong  {row['id']}: {text}  ({v['reason']})")
-    print(f"\n{name}, judge {judge}")
+    print(f"\n{name}, judge {judge}{title}")
     print(
         f"{'group':<8}{'convs':>6}{'written':>9}{'unjudged':>10}{'precision':>11}{'recall':>8}{'must-not':>10}"
     )
@@ -196,15 +247,31 @@ def main() -> None:
     parser.add_argument(
         "--agreement", action="store_true", help="judge a against judge b and the automatic match"
     )
+    parser.add_argument(
+        "--stored",
+        choices=["post", "turns"],
+        help="score what stays active after the write path (needs the database: scripts/devservices.py exec), "
+        "each conversation sent as one post or turn by turn, instead of what the rules write",
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "bench"))
     import django
 
     django.setup()
-    for name in args.set or ([args.show_wrong] if args.show_wrong else list(SETS)):
-        score(name, args.judge, args.show_new, args.show_wrong == name)
-        if args.agreement:
-            agreement(name)
+    names = args.set or ([args.show_wrong] if args.show_wrong else list(SETS))
+    if not args.stored:
+        for name in names:
+            score(name, args.judge, args.show_new, args.show_wrong == name)
+            if args.agreement:
+                agreement(name)
+        return
+    from bench.ingest import owned_test_databases
+
+    with owned_test_databases():
+        stored = Stored(by_turn=args.stored == "turns")
+        title = f", stored ({'turn by turn' if stored.by_turn else 'one post'})"
+        for name in names:
+            score(name, args.judge, args.show_new, args.show_wrong == name, written_of=stored, title=title)
 
 
 if __name__ == "__main__":
