@@ -3911,3 +3911,23 @@ def test_a_correction_in_a_later_turn_is_written_as_in_one_post():
     assert "The user practices on Thursdays after school" in {c.content for c in turn_candidates(later)}
     assert {c.content for c in turn_candidates(later)} == one_post - earlier
     assert taken_back(later) == ["The user practices on Tuesdays after school"]
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("以后你要记得，我不喝咖啡，只喝茶。", ["用户不喝咖啡", "用户只喝茶"]),
+        ("记得，我周三有课。", ["用户周三有课"]),
+        (
+            "Just so you know going forward, I am a night-shift nurse so I sleep during the day.",
+            ["The user is a night-shift nurse", "The user sleeps during the day"],
+        ),
+        # "I remember" and a request about the task at hand are no request to remember
+        ("我记得，你上次说过这个。", []),
+        ("你记得帮我看一下这个报错", []),
+    ],
+)
+def test_a_request_to_keep_what_follows_is_no_instruction_of_its_own(text, expected):
+    written = extract_rules([{"role": "human", "content": text}])
+    assert [c.content for c in written] == expected
+    assert all(c.explicit for c in written)

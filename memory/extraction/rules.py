@@ -318,10 +318,12 @@ def _rejoin_lists(parts: list[str]) -> list[str]:
 
 # "记住 / 请记住 / 记一下 / remember that …": the user asked for what follows.
 _REMEMBER = re.compile(
-    r"^.{0,8}?(?:请你?|麻烦你?|帮我|你要|要)?(?:记住|记一下|记下|记着|牢记|备注一下|(?<!我)记(?=我))(?:了|一下)?"
+    r"^.{0,8}?(?:请你?|麻烦你?|帮我|你要|要)?(?:记住|记一下|记下|记着|牢记|备注一下|(?<!我)记(?=我)|(?<![我他她])记得(?=[\s，,：:]))(?:了|一下)?"
     r"(?:这件事|这一点|一点|这个)?[\s，,：:、]*"
     r"|^.{0,20}?(?<!\bI )(?<!\bwe )(?<!\byou )(?<!\bI do )(?<!\bI still )(?<!\bI can )(?<!\bto )"
-    r"\b(?:remember|note(?=\s+(?:that|this|down|my|these|the following)\b|\s*:)|keep in mind|don'?t forget|do not forget)"
+    r"\b(?:remember|note(?=\s+(?:that|this|down|my|these|the following)\b|\s*:)|keep in mind|don'?t forget|do not forget"
+    # "just so you know going forward, I …": a request to keep what follows, not an instruction
+    r"|just so you know,?\s+(?:going forward|from now on|for (?:the )?future|for later|in (?:the )?future))"
     r"\b(?:\s+that)?[\s,:]*"
     # asked as a question: "can you keep in mind that I'm in the UK?"
     r"|^.{0,12}?\b(?:can|could|would|will) you (?:please |also |just )?(?:remember|keep in mind|note(?= that| down)|save)"
