@@ -3931,3 +3931,12 @@ def test_a_request_to_keep_what_follows_is_no_instruction_of_its_own(text, expec
     written = extract_rules([{"role": "human", "content": text}])
     assert [c.content for c in written] == expected
     assert all(c.explicit for c in written)
+
+
+def test_a_pet_just_adopted_is_kept_like_a_move():
+    # "just <done>" is a moment ("just finished the report"); adopting, like moving or joining, lasts
+    written = extract_rules(
+        [{"role": "human", "content": "I just adopted a rescue greyhound called Pepper, any tips?"}]
+    )
+    assert [c.content for c in written] == ["The user just adopted a rescue greyhound called Pepper"]
+    assert extract_rules([{"role": "human", "content": "I just finished the quarterly report, phew"}]) == []

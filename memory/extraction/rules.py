@@ -3156,7 +3156,7 @@ _LEANING_ZH = re.compile(r"^用户的?(?:新|旧|老|大|小|前一个|上一个
 # A news item of a moment: "just" and a past verb that is no change of the subject's state ("just laid off 20% of
 # staff", "just got their certificate"; "just joined", "just moved" are changes and stay), "刚…完".
 _JUST_DONE = re.compile(
-    r"^The user(?:'s [\w-]+(?: [\w-]+)?)? just (?!(?:joined|started|moved|switched|became|began|turned|signed up|retired|graduated|got married|got divorced)\b)"
+    r"^The user(?:'s [\w-]+(?: [\w-]+)?)? just (?!(?:joined|started|moved|switched|became|began|turned|signed up|retired|graduated|got married|got divorced|adopted)\b)"
     rf"(?:[a-z]{{2,}}ed|{'|'.join(sorted(_EN_PAST))})\b"
     r"|^用户[^，,]{0,6}刚刚?[\u4e00-\u9fff]完"
 )
