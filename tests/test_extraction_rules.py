@@ -3940,3 +3940,11 @@ def test_a_pet_just_adopted_is_kept_like_a_move():
     )
     assert [c.content for c in written] == ["The user just adopted a rescue greyhound called Pepper"]
     assert extract_rules([{"role": "human", "content": "I just finished the quarterly report, phew"}]) == []
+
+
+@pytest.mark.parametrize(
+    "text", ["我家猫上个月去世了，心情不好", "Our dog passed away last week and my kids are sad."]
+)
+def test_a_pet_that_died_is_not_one_the_user_has(text):
+    written = [c.content for c in extract_rules([{"role": "human", "content": text}])]
+    assert "用户养了一只猫" not in written and "The user has a dog" not in written

@@ -3660,11 +3660,19 @@ _HAD_WORDS = {
 }
 
 
+# A death or a loss told of what the user had: no longer theirs.
+_GONE = re.compile(
+    r"去世|过世|死了|走了|没了|丢了|\b(?:passed away|died|put down|put to sleep|ran away)\b", re.I
+)
+
+
 def _had_in_passing(content: str, statements: list[Candidate]) -> Candidate | None:
     for sentence in split_sentences(content):
         zh = _chinese(sentence)
         if not (found := (_HAD_ZH if zh else _HAD_EN).search(sentence)):
             continue
+        if _GONE.search(sentence[found.start() :]):
+            continue  # "我家猫上个月去世了", "our dog passed away": had, not has
         who = _HAD_WORDS.get(found.group("who"), found.group("who").lower())
         if any(who in c.content.lower() for c in statements):
             return None  # said of them already
