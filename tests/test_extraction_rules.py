@@ -3948,3 +3948,26 @@ def test_a_pet_just_adopted_is_kept_like_a_move():
 def test_a_pet_that_died_is_not_one_the_user_has(text):
     written = [c.content for c in extract_rules([{"role": "human", "content": text}])]
     assert "用户养了一只猫" not in written and "The user has a dog" not in written
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # a head count after "我们是一家…公司" is the company's, and so is the city after it
+        (
+            "我们是一家做母婴用品的小公司，十几个人，在杭州",
+            ["用户的公司是一家做母婴用品的小公司", "用户的公司有十几个人", "用户的公司在杭州"],
+        ),
+        # what to take as given for every answer is the user's circumstance …
+        (
+            "For all future answers, assume I'm on Windows 11 and use PowerShell.",
+            ["The user is on Windows 11"],
+        ),
+        ("Going forward, assume I'm a beginner at Python.", ["The user is a beginner at Python"]),
+        # … and a supposition for the question at hand is not
+        ("Assume I have $10k to invest, where should I put it?", []),
+        ("Assume I'm on Windows 11.", []),
+    ],
+)
+def test_what_goes_on_about_a_group_and_what_to_assume(text, expected):
+    assert [c.content for c in extract_rules([{"role": "human", "content": text}])] == expected

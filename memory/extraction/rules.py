@@ -1633,6 +1633,8 @@ def _instruction_statement(clause: str, zh: bool) -> str:
     ):
         # "when you give me code, use TypeScript" -> "use TypeScript when it gives the user code"
         body = f"{when.group(4)} {when.group(1).lower()}it {_third(when.group(2))}{when.group(3)}"
+    if assumed := re.match(r"assume (?:that )?((?:I|I'm|my)\b.+)$", body, re.I):
+        return _rewrite_en(assumed.group(1))  # "going forward, assume I'm a beginner": what to take as given
     body = _EN_POSSESSIVE[0][0].sub("the user's", body)
     body = re.sub(r"(?<![\w'])me(?![\w'])", "the user", body, flags=re.I)
     body = re.sub(r"(?<![\w'])your(?![\w'])", "its", body, flags=re.I)
@@ -1895,6 +1897,19 @@ _WHEN = re.compile(
 )
 _RESCHEDULED_ZH = re.compile(
     r"^(?P<what>[^，,]{1,20}?)(?:改到|改在|改成|改为|换成|推迟到|推迟至|延期到|延到|提前到|改期到|挪到)了?(?P<when>[^，,了]{1,12})了?$"
+)
+
+
+# "Assume the user is on Windows 11" (the imperative rewritten), and what makes it standing.
+_ASSUME_EN = re.compile(r"^(?:please )?assume (?:that )?(the user\b.+)$", re.I)
+_FOR_ALL_ANSWERS_EN = re.compile(
+    r"\b(?:from now on|going forward|by default|in (?:the )?future|for (?:all|any|every) (?:future |later )?"
+    r"(?:answers?|questions?|chats?|conversations?|replies|responses)|whenever|always)\b",
+    re.I,
+)
+# A bare head count: "十几个人", "二十来人", "一共就 5 个人".
+_HEAD_COUNT_ZH = re.compile(
+    r"(?:一共|总共|加起来)?(?:就|只)?(?:有)?\s?[一二两三四五六七八九十百几\d]+\s?[来多余]?个?人(?:左右)?"
 )
 
 
@@ -2681,6 +2696,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                         )  # "养了一只猫，叫团子，三岁了"
                     )
                     or (not zh and _EN_VERB_START.match(clause))
+                    # "我们是一家做母婴用品的小公司，十几个人，在杭州": a head count goes on about the group named
+                    or (zh and subject.startswith("用户的") and _HEAD_COUNT_ZH.fullmatch(clause))
                 )
             )
             if standing and (not _about_user_fact(clause, zh) or re.match(_WISH_ON_OUTPUT_EN, clause, re.I)):
@@ -4712,6 +4729,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             candidate.content = _TURNED_EN.sub(r"\1 is \2", candidate.content)
             # "Ok the user is pretty new to coding": the discourse word before the subject goes
             candidate.content = _WORD_BEFORE_SUBJECT.sub("The user", candidate.content)
+            if assumed := _ASSUME_EN.match(candidate.content):
+                # "for all future answers, assume I'm on Windows 11": what to take as given is the user's
+                # circumstance; without a standing request it is a supposition for the question at hand
+                if not _FOR_ALL_ANSWERS_EN.search(content):
+                    continue
+                candidate.content = "T" + assumed.group(1)[1:]
             # "I'm a forklift operator if that matters for anything", "我是独生子只能我去": the aside goes
             candidate.content = _ASIDE_TAIL.sub("", candidate.content)
             # "we're all Google Workspace here": a name, then the place of the talk
