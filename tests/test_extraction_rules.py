@@ -3971,3 +3971,20 @@ def test_a_pet_that_died_is_not_one_the_user_has(text):
 )
 def test_what_goes_on_about_a_group_and_what_to_assume(text, expected):
     assert [c.content for c in extract_rules([{"role": "human", "content": text}])] == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        (
+            "我是 Java 后端，五年经验，最近在学 Rust",
+            ["用户是 Java 后端", "用户有五年经验", "用户最近在学 Rust"],
+        ),
+        (
+            "我们 startup 现在 8 个人，都 remote，timezone 跨三个，怎么安排 standup",
+            ["用户的创业公司现在 8 个人", "用户的创业公司都远程"],
+        ),
+    ],
+)
+def test_what_follows_without_a_subject_stays_with_the_one_named(text, expected):
+    assert [c.content for c in extract_rules([{"role": "human", "content": text}])] == expected

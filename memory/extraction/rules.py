@@ -1145,7 +1145,7 @@ def _work_of(statements: list[Candidate], worked: re.Match) -> Candidate | None:
 
 _GROUP_ZH = (
     r"合作社|工厂|厂里|医院|诊所|餐厅|饭店|农场|果园|工作室|乐队|车队|科室|协会|俱乐部|合唱团|养殖场|牧场|超市|药店|"
-    r"幼儿园|村里|教会"
+    r"幼儿园|村里|教会|创业公司|初创公司|网店|店铺"
 )
 _ZH_PERSON = [
     (re.compile(r"^(?:我们|咱们)这种(?=.*(?:团队|公司))"), "用户的团队是"),
@@ -1906,6 +1906,10 @@ _FOR_ALL_ANSWERS_EN = re.compile(
     r"\b(?:from now on|going forward|by default|in (?:the )?future|for (?:all|any|every) (?:future |later )?"
     r"(?:answers?|questions?|chats?|conversations?|replies|responses)|whenever|always)\b",
     re.I,
+)
+# Years of experience said bare: "五年经验", "10 年开发经验".
+_EXPERIENCE_ZH = re.compile(
+    r"(?:已经)?[一二两三四五六七八九十几\d]+\s?年多?(?:的)?(?:工作|开发|从业|教学|行业|相关)?经验"
 )
 # A bare head count: "十几个人", "二十来人", "一共就 5 个人".
 _HEAD_COUNT_ZH = re.compile(
@@ -2698,6 +2702,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     or (not zh and _EN_VERB_START.match(clause))
                     # "我们是一家做母婴用品的小公司，十几个人，在杭州": a head count goes on about the group named
                     or (zh and subject.startswith("用户的") and _HEAD_COUNT_ZH.fullmatch(clause))
+                    # "我是 Java 后端，五年经验": the years of experience are the subject's
+                    or (zh and _EXPERIENCE_ZH.fullmatch(clause))
                 )
             )
             if standing and (not _about_user_fact(clause, zh) or re.match(_WISH_ON_OUTPUT_EN, clause, re.I)):
@@ -2718,7 +2724,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                         bare.append(clause)
                         continue
                 if zh:
-                    if _NUMBER_OF.match(clause_v) and not _about_user(clause_v, zh):
+                    if (_NUMBER_OF.match(clause_v) or _EXPERIENCE_ZH.fullmatch(clause_v)) and not _about_user(
+                        clause_v, zh
+                    ):
                         clause_v = "有" + clause_v
                     elif re.fullmatch(_ILLNESS_ZH, clause_v):
                         clause_v = "有" + clause_v  # "我腰椎间盘突出 还有痛风"
