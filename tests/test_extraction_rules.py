@@ -419,7 +419,10 @@ def test_it_marks_a_background_request_explicit():
             ["The user just joined a 40-person agency in Bristol as their first data person"],
         ),
         ("组里开会都用飞书，文档也全在飞书上", ["用户的团队开会都用飞书"]),
-        ("我们 startup 在深圳，主要做 AI 客服 SaaS", ["用户的创业公司在深圳", "用户的创业公司主要做 AI 客服 SaaS"]),
+        (
+            "我们 startup 在深圳，主要做 AI 客服 SaaS",
+            ["用户的创业公司在深圳", "用户的创业公司主要做 AI 客服 SaaS"],
+        ),
     ],
 )
 def test_it_finds_implicit_self_descriptions(text, contents):
