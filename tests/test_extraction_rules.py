@@ -3991,3 +3991,22 @@ def test_what_goes_on_about_a_group_and_what_to_assume(text, expected):
 )
 def test_what_follows_without_a_subject_stays_with_the_one_named(text, expected):
     assert [c.content for c in extract_rules([{"role": "human", "content": text}])] == expected
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("We live on a boat in Amsterdam lol", ["The user lives on a boat in Amsterdam"]),
+        ("I'm so bored lol", []),
+        (
+            "Keep answers under 200 words please.",
+            ["The user wants the assistant to keep answers under 200 words"],
+        ),
+        (
+            "Remember that I hate small talk, just get to the point.",
+            ["The user hates small talk", "The user wants the assistant to just get to the point"],
+        ),
+    ],
+)
+def test_a_laugh_a_length_and_a_way_to_answer(text, expected):
+    assert [c.content for c in extract_rules([{"role": "human", "content": text}])] == expected

@@ -187,7 +187,9 @@ _LEAD = re.compile(
     re.I,
 )
 _TRAIL = re.compile(
-    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please|btw|fyi|tbh|tho|actually|too|as well)|"
+    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please|btw|fyi|tbh|tho|actually|too|as well|"
+    # a laugh after a statement ("we live on a boat in Amsterdam lol") is no mood of the statement's
+    r"lol|lmao|rofl|haha+|hehe+|xd)|"
     # what the fact does to the question at hand: "I'm lactose intolerant too which makes it harder"
     r"(?<=[a-z])\s+which (?:makes|means|is why|explains)\b[^,.;]*|[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
     re.I,
@@ -946,9 +948,13 @@ _STANDING_EN = re.compile(
     r"|^(?:so |and )?(?:please |pls )?no (?:tables|emojis?|jargon|markdown|ascii art|long answers|walls of text)\b"
     r"|^(?:so |and )?(?:please )?(?:put|give|lead with) (?:the |your )?(?:key |main |short )?(?:answer|point|conclusion|"
     r"summary|bottom line)s? first\b"
+    # how to answer, said as an imperative of its own: "just get to the point", "skip the pleasantries"
+    r"|^(?:just |please |so |and )?(?:get (?:straight )?to the point|cut to the chase|be (?:brief|concise|direct|blunt)|"
+    r"skip (?:the )?(?:intros?|introductions?|small talk|pleasantries|fluff|preamble))\b"
     # how answers are to be kept: "(so) keep answers short and in bullet points"
     r"|^(?:please |so |and )?(?:keep|make) (?:your |the |all )?(?:answers?|replies|responses|explanations?|things|"
-    r"messages?) (?:short|brief|simple|concise|plain|clear|basic)\b"
+    r"messages?) (?:short|brief|simple|concise|plain|clear|basic|(?:under|below|within) \d+ (?:words|lines|sentences)|"
+    r"to (?:\d+|one|two|three|four|five|a few) (?:sentences|lines|paragraphs|bullet points|bullets))\b"
     # what every answer of a kind carries: "I need carb counts on any recipe you give me"
     rf"|{_WISH_ON_OUTPUT_EN}"
     # a unit or a form over another: "grams not cups please", "bullet points > walls of text"
