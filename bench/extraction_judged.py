@@ -1,6 +1,6 @@
 """Extraction judged by a reader: precision and recall of the rule path by verdicts, not by a similarity threshold.
 
-    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe30 ...]
+    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe31 ...]
         [--judge a|b] [--show-new] [--show-wrong SET] [--agreement]
     scripts/devservices.py exec -- .venv/bin/python bench/extraction_judged.py --stored post|turns [--set ...]
 
@@ -20,7 +20,7 @@ found when a candidate that states it is still written (a new candidate may find
 bound while anything is unjudged).
 
 Judges (readers who saw neither the rules nor the other judge's verdicts): "a" judged every set, "b" the
-held-out half and probe12 to probe30 a second time (--agreement prints how often the two agree, and how often the
+held-out half and probe12 to probe31 a second time (--agreement prints how often the two agree, and how often the
 automatic match of bench/extraction.py agrees with each).
 
 Sets: the held-out half (bench/data/extraction_heldout.jsonl, evidence), probe9 and probe10 (read and tuned
@@ -35,7 +35,8 @@ start rules of the session that wrote it, scored again on its end rules) and pro
 end rules of that session); in the next session probe26 and then probe27 were read and tuned on, probe28 (a new
 author's) was judged on the rules after the probe26 round, scored again after the probe27 round and then read and
 tuned on, probe29 (never read) was judged after the probe27 round and scored again at the end, and probe30 (never
-read) was judged on the final rules.
+read) was judged on the final rules. probe31 (a new author's, never read) was judged on the rules of the next
+session's end.
 No database: the rules run in this process (the model is loaded only with --agreement). With --stored, what
 is scored is what stays active after the whole write path (the gate, duplicates, supersedes, the session cap,
 take-backs), each conversation posted to a new user's session as one post or turn by turn (each user message
@@ -80,6 +81,7 @@ SETS = {
     "probe28": "extraction_probe28",
     "probe29": "extraction_probe29",
     "probe30": "extraction_probe30",
+    "probe31": "extraction_probe31",
 }
 
 
