@@ -187,9 +187,7 @@ _LEAD = re.compile(
     re.I,
 )
 _TRAIL = re.compile(
-    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please|btw|fyi|tbh|tho|actually|too|as well|"
-    # a laugh after a statement ("we live on a boat in Amsterdam lol") is no mood of the statement's
-    r"lol|lmao|rofl|haha+|hehe+|xd)|"
+    r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please|btw|fyi|tbh|tho|actually|too|as well)|"
     # what the fact does to the question at hand: "I'm lactose intolerant too which makes it harder"
     r"(?<=[a-z])\s+which (?:makes|means|is why|explains)\b[^,.;]*|[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
     re.I,
@@ -1906,13 +1904,8 @@ _RESCHEDULED_ZH = re.compile(
 )
 
 
-# "Assume the user is on Windows 11" (the imperative rewritten), and what makes it standing.
+# "Assume the user is on Windows 11": the imperative rewritten.
 _ASSUME_EN = re.compile(r"^(?:please )?assume (?:that )?(the user\b.+)$", re.I)
-_FOR_ALL_ANSWERS_EN = re.compile(
-    r"\b(?:from now on|going forward|by default|in (?:the )?future|for (?:all|any|every) (?:future |later )?"
-    r"(?:answers?|questions?|chats?|conversations?|replies|responses)|whenever|always)\b",
-    re.I,
-)
 # Years of experience said bare: "五年经验", "10 年开发经验".
 _EXPERIENCE_ZH = re.compile(
     r"(?:已经)?[一二两三四五六七八九十几\d]+\s?年多?(?:的)?(?:工作|开发|从业|教学|行业|相关)?经验"
@@ -4745,9 +4738,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             candidate.content = _WORD_BEFORE_SUBJECT.sub("The user", candidate.content)
             if assumed := _ASSUME_EN.match(candidate.content):
                 # "for all future answers, assume I'm on Windows 11": what to take as given is the user's
-                # circumstance; without a standing request it is a supposition for the question at hand
-                if not _FOR_ALL_ANSWERS_EN.search(content):
-                    continue
+                # circumstance, said of the user ("Assume the user is on Windows 11" read as an order)
                 candidate.content = "T" + assumed.group(1)[1:]
             # "I'm a forklift operator if that matters for anything", "我是独生子只能我去": the aside goes
             candidate.content = _ASIDE_TAIL.sub("", candidate.content)
