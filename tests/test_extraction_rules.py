@@ -3978,10 +3978,6 @@ def test_what_goes_on_about_a_group_and_what_to_assume(text, expected):
     "text, expected",
     [
         (
-            "我是 Java 后端，五年经验，最近在学 Rust",
-            ["用户是 Java 后端", "用户有五年经验", "用户最近在学 Rust"],
-        ),
-        (
             "我们 startup 现在 8 个人，都 remote，timezone 跨三个，怎么安排 standup",
             ["用户的创业公司现在 8 个人", "用户的创业公司都远程"],
         ),

@@ -1906,10 +1906,6 @@ _RESCHEDULED_ZH = re.compile(
 
 # "Assume the user is on Windows 11": the imperative rewritten.
 _ASSUME_EN = re.compile(r"^(?:please )?assume (?:that )?(the user\b.+)$", re.I)
-# Years of experience said bare: "五年经验", "10 年开发经验".
-_EXPERIENCE_ZH = re.compile(
-    r"(?:已经)?[一二两三四五六七八九十几\d]+\s?年多?(?:的)?(?:工作|开发|从业|教学|行业|相关)?经验"
-)
 # A bare head count: "十几个人", "二十来人", "一共就 5 个人".
 _HEAD_COUNT_ZH = re.compile(
     r"(?:一共|总共|加起来)?(?:就|只)?(?:有)?\s?[一二两三四五六七八九十百几\d]+\s?[来多余]?个?人(?:左右)?"
@@ -2701,8 +2697,6 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     or (not zh and _EN_VERB_START.match(clause))
                     # "我们是一家做母婴用品的小公司，十几个人，在杭州": a head count goes on about the group named
                     or (zh and subject.startswith("用户的") and _HEAD_COUNT_ZH.fullmatch(clause))
-                    # "我是 Java 后端，五年经验": the years of experience are the subject's
-                    or (zh and _EXPERIENCE_ZH.fullmatch(clause))
                 )
             )
             if standing and (not _about_user_fact(clause, zh) or re.match(_WISH_ON_OUTPUT_EN, clause, re.I)):
@@ -2723,9 +2717,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                         bare.append(clause)
                         continue
                 if zh:
-                    if (_NUMBER_OF.match(clause_v) or _EXPERIENCE_ZH.fullmatch(clause_v)) and not _about_user(
-                        clause_v, zh
-                    ):
+                    if _NUMBER_OF.match(clause_v) and not _about_user(clause_v, zh):
                         clause_v = "有" + clause_v
                     elif re.fullmatch(_ILLNESS_ZH, clause_v):
                         clause_v = "有" + clause_v  # "我腰椎间盘突出 还有痛风"
