@@ -4002,3 +4002,8 @@ def test_what_follows_without_a_subject_stays_with_the_one_named(text, expected)
 )
 def test_a_length_and_a_way_to_answer(text, expected):
     assert [c.content for c in extract_rules([{"role": "human", "content": text}])] == expected
+
+
+def test_replies_in_a_language_as_far_as_possible_are_a_standing_wish():
+    written = extract_rules([{"role": "human", "content": "我英语不好，回答尽量用中文"}])
+    assert [c.content for c in written] == ["用户英语不好", "用户希望助手回答尽量用中文"]
