@@ -4007,3 +4007,12 @@ def test_a_length_and_a_way_to_answer(text, expected):
 def test_replies_in_a_language_as_far_as_possible_are_a_standing_wish():
     written = extract_rules([{"role": "human", "content": "我英语不好，回答尽量用中文"}])
     assert [c.content for c in written] == ["用户英语不好", "用户希望助手回答尽量用中文"]
+
+
+def test_a_name_and_an_age_said_together_are_two_statements():
+    written = extract_rules([{"role": "human", "content": "I'm Tom, 45, a plumber from Leeds."}])
+    assert [c.content for c in written] == [
+        "The user's name is Tom",
+        "The user is 45",
+        "The user is a plumber from Leeds",
+    ]

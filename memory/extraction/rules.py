@@ -1904,6 +1904,8 @@ _RESCHEDULED_ZH = re.compile(
 )
 
 
+# "I'm Priya, 28" read as one statement: a first name and an age.
+_NAME_AGE_EN = re.compile(r"^The user is (?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?),? (?P<age>\d{1,2})$")
 # "Assume the user is on Windows 11": the imperative rewritten.
 _ASSUME_EN = re.compile(r"^(?:please )?assume (?:that )?(the user\b.+)$", re.I)
 # A bare head count: "十几个人", "二十来人", "一共就 5 个人".
@@ -4787,6 +4789,10 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             seen.add(key)
             candidate.source_message_id = message.get("message_id") or ""
             mine.append(candidate)
+            if intro := _NAME_AGE_EN.match(candidate.content):
+                # "Hi! I'm Priya, 28, product designer": a name and an age, two statements
+                candidate.content = f"The user's name is {intro.group('name')}"
+                mine.append(dataclasses.replace(candidate, content=f"The user is {intro.group('age')}"))
         if had := _had_in_passing(content, mine):  # "每次带我家狗出去遛…": the user has a dog
             mine.append(had)
         if (now := _BARE_NOW_EN.search(content)) and not any(
