@@ -4016,3 +4016,8 @@ def test_a_name_and_an_age_said_together_are_two_statements():
         "The user is 45",
         "The user is a plumber from Leeds",
     ]
+
+
+def test_how_the_user_is_doing_after_a_medicine_is_not_its_name():
+    written = extract_rules([{"role": "human", "content": "我有轻度抑郁，在吃药，最近状态还行"}])
+    assert [c.content for c in written] == ["用户有轻度抑郁", "用户在吃药"]

@@ -2355,6 +2355,10 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     re.search(r"吃[\u4e00-\u9fff]{0,4}药$", out[-1].content)
                     and re.fullmatch(r"[\u4e00-\u9fffA-Za-z]{2,8}", clause)
                     and not _ZH_VERB.search(clause)
+                    # "在吃药，最近状态还行": how the user is doing, not the medicine's name
+                    and not re.match(
+                        r"(?:最近|现在|目前|这几天|这阵子|平时|感觉|状态|效果|还|挺|也|都)", clause
+                    )
                     or re.search(r"吃[\u4e00-\u9fff]{0,4}药[\u4e00-\u9fffA-Za-z]{0,8}$", out[-1].content)
                     and _DOSE_ZH.fullmatch(clause)
                 )
