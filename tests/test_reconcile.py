@@ -155,3 +155,20 @@ def test_a_take_back_touches_only_what_extraction_wrote_in_that_conversation(org
     assert result["withdrawn"] == []  # u2's memory was written by hand; the turn merged into it
     assert active(org_a, "u2") == {"用户对芒果过敏"}
     assert active(org_a) == {"用户对芒果过敏"}
+
+
+def test_the_job_page_lists_what_a_later_turn_withdrew(org_a, alice):
+    from django.test import Client
+
+    from memory.models import ExtractionJob
+
+    turn(org_a, "s1", "我对芒果过敏，吃了嘴巴会肿。", "好的，记下了。", user_id="alice")
+    withdrawn = turn(org_a, "s1", "啊不是我，我帮同事问的 😂", user_id="alice")["withdrawn"]
+    job = ExtractionJob.objects.filter(org=org_a, user_id="alice").order_by("-id").first()
+    web = Client()
+    web.force_login(alice)
+    queue = web.get("/queue/").content.decode()
+    assert "withdrawn (taken back later) 1" in queue
+    page = web.get(f"/queue/{job.pk}/").content.decode()
+    assert "用户对芒果过敏" in page and f"/memories/{withdrawn[0]['id']}/" in page
+    assert "taken back or corrected later in the conversation" in page
