@@ -149,7 +149,8 @@ def _extract(actor: Actor, org, messages: list[dict], entities: Entities, fields
     for entry in result.get("merged", []):
         outcome.events.append(Event(entry["id"], "NONE", entry["content"]))
     for entry in result.get("withdrawn", []):
-        outcome.events.append(Event(entry["id"], "DELETE", entry["content"]))
+        if entry.get("id"):  # (a deferred candidate taken back was never a memory)
+            outcome.events.append(Event(entry["id"], "DELETE", entry["content"]))
     return outcome
 
 

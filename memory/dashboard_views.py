@@ -85,7 +85,7 @@ def deferred_waiting(actor, jobs) -> list[dict]:
         if not is_subject(actor, job.user_id):
             continue
         for index, entry in enumerate((job.result or {}).get("deferred") or []):
-            if not entry.get("accepted"):
+            if not entry.get("accepted") and not entry.get("withdrawn"):
                 out.append({"job": job, "index": index, "content": entry.get("content") or ""})
     return out
 
@@ -158,6 +158,8 @@ def queue_deferred_accept(request, pk):
             request,
             _("No such deferred candidate.")
             if exc.status == 404
+            else _("This candidate was taken back later in the conversation.")
+            if exc.withdrawn
             else _("This candidate was already accepted."),
         )
     else:

@@ -4021,3 +4021,28 @@ def test_a_name_and_an_age_said_together_are_two_statements():
 def test_how_the_user_is_doing_after_a_medicine_is_not_its_name():
     written = extract_rules([{"role": "human", "content": "我有轻度抑郁，在吃药，最近状态还行"}])
     assert [c.content for c in written] == ["用户有轻度抑郁", "用户在吃药"]
+
+
+def test_a_deferred_candidate_taken_back_later_is_no_longer_offered(org_a, alice, alice_client):
+    job = _run(org_a, "busy", FOUR_FACTS, user_id="alice")
+    [deferred] = job.result["deferred"]
+    later = _run(org_a, "busy", [human("oops that was my sister typing, forget I said it")], user_id="alice")
+    withdrawn = later.result["withdrawn"]
+    assert {w["content"] for w in withdrawn} == {
+        "The user is vegetarian",
+        "The user has a border collie called Max",
+    }
+    # the stored one is archived, the deferred one marked on its job and no longer offered
+    assert [w.get("deferred_by_job") for w in withdrawn if not w.get("id")] == [job.pk]
+    job.refresh_from_db()
+    assert job.result["deferred"][0]["withdrawn"] == {"job": later.pk}
+    url = f"/api/v1/extraction-jobs/{job.pk}/deferred/accept"
+    response = alice_client.post(url, {"index": 0}, format="json")
+    assert response.status_code == 409
+    assert "taken back later" in response.json()["error"]["message"]
+    assert not MemoryItem.objects.filter(org=org_a, content=deferred["content"]).exists()
+    web = Client()
+    web.force_login(alice)
+    assert deferred["content"] not in web.get("/queue/").content.decode()
+    page = web.get(f"/queue/{job.pk}/").content.decode()
+    assert "taken back later in the conversation" in page

@@ -136,6 +136,10 @@ class ExtractionJobDeferredAcceptView(EngramAPIView):
         except DeferredError as exc:
             if exc.status == 404:
                 raise ApiError(404, "not_found", _("No such deferred candidate.")) from exc
+            if exc.withdrawn:
+                raise ApiError(
+                    409, "conflict", _("This candidate was taken back later in the conversation.")
+                ) from exc
             raise ApiError(409, "conflict", _("This candidate was already accepted.")) from exc
         return Response({"accepted": accepted, "job": ExtractionJobSerializer(job).data})
 

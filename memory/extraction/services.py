@@ -251,11 +251,13 @@ def _target(job: ExtractionJob, draft_fields: dict | None = None) -> Target:
 
 
 class DeferredError(Exception):
-    """The deferred candidate does not exist (404) or was already accepted (409)."""
+    """The deferred candidate does not exist (404), was already accepted (409) or was taken back later in the
+    conversation (409, `withdrawn`)."""
 
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, *, withdrawn: bool = False):
         super().__init__(message)
         self.status = status
+        self.withdrawn = withdrawn
 
 
 @transaction.atomic
@@ -274,6 +276,8 @@ def extraction_job_accept_deferred(*, job: ExtractionJob, index: int, actor) -> 
     entry = deferred[index]
     if entry.get("accepted"):
         raise DeferredError(409, "This candidate was already accepted.")
+    if entry.get("withdrawn"):
+        raise DeferredError(409, "This candidate was taken back later in the conversation.", withdrawn=True)
     candidate = Candidate(
         content=entry["content"],
         memory_type=entry.get("memory_type") or "fact",
@@ -304,6 +308,10 @@ def extraction_job_accept_deferred(*, job: ExtractionJob, index: int, actor) -> 
     return job, accepted
 
 
+# How many of the conversation's latest jobs a take-back looks through for deferred candidates.
+WITHDRAW_JOBS = 20
+
+
 def _withdraw(target: Target, texts: list[str]) -> list[dict]:
     """Archive what an earlier turn of this conversation wrote and a later message took back or corrected
     (rules.taken_back): only active memories of the subject written by extraction in this session with that
@@ -320,10 +328,31 @@ def _withdraw(target: Target, texts: list[str]) -> list[dict]:
         content__in=texts,
     ).order_by("id")
     out = []
+    reason = f"taken back or corrected later in the conversation (extraction job #{target.job_id})"
     for item in items:
-        reason = f"taken back or corrected later in the conversation (extraction job #{target.job_id})"
         memory_archive(actor=target.actor, item=item, reason=reason)
         out.append({"id": item.pk, "content": item.content, "reason": reason})
+    # what an earlier job of the conversation deferred (the session's cap) and nobody accepted is no longer offered
+    earlier_jobs = (
+        ExtractionJob.objects.select_for_update(of=("self",))
+        .filter(org=target.org, user_id=target.user_id, session_id=target.session_id, status=JobStatus.DONE)
+        .exclude(pk=target.job_id)
+        .order_by("-id")[:WITHDRAW_JOBS]
+    )
+    for earlier in earlier_jobs:
+        deferred = (earlier.result or {}).get("deferred") or []
+        marked = [
+            e
+            for e in deferred
+            if e.get("content") in texts and not e.get("accepted") and not e.get("withdrawn")
+        ]
+        for entry in marked:
+            entry["withdrawn"] = {"job": target.job_id}
+            out.append({"content": entry["content"], "reason": reason, "deferred_by_job": earlier.pk})
+        if marked:
+            ExtractionJob.objects.filter(pk=earlier.pk).update(
+                result={**earlier.result, "deferred": deferred}
+            )
     return out
 
 
