@@ -3885,23 +3885,26 @@ def _turn(*messages, context=0):
 
 
 def test_a_turn_writes_what_the_conversation_adds_and_names_what_it_took_back():
-    from memory.extraction.rules import taken_back, turn_candidates
+    from memory.extraction.rules import read_turn
 
     first = ("我对芒果过敏，吃了嘴巴会肿。", "好的，记下了。")
     # the turn alone and the turn after an earlier one: nothing of the earlier turn is written again
-    assert [c.content for c in turn_candidates(_turn(*first))] == ["用户对芒果过敏"]
-    assert taken_back(_turn(*first)) == []
-    assert turn_candidates(_turn(*first, "谢谢，那我晚上吃点别的水果。", context=2)) == []
-    assert taken_back(_turn(*first, "谢谢，那我晚上吃点别的水果。", context=2)) == []
+    written, taken = read_turn(_turn(*first))
+    assert [c.content for c in written] == ["用户对芒果过敏"]
+    assert taken == []
+    written, taken = read_turn(_turn(*first, "谢谢，那我晚上吃点别的水果。", context=2))
+    assert written == []
+    assert taken == []
     # a take-back in a later turn: nothing new, and the earlier statement is named
-    later = _turn(*first, "啊不是我，我帮同事问的 😂", context=2)
-    assert turn_candidates(later) == [] and taken_back(later) == ["用户对芒果过敏"]
+    written, taken = read_turn(_turn(*first, "啊不是我，我帮同事问的 😂", context=2))
+    assert written == [] and taken == ["用户对芒果过敏"]
     # only earlier messages (nothing new): nothing either way
-    assert turn_candidates(_turn(*first, context=2)) == [] and taken_back(_turn(*first, context=2)) == []
+    written, taken = read_turn(_turn(*first, context=2))
+    assert written == [] and taken == []
 
 
 def test_a_correction_in_a_later_turn_is_written_as_in_one_post():
-    from memory.extraction.rules import taken_back, turn_candidates
+    from memory.extraction.rules import read_turn
 
     first = (
         "I coach my son's under-12 basketball team, we practice on Tuesdays after school.",
@@ -3910,10 +3913,10 @@ def test_a_correction_in_a_later_turn_is_written_as_in_one_post():
     correction = "oh wait, practice is on Thursdays now, they changed the gym schedule"
     one_post = {c.content for c in extract_rules(_turn(*first, correction))}
     earlier = {c.content for c in extract_rules(_turn(*first))}
-    later = _turn(*first, correction, context=2)
-    assert "The user practices on Thursdays after school" in {c.content for c in turn_candidates(later)}
-    assert {c.content for c in turn_candidates(later)} == one_post - earlier
-    assert taken_back(later) == ["The user practices on Tuesdays after school"]
+    written, taken = read_turn(_turn(*first, correction, context=2))
+    assert "The user practices on Thursdays after school" in {c.content for c in written}
+    assert {c.content for c in written} == one_post - earlier
+    assert taken == ["The user practices on Tuesdays after school"]
 
 
 @pytest.mark.parametrize(

@@ -28,6 +28,7 @@ from .rules import Candidate
 CORRECTION_MARGIN = 0.105
 SAME_SUBJECT_MARGIN = 0.055
 NEAREST_K = 5
+JOB_SOURCE = "extraction-job:"  # the source_id of what extraction writes: this and the job's id
 
 
 @dataclass
@@ -108,7 +109,7 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
         session_id=target.session_id,
         agent_id=target.agent_id,
         source=Source.AUTO,
-        source_id=f"extraction-job:{target.job_id}",
+        source_id=f"{JOB_SOURCE}{target.job_id}",
         source_message_id=candidate.source_message_id,
         confidence=candidate.confidence,
         **{

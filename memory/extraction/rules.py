@@ -5020,36 +5020,21 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
     return out
 
 
-def _split_turn(messages: list[dict]) -> tuple[list[dict], list[dict]] | None:
-    """(the earlier messages, the whole conversation), both unmarked, when a turn came with earlier messages
-    (marked "context", extracted by an earlier job); None otherwise."""
+def read_turn(messages: list[dict]) -> tuple[list[Candidate], list[str]]:
+    """(the candidates of a turn, what it took back), the conversation read whole: its earlier messages (marked
+    "context", extracted by an earlier job) with the new ones.
+
+    The candidates are those of the whole that reading the earlier messages alone does not give: what an earlier
+    job wrote is not written again, and a correction that restates an earlier value ("practice is on Thursdays
+    now" after "we practice on Tuesdays") is written as it would be if the conversation came in one post. What it
+    took back is what the earlier messages alone gave and the whole no longer does: a statement the user took back
+    ("不是我，是帮同事问的", "forget I said it") or corrected in a later message. So a conversation sent turn by turn
+    ends with what it would have left sent at once."""
     if not any(m.get("context") for m in messages) or all(m.get("context") for m in messages):
-        return None
+        return extract_rules(messages), []
     plain = [{k: v for k, v in m.items() if k != "context"} for m in messages]
-    return [m for m, original in zip(plain, messages, strict=True) if original.get("context")], plain
-
-
-def turn_candidates(messages: list[dict]) -> list[Candidate]:
-    """The candidates of a turn: of the conversation read whole (its earlier messages with the new ones), those
-    that reading the earlier messages alone does not give, that is, what an earlier job wrote already is not
-    written again. So a correction that restates an earlier value ("practice is on Thursdays now" after "we
-    practice on Tuesdays") is written as it would be if the conversation came in one post."""
-    split = _split_turn(messages)
-    if split is None:
-        return extract_rules(messages)
-    earlier, plain = split
-    before = {c.content for c in extract_rules(earlier)}
-    return [c for c in extract_rules(plain) if c.content not in before]
-
-
-def taken_back(messages: list[dict]) -> list[str]:
-    """What the rules wrote for the earlier messages of a turn that they no longer write once the new messages
-    are read with them: a statement the user took back ("不是我，是帮同事问的", "forget I said it") or corrected
-    ("actually practice is on Wednesdays") in a later message. With turn_candidates, a conversation sent turn by
-    turn ends with what it would have left sent at once."""
-    split = _split_turn(messages)
-    if split is None:
-        return []
-    earlier, plain = split
-    kept = {c.content for c in extract_rules(plain)}
-    return [text for text in dict.fromkeys(c.content for c in extract_rules(earlier)) if text not in kept]
+    earlier = [m for m, original in zip(plain, messages, strict=True) if original.get("context")]
+    before = list(dict.fromkeys(c.content for c in extract_rules(earlier)))
+    whole = extract_rules(plain)
+    kept = {c.content for c in whole}
+    return [c for c in whole if c.content not in before], [text for text in before if text not in kept]

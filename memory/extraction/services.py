@@ -36,8 +36,8 @@ from projects.access import system_actor_for_job
 
 from . import fair
 from .llm import LLMInvalidOutput, extract_llm
-from .reconcile import Target, reconcile
-from .rules import USER_ROLES, Candidate, message_too_short, taken_back, turn_candidates
+from .reconcile import JOB_SOURCE, Target, reconcile
+from .rules import USER_ROLES, Candidate, message_too_short, read_turn
 
 log = logging.getLogger(__name__)
 
@@ -133,24 +133,25 @@ def _skipped(messages: list[dict]) -> list[dict]:
     ]
 
 
-def _candidates(job: ExtractionJob, *, last: bool = False) -> tuple[list, str, str]:
-    """(candidates, method, note) — the LLM path when configured, else or on its failure the rule path.
+def _candidates(job: ExtractionJob, *, last: bool = False) -> tuple[list, list[str], str, str]:
+    """(candidates, taken back, method, note) — the LLM path when configured, else or on its failure the rule path,
+    which also tells what the turn took back of what an earlier job wrote (rules.read_turn).
 
     last: no later attempt will come (a job run in the request), so a transient failure uses the rules."""
     client = llm_for(job.org)
     if client is None:
-        return turn_candidates(job.messages), "rules", ""
+        return *read_turn(job.messages), "rules", ""
     try:
-        return extract_llm(client, job.messages), "llm", ""
+        return extract_llm(client, job.messages), [], "llm", ""
     except LLMInvalidOutput as exc:
-        return turn_candidates(job.messages), "rules", f"{exc}; used the rule path"
+        return *read_turn(job.messages), "rules", f"{exc}; used the rule path"
     except LLMError as exc:
         if exc.transient and not last and job.attempts < settings.EXTRACTION_MAX_ATTEMPTS:
             message = f"attempt {job.attempts}: {exc}; will retry"
             _release(job, message)
             raise RetryLater(message, _retry_after(job)) from exc
         return (
-            turn_candidates(job.messages),
+            *read_turn(job.messages),
             "rules",
             f"attempt {job.attempts}: the chat model failed ({exc}); used the rule path",
         )
@@ -324,7 +325,7 @@ def _withdraw(target: Target, texts: list[str]) -> list[dict]:
         session_id=target.session_id,
         status=Status.ACTIVE,
         source=Source.AUTO,
-        source_id__startswith="extraction-job:",
+        source_id__startswith=JOB_SOURCE,
         content__in=texts,
     ).order_by("id")
     out = []
@@ -376,7 +377,7 @@ def _run(job: ExtractionJob, *, last: bool = False, draft_fields: dict | None = 
         return JobStatus.DONE
     last = last or job.attempts >= settings.EXTRACTION_MAX_ATTEMPTS
     try:
-        candidates, method, note = _candidates(job, last=last)
+        candidates, taken, method, note = _candidates(job, last=last)
         client = llm_for(job.org) if method == "llm" else None
         provider = provider_for(job.org, job.user_id)
         target = _target(job, draft_fields)
@@ -401,7 +402,7 @@ def _run(job: ExtractionJob, *, last: bool = False, draft_fields: dict | None = 
                     }
                 )
             if method == "rules":
-                result["withdrawn"] = _withdraw(target, taken_back(job.messages))
+                result["withdrawn"] = _withdraw(target, taken)
             result["candidates"] = len(candidates)
             ExtractionJob.objects.filter(pk=job.pk).update(
                 status=JobStatus.DONE, method=method, result=result, error=note, finished_at=timezone.now()
