@@ -80,12 +80,14 @@ def job_counts(job) -> dict:
 def deferred_waiting(actor, jobs) -> list[dict]:
     """Candidates the session's cap deferred and nobody accepted yet, of jobs about the actor themself
     (another person's conversation text is not shown)."""
+    from .extraction.services import deferred_open
+
     out = []
     for job in jobs:
         if not is_subject(actor, job.user_id):
             continue
         for index, entry in enumerate((job.result or {}).get("deferred") or []):
-            if not entry.get("accepted") and not entry.get("withdrawn"):
+            if deferred_open(entry):
                 out.append({"job": job, "index": index, "content": entry.get("content") or ""})
     return out
 

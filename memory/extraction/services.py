@@ -309,6 +309,11 @@ def extraction_job_accept_deferred(*, job: ExtractionJob, index: int, actor) -> 
     return job, accepted
 
 
+def deferred_open(entry: dict) -> bool:
+    """A deferred candidate a person may still accept: neither accepted nor taken back later (_withdraw)."""
+    return not entry.get("accepted") and not entry.get("withdrawn")
+
+
 # How many of the conversation's latest jobs a take-back looks through for deferred candidates.
 WITHDRAW_JOBS = 20
 
@@ -342,11 +347,7 @@ def _withdraw(target: Target, texts: list[str]) -> list[dict]:
     )
     for earlier in earlier_jobs:
         deferred = (earlier.result or {}).get("deferred") or []
-        marked = [
-            e
-            for e in deferred
-            if e.get("content") in texts and not e.get("accepted") and not e.get("withdrawn")
-        ]
+        marked = [e for e in deferred if e.get("content") in texts and deferred_open(e)]
         for entry in marked:
             entry["withdrawn"] = {"job": target.job_id}
             out.append({"content": entry["content"], "reason": reason, "deferred_by_job": earlier.pk})
