@@ -1971,7 +1971,7 @@ def test_a_request_about_answers_is_the_assistants():
         human("以后都按这个背景来回答我：我是会计，在成都上班。回答尽量给出具体准则条文，别说太多套话。")
     ]
     contents = [c.content for c in extract_rules(messages)]
-    assert "用户希望助手回答时给出具体准则条文" in contents
+    assert "用户希望助手回答尽量给出具体准则条文，别说太多套话" in contents
     assert not [c for c in contents if c.startswith("用户回答")]
 
 
@@ -2953,7 +2953,7 @@ def test_probe22_round_two_english(messages, expected):
         (["以后我问物理题你都按高一的难度来讲"], ["用户希望助手以后用户问物理题都按高一的难度来讲"]),
         (
             ["以后回答我请尽量口语化，别用太多术语"],
-            ["用户希望助手以后回答用户尽量口语化", "用户要求助手别用太多术语"],
+            ["用户希望助手回答用户尽量口语化，别用太多术语"],
         ),
         # "那条作废", "当我没说": taken back
         (["以后推荐餐厅都按清真来", "想了想算了 刚才那条作废"], []),
@@ -4049,3 +4049,81 @@ def test_a_deferred_candidate_taken_back_later_is_no_longer_offered(org_a, alice
     assert deferred["content"] not in web.get("/queue/").content.decode()
     page = web.get(f"/queue/{job.pk}/").content.decode()
     assert "taken back later in the conversation" in page
+
+
+@pytest.mark.parametrize(
+    ("messages", "expected"),
+    [
+        # a wish about answers said over several clauses is one statement, with its moment
+        (
+            ["你记住：我是药剂师。以后我问药物相关的问题，直接用专业术语说就行，不用从头解释那些基础概念。"],
+            ["用户是药剂师", "用户问药物相关的问题时，希望助手直接用专业术语说，不用从头解释那些基础概念"],
+        ),
+        (
+            ["给你点背景，之后的对话都用得上。写的东西要符合民政口径，朴实一点，别用太花哨的词。"],
+            ["用户希望助手写的东西要符合民政口径，朴实一点，别用太花哨的词"],
+        ),
+        (
+            ["你记住哦，以后讲到钱的时候直接用 SGD 就好，不用再 convert 成人民币"],
+            ["用户希望助手讲到钱的时候直接用 SGD，不用再 convert 成人民币"],
+        ),
+        # the reason after it is not part of the wish; a one-off task's wishes are not kept
+        (
+            ["以后你回答都照这个来。你回答的时候说简单点，别夹英文，我看不懂。"],
+            ["用户希望助手回答的时候说简单点，别夹英文"],
+        ),
+        (["帮我写个请假条，要简短一点，别太正式"], []),
+        # "叫我老周就行": the name, not a wish about answers
+        (["以后叫我老周就行，别老先生先生的"], ["用户希望被称为老周"]),
+        # English: the act with its moment
+        (
+            ["Please remember this: I'm red-green colorblind. Whenever you suggest colors for charts or slides, avoid red/green combos."],
+            [
+                "The user is red-green colorblind",
+                "The user wants the assistant to avoid red/green combos whenever the assistant suggests colors for charts or slides",
+            ],
+        ),
+        (
+            ["keep in mind for the future: i'm a nurse on permanent nights. so when i ask about sleep or meal timing assume i sleep during the day"],
+            [
+                "The user is a nurse on permanent nights",
+                "The user wants the assistant to assume the user sleeps during the day when the user asks about sleep or meal timing",
+            ],
+        ),
+    ],
+)
+def test_probe29_round_wishes(messages, expected):
+    assert [c.content for c in extract_rules([human(m) for m in messages])] == expected
+
+
+@pytest.mark.parametrize(
+    "conversation",
+    [
+        # a game in which the user plays a part
+        ["我们来玩个文字冒险。背景设定：我是一个被困在荒岛上的船长，左腿受了伤。你来当我的大副。", "好的船长！", "先找水"],
+        ["For the rest of this chat you're my dungeon master. My character is Thistle, a halfling rogue.", "You enter a tavern.", "I run for the stairs"],
+        # "Say I'm …" asked about: a supposition
+        ["Say I'm a blacksmith in 14th-century England. What does my daily routine look like?", "At dawn…", "nah just curious"],
+        # said in jest or in anger, and taken back; the denial after it is not kept either
+        ["你好 我是秦始皇 现在被困在骊山 急需五百块路费", "这是骗局吧？", "哈哈哈哈 测试一下你 看你会不会上当"],
+        ["我决定了 下个月辞职去大理开民宿", "想清楚了吗？", "唉 你别当真 刚被领导骂了一顿说气话呢 我哪有那个钱"],
+        ["I've decided. I'm quitting my job to become a full-time streamer.", "Big move!", "lol no. forget I said that, just had a bad day. I'm not quitting anything"],
+        ["我 decide 了，要 switch career 去 data science", "好的", "哈哈 算了算了 我只是随便讲讲 今天太 sian 了乱讲的 当我没讲"],
+        ["Remember that I'm moving to Lisbon in March.", "Got it.", "The offer fell through, so I'm not moving anywhere. Please don't keep any of that."],
+    ],
+)
+def test_probe29_round_nothing_of_the_user(conversation):
+    messages = [human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)]
+    assert [c.content for c in extract_rules(messages)] == []
+
+
+def test_probe29_round_kept_beside_a_take_back():
+    # a fact said after a take-back stays, and a plan not to be taken seriously takes back only itself
+    messages = [
+        human("I have a peanut allergy, can you check this granola"),
+        ai("Sure."),
+        human("sorry that was my son typing on my phone. ignore that. I don't have any allergies, he does."),
+    ]
+    assert "The user does not have any allergies" in [c.content for c in extract_rules(messages)]
+    messages = [human("背景：我在郑州开了家宠物美容店，带两个员工。以后要是开分店的话可能去洛阳，不过这个八字还没一撇，先别当真。")]
+    assert "用户在郑州开了家宠物美容店" in [c.content for c in extract_rules(messages)]

@@ -2198,6 +2198,113 @@ def _unmark_terms(text: str, terms: list[str]) -> str:
     )
 
 
+# How the assistant is to answer from now on, said over several clauses in a message that says it holds beyond the
+# turn ("以后我问药物相关的问题，直接用专业术语说就行，不用从头解释那些基础概念"; "写的东西要符合民政口径，朴实一点，
+# 别用太花哨的词"): one wish, not a statement per clause about what "the user" does.
+_WISH_HOLDS_ZH = re.compile(
+    r"以后|今后|之后|往后|从现在起|接下来|每次|一律|记住|记着|记下|记一下|背景|都照|都按|参考|"
+    r"\b(?:from now on|going forward|future|background|context)\b",
+    re.I,
+)
+_WISH_LEAD_ZH = re.compile(r"^(?:所以|那|但是?|而且|另外|还有|然后|以后|今后|之后|往后|你|您|都|就|也|请)+")
+_WISH_ZH = re.compile(
+    r"^(?:别|不要|不用|不必|无需|尽量|直接|最好|少用|多用|避免|统一)(?!人|的|处)"
+    r"|(?<![我他她])(?:就行|就好|即可|就可以|最好|为好)了?$|(?:中文|英文|普通话|粤语|简体|繁体)为主$"
+    r"|^(?:说话|回答|回复|讲)(?:都|就)?(?:别|不要)"
+    r"|^(?:写|说|讲|回答|回复|解释|举例|翻译|推荐)[^，,我]{0,8}?(?:的时候|时)?(?:都|也)?(?:要|得|尽量|请)"
+    r"|^按.{1,16}?(?:给我|跟我|帮我)?(?:说|讲|来|回答|写)$"
+    r"|^[^我]{0,20}?要(?:附|加|标|带|配)(?:上)?[\u4e00-\u9fffA-Za-z]"
+)
+_WISH_WHEN_ZH = re.compile(
+    r"^(?:我|你)?(?:以后|今后|之后)?(?:每次|都)?(?:我|你)?(?:问|讲到|提到|说到|涉及|聊到|回答|回复|解释|给我写|帮我写)[^，,？?]{0,16}?(?:的时候|时|的话)?$"
+)
+_WISH_MORE_ZH = re.compile(r"^(?![^我你？?]*(?:头疼|头大|烦|难受|没用|看不懂|受不了|麻烦)$)[^我你？?]{1,8}$")  # "朴实一点", "句子短": the wish goes on
+
+
+def _wish_zh(sentence: str, content: str) -> tuple[str, str]:
+    """The sentence's wish about how the assistant answers, as one statement, and the rest of the sentence; or ""
+    and the sentence."""
+    if not _WISH_HOLDS_ZH.search(content) or _QUESTION.search(sentence) or re.search(r"[:：]", sentence):
+        return "", sentence  # (a header's sentence: what follows its colon is read as the background)
+    parts = [p.strip() for p in re.split(r"[，,；;]", sentence.rstrip("。！!～~ ")) if p.strip()]
+    bare = [_WISH_LEAD_ZH.sub("", p) for p in parts]
+    start = next(
+        (
+            k
+            for k, b in enumerate(bare)
+            if _WISH_ZH.search(b)
+            and not re.match(r"我(?!问)", b)
+            and "记" not in b  # "…提醒我那种你做不到的话就记着就行": what to keep, not how to answer
+            and not re.search(_CALL_ME_ZH, b)
+            or k + 1 < len(bare)
+            and _WISH_WHEN_ZH.match(parts[k])
+            and _WISH_ZH.search(bare[k + 1])
+        ),
+        None,
+    )
+    if start is None or start and re.search(_CALL_ME_ZH, _WISH_LEAD_ZH.sub("", parts[start - 1])):
+        return "", sentence  # "叫我老周就行，别老先生先生的": the name, said with how not to be called
+    if start and _standing(parts[start - 1], True):
+        start -= 1  # "你说话别文绉绉的，大白话就行": the wish begins with the instruction before
+    end = start + 1
+    while end < len(parts) and (_WISH_ZH.search(bare[end]) or _WISH_MORE_ZH.match(bare[end])):
+        end += 1
+    said = [re.sub(r"(?:就行|就好|即可|就可以)了?$", "", b) for b in bare[start:end]]
+    if end - start == 1 and (len(said[0]) < 4 or _standing(parts[start], True) or re.match(r"别|不要", said[0])):
+        return "", sentence
+    said = [re.sub(r"(?<=[给跟对和])我|^我(?=问)", "用户", b).replace("你", "").replace("我", "用户") for b in said]
+    said = [re.sub(r"请(?=尽量|不要|别|用|给|把|多|少|直接|先)", "", b).strip() for b in said if b.strip()]
+    if not said:
+        return "", sentence
+    if _WISH_WHEN_ZH.match(parts[start]) and said[0].startswith("用户") and len(said) > 1:
+        when = re.sub(r"(?<=^用户)(?:以后|今后|之后)?(?:每次|都)?", "", said[0])
+        when = when if re.search(r"(?:的时候|时|的话)$", when) else when + "时"
+        text = f"{when}，希望助手" + "，".join(said[1:])
+    else:
+        text = "用户希望助手" + "，".join(said)
+    rest = "，".join(parts[:start] + parts[end:])
+    return re.sub(r"\s+(?=，)", "", text), rest
+
+
+# The same in English: "whenever you suggest colors for charts, avoid red/green combos", "so when i ask about sleep
+# or meal timing assume i sleep during the day" (said in a message that asks to keep it): the act with its moment
+_WHEN_WISH_EN = re.compile(
+    r"^(?:so |and |also |please |pls )*(?P<when>when(?:ever)?|every time|each time|any time|anytime) (?P<who>you|I) "
+    r"(?P<cond>[^,.;]{3,60}?),? (?:please |pls )?(?P<act>(?:always |never |don'?t |do not )?(?:use|avoid|assume|give|"
+    r"keep|write|reply|answer|include|add|put|show|explain|skip|stick to|mention|remind|suggest|check|double-check|"
+    r"make|leave out|convert|list)\b[^,;]{3,})$",
+    re.I,
+)
+_KEEP_ASKED_EN = re.compile(
+    r"\b(?:remember|keep in mind|from now on|going forward|in (?:the )?future|for (?:the )?future|for later|"
+    r"whenever|every time|each time|always)\b",
+    re.I,
+)
+
+
+def _when_wish_en(sentence: str, content: str) -> str:
+    """The sentence as one wish about how the assistant answers at a moment, or ""."""
+    wish = _WHEN_WISH_EN.match(_clean(sentence).rstrip(".!"))
+    if not wish or not _KEEP_ASKED_EN.search(content) or _QUESTION.search(sentence):
+        return ""
+
+    def told(text: str) -> str:
+        text = re.sub(r"(?<![\w'])I'm(?![\w'])", "the user is", text)
+        text = re.sub(r"(?<![\w'])I (\w+)", lambda m: "the user " + _third(m.group(1)), text)
+        text = re.sub(r"(?<![\w'])me(?![\w'])", "the user", text)
+        text = re.sub(r"(?<![\w'])my(?![\w'])", "the user's", text, flags=re.I)
+        return re.sub(r"(?<![\w'])your(?![\w'])", "its", text, flags=re.I)
+
+    act = told(wish.group("act"))
+    if denied := re.match(r"(?:don'?t|do not) ", act, re.I):
+        act = "not to " + act[denied.end() :]
+    else:
+        act = "to " + act[:1].lower() + act[1:]
+    verb, _, cond = wish.group("cond").partition(" ")
+    who = "the assistant" if wish.group("who").lower() == "you" else "the user"
+    return f"The user wants the assistant {act} {wish.group('when').lower()} {who} {_third(verb)} {told(cond)}".rstrip()
+
+
 def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> list[Candidate]:
     """antecedent: the last thing the user named before this message ("the product launch"), what a bare "it"
     of a change refers to; owner: the last person of the user's named before it ("daughter"), what a "she" is."""
@@ -2226,6 +2333,10 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             r"\g<head>\g<new>", _SLIPPED_VALUE_ZH.sub(r"\g<head>\g<new>", sentence)
         )
         zh = _chinese(sentence) or _chinese_after_header(sentence)
+        if not zh and (wish := _when_wish_en(sentence, content)):
+            asked = bool(_REMEMBER.search(content))
+            out.append(Candidate(wish, "preference", 0.95 if asked else 0.9, rule="instruction", explicit=asked))
+            continue
         if not zh and has_cjk(sentence):
             sentence = _mark_terms(sentence, terms)
         if zh:  # "我们 team 的 backend" is read as "我们团队的后端"; names and acronyms stay as written
@@ -2249,6 +2360,12 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             sentence = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", sentence)
             # "以后回答我的时候，代码注释用English": a when-clause is the condition of the clause after it
             sentence = _WHEN_CLAUSE_ZH.sub(r"\1", sentence)
+            wish, sentence = _wish_zh(sentence, content)
+            if wish:
+                asked = bool(_REMEMBER.search(content))
+                out.append(Candidate(wish, "preference", 0.95 if asked else 0.9, rule="instruction", explicit=asked))
+                if not sentence:
+                    continue
         if found := _CONDITION_ZH.search(sentence):
             condition = found.group("cond") or found.group("cond2")
         first = len(out)
@@ -2381,7 +2498,12 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 del out[first:]
                 hypothetical = True
                 continue
-            if _HYPOTHETICAL.match(clause) and not _COURTESY_CONDITION.search(clause):
+            if (
+                _HYPOTHETICAL.match(clause)
+                or k == 0
+                and re.match(r"\W*(?:let'?s )?say I'm (?:a|an)\b", written, re.I)
+                and _QUESTION.search(sentence + " ".join(split_sentences(content)[1:2]))
+            ) and not _COURTESY_CONDITION.search(clause):
                 hypothetical = (
                     True  # "如果以后搬去北京的话，我想买辆车", "If I ever move to Berlin…": not a fact
                 )
@@ -4536,12 +4658,16 @@ _RETRACTION = re.compile(
     r"\bmy \w+ typing\b|(?:^|[，,。\s])不是我(?=[。，,！!\s]|$)|在?帮(?:他|她|他们|别人)问|\bI (?:don't|do not) (?:actually |really )?(?:live|work) there\b|\basking for a friend\b|当我没说|"
     r"(?:^|(?<=[\s，,。！!]))(?:不是我|其实)?[\s，,]*(?:是|我是?)?(?:帮|替)(?:别人|朋友|我朋友|同事|我同事|家里人)问的|"
     r"(?:那条|这条|那句|这句|刚才那(?:个|条|句)?)(?:就|也)?(?:删了|删掉|删除|作废|不算数?)|"
+    # said in jest or in anger: "你别当真 刚被领导骂了说气话呢", "我只是随便讲讲…当我没讲", "测试一下你 看你会不会上当"
+    r"当我没讲过?|你别当真|说气话|乱讲的|随便(?:讲|说)(?:讲|说)|测试一下你|就?逗逗你|"
+    r"\b(?:please )?don'?t (?:keep|save|store|remember) (?:any|all) of (?:that|it|this)\b|"
     # whose it was, said after it: "这是我朋友的奶奶，托我帮老人写个申请", "that's my sister's, not mine"
     r"^(?:[哦噢啊嗯]|对了|\s|[，,])*(?:这|那)(?:些|个)?是(?:我)?(?:朋友|同事|客户|邻居|亲戚|同学)的|"
     r"^(?:oh|btw|fyi|[\s,])*(?:this|that|these|it)(?:'s| is| are) (?:all )?(?:for |about )?my (?:friend|coworker|colleague|"
     r"client|neighbou?r|cousin|classmate)'s\b",
     re.I,
 )
+_NEGATED = re.compile(r"\b(?:not|never)(?: \w+ing\b| going\b)|n't \w+ing\b|哪有|不(?:去|干|辞|搬|走|换)了", re.I)
 _BARE_NEW_VALUE_ZH = re.compile(r"^(?:[哦啊嗯诶]|其实|现在)*\s*\d[\d,.]*\s*[万千kKw]?\s*了")
 
 
@@ -4629,7 +4755,11 @@ _PLAYS_PART = re.compile(
     r"(?:a|an|the|your|my)\b(?! (?:guitar|piano|bass|drums|violin|cello|game|match|lottery)\b)"
     r"|\bI'm playing (?:a|an|the)\b.*\b(?:role|character|part)\b|\brole[- ]?play\b.*\b(?:I'm|I am|I'll be|me as)\b"
     # "我们来玩个角色扮演吧，我是…", "我们来 role play 吧，我是一个 startup 的 CEO"
-    r"|(?:角色扮演|\brole[- ]?play\b)[^!?！？]{0,16}?我(?:是|演|当|扮)|\bstay in character\b",
+    r"|(?:角色扮演|\brole[- ]?play\b)[^!?！？]{0,16}?我(?:是|演|当|扮)|\bstay in character\b"
+    # a game with a part of the user's: "我们来玩个文字冒险。背景设定：我是…", "you're my dungeon master. My character is…"
+    r"|(?:玩|来)(?:个|一个|一局|一把)?(?:文字冒险|跑团|剧本杀|文字游戏|角色扮演)"
+    r"|\b(?:you're|you are|be) (?:my|our) (?:dungeon|game) ?master\b|\bmy character(?:'s| is)\b"
+    r"|\blet'?s (?:play|do) (?:a |an )?(?:text adventure|rpg|d&d|dnd|tabletop game)\b",
     re.I,
 )
 _PLAY_ENDED = re.compile(
@@ -4678,11 +4808,13 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             playing = True
         if playing:
             continue  # the part's words: "您好，我叫李明，做了五年B端产品"
+        retracted = False  # this message took back what came before
         if taken := [*_RETRACTION.finditer(content)]:
             # "ugh scratch that, my registration got messed up… forget I said it", "啊不是我 我帮别人问的 😂": the
             # message before is taken back, and this one up to the end of the sentence that takes it back
             out = [c for c in out if all(c is not old for old in previous)]
             previous = []
+            retracted = True
             tail = content[taken[-1].end() :]
             content = tail[re.search(r"[。！？!?.\n]|$", tail).end() :].strip()
             if not content:
@@ -4728,6 +4860,9 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or _ENDED_ZH.search(candidate.content)
                 or _PEERS_FACT.match(candidate.content)
                 and not _NAMES_THE_PEER.search(candidate.content)
+                # "forget I said that … I'm not quitting anything": the denial of what was taken back
+                or retracted
+                and _NEGATED.search(candidate.content)
             ):
                 continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
             # "she just turned 7": an age now, which replaces the age said before (_now_replaces)
