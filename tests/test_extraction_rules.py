@@ -4077,14 +4077,18 @@ def test_a_deferred_candidate_taken_back_later_is_no_longer_offered(org_a, alice
         (["以后叫我老周就行，别老先生先生的"], ["用户希望被称为老周"]),
         # English: the act with its moment
         (
-            ["Please remember this: I'm red-green colorblind. Whenever you suggest colors for charts or slides, avoid red/green combos."],
+            [
+                "Please remember this: I'm red-green colorblind. Whenever you suggest colors for charts or slides, avoid red/green combos."
+            ],
             [
                 "The user is red-green colorblind",
                 "The user wants the assistant to avoid red/green combos whenever the assistant suggests colors for charts or slides",
             ],
         ),
         (
-            ["keep in mind for the future: i'm a nurse on permanent nights. so when i ask about sleep or meal timing assume i sleep during the day"],
+            [
+                "keep in mind for the future: i'm a nurse on permanent nights. so when i ask about sleep or meal timing assume i sleep during the day"
+            ],
             [
                 "The user is a nurse on permanent nights",
                 "The user wants the assistant to assume the user sleeps during the day when the user asks about sleep or meal timing",
@@ -4100,16 +4104,48 @@ def test_probe29_round_wishes(messages, expected):
     "conversation",
     [
         # a game in which the user plays a part
-        ["我们来玩个文字冒险。背景设定：我是一个被困在荒岛上的船长，左腿受了伤。你来当我的大副。", "好的船长！", "先找水"],
-        ["For the rest of this chat you're my dungeon master. My character is Thistle, a halfling rogue.", "You enter a tavern.", "I run for the stairs"],
+        [
+            "我们来玩个文字冒险。背景设定：我是一个被困在荒岛上的船长，左腿受了伤。你来当我的大副。",
+            "好的船长！",
+            "先找水",
+        ],
+        [
+            "For the rest of this chat you're my dungeon master. My character is Thistle, a halfling rogue.",
+            "You enter a tavern.",
+            "I run for the stairs",
+        ],
         # "Say I'm …" asked about: a supposition
-        ["Say I'm a blacksmith in 14th-century England. What does my daily routine look like?", "At dawn…", "nah just curious"],
+        [
+            "Say I'm a blacksmith in 14th-century England. What does my daily routine look like?",
+            "At dawn…",
+            "nah just curious",
+        ],
         # said in jest or in anger, and taken back; the denial after it is not kept either
-        ["你好 我是秦始皇 现在被困在骊山 急需五百块路费", "这是骗局吧？", "哈哈哈哈 测试一下你 看你会不会上当"],
-        ["我决定了 下个月辞职去大理开民宿", "想清楚了吗？", "唉 你别当真 刚被领导骂了一顿说气话呢 我哪有那个钱"],
-        ["I've decided. I'm quitting my job to become a full-time streamer.", "Big move!", "lol no. forget I said that, just had a bad day. I'm not quitting anything"],
-        ["我 decide 了，要 switch career 去 data science", "好的", "哈哈 算了算了 我只是随便讲讲 今天太 sian 了乱讲的 当我没讲"],
-        ["Remember that I'm moving to Lisbon in March.", "Got it.", "The offer fell through, so I'm not moving anywhere. Please don't keep any of that."],
+        [
+            "你好 我是秦始皇 现在被困在骊山 急需五百块路费",
+            "这是骗局吧？",
+            "哈哈哈哈 测试一下你 看你会不会上当",
+        ],
+        [
+            "我决定了 下个月辞职去大理开民宿",
+            "想清楚了吗？",
+            "唉 你别当真 刚被领导骂了一顿说气话呢 我哪有那个钱",
+        ],
+        [
+            "I've decided. I'm quitting my job to become a full-time streamer.",
+            "Big move!",
+            "lol no. forget I said that, just had a bad day. I'm not quitting anything",
+        ],
+        [
+            "我 decide 了，要 switch career 去 data science",
+            "好的",
+            "哈哈 算了算了 我只是随便讲讲 今天太 sian 了乱讲的 当我没讲",
+        ],
+        [
+            "Remember that I'm moving to Lisbon in March.",
+            "Got it.",
+            "The offer fell through, so I'm not moving anywhere. Please don't keep any of that.",
+        ],
     ],
 )
 def test_probe29_round_nothing_of_the_user(conversation):
@@ -4125,5 +4161,66 @@ def test_probe29_round_kept_beside_a_take_back():
         human("sorry that was my son typing on my phone. ignore that. I don't have any allergies, he does."),
     ]
     assert "The user does not have any allergies" in [c.content for c in extract_rules(messages)]
-    messages = [human("背景：我在郑州开了家宠物美容店，带两个员工。以后要是开分店的话可能去洛阳，不过这个八字还没一撇，先别当真。")]
+    messages = [
+        human(
+            "背景：我在郑州开了家宠物美容店，带两个员工。以后要是开分店的话可能去洛阳，不过这个八字还没一撇，先别当真。"
+        )
+    ]
     assert "用户在郑州开了家宠物美容店" in [c.content for c in extract_rules(messages)]
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        # "说错了" takes back the value of its kind said messages before, not only in the message just before
+        (
+            [
+                "我现在研二，导师让我下学期开始找实习",
+                "什么方向？",
+                "我做锂电正极材料",
+                "好的",
+                "不对 我刚说错了 我是研三 今年六月就毕业了",
+            ],
+            ["用户做锂电正极材料", "用户是研三", "用户今年六月就毕业"],
+        ),
+        # one of the family typed in English, and a school year of another system
+        (
+            [
+                "我 daughter 今年 Primary 3，数学 fraction 一直搞不懂",
+                "可以用披萨切块来讲。",
+                "sorry 我讲错了，她是 Primary 4 了",
+            ],
+            ["用户的女儿是 Primary 4"],
+        ),
+        # a switch said without a subject replaces the thing in use
+        (
+            [
+                "我的 phone 是 Samsung S21，怎样 set up 两个 WhatsApp account？",
+                "可以用双开。",
+                "上个礼拜换了 iPhone 15 了 所以给我 iOS 的",
+            ],
+            ["用户现在使用 iPhone 15"],
+        ),
+        # "we moved" after where the user is: the household's move
+        (
+            [
+                "Looking for a good climbing gym near me, I'm in Denver.",
+                "Sure.",
+                "we moved to Boulder a couple weeks ago so something there",
+            ],
+            ["The user lives in Boulder"],
+        ),
+    ],
+)
+def test_probe29_round_corrections(conversation, expected):
+    messages = [human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)]
+    assert [c.content for c in extract_rules(messages)] == expected
+
+
+def test_a_peers_habit_typed_in_english_is_not_the_users():
+    messages = [
+        human("我roommate说Notion比Obsidian好用多了，真的假的"),
+        ai("看需求。"),
+        human("他主要拿来记课堂笔记，天天跟我安利"),
+    ]
+    assert [c.content for c in extract_rules(messages)] == []

@@ -365,7 +365,7 @@ _POINTING = re.compile(
     re.I,
 )
 _CORRECTION_PREFIX = re.compile(
-    r"^(?:不对|不是这样的?|错了|不是的|说错了|搞错了|弄错了|纠正一下|更正一下|更正|我说错了|刚才说错了)"
+    r"^(?:不对|不是这样的?|错了|不是的|说错了|搞错了|弄错了|纠正一下|更正一下|更正|我(?:刚才?)?(?:说|讲)错了|刚才(?:说|讲)错了|讲错了)"
     r"|^(?:no|nope|sorry|wait)?[\s,]*(?:actually|correction)\b|^sorry,? I got (?:that|it) wrong(?: earlier)?\b"
     r"|^(?:scratch that|update|quick update|small update|turns out|it turns out|my bad|my mistake)\b[\s,:]*",
     re.I,
@@ -2218,7 +2218,9 @@ _WISH_ZH = re.compile(
 _WISH_WHEN_ZH = re.compile(
     r"^(?:我|你)?(?:以后|今后|之后)?(?:每次|都)?(?:我|你)?(?:问|讲到|提到|说到|涉及|聊到|回答|回复|解释|给我写|帮我写)[^，,？?]{0,16}?(?:的时候|时|的话)?$"
 )
-_WISH_MORE_ZH = re.compile(r"^(?![^我你？?]*(?:头疼|头大|烦|难受|没用|看不懂|受不了|麻烦)$)[^我你？?]{1,8}$")  # "朴实一点", "句子短": the wish goes on
+_WISH_MORE_ZH = re.compile(
+    r"^(?![^我你？?]*(?:头疼|头大|烦|难受|没用|看不懂|受不了|麻烦)$)[^我你？?]{1,8}$"
+)  # "朴实一点", "句子短": the wish goes on
 
 
 def _wish_zh(sentence: str, content: str) -> tuple[str, str]:
@@ -2250,9 +2252,14 @@ def _wish_zh(sentence: str, content: str) -> tuple[str, str]:
     while end < len(parts) and (_WISH_ZH.search(bare[end]) or _WISH_MORE_ZH.match(bare[end])):
         end += 1
     said = [re.sub(r"(?:就行|就好|即可|就可以)了?$", "", b) for b in bare[start:end]]
-    if end - start == 1 and (len(said[0]) < 4 or _standing(parts[start], True) or re.match(r"别|不要", said[0])):
+    if end - start == 1 and (
+        len(said[0]) < 4 or _standing(parts[start], True) or re.match(r"别|不要", said[0])
+    ):
         return "", sentence
-    said = [re.sub(r"(?<=[给跟对和])我|^我(?=问)", "用户", b).replace("你", "").replace("我", "用户") for b in said]
+    said = [
+        re.sub(r"(?<=[给跟对和])我|^我(?=问)", "用户", b).replace("你", "").replace("我", "用户")
+        for b in said
+    ]
     said = [re.sub(r"请(?=尽量|不要|别|用|给|把|多|少|直接|先)", "", b).strip() for b in said if b.strip()]
     if not said:
         return "", sentence
@@ -2335,7 +2342,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         zh = _chinese(sentence) or _chinese_after_header(sentence)
         if not zh and (wish := _when_wish_en(sentence, content)):
             asked = bool(_REMEMBER.search(content))
-            out.append(Candidate(wish, "preference", 0.95 if asked else 0.9, rule="instruction", explicit=asked))
+            out.append(
+                Candidate(wish, "preference", 0.95 if asked else 0.9, rule="instruction", explicit=asked)
+            )
             continue
         if not zh and has_cjk(sentence):
             sentence = _mark_terms(sentence, terms)
@@ -2363,7 +2372,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             wish, sentence = _wish_zh(sentence, content)
             if wish:
                 asked = bool(_REMEMBER.search(content))
-                out.append(Candidate(wish, "preference", 0.95 if asked else 0.9, rule="instruction", explicit=asked))
+                out.append(
+                    Candidate(wish, "preference", 0.95 if asked else 0.9, rule="instruction", explicit=asked)
+                )
                 if not sentence:
                     continue
         if found := _CONDITION_ZH.search(sentence):
@@ -3486,12 +3497,20 @@ _MOVED_IT_EN = re.compile(
 )
 
 
+_FAMILY_ZH = r"女儿|儿子|老婆|妻子|老公|丈夫|妈妈?|爸爸?|孩子|宝宝|姐姐?|妹妹?|哥哥?|弟弟?|奶奶|爷爷"
+
+
 def _owner_named(text: str) -> str:
     """The last person or animal of the user's a message names ("my daughter", "我妈"), or ""."""
     found = ""
     for sentence in split_sentences(text):
-        if names := (_OWNED_ZH if _chinese(sentence) else _OWNED_EN).findall(sentence):
+        zh = _chinese(sentence)
+        if names := (_OWNED_ZH if zh else _OWNED_EN).findall(sentence):
             found = names[-1]
+        elif zh and (
+            kin := re.findall(_OWNED_ZH, re.sub(r"(?<=我)\s+", "", _mixed_in_chinese(sentence)))
+        ):  # "我 daughter 今年 Primary 3": one of the family, typed in English
+            found = kin[-1] if re.fullmatch(_FAMILY_ZH, kin[-1]) else found
     return found
 
 
@@ -3904,7 +3923,10 @@ _MONTH = (
     r"(?:January|February|March|April|May|June|July|August|September|October|November|December)\b"
     r"|(?:[一二三四五六七八九十]{1,2}|1[0-2]|[1-9])月(?![\d一二三四五六七八九十]+[日号])"
 )
-_GRADE = r"初[一二三]|高[一二三]|大[一二三四]|研[一二三]|[一二三四五六]年级"
+_GRADE = (
+    r"初[一二三]|高[一二三]|大[一二三四]|研[一二三]|[一二三四五六]年级|\b(?:Primary|Grade|Year|P)\s?\d{1,2}\b"
+    r"|\b\d{1,2}(?:st|nd|rd|th) grade\b"
+)
 # A word of one kind (a weekday, a month, a school year) is replaced by a word of the same kind, the rest of the
 # statement kept; a number-like value of the same shape takes the statement's end from it.
 _KIND_TOKEN = {"weekday": _WEEKDAY, "month": _MONTH, "grade": _GRADE}
@@ -3972,7 +3994,7 @@ _ENDED_VALUE = re.compile(
     r"|(?<=[\u4e00-\u9fff])(?:那个|这个)?(?:先)?(?:放|搁)(?:下|一边)?了(?=\s|$)",  # "日语那个放了"
     re.I,
 )
-_SLIP = re.compile(r"说错|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
+_SLIP = re.compile(r"说错|讲错|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
 # A finding about the user's health that a later message says was wrong ("医生说我小时候那次可能是误判 今天做了皮试是阴性",
 # "turns out it's not an allergy", "the doctor ruled it out"): the statements of the finding go.
 _RULED_OUT = re.compile(
@@ -4201,6 +4223,11 @@ _SUBJECTLESS_HABIT_ZH = re.compile(
     r"^(?:主要|平时|平常|一般|最近在|每天|每周|经常|目前在|现在在|一直在|现在(?=学|用|住|开|骑))(?!是|就是|怎么|如何|要|用什么|哪|什么|多少|几)"
     r"(?=[\u4e00-\u9fff]{1,6}[A-Za-z\u4e00-\u9fff])"
 )
+# "我的 phone 是 Samsung S21" … "上个礼拜换了 iPhone 15 了": the same speaker's switch, said without a subject
+_SUBJECTLESS_SWITCH_ZH = re.compile(
+    r"^(?P<when>上个?(?:礼拜|星期|周|月)|前几天|前两天|昨天|前天|最近|去年|今年|这个月|这周)?(?:刚|已经|早就)*"
+    r"(?:换了|换成了?|改用了?)\s?(?=[A-Za-z\d]|[\u4e00-\u9fff]{1,4}\s?[A-Za-z\d])"
+)
 # what another person told: "他还说…", "She also said …"
 _THIRD_PERSON_TOLD = re.compile(
     r"^(?:[哦噢嗯诶哎]\s*)?(?:他|她|他们|她们)(?:还|也|又|就|当时)?(?:说|讲|跟我说|告诉我)(?!过我|我)"
@@ -4416,7 +4443,7 @@ _RUN_IN_PASSING_ZH = re.compile(
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
     r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额哎呀哟]|\b(?:oh|um|uh|hmm|ah)\b)*(?:刚才|刚刚|刚|前面|上面)?"
-    r"(?:不对|不是(?=[，,。！!\s]|的)|不是[^，,。]{1,8}了(?=[，,。！!\s])|错了|说错|搞错|弄错|记错|打错|写错|搞混|记混|"
+    r"(?:不对|不是(?=[，,。！!\s]|的)|不是[^，,。]{1,8}了(?=[，,。！!\s])|错了|说错|讲错|搞错|弄错|记错|打错|写错|搞混|记混|"
     r"等等|等一下|等下|更正|纠正|"
     # "Boulder, not Denver.": the value said, then the one it replaces; "oh she turned 7 last week": an age
     # now (both read, not cut off, by _retaken)
@@ -4667,7 +4694,9 @@ _RETRACTION = re.compile(
     r"client|neighbou?r|cousin|classmate)'s\b",
     re.I,
 )
-_NEGATED = re.compile(r"\b(?:not|never)(?: \w+ing\b| going\b)|n't \w+ing\b|哪有|不(?:去|干|辞|搬|走|换)了", re.I)
+_NEGATED = re.compile(
+    r"\b(?:not|never)(?: \w+ing\b| going\b)|n't \w+ing\b|哪有|不(?:去|干|辞|搬|走|换)了", re.I
+)
 _BARE_NEW_VALUE_ZH = re.compile(r"^(?:[哦啊嗯诶]|其实|现在)*\s*\d[\d,.]*\s*[万千kKw]?\s*了")
 
 
@@ -4793,12 +4822,13 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         if (
             previous
             and all(c.content.startswith("用户") for c in previous)
-            and _SUBJECTLESS_HABIT_ZH.match(content)
+            and (_SUBJECTLESS_HABIT_ZH.match(content) or _SUBJECTLESS_SWITCH_ZH.match(content))
             and not _QUESTION.search(re.split(r"[，,。？?\s]", content, maxsplit=1)[0])
         ):
-            content = (
-                "我" + content
-            )  # "本人程序员" then "主要写Java后端 最近在自学Go": the same speaker's habits
+            # "本人程序员" then "主要写Java后端 最近在自学Go": the same speaker's habits; "上个礼拜换了 iPhone 15 了": the
+            # switch, of now
+            switch = _SUBJECTLESS_SWITCH_ZH.match(content)
+            content = "我" + (content[len(switch.group("when") or "") :] if switch else content)
         if asked:
             content = _read_as_answer(asked, content, owner)
         asked = ""
@@ -4867,6 +4897,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
             # "she just turned 7": an age now, which replaces the age said before (_now_replaces)
             candidate.content = _TURNED_EN.sub(r"\1 is \2", candidate.content)
+            # "她是 Primary 4 了": the 了 of a value typed in Latin letters goes
+            candidate.content = re.sub(r"^(用户.*[A-Za-z\d])\s+了$", r"\1", candidate.content)
             # "Ok the user is pretty new to coding": the discourse word before the subject goes
             candidate.content = _WORD_BEFORE_SUBJECT.sub("The user", candidate.content)
             if assumed := _ASSUME_EN.match(candidate.content):
@@ -4883,8 +4915,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                     r"^The user's team (?:just |recently )?moved to ([A-Z][\w'-]*(?: [A-Z][\w'-]*)*)",
                     candidate.content,
                 )
-            ) and any(
-                re.match(r"^The user (?:lives|is living|is based|resides) in\b", c.content) for c in out
+            ) and (
+                lived := [
+                    c
+                    for c in out
+                    if re.match(r"^The user (?:lives|is living|is based|resides|is) in [A-Z]", c.content)
+                ]
             ):
                 candidate = dataclasses.replace(
                     candidate,
@@ -4892,6 +4928,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                     correction=True,
                     rule="correction",
                 )
+                out = _superseded(out, lived[-1], candidate)
             # "I run a small bakery in Portland — 4 employees": the head count is the business's
             if (
                 staff := re.match(r"^The user has (\d+|[a-z]+) (employees|workers|staff)$", candidate.content)
@@ -5081,7 +5118,10 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             said = content_tokens(content).union(
                 *(content_tokens(c.content) for c in mine if c is not retold)
             )  # "she" is the daughter
-            for old in previous:
+            # (and a value of a kind said anew takes back the last statement of its subject with a value of that kind,
+            # however many messages ago: "我现在研二" … "锂电正极材料" … "不对 我刚说错了 我是研三")
+            earlier = [c for c in out if all(c is not p for p in previous) and _kind_retold(c.content, mine)]
+            for old in [*previous, *earlier[-1:]]:
                 # what it says of its subject, not the subject ("My daughter loves horses" is not taken back by
                 # "Actually she just turned 8")
                 shared = _said_of_subject(old.content)
