@@ -4224,3 +4224,38 @@ def test_a_peers_habit_typed_in_english_is_not_the_users():
         human("他主要拿来记课堂笔记，天天跟我安利"),
     ]
     assert [c.content for c in extract_rules(messages)] == []
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "expected"),
+    [
+        (
+            "Watercolor is great. What do you like to paint?",
+            "mostly barns and old trucks",
+            "The user likes to paint barns and old trucks",
+        ),
+        (
+            "1. Hardcore History\nWhat kind of stuff do you usually enjoy?",
+            "history and anything with cars",
+            "The user usually enjoys history and anything with cars",
+        ),
+        (
+            "A lefty bass is fine too. How long have you been playing righty?",
+            "about 4 years",
+            "The user has been playing righty for about 4 years",
+        ),
+    ],
+)
+def test_probe29_round_bare_answers(question, answer, expected):
+    messages = [human("I need some advice."), ai(question), human(answer)]
+    assert expected in [c.content for c in extract_rules(messages)]
+
+
+def test_a_bare_answer_to_what_the_user_works_in_is_not_read():
+    # "What language pair do you work in?" + "german to english": not "works in german to english"
+    messages = [
+        human("I'm a freelance translator."),
+        ai("What language pair do you work in?"),
+        human("german to english mostly"),
+    ]
+    assert [c.content for c in extract_rules(messages)] == ["The user is a freelance translator"]

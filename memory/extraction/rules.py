@@ -3684,10 +3684,19 @@ _WH_ZH = re.compile(r"什么|哪个|哪家|哪所|哪种|哪类|哪里|哪儿|�
 _YES_ZH = re.compile(r"^(?:对|是的?|嗯|没错|对的)(?:[\s，,的啊呀]|$)\s*")
 _KIN_FIRST_ZH = re.compile(r"^(?:孩子|儿子|女儿|宝宝|小孩|猫|狗|狗狗|猫咪|老婆|老公|爱人)")
 _WH_EN = re.compile(
-    r"^(?:so |and |ok |nice[!,.]? )?(?:what|which) (?:\w+ )?(?P<aux>do|does) (?P<subj>you|your [\w -]{2,20}?) "
-    r"(?P<verb>use|run|drive|play|teach|study|speak|bake|make|sell|work on|work with|work)(?P<rest>(?: [\w'-]+){0,5})\s*\?$"
+    r"^(?:so |and |ok |nice[!,.]? )?(?:what|which) (?:\w+ ){0,2}?(?:of \w+ )?(?P<aux>do|does) (?P<subj>you|your [\w -]{2,20}?) "
+    r"(?P<adv>(?:usually|mostly|normally|typically|generally) )?"
+    r"(?P<verb>use|run|drive|play|teach|study|speak|bake|make|sell|work on|work with|work|like to \w+|love to \w+|"
+    r"enjoy|like|love|prefer|listen to|watch|read|grow|raise|cook|paint|write|translate|ride|fly)"
+    r"(?P<rest>(?: [\w'-]+){0,5})\s*\?$"
     r"|^(?:so |and |ok |nice[!,.]? )?(?:what(?:'s| is)|how (?:big|old) is) (?P<subj2>your [\w -]{2,20}?)\s*\?$",
     re.I,
+)
+
+
+_SPELL_EN = rf"(?:\d+|{_NUMBER_WORD}|a few|a couple(?: of)?) (?:years?|months?|weeks?)"
+_HOW_LONG_EN = re.compile(
+    r"^(?:and |so )?how long have you been (?P<doing>\w+ing(?: [\w'-]+){0,4})\s*\?$", re.I
 )
 
 
@@ -3781,7 +3790,19 @@ def _wh_answered(question: str, answer: str) -> str:
             out.append(said + "。")
         return "".join(out)
     head = re.split(r"[,;]", first, maxsplit=1)[0].strip()
-    if not _BARE_ANSWER_EN.match(head) or not (m := _WH_EN.match(asked[-1])):
+    if (since := _HOW_LONG_EN.match(asked[-1])) and (
+        spell := re.fullmatch(rf"(?:about |around |almost |nearly |over |like )?{_SPELL_EN}", head, re.I)
+    ):
+        # "How long have you been playing righty?" + "about 4 years": for how long
+        return f"I have been {since.group('doing')} for {spell.group(0)}."
+    asked_en = asked[-1].split("\n")[-1].strip()
+    if not (m := _WH_EN.match(asked_en)) or not (
+        _BARE_ANSWER_EN.match(head)
+        # (a longer answer to what the user likes or does: "mostly barns and old trucks")
+        or m.group("subj") == "you"
+        and re.fullmatch(r"(?:[\w.+#'-]+ ?){5,6}", head)
+        and _BARE_ANSWER_EN.match(head.split(" ", 1)[0])
+    ):
         return ""
     if m.group("subj2"):
         return f"My {m.group('subj2')[5:]} is {head}."
@@ -3792,7 +3813,12 @@ def _wh_answered(question: str, answer: str) -> str:
         else _third(m.group("verb").split()[0]) + m.group("verb")[len(m.group("verb").split()[0]) :]
     )
     who = "I" if subj.lower() == "you" else "My " + subj[5:]
-    return f"{who} {verb} {head}{m.group('rest') or ''}."
+    # (an adverb of the question is the answer's own: "what kind of stuff do you usually enjoy?" + "history and
+    # anything with cars"; "mostly" said with the answer goes: "german to english mostly")
+    head = re.sub(r"\s+(?:mostly|mainly|usually)$|^(?:mostly|mainly|usually)\s+", "", head, flags=re.I)
+    if re.search(r"\b(?:in|on|with|to|for|at|from|about|of|by)$", m.group("rest") or ""):
+        return ""  # "What language pair do you work in?": the answer is not what the user works in
+    return f"{who} {m.group('adv') or ''}{verb} {head}{m.group('rest') or ''}."
 
 
 # A pet or a child of the user's named in passing, in a message that says nothing else of them ("每次带我家狗出去遛
