@@ -4259,3 +4259,63 @@ def test_a_bare_answer_to_what_the_user_works_in_is_not_read():
         human("german to english mostly"),
     ]
     assert [c.content for c in extract_rules(messages)] == ["The user is a freelance translator"]
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        # what a take-back says it is, said without a subject; "说反了"
+        (
+            [
+                "给我配一周的减脂午餐，我不吃牛肉",
+                "好的：周三羊肉焖饭",
+                "不对不对，牛肉我现在能吃了，是不吃羊肉，刚才说反了",
+            ],
+            ["用户不吃羊肉"],
+        ),
+        # a thing named and moved, though the message says nothing of the user
+        (
+            [
+                "My standup is at 9:30 every morning, can you help me plan around it?",
+                "Sure.",
+                "oh they just moved standup to 10:15 starting this week, every day",
+            ],
+            ["The user's standup is at 10:15"],
+        ),
+        # a friend's move is hers
+        (["我闺蜜刚搬去厦门，想送她个乔迁礼物，有啥推荐"], []),
+        # the text to work on after its label, a story the user writes in the first person
+        (
+            [
+                "Can you make this cover letter line sound less stiff? For context I'm a career changer. The line: I am writing to express my interest in the Junior UX Designer position."
+            ],
+            ["The user is a career changer"],
+        ),
+        (
+            [
+                "Continue my short story, it's written in first person. So far: I'm a lighthouse keeper off the coast of Shetland. I've lived alone for twenty years."
+            ],
+            [],
+        ),
+        # the numbers of a sum to do; a client's business; what the user could do today
+        (["房贷八十万，三十年，利率3.1%，等额本息每月还多少"], []),
+        (["我在杭州工作三年了，月薪两万，想问问个税怎么算"], ["用户在杭州工作三年"]),
+        (
+            [
+                "Draft a reminder email to my client Dana. Her invoice is 15 days overdue. She runs a bakery in Portland."
+            ],
+            [],
+        ),
+        (["Happy Friday!! Finally the weekend, I could sleep 12 hours straight"], []),
+        # a request first and a standing wish after it, then the text to translate after the colon
+        (
+            [
+                "把这段翻成英文发给海外供应商，我们公司跟供应商的英文邮件一律不用缩写：这批货请务必在月底前发出，包装需要加固。"
+            ],
+            ["用户希望助手用户的公司跟供应商的英文邮件一律不用缩写"],
+        ),
+    ],
+)
+def test_probe31_round(conversation, expected):
+    messages = [human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)]
+    assert [c.content for c in extract_rules(messages)] == expected

@@ -417,7 +417,7 @@ _REQUEST_EN = re.compile(
     r"swap|add|remove|turn|send|what|how|why|which|where|when|who|is it|are there|do you|does|any tips|"
     r"should|let's|keep it|skip|use|don't give|remind|set up|pick|choose|prepare|proofread|shorten|rephrase|reword|"
     r"debug|refactor|optimi[sz]e|calculate|simplify|polish|brainstorm|come up with|put together|look at|go through|"
-    r"walk me through|improve|"
+    r"walk me through|improve|continue|finish|expand|"
     # words that are nouns as often: a request only with an object after them ("Review this", not "Review is …")
     r"(?:schedule|book|review|edit|outline|format|name|design|correct|estimate)"
     r"(?= (?:it|this|that|these|those|a|an|the|my|me|something|some|them)\b))\b",
@@ -1037,7 +1037,7 @@ _MIXED = {
     "on-call": "值班", "laptop": "笔记本电脑", "phone": "手机", "kid": "孩子", "kids": "孩子", "baby": "宝宝",
     "daughter": "女儿", "son": "儿子", "wife": "妻子", "husband": "丈夫", "partner": "伴侣", "mom": "母亲",
     "mum": "母亲", "dad": "父亲", "parents": "父母", "family": "家人", "girlfriend": "女朋友",
-    "boyfriend": "男朋友", "roommate": "室友",
+    "boyfriend": "男朋友", "roommate": "室友", "friend": "朋友", "friends": "朋友",
     "school": "学校", "international school": "国际学校", "kindergarten": "幼儿园", "weekend": "周末",
     "weekends": "周末", "gym": "健身房", "remote": "远程", "office": "办公室", "salary": "工资",
     "base": "常驻", "migrate": "迁移", "cluster": "集群", "container": "容器", "interview": "面试",
@@ -1616,7 +1616,7 @@ def _instruction_statement(clause: str, zh: bool) -> str:
             r"(?<=[\u4e00-\u9fff])请(?=尽量|不要|别|用|给|把|多|少|直接|先)", "", body
         )  # "…的问题请尽量简短"
         body = re.sub(r"\s*\b(?:please|pls|plz)\b\s*", "", body, flags=re.I)  # "回复的时候 please 用…"
-        body = re.sub(r"我", "用户", body).replace("你", "")
+        body = re.sub(r"我", "用户", re.sub(r"我们的?(?=[\u4e00-\u9fff])", "用户的", body)).replace("你", "")
         return (
             "用户希望助手" + body
             if not body.startswith(("不要", "别", "永远不要"))
@@ -1725,8 +1725,8 @@ def _moved(statement: str) -> str:
         return f"The user lives in {m.group(1)}"
     if m := _MOVED_IN_EN.match(statement):  # "My mom moved in with us last month"
         return f"{m.group('who')} lives with the user"
-    if m := _MOVED_ZH.match(statement):
-        return f"用户住在{m.group(2)}"
+    if (m := _MOVED_ZH.match(statement)) and not re.search(rf"{_PEER_ZH}|{_OTHERS_ZH}", m.group(1)):
+        return f"用户住在{m.group(2)}"  # (not "我闺蜜刚搬去厦门": hers)
     return statement
 
 
@@ -2256,6 +2256,7 @@ def _wish_zh(sentence: str, content: str) -> tuple[str, str]:
         len(said[0]) < 4 or _standing(parts[start], True) or re.match(r"别|不要", said[0])
     ):
         return "", sentence
+    said = [re.sub(r"我们的?(?=[\u4e00-\u9fff])", "用户的", b) for b in said]
     said = [
         re.sub(r"(?<=[给跟对和])我|^我(?=问)", "用户", b).replace("你", "").replace("我", "用户")
         for b in said
@@ -2312,6 +2313,16 @@ def _when_wish_en(sentence: str, content: str) -> str:
     return f"The user wants the assistant {act} {wish.group('when').lower()} {who} {_third(verb)} {told(cond)}".rstrip()
 
 
+_COMPUTED = re.compile(
+    r"(?:每月|每个月|一个月|每年|一共|总共|总计|要|能|得)?(?:还|付|交|省|赚|存|花|需要|是)?(?:多少|几)(?:钱|元|块|万)?[？?]?\s*$"
+    r"|(?:怎么算|算一下|算算)[？?]?\s*$|\bhow (?:much|many)\b[^.!]*\?\s*$|\b(?:calculate|work out)\b",
+    re.I,
+)
+_NUMBER_CLAUSE = re.compile(
+    r"(?:^|[，,、；;])\s*[^，,、；;]{0,8}?[\d一二两三四五六七八九十百千万]+(?:\.\d+)?\s*(?:%|万|千|元|块|年|个月|k\b|K\b)"
+)
+
+
 def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> list[Candidate]:
     """antecedent: the last thing the user named before this message ("the product launch"), what a bare "it"
     of a change refers to; owner: the last person of the user's named before it ("daughter"), what a "she" is."""
@@ -2326,6 +2337,13 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
     for sentence in split_sentences(content):
         if _THIRD_PERSON_TOLD.match(sentence):
             continue  # "他还说在大理住的民宿超好 老板养了三只狗": what someone else told, not about the user
+        if (
+            _COMPUTED.search(sentence)
+            and len(_NUMBER_CLAUSE.findall(sentence)) >= 2
+            and not _FIRST_ZH.search(sentence)
+            and not _FIRST_EN.search(sentence)
+        ):
+            continue  # "房贷八十万，三十年，利率3.1%，等额本息每月还多少": the numbers of a sum to do
         # an aside of a clause in brackets is chatter ("two cats (they're sitting on my keyboard rn)"), unless it
         # says where the user is from ("English is my second language (I'm from Brazil)"): a clause of its own
         sentence = re.sub(
@@ -2427,6 +2445,9 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             and header.group(0) in "：:"
             and (
                 _request(head := _clean(body[: header.start()]), _chinese(head))
+                # (a request first, a standing wish after it: "把这段翻成英文发给供应商，我们的邮件一律不用缩写：…")
+                or _chinese(head)
+                and _request(re.split(r"[，,]", head, maxsplit=1)[0], True)
                 # a Chinese request over English material ("帮我 proofread 这段 email：Hi team, …")
                 or terms
                 and _request(_unmark_terms(head, terms), True)
@@ -4020,7 +4041,7 @@ _ENDED_VALUE = re.compile(
     r"|(?<=[\u4e00-\u9fff])(?:那个|这个)?(?:先)?(?:放|搁)(?:下|一边)?了(?=\s|$)",  # "日语那个放了"
     re.I,
 )
-_SLIP = re.compile(r"说错|讲错|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
+_SLIP = re.compile(r"说错|讲错|说反|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
 # A finding about the user's health that a later message says was wrong ("医生说我小时候那次可能是误判 今天做了皮试是阴性",
 # "turns out it's not an allergy", "the doctor ruled it out"): the statements of the finding go.
 _RULED_OUT = re.compile(
@@ -4088,9 +4109,10 @@ def _retaken(statement: str, content: str) -> str:
     for m in _BARE_VALUE.finditer(content):
         # "说错了 是初二 初一是去年的事了": typed without stops, a space before Chinese ends the value
         new = re.split(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", m.group("new").strip())[0]
-        new = re.split(r"\s+(?:since|because|cause|bc|as|so|but|and|after)\b", new)[
-            0
-        ]  # "Thursday since my brother…"
+        # "Thursday since my brother…", "10:15 starting this week"
+        new = re.split(
+            r"\s+(?:since|because|cause|bc|as|so|but|and|after|starting|beginning|effective)\b|,", new
+        )[0]
         new = re.sub(r"了$|\s+(?:last|this) (?:week|month|year)$|\s+(?:yesterday|today)$", "", new)
         if not (first := _SHAPE_TOKEN.match(new)):
             continue
@@ -4207,7 +4229,7 @@ _BARE_NOW_EN = re.compile(
 # no standing circumstance of the user's either, unless it names who the peer is ("The user's roommate is Sam").
 _PEER_EN = (
     r"(?:co-?workers?|colleagues?|buddy|buddies|friends?|roommates?|flatmates?|housemates?|classmates?|teammates?|pals?|"
-    r"cousins?|neighbou?rs?|boss)"
+    r"cousins?|neighbou?rs?|boss|client(?!s)|customer(?!s))"
 )
 _PEER_ZH = (
     r"(?:同事|朋友|好友|哥们|闺蜜|室友|舍友|同学|队友|发小|另一个朋友|(?:表|堂)(?:哥|姐|弟|妹)|邻居|老板)"
@@ -4286,6 +4308,8 @@ _PASSING_STATE_EN = re.compile(
     # worn out this minute ("just got home and I'm wiped out"), a stretch of hours ("my power went out for like 3
     # hours"), what the user can't just do ("can't just lean on meat"), a wish for luck
     r"|\bis (?:wiped out|hungover|knackered|shattered|wrecked|dead tired|so tired)\b"
+    # taken with a new hobby this week ("I'm hooked"), the sleep of these nights ("running on 2 hours of sleep")
+    r"|^The user could\b|^The user is (?:hooked|obsessed|addicted)$|\bon (?:\d+|one|two|three|four|five|no|little) hours? of sleep\b"
     r"|\bfor (?:like |about |almost |nearly )?(?:\d+|an?|one|two|three|a few|a couple of) (?:hours?|minutes?|mins)\b"
     r"|\bcan'?t just\b|^Wish the user\b|^Here(?:'s| is)\b"
     # a question of the moment, the budget of a purchase, a flight of a trip
@@ -4469,7 +4493,7 @@ _RUN_IN_PASSING_ZH = re.compile(
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
     r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额哎呀哟]|\b(?:oh|um|uh|hmm|ah)\b)*(?:刚才|刚刚|刚|前面|上面)?"
-    r"(?:不对|不是(?=[，,。！!\s]|的)|不是[^，,。]{1,8}了(?=[，,。！!\s])|错了|说错|讲错|搞错|弄错|记错|打错|写错|搞混|记混|"
+    r"(?:不对|不是(?=[，,。！!\s]|的)|不是[^，,。]{1,8}了(?=[，,。！!\s])|错了|说错|讲错|说反|搞错|弄错|记错|打错|写错|搞混|记混|"
     r"等等|等一下|等下|更正|纠正|"
     # "Boulder, not Denver.": the value said, then the one it replaces; "oh she turned 7 last week": an age
     # now (both read, not cut off, by _retaken)
@@ -4671,6 +4695,14 @@ _QUOTED_ONLY = re.compile(
     r"^\s*(?:and|also|plus|then|和|还有)?\s*[\"“「'‘][^\"”」'’]{2,200}[\"”」'’][\s.?!。？！]*$", re.I
 )
 # A quoted text of a sentence or more: six words, or twelve Chinese characters
+_MATERIAL_LABEL = re.compile(
+    r"(?:^|(?<=[.!?。！？\n]))\s*(?:(?:the|my|this|here'?s? (?:the|my)) (?:line|sentence|paragraph|text|draft|bio|caption|"
+    r"opening|intro|story|poem|scene|chapter|lyrics?|verse|script)|so far|here it is|it goes(?: like this)?|"
+    r"原文|原句|这段话?是|内容如下|故事(?:是|如下)|开头是)\s*[:：]\s*\S"
+    r"|\b(?:story|poem|novel|chapter|scene|script|fan ?fic\w*|lyrics)\b[^.!?:]{0,60}[.!?]\s*so far\s*[:：]\s*\S"
+    r"|(?:小说|故事|剧本|诗|歌词)[^。！？：:]{0,30}(?:目前|现在)?写到[^。！？：:]{0,10}[:：]",
+    re.I,
+)
 _QUOTED_TEXT = re.compile(
     r"\"(?=(?:[^\"\s]+\s+){5})[^\"]{20,}\"|“(?=(?:[^”\s]+\s+){5})[^”]{20,}”|[“「『\"](?=[^”」』\"]*[\u4e00-\u9fff]{12})[^”」』\"]{12,}[”」』\"]"
 )
@@ -4678,6 +4710,9 @@ _QUOTED_TEXT = re.compile(
 # "my mix of systems here", "who reads that inbox"); not a place named with it ("附近那个小学", "here in Ohio")
 _DANGLING = re.compile(
     r"(?<![近边的])(?:这|那)(?:个|两个|几个|把|只)(?!小区|种|样)|(?:负责|管|做|搞)(?:这|那)块$|\bhere\b(?! in\b|,)"
+    # a bare "can" or "the kind that …" of what was asked ("我徒弟可以", "蛮严重的那种"), an act to come of the task
+    # ("会记得带 notebook")
+    r"|^用户的?[\u4e00-\u9fff]{1,4}可以$|^用户[\u4e00-\u9fff]{0,6}的那种$|^用户(?:会|要)记得"
     r"|\bthat (?:area|inbox|place|stuff|thing)\b",
     re.I,
 )
@@ -4864,6 +4899,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             playing = True
         if playing:
             continue  # the part's words: "您好，我叫李明，做了五年B端产品"
+        if _TAKE_BACK.match(content):
+            # "不对不对，牛肉我现在能吃了，是不吃羊肉，刚才说反了": the value it is, said without a subject, is the user's
+            content = re.sub(
+                r"(?:^|(?<=[，,。\s]))是(?=不(?:吃|喝|用|住|在|做|开|养|学|会|对))", "我", content
+            )
         retracted = False  # this message took back what came before
         if taken := [*_RETRACTION.finditer(content)]:
             # "ugh scratch that, my registration got messed up… forget I said it", "啊不是我 我帮别人问的 😂": the
@@ -4878,6 +4918,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         # a text in quotes to work on ("reply to this: \"I'm a single mom with a bad back…\""): its words are not
         # the user's
         content = _QUOTED_TEXT.sub(lambda m: "。" if has_cjk(m.group(0)) else ". ", content)
+        # a text to work on after its label ("The line: I am writing to express…", "Continue my short story … So far:
+        # I'm a lighthouse keeper…"): the user's words end at the label
+        if label := _MATERIAL_LABEL.search(content):
+            content = content[: label.start()].strip()
+            if not content:
+                continue
         if _MESSAGE_FOR_THEM.match(content):
             continue  # "ok tell her I'll come home on Saturday, she doesn't need to buy any": what a message says
         if (opening := split_sentences(content)) and _FOR_SOMEONE_ELSE.search(opening[0]):
@@ -5116,15 +5162,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 if (text := _retaken(old.content, content)) and text != old.content:
                     out, _new = _restated(out, mine, old, text, message.get("message_id") or "")
                     break
-        if (
-            mine
-            and retold is None
-            and (
-                moved := re.search(
-                    r"\b(?:moved|pushed|changed|switched|bumped|rescheduled)\s+(?:the\s+|our\s+|my\s+)?(\w+)\s+(?:back |up )?to\b",
-                    content,
-                    re.I,
-                )
+        if retold is None and (
+            moved := re.search(
+                r"\b(?:moved|pushed|changed|switched|bumped|rescheduled)\s+(?:the\s+|our\s+|my\s+)?(\w+)\s+(?:back |up )?to\b",
+                content,
+                re.I,
             )
         ):
             # "oh actually they moved standup to 10:15 permanently … so i have more time": the thing named is moved,
