@@ -4319,3 +4319,28 @@ def test_a_bare_answer_to_what_the_user_works_in_is_not_read():
 def test_probe31_round(conversation, expected):
     messages = [human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)]
     assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # the second predicate is the family member's, though "just started" could be said of oneself
+        (
+            "My daughter Emma is 7 and just started piano lessons.",
+            ["The user's daughter Emma is 7", "The user's daughter just started piano lessons"],
+        ),
+        # "they" after "my eyes" is no one of the user's
+        (
+            "Keep it simple, my eyes aren't what they were. They live in Australia",
+            ["The user's eyes aren't what they were"],
+        ),
+        # 娃 is the user's child
+        ("帮我记着：我家娃叫豆豆，今年五岁", ["用户家娃叫豆豆", "用户家娃今年五岁"]),
+        # a bare time, a word on what was suggested; how the user's parents are is kept
+        ("游泳行，我一般只有早上六点到七点有空，上班前", ["用户一般只有早上六点到七点有空"]),
+        ("猫爬架不错，不过她家挺小的", []),
+        ("我父母身体还行", ["用户的父母身体还行"]),
+    ],
+)
+def test_probe31_round_subjects_and_fragments(message, expected):
+    assert [c.content for c in extract_rules([human(message)])] == expected

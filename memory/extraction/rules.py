@@ -715,7 +715,7 @@ _FIRST_EN = re.compile(
 _OWN_NOUN = (
     r"儿子|女儿|孩子|小孩|老婆|妻子|爱人|老公|丈夫|爸妈|父母|爸爸|妈妈|母亲|父亲|老人|爸|妈|老家|家里|家人|室友|"
     r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里|"
-    r"媳妇|闺女|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|舅舅|姑姑|阿姨|伴侣"
+    r"媳妇|闺女|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|舅舅|姑姑|阿姨|伴侣|娃"
 )
 # The same in English inside a Chinese sentence ("我 daughter 今年上 kindergarten").
 _OWN_NOUN_EN = (
@@ -1956,7 +1956,8 @@ _OWNED_EN = re.compile(
     r"weekend|day|days|life|time|schedule|budget|"
     # a thing's words, not a person's or an animal's: "my old iPad" is no "she"
     r"old|new|little|big|favou?rite|ipad|iphone|phone|laptop|computer|car|truck|bike|house|flat|apartment|job|"
-    r"office|company|business|shop|store|app|website|account|back|knees?|hands?|neck|head|garden|kitchen)\b)"
+    r"office|company|business|shop|store|app|website|account|back|knees?|hands?|neck|head|garden|kitchen|"
+    r"eyes?|ears?|eyesight|hearing|memory|feet|foot|legs?|arms?|teeth|skin|hair|body|brain|stomach|hips?|shoulders?)\b)"
     r"([a-z]+(?:-[a-z]+)*)",
     re.I,
 )
@@ -2924,6 +2925,10 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     not _about_user(clause, zh)
                     # "…, live alone in Duluth with my cat": a bare verb is the subject's, whatever "my" follows
                     or clause_v.split(" ", 1)[0] in _EN_VERB_BASE
+                    # "My daughter Emma is 7 and just started piano lessons": hers, though "just started" could be said
+                    # of oneself
+                    or subject.startswith("The user's ")
+                    and not _FIRST_EN.search(clause_v)
                 ):
                     verb, _, rest = clause_v.partition(" ")
                     rest = re.sub(r"(?<![\w'])(?:my|our)(?![\w'])", "their", rest, flags=re.I)
@@ -4713,6 +4718,8 @@ _DANGLING = re.compile(
     # a bare "can" or "the kind that …" of what was asked ("我徒弟可以", "蛮严重的那种"), an act to come of the task
     # ("会记得带 notebook")
     r"|^用户的?[\u4e00-\u9fff]{1,4}可以$|^用户[\u4e00-\u9fff]{0,6}的那种$|^用户(?:会|要)记得"
+    # a bare time ("上班前"), a word on what was suggested ("猫爬架不错")
+    r"|^用户[\u4e00-\u9fff]{1,3}(?:前|后|时)$|^用户的?(?![^，,]*(?:身体|健康|视力|听力|睡眠|成绩))[\u4e00-\u9fffA-Za-z ]{1,8}(?:不错|挺好)$"
     r"|\bthat (?:area|inbox|place|stuff|thing)\b",
     re.I,
 )
