@@ -285,7 +285,7 @@ def extract(row: dict, path: str) -> list[str]:
         return [c.content for c in extract_llm(LLM_CLIENT, row["messages"])]
     from memory.extraction.rules import extract_rules
 
-    return [c.content for c in extract_rules(row["messages"])]
+    return [c.content for c in extract_rules(row["messages"]) if not c.unsure]  # (held ones are not written)
 
 
 LLM_CLIENT = None

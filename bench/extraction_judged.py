@@ -97,10 +97,18 @@ def verdicts(name: str, judge: str) -> dict[str, dict] | None:
 
 
 def rule_texts(row: dict) -> list[str]:
-    """What the rules write for the conversation, read as one post."""
+    """What the rules write for the conversation, read as one post (not the candidates they hold for a person to
+    accept, `unsure`: see held_texts)."""
     from memory.extraction.rules import extract_rules
 
-    return list(dict.fromkeys(c.content for c in extract_rules(row["messages"])))
+    return list(dict.fromkeys(c.content for c in extract_rules(row["messages"]) if not c.unsure))
+
+
+def held_texts(row: dict) -> list[str]:
+    """The candidates the rules hold on the job for a person to accept (not worded as a statement)."""
+    from memory.extraction.rules import extract_rules
+
+    return list(dict.fromkeys(c.content for c in extract_rules(row["messages"]) if c.unsure))
 
 
 def turns(messages: list[dict]) -> list[list[dict]]:
@@ -167,6 +175,12 @@ def score(
             found=sum(bool(written_set.intersection(stating)) for stating in verdict["expected"].values()),
         )
         counts["must-not"] = int(must_not_hit(written, row["must_not"]))
+        if written_of is rule_texts:
+            held = held_texts(row)
+            counts["held"] = len(held)
+            counts["held-right"] = sum(
+                verdict["candidates"].get(text, {}).get("verdict") == "correct" for text in held
+            )
         for key in ("all", row["lang"]):
             groups[key].update(counts)
         if show_new:
@@ -181,6 +195,11 @@ def score(
     print(
         f"{'group':<8}{'convs':>6}{'written':>9}{'unjudged':>10}{'precision':>11}{'recall':>8}{'must-not':>10}"
     )
+    if groups["all"]["held"]:
+        print(
+            f"(held on the job for a person to accept, not counted above: {groups['all']['held']} texts, "
+            f"{groups['all']['held-right']} of them judged right)"
+        )
     for key in ("all", "zh", "en", "mixed"):
         g = groups[key]
         if not g["convs"]:

@@ -78,8 +78,8 @@ def job_counts(job) -> dict:
 
 
 def deferred_waiting(actor, jobs) -> list[dict]:
-    """Candidates the session's cap deferred and nobody accepted yet, of jobs about the actor themself
-    (another person's conversation text is not shown)."""
+    """Candidates held back (the session's cap, or wording the rules were not sure of: code "unsure") that nobody
+    accepted yet, of jobs about the actor themself (another person's conversation text is not shown)."""
     from .extraction.services import deferred_open
 
     out = []
@@ -88,7 +88,14 @@ def deferred_waiting(actor, jobs) -> list[dict]:
             continue
         for index, entry in enumerate((job.result or {}).get("deferred") or []):
             if deferred_open(entry):
-                out.append({"job": job, "index": index, "content": entry.get("content") or ""})
+                out.append(
+                    {
+                        "job": job,
+                        "index": index,
+                        "content": entry.get("content") or "",
+                        "code": entry.get("code") or "",
+                    }
+                )
     return out
 
 

@@ -757,6 +757,32 @@ def test_the_queue_page_shows_deferred_candidates_and_accepts_one_in_one_click(o
     assert "The user has a border collie called Max" not in alice_client.get("/queue/").content.decode()
 
 
+def test_an_item_not_worded_as_a_statement_is_held_for_a_person(org_a, alice):
+    # "3 on 4 off" under a background header: not written on its own, kept on the job, accepted in one click
+    job = _run(
+        org_a,
+        "bg",
+        [human("Some background for future answers: I'm a nurse in Leeds, 3 on 4 off")],
+        user_id="alice",
+    )
+    assert [a["content"] for a in job.result["added"]] == ["The user is a nurse in Leeds"]
+    [held] = job.result["deferred"]
+    assert (held["content"], held["code"], held["unsure"]) == (
+        "The user's background: 3 on 4 off",
+        "unsure",
+        True,
+    )
+    assert not MemoryItem.objects.filter(org=org_a, content=held["content"]).exists()
+    web = Client()
+    web.force_login(alice)
+    page = web.get("/queue/").content.decode()
+    assert "background: 3 on 4 off" in page and "not worded as a clear statement" in page
+    assert "not worded as a clear statement" in web.get(f"/queue/{job.pk}/").content.decode()
+    assert web.post(f"/queue/{job.pk}/deferred/accept/", {"index": 0}).status_code == 302
+    assert MemoryItem.objects.filter(org=org_a, content=held["content"], status="active").exists()
+    assert "3 on 4 off" not in web.get("/queue/").content.decode()
+
+
 def test_it_claims_a_job_once(org_a):
     job = _run(org_a, "s4", [human("记住我喜欢用 Python 写脚本")])
     assert extraction_job_run(job_id=job.pk) == "skipped"  # already done: a redelivered task does nothing

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.utils.translation import gettext
+
 from core.llm import LLMClient, LLMError
 from memory import gate, services, write_decision
 from memory.drafts import MemoryDraft
@@ -127,6 +129,18 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
         gate.check(candidate.content, candidate.confidence)
     except gate.GateRejection as exc:
         return _rejected(candidate, exc)
+    if candidate.unsure:
+        # Not worded as a statement: kept on the job with its text for a person to accept (nothing is dropped).
+        return Outcome(
+            "deferred",
+            {
+                **candidate.as_dict(),
+                "source_message_id": candidate.source_message_id,
+                "code": "unsure",
+                "reason": gettext("Not worded as a clear statement: kept for you to check."),
+                "accepted": None,
+            },
+        )
     vector, model = None, ""
     try:
         vector = provider.embed_passages([candidate.content])[0]

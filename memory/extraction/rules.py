@@ -62,6 +62,9 @@ class Candidate:
     rule: str = ""
     explicit: bool = False  # the user asked for it ("记住…", "remember …"): not counted by the session cap
     form: str = ""  # "change": written in a recognised form of a change ("用户住在…", "… is now …")
+    # not worded as a statement (an item under its header's label: "The user's background: 10pm-6am"): held on the
+    # job for a person to accept, not written on its own (fewer than half of such items were right by the judges)
+    unsure: bool = False
     # statements of the user's message before this one that this one takes back ("哦不对，…"): a memory written
     # with one of these texts is superseded by this candidate
     replaces: tuple[str, ...] = ()
@@ -75,6 +78,7 @@ class Candidate:
             "correction": self.correction,
             "rule": self.rule,
             "explicit": self.explicit,
+            "unsure": self.unsure,
         }
 
 
@@ -2126,6 +2130,11 @@ def _bare_statements(items: list[str], header: str, zh: bool, said: str = "") ->
     return out
 
 
+# An item written under its header's label, for want of a statement: "The user's background: 3 on 4 off",
+# "用户的背景：16G内存"
+_UNWORDED = re.compile(r"^(?:The user's [a-z][a-z -]*: |用户的[\u4e00-\u9fffA-Za-z]+：)")
+
+
 def _chinese(text: str) -> bool:
     """A sentence written in Chinese: its grammar is Chinese ("我们用 Notion 做 wiki", "CI 已经从 Jenkins 换到
     GitHub Actions 了" are Chinese with English terms; "I'm based in 上海", "We moved from 北京 to 杭州" English).
@@ -3066,7 +3075,11 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         ):
             if not _ABOUT_TALK.search(text):
                 kind = "preference" if text.startswith("The user wants") else "fact"
-                out.append(Candidate(text, kind, 0.95, rule="remember", explicit=True))
+                out.append(
+                    Candidate(
+                        text, kind, 0.95, rule="remember", explicit=True, unsure=bool(_UNWORDED.match(text))
+                    )
+                )
         # "手机号换了，新号码尾号 6621", "离职了，现在在…", "我换工作了，从美团跳到了字节": the bare announcement of a
         # change says nothing the statements after it do not say better.
         mine = out[first:]
