@@ -4370,3 +4370,76 @@ def test_probe31_round(conversation, expected):
 )
 def test_probe31_round_subjects_and_fragments(message, expected):
     assert [c.content for c in extract_rules([human(message)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        # a person brought in is the subject of the bare clauses after
+        (
+            [
+                "我们楼下住了个老太太，82岁了，有糖尿病，一个人住。她想让社区给楼道装个扶手，帮她写个申请给居委会。"
+            ],
+            [],
+        ),
+        # a game with a character card, the 打钱 joke, a daydream not planned, "like I'm 12"
+        (
+            [
+                "我们在玩一个创业模拟的桌游，下面是我抽到的角色卡：我是一家奶茶店老板，店开在郑州大学城。先砍哪项成本？"
+            ],
+            [],
+        ),
+        (["我是秦始皇，打钱😂", "哈哈", "行，讲吧"], []),
+        (
+            [
+                "Random daydream: if I quit everything and moved to New Zealand, how would visas work? Not planning to, just curious."
+            ],
+            [],
+        ),
+        (["explain the difference between a roth IRA and a traditional IRA like I'm 12"], []),
+        # a move to a city said as 跑到…来了, and what ended (不干了)
+        (
+            [
+                "我在成都跑外卖，电动车电池老是不够用",
+                "可以换电。",
+                "哦不对，我上个月已经跑到重庆来了，成都那边不干了。",
+            ],
+            ["用户住在重庆"],
+        ),
+        # relocate in a Chinese sentence replaces where the user was based
+        (
+            [
+                "我 base 在上海，team 在 US",
+                "ok",
+                "btw 以后帮我算 meeting time 都用 SGT，我上个月 relocate 去新加坡了",
+            ],
+            ["用户的团队在 US", "用户住在新加坡"],
+        ),
+        # the script wished for goes back
+        (["以后回答都用繁体字。", "好的。", "还是用简体吧，繁体看着太累了"], ["用户希望助手回答用简体"]),
+        # moments, fragments, a task someone asked of the user; "we" at home
+        (
+            ["I'm a total wreck today. I'm sick with flu and I'm on my third box of tissues. entertain me?"],
+            [],
+        ),
+        (["tell me a joke about penguins", "Why…", "😂😂😂 ok that one got me"], []),
+        (["今天 super tired", "休息一下", "嗯 我去 sleep 了 bye"], []),
+        (["My aunt asked me to proofread her farewell email, can you tighten it up?"], []),
+        (
+            ["Remember my dietary stuff pls: I'm coeliac.", "Got it.", "no oats at all, they wreck me"],
+            ["The user is coeliac"],
+        ),
+        (
+            ["Context for the future: I'm a single dad, two kids. I don't drive anymore, we use the bus"],
+            [
+                "The user is a single dad",
+                "The user has two kids",
+                "The user does not drive anymore",
+                "The user's family uses the bus",
+            ],
+        ),
+    ],
+)
+def test_probe30_round(conversation, expected):
+    messages = [human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)]
+    assert [c.content for c in extract_rules(messages)] == expected

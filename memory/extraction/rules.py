@@ -376,6 +376,7 @@ _CORRECTION_PREFIX = re.compile(
 )
 _CHANGE = re.compile(
     r"改到|改成|改为|改在|换了|换成|换到|换(?=\s?[A-Za-z])|改用|搬到|搬去|搬家|调到|调去|转到|转学|推迟|延期|提前到|离职|辞职|跳槽|"
+    r"跑到(?=[\u4e00-\u9fff]{2,4}(?:这边)?来)|"
     r"戒了|戒烟|戒酒|不再|不用了|已经不|现在|后来|如今|批了|改(?:喝|吃|骑|开|学|玩|看|听|坐|住)|"
     r"迁移|迁到|搬回|升职|晋升|提拔|promote(?=\s?[成为])|transfer(?=到|去)|"
     r"\bnow\b(?! on)|\b(?:moved|relocated|transfer(?:red)?|switched|changed|no longer|anymore|quit|dropped|slipped|postponed|pushed|"
@@ -1044,7 +1045,7 @@ _MIXED = {
     "boyfriend": "男朋友", "roommate": "室友", "friend": "朋友", "friends": "朋友",
     "school": "学校", "international school": "国际学校", "kindergarten": "幼儿园", "weekend": "周末",
     "weekends": "周末", "gym": "健身房", "remote": "远程", "office": "办公室", "salary": "工资",
-    "base": "常驻", "migrate": "迁移", "cluster": "集群", "container": "容器", "interview": "面试",
+    "base": "常驻", "relocate": "搬", "relocated": "搬", "migrate": "迁移", "cluster": "集群", "container": "容器", "interview": "面试",
     "onboarding": "入职", "migrated": "迁移", "full-stack": "全栈", "full stack": "全栈",
     "data scientist": "数据科学家", "data analyst": "数据分析师", "data engineer": "数据工程师",
     "product manager": "产品经理", "project manager": "项目经理", "software engineer": "软件工程师",
@@ -1684,6 +1685,12 @@ _MOVED_ZH = re.compile(
     r"^用户(?!的)(.*?)(?:(?<![全都部])|(?=搬到\s*[^A-Za-z\s]))(?:搬到|搬去|搬家到|搬回(?:到)?(?:老家)?)了?([^，,。\s（(]{2,10}?)了?$"
 )
 
+# "我上个月已经跑到重庆来了": come to live in a city
+_INTRODUCED_ZH = re.compile(
+    r"(?:住了?|有|来了|认识)(?:个|一个|一位|位)(?:[\u4e00-\u9fff]{0,3}?)(?:老太太|老奶奶|老爷爷|老人家?|大爷|大妈|阿姨|叔叔|女孩|"
+    r"男孩|小伙子?|姑娘|邻居|病人|患者|客人|顾客)$"
+)
+_RAN_TO_ZH = re.compile(r"^用户(?!的)(.*?)跑到([\u4e00-\u9fff]{2,4}?)(?:这边)?来了?$")
 
 # A denied old value at the end of a clause, parallel to the value before it: "at 4pm not 3pm", "at Acme, not
 # Initech", "nine, not seven"; "用 A 而不是 B".
@@ -1729,7 +1736,9 @@ def _moved(statement: str) -> str:
         return f"The user lives in {m.group(1)}"
     if m := _MOVED_IN_EN.match(statement):  # "My mom moved in with us last month"
         return f"{m.group('who')} lives with the user"
-    if (m := _MOVED_ZH.match(statement)) and not re.search(rf"{_PEER_ZH}|{_OTHERS_ZH}", m.group(1)):
+    if (m := _MOVED_ZH.match(statement) or _RAN_TO_ZH.match(statement)) and not re.search(
+        rf"{_PEER_ZH}|{_OTHERS_ZH}", m.group(1)
+    ):
         return f"用户住在{m.group(2)}"  # (not "我闺蜜刚搬去厦门": hers)
     return statement
 
@@ -1961,7 +1970,8 @@ _OWNED_EN = re.compile(
     # a thing's words, not a person's or an animal's: "my old iPad" is no "she"
     r"old|new|little|big|favou?rite|ipad|iphone|phone|laptop|computer|car|truck|bike|house|flat|apartment|job|"
     r"office|company|business|shop|store|app|website|account|back|knees?|hands?|neck|head|garden|kitchen|"
-    r"eyes?|ears?|eyesight|hearing|memory|feet|foot|legs?|arms?|teeth|skin|hair|body|brain|stomach|hips?|shoulders?)\b)"
+    r"eyes?|ears?|eyesight|hearing|memory|feet|foot|legs?|arms?|teeth|skin|hair|body|brain|stomach|hips?|shoulders?|"
+    r"dietary|diet|medical|health|work|school|home|stuff|info|details|situation|context|background)\b)"
     r"([a-z]+(?:-[a-z]+)*)",
     re.I,
 )
@@ -2342,6 +2352,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
     condition = ""  # an illness a question named ("糖尿病人早餐吃什么？"): "我确诊三年了" is of it
     terms: list[str] = []  # Chinese terms of English sentences, by placeholder
     named_zh: dict[str, str] = {}  # names the message gives the user's children and pets ("老二叫豆豆")
+    introduced = False  # a person not the user's was brought in ("楼下住了个老太太"): bare clauses are theirs
     for m in _NAMED_KIN_ZH.finditer(content):
         named_zh.setdefault(m.group("name"), _NAMED_KIN_AS.get(m.group("who"), m.group("who")))
     for sentence in split_sentences(content):
@@ -2360,6 +2371,13 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             r"\s*[(（]([^()（）]*?\s[^()（）]*?\s[^()（）]*)[)）]",
             lambda m: ", " + m.group(1) if re.match(r"I'm from [A-Z]", m.group(1)) else "",
             sentence,
+        )
+        # "explain it like I'm 12": a manner of explaining, not an age
+        sentence = re.sub(
+            r",?\s*\b(?:like|as if),? (?:I'm|I am|im) (?:\d{1,2}|five|ten|a (?:child|kid|toddler|\w+-year-old))\b",
+            "",
+            sentence,
+            flags=re.I,
         )
         # "since I'm in a wheelchair I literally can't leave…": the reason typed without its comma is a clause
         sentence = _REASON_RUN_ON_EN.sub(r"\1, ", sentence)
@@ -2458,6 +2476,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 # (a request first, a standing wish after it: "把这段翻成英文发给供应商，我们的邮件一律不用缩写：…")
                 or _chinese(head)
                 and _request(re.split(r"[，,]", head, maxsplit=1)[0], True)
+                # (not "…，所以别写成 PR 哈：'Fix race…'": a 别 right before the text is about the text)
+                and not re.search(r"(?:别|不要)[^，,]*$", head)
                 # a Chinese request over English material ("帮我 proofread 这段 email：Hi team, …")
                 or terms
                 and _request(_unmark_terms(head, terms), True)
@@ -2499,6 +2519,11 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             False  # a clause of the sentence opened with 她/他, nobody of the user's: what follows is theirs
         )
         for k, (written, clause) in enumerate(clauses):
+            if zh and _INTRODUCED_ZH.search(clause):
+                introduced = True  # "我们楼下住了个老太太，82岁了，有糖尿病": what follows is hers
+                continue
+            if introduced and not _FIRST_ZH.search(clause):
+                continue
             if zh and not owned:
                 if re.match(rf"(?:她|他)们?(?!们)|我(?:的)?(?:一个|一位|有个)?{_PEER_ZH}", clause):
                     theirs = True  # (the peer's own clause is left out as a peer's fact)
@@ -3931,6 +3956,9 @@ _SLOT_EN = re.compile(
 )
 
 
+_BASED_ZH = re.compile(r"^(用户)(?:现在|目前)?(?:常驻|base在|base)\s?[\u4e00-\u9fff]{2,4}$")
+
+
 def _slot(text: str) -> str:
     if m := re.match(
         r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:现在|目前|如今)?在.{1,14}?(上班|工作|上学|读书|(?<=[\sA-Za-z])做[\u4e00-\u9fff]{2,4})$",
@@ -3941,8 +3969,8 @@ def _slot(text: str) -> str:
         return f"zh-place:{m.group(1)}{work}"
     if re.match(r"^用户(?:现在|目前)?在[^，,。]{2,12}?住$", text):
         return "zh:住"  # "用户在北京朝阳区住" is 住在
-    if m := re.match(r"^(用户)(?:现在|目前)?(?:常驻|base在|base)\s?[\u4e00-\u9fff]{2,4}$", text):
-        return f"zh-place:{m.group(1)}工作"  # "用户常驻北京": where the user is based for work
+    if m := _BASED_ZH.match(text):
+        return f"zh-place:{m.group(1)}工作"  # "用户常驻北京": where the user is based for work (a move changes it too)
     if m := re.match(
         r"^(用户(?:的[\u4e00-\u9fff]{1,3})?)(?:今年|现在|已经|都)*(?:满)?[一二两三四五六七八九十\d]+岁", text
     ):
@@ -4055,7 +4083,7 @@ _ANSWER_ME = re.compile(
 _ENDED_VALUE = re.compile(
     r"\b(?:quit|stopped|dropped|ditched|gave up|no longer|anymore|got rid of|moved off|migrated (?:off|away from)|"
     r"left the (?=\w+ (?:in|last|this|after|when)\b))\b"
-    r"|停用|弃用|不再|已经不|不让.{0,3}了|戒了|下线了|淘汰了|送人了|出手了|卖掉?了|不用(?:考虑|管)了|用不(?:上|着)了"
+    r"|停用|弃用|不再|已经不|不让.{0,3}了|不干了|戒了|下线了|淘汰了|送人了|出手了|卖掉?了|不用(?:考虑|管)了|用不(?:上|着)了"
     r"|(?<=[\u4e00-\u9fff])(?:那个|这个)?(?:先)?(?:放|搁)(?:下|一边)?了(?=\s|$)",  # "日语那个放了"
     re.I,
 )
@@ -4327,7 +4355,7 @@ _PASSING_STATE_EN = re.compile(
     # hours"), what the user can't just do ("can't just lean on meat"), a wish for luck
     r"|\bis (?:wiped out|hungover|knackered|shattered|wrecked|dead tired|so tired)\b"
     # taken with a new hobby this week ("I'm hooked"), the sleep of these nights ("running on 2 hours of sleep")
-    r"|^The user could\b|^The user is (?:hooked|obsessed|addicted)$|\bon (?:\d+|one|two|three|four|five|no|little) hours? of sleep\b"
+    r"|^The user's [\w-]+ (?:asked|wants|needs|told) the user to\b|^The user could\b|^The user is (?:hooked|obsessed|addicted)$|\bis (?:sick|ill|down|laid up) with\b|\bbox(?:es)? of tissues\b|\bon (?:\d+|one|two|three|four|five|no|little) hours? of sleep\b"
     r"|\bfor (?:like |about |almost |nearly )?(?:\d+|an?|one|two|three|a few|a couple of) (?:hours?|minutes?|mins)\b"
     r"|\bcan'?t just\b|^Wish the user\b|^Here(?:'s| is)\b"
     # a question of the moment, the budget of a purchase, a flight of a trip
@@ -4732,6 +4760,7 @@ _DANGLING = re.compile(
     # ("会记得带 notebook")
     r"|^用户的?[\u4e00-\u9fff]{1,4}可以$|^用户[\u4e00-\u9fff]{0,6}的那种$|^用户(?:会|要)记得"
     # a bare time ("上班前"), a word on what was suggested ("猫爬架不错")
+    r"|^用户去(?![年过])[\u4e00-\u9fffA-Za-z ]{1,10}了|^用户(?:谢谢|謝謝|多谢|多謝|thanks?\b)|^[^\w\"“(（]"
     r"|^用户[\u4e00-\u9fff]{1,3}(?:前|后|时)$|^用户的?(?![^，,]*(?:身体|健康|视力|听力|睡眠|成绩))[\u4e00-\u9fffA-Za-z ]{1,8}(?:不错|挺好)$"
     r"|\bthat (?:area|inbox|place|stuff|thing)\b",
     re.I,
@@ -4767,7 +4796,7 @@ _RETRACTION = re.compile(
     r"(?:^|(?<=[\s，,。！!]))(?:不是我|其实)?[\s，,]*(?:是|我是?)?(?:帮|替)(?:别人|朋友|我朋友|同事|我同事|家里人)问的|"
     r"(?:那条|这条|那句|这句|刚才那(?:个|条|句)?)(?:就|也)?(?:删了|删掉|删除|作废|不算数?)|"
     # said in jest or in anger: "你别当真 刚被领导骂了说气话呢", "我只是随便讲讲…当我没讲", "测试一下你 看你会不会上当"
-    r"当我没讲过?|你别当真|说气话|乱讲的|随便(?:讲|说)(?:讲|说)|测试一下你|就?逗逗你|"
+    r"当我没讲过?|你别当真|说气话|打钱|\bnot (?:actually |really )?planning (?:to|on it)\b|\bjust daydreaming\b|纯属好奇|乱讲的|随便(?:讲|说)(?:讲|说)|测试一下你|就?逗逗你|"
     r"\b(?:please )?don'?t (?:keep|save|store|remember) (?:any|all) of (?:that|it|this)\b|"
     # whose it was, said after it: "这是我朋友的奶奶，托我帮老人写个申请", "that's my sister's, not mine"
     r"^(?:[哦噢啊嗯]|对了|\s|[，,])*(?:这|那)(?:些|个)?是(?:我)?(?:朋友|同事|客户|邻居|亲戚|同学)的|"
@@ -4777,6 +4806,21 @@ _RETRACTION = re.compile(
 )
 _NEGATED = re.compile(
     r"\b(?:not|never)(?: \w+ing\b| going\b)|n't \w+ing\b|哪有|不(?:去|干|辞|搬|走|换)了", re.I
+)
+_SCRIPT_ZH = re.compile(r"简体|繁体|中文|英文|粤语|英语|English|Chinese", re.I)
+_BACK_TO_SCRIPT_ZH = re.compile(
+    r"^(?:[嗯哦啊呃]|算了|其实|要不)*[，,\s]*还是(?:回答)?(?:用|说|写)(?P<what>简体|繁体|中文|英文|粤语|英语|English)(?:字|吧|了)*"
+    r"(?=[，,。！!\s]|$)",
+    re.I,
+)
+_HOUSEHOLD_EN = re.compile(
+    r"\b(?:my|our) (?:kids|children|wife|husband|partner|family|son|daughter|twins|baby)\b|\bsingle (?:dad|mom|mum|parent)\b"
+    r"|\bwe live\b|\btwo kids\b",
+    re.I,
+)
+_WORKPLACE_EN = re.compile(
+    r"\b(?:work|job|company|team|office|colleagues?|coworkers?|clients?|sprint|deploy\w*|code|repo|startup|manager)\b",
+    re.I,
 )
 _BARE_NEW_VALUE_ZH = re.compile(r"^(?:[哦啊嗯诶]|其实|现在)*\s*\d[\d,.]*\s*[万千kKw]?\s*了")
 
@@ -4867,7 +4911,7 @@ _PLAYS_PART = re.compile(
     # "我们来玩个角色扮演吧，我是…", "我们来 role play 吧，我是一个 startup 的 CEO"
     r"|(?:角色扮演|\brole[- ]?play\b)[^!?！？]{0,16}?我(?:是|演|当|扮)|\bstay in character\b"
     # a game with a part of the user's: "我们来玩个文字冒险。背景设定：我是…", "you're my dungeon master. My character is…"
-    r"|(?:玩|来)(?:个|一个|一局|一把)?(?:文字冒险|跑团|剧本杀|文字游戏|角色扮演)"
+    r"|(?:玩|来)(?:个|一个|一局|一把)?(?:文字冒险|跑团|剧本杀|文字游戏|角色扮演)|(?:桌游|角色卡|模拟游戏)[^。！？]{0,30}我是"
     r"|\b(?:you're|you are|be) (?:my|our) (?:dungeon|game) ?master\b|\bmy character(?:'s| is)\b"
     r"|\blet'?s (?:play|do) (?:a |an )?(?:text adventure|rpg|d&d|dnd|tabletop game)\b",
     re.I,
@@ -5001,6 +5045,13 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             candidate.content = _ASIDE_TAIL.sub("", candidate.content)
             # "we're all Google Workspace here": a name, then the place of the talk
             candidate.content = re.sub(r"(\b[A-Z][\w-]*) here$", r"\1", candidate.content)
+            # "single dad, two kids … we use the bus": "we" is the household where the message speaks of home, not work
+            if (
+                candidate.content.startswith("The user's team ")
+                and _HOUSEHOLD_EN.search(content)
+                and not _WORKPLACE_EN.search(content)
+            ):
+                candidate.content = "The user's family " + candidate.content[len("The user's team ") :]
             # "I'm based in Leeds" … "We moved to Bristol last month": where the household lives, not the team
             if (
                 moved := re.match(
@@ -5256,7 +5307,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         # "我住在广州" … "去年搬到了厦门": a later change of the same slot within the turn leaves only the new value
         for candidate in mine:
             if candidate.correction and (slot := _slot(candidate.content)):
-                for old in [c for c in out if _slot(c.content) == slot]:
+                # (where the user lives now: also where they were based, "用户常驻在上海" … "relocate 去新加坡了")
+                for old in [
+                    c
+                    for c in out
+                    if _slot(c.content) == slot or slot == "zh:住" and _BASED_ZH.match(c.content)
+                ]:
                     out.remove(old)
                     candidate.replaces += (old.content,)
         # "my cardiologist made me quit keto", "Jira 已经停用": a value a later message says has ended leaves the
@@ -5276,6 +5332,20 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or not _FINDING.search(c.content)
                 or re.search(r"\bnot\b|n't|不|没", c.content, re.I)
             ]
+        if back := _BACK_TO_SCRIPT_ZH.match(content):
+            # "以后回答都用繁体字" … "还是用简体吧": the wish goes back to the other script or language
+            said = back.group("what")
+            wish = Candidate(
+                f"用户希望助手回答用{said}", "preference", 0.9, rule="instruction", correction=True
+            )
+            for old in [
+                c for c in out if c.content.startswith("用户希望助手") and _SCRIPT_ZH.search(c.content)
+            ]:
+                if said not in old.content:
+                    out = _superseded(out, old, wish)
+            if wish.content.lower() not in seen:
+                seen.add(wish.content.lower())
+                mine.append(wish)
         out += mine
         previous = mine or previous
         antecedent = _named_before(content) or antecedent
