@@ -4443,3 +4443,29 @@ def test_probe31_round_subjects_and_fragments(message, expected):
 def test_probe30_round(conversation, expected):
     messages = [human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)]
     assert [c.content for c in extract_rules(messages)] == expected
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        (
+            [
+                "I have two cats, Pepper and Mochi. Which plants are safe?",
+                "Spider plant.",
+                "sadly Pepper passed away last month, so it's just Mochi now",
+            ],
+            ["The user has a cat, Mochi"],
+        ),
+        (
+            ["I've got two ferrets, Pickle and Moose.", "OK.", "Pickle died on tuesday."],
+            ["The user has got a ferret, Moose"],
+        ),
+        (
+            ["我养了两只猫，一只叫球球一只叫豆豆", "好的", "球球上个月走了，现在就剩豆豆了"],
+            ["用户养了一只猫，叫豆豆"],
+        ),
+    ],
+)
+def test_one_of_the_animals_named_died(conversation, expected):
+    messages = [human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)]
+    assert [c.content for c in extract_rules(messages)] == expected

@@ -4807,6 +4807,40 @@ _RETRACTION = re.compile(
 _NEGATED = re.compile(
     r"\b(?:not|never)(?: \w+ing\b| going\b)|n't \w+ing\b|哪有|不(?:去|干|辞|搬|走|换)了", re.I
 )
+_DIED = re.compile(
+    r"\b(?P<name>[A-Z][a-z]+) (?:just |recently |sadly )?(?:passed away|passed|died|was put (?:down|to sleep)|crossed the rainbow bridge)\b"
+    r"|(?P<name2>[\u4e00-\u9fff]{2,3}?)(?:上个月|上周|前几天|前阵子|昨天|去年|今年|刚刚?)?(?:走了|去世了|过世了|没了|死了)"
+)
+_COUNT_WORDS_EN = {"two": "a", "2": "a", "three": "two", "3": "two", "four": "three", "4": "three"}
+_COUNT_WORDS_ZH = {"两": "一", "三": "两", "四": "三"}
+
+
+def _one_fewer(statement: str, name: str) -> str:
+    """The statement of the user's animals or children with the one named gone: "The user has two cats, Pepper and
+    Mochi" → "The user has a cat, Mochi"; "用户养了两只猫，一只叫球球一只叫豆豆" → "用户养了一只猫，叫豆豆"; or ""."""
+    if m := re.match(
+        r"^(The user (?:has|has got|owns)) (two|three|four|[234]) ([a-z]+?)s?, (.+)$", statement
+    ):
+        names = [n.strip() for n in re.split(r",\s*|\s+and\s+", m.group(4)) if n.strip()]
+        if name not in names:
+            return ""
+        left = [n for n in names if n != name]
+        count = _COUNT_WORDS_EN[m.group(2)]
+        kind = m.group(3) if count == "a" else m.group(3) + "s"
+        listed = left[0] if len(left) == 1 else ", ".join(left[:-1]) + " and " + left[-1]
+        return f"{m.group(1)} {count} {kind}, {listed}"
+    if m := re.match(
+        r"^(用户(?:养了|有|家有|家养了))([两三四])(只|条|个)([\u4e00-\u9fff]{1,3})，(.+)$", statement
+    ):
+        rest = m.group(5)
+        if name not in rest:
+            return ""
+        rest = re.sub(rf"一{m.group(3)}叫{name}|{name}[和、]|[和、]{name}|叫{name}", "", rest).strip("，, ")
+        rest = re.sub(rf"^一{m.group(3)}(?=叫)", "", rest)
+        return f"{m.group(1)}{_COUNT_WORDS_ZH[m.group(2)]}{m.group(3)}{m.group(4)}，{rest}" if rest else ""
+    return ""
+
+
 _SCRIPT_ZH = re.compile(r"简体|繁体|中文|英文|粤语|英语|English|Chinese", re.I)
 _BACK_TO_SCRIPT_ZH = re.compile(
     r"^(?:[嗯哦啊呃]|算了|其实|要不)*[，,\s]*还是(?:回答)?(?:用|说|写)(?P<what>简体|繁体|中文|英文|粤语|英语|English)(?:字|吧|了)*"
@@ -5332,6 +5366,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or not _FINDING.search(c.content)
                 or re.search(r"\bnot\b|n't|不|没", c.content, re.I)
             ]
+        for died in _DIED.finditer(content):
+            # "I have two cats, Pepper and Mochi" … "Pepper passed away last month": one cat now, Mochi
+            gone = died.group("name") or died.group("name2")
+            for old in [c for c in out if gone in c.content]:
+                if (text := _one_fewer(old.content, gone)) and text != old.content:
+                    out, _new = _restated(out, mine, old, text, message.get("message_id") or "")
         if back := _BACK_TO_SCRIPT_ZH.match(content):
             # "以后回答都用繁体字" … "还是用简体吧": the wish goes back to the other script or language
             said = back.group("what")
