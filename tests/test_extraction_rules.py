@@ -1227,6 +1227,14 @@ def ai(text):
     return {"role": "ai", "content": text}
 
 
+def talked(conversation: list[str]) -> list[str]:
+    """What the rules write for a conversation given as its texts, the user's first, then taking turns."""
+    return [
+        c.content
+        for c in extract_rules([human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)])
+    ]
+
+
 def written(messages, reply):
     """What the rules write of the user's messages, each answered by the assistant with the same reply."""
     return [c.content for c in extract_rules([m for text in messages for m in (human(text), ai(reply))])]
@@ -4175,8 +4183,7 @@ def test_probe29_round_wishes(messages, expected):
     ],
 )
 def test_probe29_round_nothing_of_the_user(conversation):
-    messages = [human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)]
-    assert [c.content for c in extract_rules(messages)] == []
+    assert talked(conversation) == []
 
 
 def test_probe29_round_kept_beside_a_take_back():
@@ -4239,8 +4246,7 @@ def test_probe29_round_kept_beside_a_take_back():
     ],
 )
 def test_probe29_round_corrections(conversation, expected):
-    messages = [human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)]
-    assert [c.content for c in extract_rules(messages)] == expected
+    assert talked(conversation) == expected
 
 
 def test_a_peers_habit_typed_in_english_is_not_the_users():
@@ -4343,8 +4349,7 @@ def test_a_bare_answer_to_what_the_user_works_in_is_not_read():
     ],
 )
 def test_probe31_round(conversation, expected):
-    messages = [human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)]
-    assert [c.content for c in extract_rules(messages)] == expected
+    assert talked(conversation) == expected
 
 
 @pytest.mark.parametrize(
@@ -4441,8 +4446,7 @@ def test_probe31_round_subjects_and_fragments(message, expected):
     ],
 )
 def test_probe30_round(conversation, expected):
-    messages = [human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)]
-    assert [c.content for c in extract_rules(messages)] == expected
+    assert talked(conversation) == expected
 
 
 @pytest.mark.parametrize(
@@ -4467,5 +4471,4 @@ def test_probe30_round(conversation, expected):
     ],
 )
 def test_one_of_the_animals_named_died(conversation, expected):
-    messages = [human(m) if k % 2 == 0 else ai(m) for k, m in enumerate(conversation)]
-    assert [c.content for c in extract_rules(messages)] == expected
+    assert talked(conversation) == expected
