@@ -483,7 +483,7 @@ _FRAGMENT = re.compile(
     re.I,
 )
 _OLD_TOPIC_ZH = re.compile(
-    r"^(?:之前|原来|本来|以前|上次)(?:说的|定的|讲的|提的)?(?P<topic>[\u4e00-\u9fff]{2,8}?)(?:是|为|定在)"
+    r"^(?:之前|原来|本来|以前|上次)(?:说的|定的|讲的|提的)?(?P<topic>[\u4e00-\u9fff]{2,8}?)(?:是|(?<![华因作认成以])为|定在)"
 )
 # Someone of the user's named in passing: "我家猫“煤球”", "我女儿朵朵", "my daughter Mia", "our dog Biscuit".
 _NAMED_OWN_ZH = re.compile(
