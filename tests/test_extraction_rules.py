@@ -4477,3 +4477,10 @@ def test_one_of_the_animals_named_died(conversation, expected):
 def test_the_old_value_named_with_wei_in_a_word_is_no_topic():
     # 华为 ends in 为, which is no "之前…为…" of an old value: the clause after it is not made a statement of it
     assert talked(["之前一直用华为，上周换成iPhone 15了，微信聊天记录咋迁过来"]) == ["用户现在使用 iPhone 15"]
+
+
+def test_a_change_after_a_clause_joined_to_the_statement_is_still_the_users():
+    assert talked(["我膝盖伤了，医生不让跑了，现在改成一周游三次泳"]) == [
+        "用户膝盖伤，医生不让跑了",
+        "用户现在改成一周游三次泳",
+    ]

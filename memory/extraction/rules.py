@@ -3011,7 +3011,10 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     # after a switch it is the old value given up ("换 Cursor 了，VS Code 基本不开")
                     if not (out[-1].correction and out[-1].form == "change"):
                         out[-1].content += "，" + _CANNOT.sub(r"无法\1", _untopicalize(clause))
-                    kept_before = False
+                        # (a change after it is still the subject's: "…，医生不让跑了，现在改成一周游三次泳")
+                        kept_before = bool(k + 1 < len(clauses) and _CHANGE.search(clauses[k + 1][1]))
+                    else:
+                        kept_before = False
                     continue
                 kept_before = False
                 continue
