@@ -4484,3 +4484,14 @@ def test_a_change_after_a_clause_joined_to_the_statement_is_still_the_users():
         "用户膝盖伤，医生不让跑了",
         "用户现在改成一周游三次泳",
     ]
+
+
+def test_an_age_said_with_the_name_is_not_written_again():
+    assert talked(
+        ["Hi, I'm Tom, 45, and I run a bike shop.", "Nice to meet you.", "I'm 45 and just started running."]
+    ) == [
+        "The user's name is Tom",
+        "The user is 45",
+        "The user runs a bike shop",
+        "The user just started running",
+    ]

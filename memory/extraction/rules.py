@@ -5148,7 +5148,10 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             if intro := _NAME_AGE_EN.match(candidate.content):
                 # "Hi! I'm Priya, 28, product designer": a name and an age, two statements
                 candidate.content = f"The user's name is {intro.group('name')}"
-                mine.append(dataclasses.replace(candidate, content=f"The user is {intro.group('age')}"))
+                seen.add(candidate.content.lower())
+                age = f"The user is {intro.group('age')}"
+                seen.add(age.lower())  # (said again later, "I'm 45 and …", it is not written twice)
+                mine.append(dataclasses.replace(candidate, content=age))
         if had := _had_in_passing(content, mine):  # "每次带我家狗出去遛…": the user has a dog
             mine.append(had)
         if (now := _BARE_NOW_EN.search(content)) and not any(
