@@ -4,6 +4,7 @@ in). Who may see it is projects.access.can_see_origin's decision."""
 from __future__ import annotations
 
 from checkpoints.selectors import messages_for, sessions_for
+from memory.extraction.reconcile import JOB_SOURCE
 from memory.selectors import extraction_jobs_for, feedback_given, injections_for_user, readable_memories
 from projects.access import Actor, can_see_origin
 
@@ -16,10 +17,8 @@ def memory_origin(*, actor: Actor, item) -> tuple[object | None, object | None]:
     job, message = None, None
     if not can_see_origin(actor, item):
         return job, message
-    # The extraction pipeline records its job as source_id "extraction-job:<id>".
-    job_id = (
-        item.source_id.removeprefix("extraction-job:") if item.source_id.startswith("extraction-job:") else ""
-    )
+    # The extraction pipeline records its job as source_id JOB_SOURCE + "<id>".
+    job_id = item.source_id.removeprefix(JOB_SOURCE) if item.source_id.startswith(JOB_SOURCE) else ""
     if job_id.isdigit():
         job = extraction_jobs_for(actor).filter(pk=int(job_id), user_id=item.user_id).first()
     if item.source_message_id:
