@@ -263,7 +263,8 @@ class DeferredError(Exception):
 
 @transaction.atomic
 def extraction_job_accept_deferred(*, job: ExtractionJob, index: int, actor) -> tuple[ExtractionJob, dict]:
-    """Write a candidate the session's cap deferred, as the user had asked for it (the cap does not count it).
+    """Write a candidate the job held back (the session's cap, or code "unsure": not worded as a statement), as the
+    user had asked for it (the cap does not count it).
 
     It goes through the same gate and reconciliation as any candidate (a correction still supersedes);
     the job's entry records what became of it ({"kind", "id", "by"}). Returns the job and that outcome.

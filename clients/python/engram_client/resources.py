@@ -418,7 +418,8 @@ class Jobs(Resource):
         return self._call("POST", f"/extraction-jobs/{job_id}/retry", parse=ExtractionJob.model_validate)
 
     def accept_deferred(self, job_id: int, index: int) -> dict:
-        """Write a candidate the session's cap deferred (result["deferred"][index]); {"accepted", "job"}."""
+        """Write a candidate the job held back (result["deferred"][index]: the session's cap, or code "unsure", not
+        worded as a statement); {"accepted", "job"}."""
         return self._call("POST", f"/extraction-jobs/{job_id}/deferred/accept", body={"index": index})
 
     def wait(self, job_id: int, *, timeout: float = 60.0, interval: float = 0.5) -> ExtractionJob:
