@@ -88,14 +88,7 @@ def deferred_waiting(actor, jobs) -> list[dict]:
             continue
         for index, entry in enumerate((job.result or {}).get("deferred") or []):
             if deferred_open(entry):
-                out.append(
-                    {
-                        "job": job,
-                        "index": index,
-                        "content": entry.get("content") or "",
-                        "code": entry.get("code") or "",
-                    }
-                )
+                out.append({**entry, "job": job, "index": index})
     return out
 
 

@@ -131,15 +131,8 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
         return _rejected(candidate, exc)
     if candidate.unsure:
         # Not worded as a statement: kept on the job with its text for a person to accept (nothing is dropped).
-        return Outcome(
-            "deferred",
-            {
-                **candidate.as_dict(),
-                "source_message_id": candidate.source_message_id,
-                "code": "unsure",
-                "reason": gettext("Not worded as a clear statement: kept for you to check."),
-                "accepted": None,
-            },
+        return _deferred(
+            candidate, "unsure", gettext("Not worded as a clear statement: kept for you to check.")
         )
     vector, model = None, ""
     try:
@@ -226,19 +219,24 @@ def reconcile(*, target: Target, candidate: Candidate, client: LLMClient | None,
     )
 
 
+def _deferred(candidate: Candidate, code: str, reason: str) -> Outcome:
+    """Held back on the job with its text (`result.deferred`), for a person to accept."""
+    return Outcome(
+        "deferred",
+        {
+            **candidate.as_dict(),
+            "source_message_id": candidate.source_message_id,
+            "code": code,
+            "reason": reason,
+            "accepted": None,
+        },
+    )
+
+
 def _rejected(candidate: Candidate, exc: gate.GateRejection) -> Outcome:
     if exc.code == "rate_limited":
         # Over the session's cap: kept on the job with its text, for a person to accept (nothing is dropped).
-        return Outcome(
-            "deferred",
-            {
-                **candidate.as_dict(),
-                "source_message_id": candidate.source_message_id,
-                "code": exc.code,
-                "reason": exc.message,
-                "accepted": None,
-            },
-        )
+        return _deferred(candidate, exc.code, exc.message)
     # A refused secret is not echoed back into the job's record.
     content = None if exc.code == "sensitive_content" else candidate.content
     return Outcome("rejected", {"content": content, "code": exc.code, "reason": exc.message})

@@ -1609,6 +1609,11 @@ def _standing(clause: str, zh: bool) -> bool:
     return bool(_STANDING_EN.search(clause))
 
 
+def _as_users_zh(text: str) -> str:
+    """A wish as said of the user: 我 and 我们 are the user's, 你 (the assistant) goes."""
+    return re.sub(r"我", "用户", re.sub(r"我们的?(?=[\u4e00-\u9fff])", "用户的", text)).replace("你", "")
+
+
 def _instruction_statement(clause: str, zh: bool) -> str:
     if zh:
         if called := re.match(
@@ -1621,7 +1626,7 @@ def _instruction_statement(clause: str, zh: bool) -> str:
             r"(?<=[\u4e00-\u9fff])请(?=尽量|不要|别|用|给|把|多|少|直接|先)", "", body
         )  # "…的问题请尽量简短"
         body = re.sub(r"\s*\b(?:please|pls|plz)\b\s*", "", body, flags=re.I)  # "回复的时候 please 用…"
-        body = re.sub(r"我", "用户", re.sub(r"我们的?(?=[\u4e00-\u9fff])", "用户的", body)).replace("你", "")
+        body = _as_users_zh(body)
         return (
             "用户希望助手" + body
             if not body.startswith(("不要", "别", "永远不要"))
@@ -1685,11 +1690,12 @@ _MOVED_ZH = re.compile(
     r"^用户(?!的)(.*?)(?:(?<![全都部])|(?=搬到\s*[^A-Za-z\s]))(?:搬到|搬去|搬家到|搬回(?:到)?(?:老家)?)了?([^，,。\s（(]{2,10}?)了?$"
 )
 
-# "我上个月已经跑到重庆来了": come to live in a city
+# A person not the user's brought into the talk ("我们楼下住了个老太太"): the bare clauses after are theirs
 _INTRODUCED_ZH = re.compile(
     r"(?:住了?|有|来了|认识)(?:个|一个|一位|位)(?:[\u4e00-\u9fff]{0,3}?)(?:老太太|老奶奶|老爷爷|老人家?|大爷|大妈|阿姨|叔叔|女孩|"
     r"男孩|小伙子?|姑娘|邻居|病人|患者|客人|顾客)$"
 )
+# "我上个月已经跑到重庆来了": come to live in a city
 _RAN_TO_ZH = re.compile(r"^用户(?!的)(.*?)跑到([\u4e00-\u9fff]{2,4}?)(?:这边)?来了?$")
 
 # A denied old value at the end of a clause, parallel to the value before it: "at 4pm not 3pm", "at Acme, not
@@ -2276,11 +2282,7 @@ def _wish_zh(sentence: str, content: str) -> tuple[str, str]:
         len(said[0]) < 4 or _standing(parts[start], True) or re.match(r"别|不要", said[0])
     ):
         return "", sentence
-    said = [re.sub(r"我们的?(?=[\u4e00-\u9fff])", "用户的", b) for b in said]
-    said = [
-        re.sub(r"(?<=[给跟对和])我|^我(?=问)", "用户", b).replace("你", "").replace("我", "用户")
-        for b in said
-    ]
+    said = [_as_users_zh(b) for b in said]
     said = [re.sub(r"请(?=尽量|不要|别|用|给|把|多|少|直接|先)", "", b).strip() for b in said if b.strip()]
     if not said:
         return "", sentence
@@ -2331,6 +2333,12 @@ def _when_wish_en(sentence: str, content: str) -> str:
     verb, _, cond = wish.group("cond").partition(" ")
     who = "the assistant" if wish.group("who").lower() == "you" else "the user"
     return f"The user wants the assistant {act} {wish.group('when').lower()} {who} {_third(verb)} {told(cond)}".rstrip()
+
+
+def _wish_candidate(text: str, content: str) -> Candidate:
+    """A wish about answers (_wish_zh, _when_wish_en), asked for when the message asks to keep it."""
+    asked = bool(_REMEMBER.search(content))
+    return Candidate(text, "preference", 0.95 if asked else 0.9, rule="instruction", explicit=asked)
 
 
 _COMPUTED = re.compile(
@@ -2387,10 +2395,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         )
         zh = _chinese(sentence) or _chinese_after_header(sentence)
         if not zh and (wish := _when_wish_en(sentence, content)):
-            asked = bool(_REMEMBER.search(content))
-            out.append(
-                Candidate(wish, "preference", 0.95 if asked else 0.9, rule="instruction", explicit=asked)
-            )
+            out.append(_wish_candidate(wish, content))
             continue
         if not zh and has_cjk(sentence):
             sentence = _mark_terms(sentence, terms)
@@ -2417,10 +2422,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             sentence = _WHEN_CLAUSE_ZH.sub(r"\1", sentence)
             wish, sentence = _wish_zh(sentence, content)
             if wish:
-                asked = bool(_REMEMBER.search(content))
-                out.append(
-                    Candidate(wish, "preference", 0.95 if asked else 0.9, rule="instruction", explicit=asked)
-                )
+                out.append(_wish_candidate(wish, content))
                 if not sentence:
                     continue
         if found := _CONDITION_ZH.search(sentence):
@@ -4357,7 +4359,8 @@ _PASSING_STATE_EN = re.compile(
     # worn out this minute ("just got home and I'm wiped out"), a stretch of hours ("my power went out for like 3
     # hours"), what the user can't just do ("can't just lean on meat"), a wish for luck
     r"|\bis (?:wiped out|hungover|knackered|shattered|wrecked|dead tired|so tired)\b"
-    # taken with a new hobby this week ("I'm hooked"), the sleep of these nights ("running on 2 hours of sleep")
+    # a task someone asked of the user ("My aunt asked me to proofread…"), what the user could do today, taken with a
+    # new hobby this week ("I'm hooked"), ill this week, the sleep of these nights ("running on 2 hours of sleep")
     r"|^The user's [\w-]+ (?:asked|wants|needs|told) the user to\b|^The user could\b|^The user is (?:hooked|obsessed|addicted)$|\bis (?:sick|ill|down|laid up) with\b|\bbox(?:es)? of tissues\b|\bon (?:\d+|one|two|three|four|five|no|little) hours? of sleep\b"
     r"|\bfor (?:like |about |almost |nearly )?(?:\d+|an?|one|two|three|a few|a couple of) (?:hours?|minutes?|mins)\b"
     r"|\bcan'?t just\b|^Wish the user\b|^Here(?:'s| is)\b"
@@ -4743,7 +4746,7 @@ _NAME_IN_USE = re.compile(
 _QUOTED_ONLY = re.compile(
     r"^\s*(?:and|also|plus|then|和|还有)?\s*[\"“「'‘][^\"”」'’]{2,200}[\"”」'’][\s.?!。？！]*$", re.I
 )
-# A quoted text of a sentence or more: six words, or twelve Chinese characters
+# A text to work on after its label: "The line: …", "… short story … So far: …", "原文：…"
 _MATERIAL_LABEL = re.compile(
     r"(?:^|(?<=[.!?。！？\n]))\s*(?:(?:the|my|this|here'?s? (?:the|my)) (?:line|sentence|paragraph|text|draft|bio|caption|"
     r"opening|intro|story|poem|scene|chapter|lyrics?|verse|script)|so far|here it is|it goes(?: like this)?|"
@@ -4752,6 +4755,7 @@ _MATERIAL_LABEL = re.compile(
     r"|(?:小说|故事|剧本|诗|歌词)[^。！？：:]{0,30}(?:目前|现在)?写到[^。！？：:]{0,10}[:：]",
     re.I,
 )
+# A quoted text of a sentence or more: six words, or twelve Chinese characters
 _QUOTED_TEXT = re.compile(
     r"\"(?=(?:[^\"\s]+\s+){5})[^\"]{20,}\"|“(?=(?:[^”\s]+\s+){5})[^”]{20,}”|[“「『\"](?=[^”」』\"]*[\u4e00-\u9fff]{12})[^”」』\"]{12,}[”」』\"]"
 )
@@ -4981,15 +4985,15 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         if message.get("role") not in USER_ROLES:
             continue
         content = _voice_typed(_typed_english(message.get("content") or ""))
+        switch = _SUBJECTLESS_SWITCH_ZH.match(content)
         if (
             previous
             and all(c.content.startswith("用户") for c in previous)
-            and (_SUBJECTLESS_HABIT_ZH.match(content) or _SUBJECTLESS_SWITCH_ZH.match(content))
+            and (_SUBJECTLESS_HABIT_ZH.match(content) or switch)
             and not _QUESTION.search(re.split(r"[，,。？?\s]", content, maxsplit=1)[0])
         ):
             # "本人程序员" then "主要写Java后端 最近在自学Go": the same speaker's habits; "上个礼拜换了 iPhone 15 了": the
             # switch, of now
-            switch = _SUBJECTLESS_SWITCH_ZH.match(content)
             content = "我" + (content[len(switch.group("when") or "") :] if switch else content)
         if asked:
             content = _read_as_answer(asked, content, owner)
