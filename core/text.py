@@ -21,6 +21,22 @@ _STOP = frozenset(
 )
 
 
+@functools.cache
+def _to_simplified():
+    from opencc import OpenCC
+
+    return OpenCC("t2s")
+
+
+def simplified(text: str) -> str:
+    """The text with traditional Chinese characters in their simplified forms ("我在台中開早餐店" → "我在台中开早餐店");
+    any other text as it is. The extraction rules read Chinese in simplified characters, so a user who types
+    traditional ones is read as well (OpenCC's character and phrase tables, t2s)."""
+    if not has_cjk(text):
+        return text
+    return _to_simplified().convert(text)
+
+
 def has_cjk(text: str) -> bool:
     return CJK_CHAR.search(text) is not None
 

@@ -4,6 +4,7 @@ import pytest
 from django.test import Client
 
 from checkpoints.services import messages_append
+from core import text as core_text
 from memory.drafts import MemoryDraft
 from memory.extraction.rules import (
     _LOST_PART,
@@ -4495,3 +4496,67 @@ def test_an_age_said_with_the_name_is_not_written_again():
         "The user runs a bike shop",
         "The user just started running",
     ]
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        # parts handed out in a game: neither the part nor what is said in it is the user's
+        (
+            [
+                "Quick improv: you're a border guard in Dover, I'm a tourist with too much luggage. Start.",
+                "Passport please.",
+                "Of course, I'm Bartholomew Quill, a humble tea merchant from Lyon.",
+            ],
+            [],
+        ),
+        (
+            [
+                "练习一下面试：你是字节的面试官，我是应届生",
+                "好，请自我介绍。",
+                "我叫小林，做过两个 App，GitHub 上有 3K star",
+            ],
+            [],
+        ),
+        # what the user said taken back as not them
+        (
+            [
+                "Imagine I'm a 60-year-old dairy farmer in Wisconsin with 200 cows. What about retirement?",
+                "Leasing is common.",
+                "ha, none of that is actually me, just curious",
+            ],
+            [],
+        ),
+        (["I'm a nurse in Leeds.", "Nice.", "that's not really me, my sister is the nurse"], []),
+        # "not me" inside a statement takes nothing back
+        (
+            ["I'm a nurse in Leeds. It's not me who decides the rota though."],
+            ["The user is a nurse in Leeds"],
+        ),
+        # a question in written Cantonese is no attribute question of the Mandarin patterns
+        (["我喺醫院做護士", "做完夜更之後你通常幾點瞓？唔好太夜啊", "朝早十點"], ["用户喺医院做护士"]),
+        # a thing's trouble of the moment, a one-off charge, a mood
+        (["My building's lift is broken again, any tips for carrying groceries up six floors?"], []),
+        (["我家猫又在抓沙发了，怎么办"], ["用户养了一只猫"]),
+        (["The gym double-charged me $60 this month, how do I dispute it?"], []),
+        (["Grading 90 lab reports tonight and I'm dead inside"], []),
+        # a wish whose object was lost is not written
+        (["Can you remember this? Celsius, always. I live in Texas."], ["The user lives in Texas"]),
+    ],
+)
+def test_probe34_round(conversation, expected):
+    assert talked(conversation) == expected
+
+
+@pytest.mark.parametrize(
+    ("traditional", "simplified"),
+    [
+        ("我在高雄開了一家麵包店，每週三公休", "我在高雄开了一家面包店，每周三公休"),
+        ("幫我記一下：我對花生過敏，之後推薦吃的都要注意", "帮我记一下：我对花生过敏，之后推荐吃的都要注意"),
+        ("我老公在台積電上班，我們住在新竹", "我老公在台积电上班，我们住在新竹"),
+    ],
+)
+def test_traditional_characters_are_read_as_simplified_ones(traditional, simplified):
+    written = talked([traditional])
+    assert written and written == talked([simplified])
+    assert all(text == core_text.simplified(text) for text in written)

@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from core.roles import ASSISTANT_ROLES, USER_ROLES
-from core.text import has_cjk
+from core.text import has_cjk, simplified
 
 
 @dataclass
@@ -439,7 +439,7 @@ _MOOD = re.compile(
     r"压力(?:大得|好大|很大|特别大|山大)|\bemo\b|\blie flat\b|躺平|家里?(?:就|只)剩|"
     r"\b(?:(?:totally |completely |so |a bit )?(?:lost|confused|stuck) (?:on|with|about)|"
     r"today|tonight|tomorrow|tmrw|tmr|2morrow|right now|rn|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
-    r"starving|famished|(?:is|are|'s) (?:running )?late(?: again)?(?=\W|$)|"
+    r"starving|famished|(?:is|are|'s) (?:running )?late(?: again)?(?=\W|$)|dead inside|"
     r"lol|haha|shame|ugh|hilarious|takes forever|a maze|whole game|is away|on leave|on holiday|on vacation|"
     r"my day|my morning|my week|"
     # a verdict, not a fact: "the internet is awful", "写到吐"
@@ -593,7 +593,12 @@ _TAKEN_BACK_AT_END = re.compile(
 # an explicit wish to keep it, which a one-off scope does not undo
 _ASKED_TO_KEEP = re.compile(r"记住|记下|记一下|\bremember\b|\bkeep in mind\b|\bfrom now on\b|以后", re.I)
 # What was said was not true at all (_DONT_KEEP of a sentence, _RETRACTION of a message)
-_NOT_TRUE = r"\bI lied\b|\bjust kidding\b|\bjk\b|开玩笑的|逗你的|骗你的"
+_NOT_TRUE = (
+    r"\bI lied\b|\bjust kidding\b|\bjk\b|开玩笑的|逗你的|骗你的"
+    # what was said was not the user: "none of that is actually me", "that's not really me, just curious"
+    r"|\b(?:none of (?:that|this|it) (?:is|was)|that(?:'s| is) not|that isn't|it's not|it isn't) (?:actually |really )?me(?=\s*(?:$|[,.!?;)]|(?:lol|haha|tho|though|just)\b))"
+    r"|(?:都|全|这些都|那些都)不是(?:真的|我的?情况|我)(?=[。，,！!\s]|$)"
+)
 # "算了这个别记了", "don't save that part", "never mind, forget it": the sentence's statements are taken back
 _DONT_KEEP = re.compile(
     r"(?:别|不要|不用|甭)(?:记|存|保存)|(?:这个|这条|这句)?(?:就)?(?<!的)(?<!的就)算了吧?$|(?:那条|这条|那句|这句|刚才的?)(?:就)?(?:作废|不算数?)|当我没说|"
@@ -3452,6 +3457,10 @@ _NEAR_FUTURE = re.compile(
 _NO_PLAN = re.compile(
     r"没有?(?:这个|这种|那个|这)打算|没有?打算$|\bnot (?:actually |really )?planning (?:anything|on it|on that|that)\b"
     r"|\bjust (?:curious|wondering|asking|thinking out loud)\b"
+    # "the office elevator is broken again", "Shiba 又在拆家", "拍两张照片就直接关机", "double-charged me $84": a thing's
+    # trouble of the moment, a one-off charge
+    r"|\b(?:is|are|'s|was) (?:broken|down|out|acting up|playing up|leaking|flooded) again\b|又在|又(?:坏|挂|崩|停|堵)了?"
+    r"|直接关机|自动关机|\b(?:double-charged|overcharged|charged (?:me|the user) twice)\b"
     r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|老是卡|总是卡|大概率|要请.{0,4}假|想在下次|打算下次|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右",
     re.I,
 )
@@ -3635,10 +3644,17 @@ _BARE_ANSWER_ZH = re.compile(
 )
 
 
+# Characters of written Cantonese: a question in it is not read by the Mandarin question patterns below
+# ("你通常落夜更係幾點？" is no "…是几点" of an attribute).
+_CANTONESE = re.compile(r"[喺嘅咗唔冇啲嘢佢哋嚟乜咁]")
+
+
 def _answered(question: str, answer: str) -> str:
     """The user's bare answer to the assistant's question about them, as a first-person sentence, or ""."""
     head = split_sentences(answer.strip())[0].rstrip("。.!！?？") if answer.strip() else ""
     zh_head = re.split(r"[，,]", head, maxsplit=1)[0].strip()
+    if _CANTONESE.search(question):
+        return ""
     if (choice := _ASKED_CHOICE_ZH.search(question)) and zh_head.lower() in (
         choice.group("one").strip().lower(),
         choice.group("two").strip().lower(),
@@ -4417,6 +4433,8 @@ _SUBJECT_ONLY = re.compile(
     # a verb with nothing after it ("Because I'm really not"), a count of us ("Four of us")
     r"|^The user(?:'s [\w-]+)? (?:is|was|does|did|has|can|will|am)(?: (?:really|just|actually|totally|definitely|honestly|so|not))*$"
     r"|^(?!The user)(?:[\w-]+ ){0,2}of the user$"
+    # a wish that lost its object ("Metric units, always." read as "The user wants the assistant to always")
+    r"|^The user wants the assistant to (?:always|never|usually|also)$"
     # said of itself: "他是我的老板" read with 他 as the boss
     r"|^(?P<same>用户的[\u4e00-\u9fff]{1,4})是(?P=same)$"
     # how reading feels, the reason of a wish ("说话别太长 我看着累", "我初中毕业，看不太懂")
@@ -4954,7 +4972,11 @@ _PLAYS_PART = re.compile(
     # a game with a part of the user's: "我们来玩个文字冒险。背景设定：我是…", "you're my dungeon master. My character is…"
     r"|(?:玩|来)(?:个|一个|一局|一把)?(?:文字冒险|跑团|剧本杀|文字游戏|角色扮演)|(?:桌游|角色卡|模拟游戏)[^。！？]{0,30}我是"
     r"|\b(?:you're|you are|be) (?:my|our) (?:dungeon|game) ?master\b|\bmy character(?:'s| is)\b"
-    r"|\blet'?s (?:play|do) (?:a |an )?(?:text adventure|rpg|d&d|dnd|tabletop game)\b",
+    r"|\blet'?s (?:play|do) (?:a |an )?(?:text adventure|rpg|d&d|dnd|tabletop game)\b"
+    # parts handed out: "You're a customs officer at Heathrow, I'm a smuggler", "你是 a16z 的 VC，我是 founder"; an
+    # improv game
+    r"|\byou(?:'re| are) (?:a|an|the|my)\b[^.!?\n]{1,60}?[,;]\s*(?:and\s+)?I(?:'m| am|'ll be| will be) (?:a|an|the)\b"
+    r"|你(?:是|当|演|扮演)[^。！？!?\n]{1,30}?[，,；;]\s*我(?:是|当|演|扮演)|\bimprov\b",
     re.I,
 )
 _PLAY_ENDED = re.compile(
@@ -4980,11 +5002,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
     playing = False  # the user speaks in a part (_PLAYS_PART)
     for message in messages:
         if message.get("role") in ASSISTANT_ROLES:
-            asked = message.get("content") or ""
+            asked = simplified(message.get("content") or "")
             continue
         if message.get("role") not in USER_ROLES:
             continue
-        content = _voice_typed(_typed_english(message.get("content") or ""))
+        # traditional characters read as simplified ones: the statements are written in simplified characters
+        content = _voice_typed(_typed_english(simplified(message.get("content") or "")))
         switch = _SUBJECTLESS_SWITCH_ZH.match(content)
         if (
             previous
