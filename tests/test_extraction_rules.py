@@ -4560,3 +4560,30 @@ def test_traditional_characters_are_read_as_simplified_ones(traditional, simplif
     written = talked([traditional])
     assert written and written == talked([simplified])
     assert all(text == core_text.simplified(text) for text in written)
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # a greeting run into the first clause is not part of it
+        ("你好我叫王丹，在杭州做会计", ["用户叫王丹", "用户在杭州做会计"]),
+        ("Hi 我叫王丹", ["用户叫王丹"]),
+        ("hey I'm Dan, I work in Hangzhou", ["The user is Dan", "The user works in Hangzhou"]),
+        (
+            "Hiking is my thing, I go every weekend",
+            ["The user's thing is Hiking", "The user goes every weekend"],
+        ),
+        # a bare "…人" of oneself is where one is from; a count of people is not
+        ("我叫马库斯，新加坡人，在虾皮做设计师", ["用户叫马库斯", "用户是新加坡人", "用户在虾皮做设计师"]),
+        ("我们家三个人，住在成都", ["用户家有三个人", "用户家住在成都"]),
+        # a set of pronouns is no object left out; "for future reference" leads what to keep
+        ("for future reference, my pronouns are she/her", ["The user's pronouns are she/her"]),
+        ("For the record, I'm vegan", ["The user is vegan"]),
+        ("I gave my old laptop to her", []),
+        # a condition said without a subject
+        ("T1 diabetic so nothing too sweet please", ["The user is T1 diabetic"]),
+        ("As someone with ADHD, can you keep answers short?", ["The user has ADHD"]),
+    ],
+)
+def test_probe34_round_openings(message, expected):
+    assert [c.content for c in extract_rules([human(message)])] == expected

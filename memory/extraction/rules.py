@@ -331,7 +331,9 @@ _REMEMBER = re.compile(
     r"\b(?:\s+that)?[\s,:]*"
     # asked as a question: "can you keep in mind that I'm in the UK?"
     r"|^.{0,12}?\b(?:can|could|would|will) you (?:please |also |just )?(?:remember|keep in mind|note(?= that| down)|save)"
-    r"\b(?: for (?:future reference|later|next time|the future))?(?:\s+that)?[\s,:]*",
+    r"\b(?: for (?:future reference|later|next time|the future))?(?:\s+that)?[\s,:]*"
+    # said as the lead alone: "for future reference, my pronouns are they/them"
+    r"|^.{0,12}?\bfor (?:future reference|the record)\b[\s,:]*",
     re.I,
 )
 _CLAUSE_MARKER = re.compile(
@@ -869,7 +871,7 @@ _STATE_EN = (
     r"^(?:not |not really |a |a big |a huge |big |huge )*fan of\b|^(?:severely |mildly )?allergic to\b|"
     r"^(?:not |not really |not much of )?an? (?:[\w-]+ )?person\b|"
     r"^(?:originally )?from [A-Z]|^(?:married|divorced|widowed|separated|single|engaged|retired|pregnant|left-handed|"
-    r"right-handed|colou?r-?blind|vegetarian|vegan|lactose intolerant|gluten intolerant|(?:type [12] )?diabetic)\b"
+    r"right-handed|colou?r-?blind|vegetarian|vegan|lactose intolerant|gluten intolerant|(?:(?:type [12]|T[12]) )?diabetic)\b"
 )
 # "in Germany 4 years now": how long the user has been in a place, said without a subject
 _IN_PLACE_FOR_EN = r"^in [A-Z][\w-]+(?: [A-Z][\w-]+)? (?:for )?(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten) (?:years?|months?)\b"
@@ -1213,7 +1215,14 @@ def _untopicalize(clause: str) -> str:
     return f"{rest[: verb.end()]} {term} {tail}".rstrip()
 
 
+# a bare "…人" said of oneself, given the subject before it as "我的": where one is from ("我叫马库斯，新加坡人" →
+# "我的新加坡人"), not a count of people (三个人) or someone of the user's (我的家人)
+_ZH_ORIGIN = re.compile(r"我的((?:[^\W\d一二三四五六七八九十两几个口家们的我是用户]){1,6}人)")
+
+
 def _rewrite_zh(clause: str, subject: str) -> str:
+    if origin := _ZH_ORIGIN.fullmatch(clause):
+        clause = f"我是{origin.group(1)}"
     # "粤语是我的母语", "周日是我唯一休息的一天": what the user's thing is, said the other way round
     if (
         inverted := re.match(
@@ -1416,6 +1425,9 @@ _EN_SELF_LEAD = [
     (re.compile(r"^(?=(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) \w)", re.I),
      "the user is "),
     (re.compile(rf"^with (?:my )?(?={_PEOPLE_EN})", re.I), "the user has "),
+    # "As someone with ADHD, …", "With asthma, …": the condition the user has
+    (re.compile(rf"^(?:as )?(?:(?:someone|somebody|a person|an adult) )?with (?:my )?(?=(?:{_ILLNESS_EN})$)", re.I),
+     "the user has "),
     # a bare count of the user's people after a self-description: "Widowed, two grown daughters."
     (re.compile(rf"^(?!a |an )(?={_PEOPLE_EN}$)", re.I), "the user has "),
     # a bare "with my <noun>" clause: "With my bad back, …" → "the user has a bad back"
@@ -3242,7 +3254,8 @@ _VERB_EN = re.compile(rf"\b(?:{_EN_FINITE}|now|{_EN_VERB_FORMS}|[a-z]{{3,}}(?<!e
 _VERB_ZH = re.compile(r"是|为|在|有|改|换|到|定|用")
 # An object that points back into the conversation: "… adopted another one", "… loves it".
 _DANGLING_EN = re.compile(
-    r"\b(?:it|them|him|her|one|ones|that|this|these|those|there)(?: (?:out|up|off|over|down|back|in|on|through))?$"
+    # (a set of pronouns is no object left out: "The user's pronouns are they/them")
+    r"(?<!/)\b(?:it|them|him|her|one|ones|that|this|these|those|there)(?: (?:out|up|off|over|down|back|in|on|through))?$"
     # or right after the verb: "the user reads these on their watch"
     r"|^the user (?:\w+ )?\w+ (?:them|these|those)\b"
     # a modal and a bare verb, the object left in the clause before ("… and we can't upgrade yet")
@@ -4654,7 +4667,7 @@ _DIALECT_I_ZH = re.compile(r"俺")
 # where a new one plainly begins, a first-person subject or a habit's time word after a run of words (not "导师让我",
 # "觉得我是", "think I'm"). Only such a message: with stops, the writer's own breaks are the clauses.
 _VOICE_BREAK_ZH = re.compile(
-    r"(?<=[\u4e00-\u9fff]{4})(?<![让给跟帮叫带和对把被问请诉教替陪像比说得为听道等跟是要当])(?=我(?:在|是|做|家|们|今年|每天|平时)|家里)"
+    r"(?<=[\u4e00-\u9fff]{4})(?<![让给跟帮叫带和对把被问请诉教替陪像比说得为听道等跟是要当的])(?=我(?:在|是|做|家|们|今年|每天|平时)|家里)"
     r"|(?<=[\u4e00-\u9fff]{4})(?<![我他她们就都也还你在的要和跟])(?=每天|周末|平时|以后(?=我|你|回答|请))"
     # the question at the end, what the user mainly does, an ailment: "…这条线腰不好坐久了就疼有没有什么办法…"
     r"|(?<=[\u4e00-\u9fff]{4})(?<![我他她们就都也还你在的要和跟])"
@@ -4986,6 +4999,14 @@ _PLAY_ENDED = re.compile(
 )
 
 
+# A greeting run into the first clause ("Hi 我叫 Marcus", "你好我叫王丹", "hey I'm Dan"): not part of it.
+_GREETING = re.compile(
+    r"^\s*(?:(?:hi+|hello|hey+|hiya|heya|yo+)(?: there)?(?:[\s,，!！.。~]+|(?=[\u4e00-\u9fff]))|(?:你好|您好|嗨|哈喽|哈啰|哈罗)[\s,，!！.。~]*)"
+    r"(?=\S)",
+    re.I,
+)
+
+
 def extract_rules(messages: list[dict]) -> list[Candidate]:
     """Candidates from the user's messages of one turn, in order, without repeats.
 
@@ -5007,7 +5028,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         if message.get("role") not in USER_ROLES:
             continue
         # traditional characters read as simplified ones: the statements are written in simplified characters
-        content = _voice_typed(_typed_english(simplified(message.get("content") or "")))
+        content = _voice_typed(_typed_english(_GREETING.sub("", simplified(message.get("content") or ""))))
         switch = _SUBJECTLESS_SWITCH_ZH.match(content)
         if (
             previous
