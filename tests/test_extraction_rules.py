@@ -4583,6 +4583,13 @@ def test_traditional_characters_are_read_as_simplified_ones(traditional, simplif
         # a condition said without a subject
         ("T1 diabetic so nothing too sweet please", ["The user is T1 diabetic"]),
         ("As someone with ADHD, can you keep answers short?", ["The user has ADHD"]),
+        # what the user does now, said without a subject
+        ("What's a good charger? Driving a Kia EV6 now", ["The user is driving a Kia EV6 now"]),
+        # "记牢" after a lead-in asks to keep what follows; after the statement it asks to keep that
+        ("先跟你说个事，你给我记牢了：我对芒果过敏，小时候吃过一次就进了医院", ["用户对芒果过敏"]),
+        ("我对青霉素过敏，这个要记牢", ["用户对青霉素过敏"]),
+        # how long replies are, said to "you"
+        ("你回答尽量简短一点", ["用户希望助手回答尽量简短一点"]),
     ],
 )
 def test_probe34_round_openings(message, expected):

@@ -322,7 +322,8 @@ def _rejoin_lists(parts: list[str]) -> list[str]:
 
 # "记住 / 请记住 / 记一下 / remember that …": the user asked for what follows.
 _REMEMBER = re.compile(
-    r"^.{0,8}?(?:请你?|麻烦你?|帮我|你要|要)?(?:记住|记一下|记下|记着|牢记|备注一下|(?<!我)记(?=我)|(?<![我他她])记得(?=[\s，,：:]))(?:了|一下)?"
+    # (after a lead-in: "先跟你说个事，你给我记牢了：…")
+    r"^(?:[^，,。：:我]{0,6}(?:说|讲|告诉你)[^，,。：:]{0,4}[，,]\s*)?.{0,8}?(?:请你?|麻烦你?|帮我|你要|要)?(?:记住|记一下|记下|记着|记牢|记好|牢记|备注一下|(?<!我)记(?=我)|(?<![我他她])记得(?=[\s，,：:]))(?:了|一下)?"
     r"(?:这件事|这一点|一点|这个)?[\s，,：:、]*"
     r"|^.{0,20}?(?<!\bI )(?<!\bwe )(?<!\byou )(?<!\bI do )(?<!\bI still )(?<!\bI can )(?<!\bto )"
     r"\b(?:remember|note(?=\s+(?:that|this|down|my|these|the following)\b|\s*:)|keep in mind|don'?t forget|do not forget"
@@ -337,7 +338,7 @@ _REMEMBER = re.compile(
     re.I,
 )
 _CLAUSE_MARKER = re.compile(
-    r"^(?:请你?|麻烦你?)?(?:记住|记一下|记下|记着|牢记)[\s，,：:]*|^(?:please )?(?:remember|note|keep in mind|don'?t forget)"
+    r"^(?:请你?|麻烦你?)?(?:记住|记一下|记下|记着|记牢|记好|牢记)[\s，,：:]*|^(?:please )?(?:remember|note|keep in mind|don'?t forget)"
     r"(?: that)?[\s,:]+",
     re.I,
 )
@@ -879,13 +880,18 @@ _ROLE_NOW_EN = (
     r"(?:an? )?(?:[a-z-]+ ){0,2}(?:manager|director|engineer|lead|nurse|teacher|developer|designer|analyst|"
     r"consultant|supervisor|vegan|vegetarian|pescatarian|retired|freelance|full-time|part-time|remote) now$"
 )
+# "riding a Canyon Grizl gravel bike now", "using Linear now": what the user does now, said without a subject
+_DOING_NOW_EN = (
+    r"^(?:riding|driving|using|running|wearing|taking|playing|learning|studying|teaching|renting|commuting|cycling|"
+    r"swimming) (?:[\w'.-]+ ){1,8}?now\b"
+)
 _SELF_EN = re.compile(
     r"^(?:just |recently )?(?:joined|moved|started|switched|changed|quit|left|got|retired|"
     r"relocated|graduated)\b|^(?:grew up|born and raised|raised) (?:in|on)\b|^new job\b|^as (?:someone|a|an|somebody)\b|^being\b|"
     r"^(?:\w+ )?years of\b|"
     r"^(?:everything |all |most things )?at work\b|^work (?:uses|runs|is|has|gives|pays|lets)\b|"
     r"^been \w+ing\b|^been (?:a|an) (?:[\w-]+ ){0,3}[\w-]+ for\b|^trying to (?:switch|change|move into|get into|break into)\b|"
-    rf"^(?:so |and )?{_ROLE_NOW_EN}|"
+    rf"^(?:so |and )?{_ROLE_NOW_EN}|{_DOING_NOW_EN}|"
     r"^(?:living|working|based|studying|teaching|majoring|minoring|stuck)(?: (?:nights|days|evenings|mornings|weekends|shifts|part-time|"
     r"full-time|remotely))? (?:in|at|as|from|for|on|out of)\b|"
     r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
@@ -913,7 +919,7 @@ _STANDING_ZH = re.compile(
     rf"{_CALL_ME_ZH}(?=[\u4e00-\u9fffA-Za-z])|^(?:别|不要)(?:再)?(?:中英夹杂|用表情|加表情|用emoji)|"
     r"^(?:回复|回答|答复)(?:里|中|的时候)?(?:都)?(?:别|不要)(?:用|加|带|写)"
     # how long or plain replies are: "回复字少点", "说话简单点"
-    r"|^(?:回复|回答|答复|说话)(?:的)?(?:字|内容|篇幅)?(?:都|请|就|尽量)?(?:少|短|简单|简短|通俗|慢)[一些点]?$"
+    r"|^(?:你|您)?(?:回复|回答|答复|说话)(?:的)?(?:字|内容|篇幅)?(?:都|请|就|尽量)?(?:少|短|简单|简短|通俗|慢)(?:一点|一些|点|些)?$"
     # how to reply, said with its moment: "你回复的时候 please 用 short sentences 和 bullet points"
     r"|^(?:你|您)?(?:回复|回答|答复)(?:我)?(?:的时候|时)[，,]?\s*(?:请|都|尽量|please\s*)*(?:用|使用|别|不要|分段|短)"
     # a part of what is written, in a language or always one way: "注释用英文，解释用中文", "数据都用 percentage"
@@ -1416,6 +1422,8 @@ _EN_SELF_LEAD = [
     (re.compile(r"^new job:?\s*", re.I), ""),
     # "Got promoted last week, district manager now", "so pescatarian now": what the user is now
     (re.compile(rf"^(?:so |and )?(?={_ROLE_NOW_EN})", re.I), "the user is "),
+    # "riding a Canyon Grizl gravel bike now", "using Linear now": what the user does now, said without a subject
+    (re.compile(rf"(?={_DOING_NOW_EN})", re.I), "the user is "),
     # "been running the place with my dad since I was a teenager": the user has been, a while on
     (re.compile(r"^been (?=\w+ing\b)", re.I), "the user has been "),
     (re.compile(r"^been (?=(?:a|an) (?:[\w-]+ ){0,3}[\w-]+ for\b)", re.I), "the user has been "),
