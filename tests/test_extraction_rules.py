@@ -4528,11 +4528,13 @@ def test_an_age_said_with_the_name_is_not_written_again():
             [],
         ),
         (["I'm a nurse in Leeds.", "Nice.", "that's not really me, my sister is the nurse"], []),
-        # "not me" inside a statement takes nothing back
+        # "not me" inside a statement takes nothing back, nor does praise before a self-description
         (
             ["I'm a nurse in Leeds. It's not me who decides the rota though."],
             ["The user is a nurse in Leeds"],
         ),
+        (["I'm a teacher. It's not me, it's the board that sets the rules"], ["The user is a teacher"]),
+        (["You are the best, I'm a teacher in Leeds"], ["The user is a teacher in Leeds"]),
         # a question in written Cantonese is no attribute question of the Mandarin patterns
         (["我喺醫院做護士", "做完夜更之後你通常幾點瞓？唔好太夜啊", "朝早十點"], ["用户喺医院做护士"]),
         # a thing's trouble of the moment, a one-off charge, a mood

@@ -599,7 +599,7 @@ _ASKED_TO_KEEP = re.compile(r"记住|记下|记一下|\bremember\b|\bkeep in min
 _NOT_TRUE = (
     r"\bI lied\b|\bjust kidding\b|\bjk\b|开玩笑的|逗你的|骗你的"
     # what was said was not the user: "none of that is actually me", "that's not really me, just curious"
-    r"|\b(?:none of (?:that|this|it) (?:is|was)|that(?:'s| is) not|that isn't|it's not|it isn't) (?:actually |really )?me(?=\s*(?:$|[,.!?;)]|(?:lol|haha|tho|though|just)\b))"
+    r"|\b(?:none of (?:that|this|it) (?:is|was)|that(?:'s| is) not|that isn't) (?:actually |really )?me(?=\s*(?:$|[,.!?;)]|(?:lol|haha|tho|though|just)\b))"
     r"|(?:都|全|这些都|那些都)不是(?:真的|我的?情况|我)(?=[。，,！!\s]|$)"
 )
 # "算了这个别记了", "don't save that part", "never mind, forget it": the sentence's statements are taken back
@@ -4996,7 +4996,8 @@ _PLAYS_PART = re.compile(
     r"|\blet'?s (?:play|do) (?:a |an )?(?:text adventure|rpg|d&d|dnd|tabletop game)\b"
     # parts handed out: "You're a customs officer at Heathrow, I'm a smuggler", "你是 a16z 的 VC，我是 founder"; an
     # improv game
-    r"|\byou(?:'re| are) (?:a|an|the|my)\b[^.!?\n]{1,60}?[,;]\s*(?:and\s+)?I(?:'m| am|'ll be| will be) (?:a|an|the)\b"
+    r"|\byou(?:'re| are) (?:a|an|the|my)\b(?! (?:life ?saver|star|genius|legend|gem|champ|godsend|hero|saint|best|"
+    r"great help|big help|real help)\b)[^.!?\n]{1,60}?[,;]\s*(?:and\s+)?I(?:'m| am|'ll be| will be) (?:a|an|the)\b"
     r"|你(?:是|当|演|扮演)[^。！？!?\n]{1,30}?[，,；;]\s*我(?:是|当|演|扮演)|\bimprov\b",
     re.I,
 )
