@@ -4596,3 +4596,12 @@ def test_traditional_characters_are_read_as_simplified_ones(traditional, simplif
 )
 def test_probe34_round_openings(message, expected):
     assert [c.content for c in extract_rules([human(message)])] == expected
+
+
+@pytest.mark.parametrize(
+    "switch",
+    ["上个礼拜换了小米14了", "哦换了小米14了", "嗯，前几天换了华为 Mate 60"],
+)
+def test_a_switch_to_a_chinese_brand_replaces_the_thing_in_use(switch):
+    written = talked(["我用的是 iPhone 12，拍照一般", "好的。", switch])
+    assert len(written) == 1 and written[0].startswith("用户现在使用")

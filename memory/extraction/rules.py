@@ -1779,7 +1779,9 @@ _SWITCHED_ZH = re.compile(
     r"^(?P<subj>用户[^，,。\s]{0,8}?)(?<!要|想|会|将)(?<!打算|准备|计划)"
     r"(?P<when>(?:上个?月|这个月|本月|去年|今年|前年|最近|年初|年底|上上?周|这周|本周|上礼拜|上星期|前阵子|前几天|前两天|前些天|刚刚?|已经|也|都|全|全部|现在|目前)*)"
     r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到|(?<=[全都部])搬到(?=\s*[A-Za-z]))了?\s*(?P<any>[^，,。（(]{1,20}?)"
-    r"|(?:换成|换了|换到|换(?=\s*[A-Za-z]))了?\s*(?:台|个|部|辆|款|块|只)?\s*(?P<named>[A-Za-z][^，,。（(]{0,20}?)(?:的)?)了?$"
+    # (a name in Latin letters, or a Chinese brand with its model: 小米14, 华为 Mate 60)
+    r"|(?:换成|换了|换到|换(?=\s*[A-Za-z]))了?\s*(?:台|个|部|辆|款|块|只)?\s*"
+    r"(?P<named>(?:[A-Za-z]|[\u4e00-\u9fff]{1,4}\s?[A-Za-z\d])[^，,。（(]{0,20}?)(?:的)?)了?$"
 )
 # A new employer: "用户跳槽去了腾讯" → "用户现在在腾讯工作".
 _JOINED_ZH = re.compile(
@@ -4361,7 +4363,7 @@ _SUBJECTLESS_HABIT_ZH = re.compile(
 )
 # "我的 phone 是 Samsung S21" … "上个礼拜换了 iPhone 15 了": the same speaker's switch, said without a subject
 _SUBJECTLESS_SWITCH_ZH = re.compile(
-    r"^(?P<when>上个?(?:礼拜|星期|周|月)|前几天|前两天|昨天|前天|最近|去年|今年|这个月|这周)?(?:刚|已经|早就)*"
+    r"^(?P<lead>(?:[哦噢嗯诶哎啊]|对了)?[，,\s]*)(?P<when>上个?(?:礼拜|星期|周|月)|前几天|前两天|昨天|前天|最近|去年|今年|这个月|这周)?(?:刚|已经|早就)*"
     r"(?:换了|换成了?|改用了?)\s?(?=[A-Za-z\d]|[\u4e00-\u9fff]{1,4}\s?[A-Za-z\d])"
 )
 # what another person told: "他还说…", "She also said …"
@@ -5047,7 +5049,9 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         ):
             # "本人程序员" then "主要写Java后端 最近在自学Go": the same speaker's habits; "上个礼拜换了 iPhone 15 了": the
             # switch, of now
-            content = "我" + (content[len(switch.group("when") or "") :] if switch else content)
+            content = "我" + (
+                content[switch.end("lead") + len(switch.group("when") or "") :] if switch else content
+            )
         if asked:
             content = _read_as_answer(asked, content, owner)
         asked = ""
