@@ -4605,3 +4605,12 @@ def test_probe34_round_openings(message, expected):
 def test_a_switch_to_a_chinese_brand_replaces_the_thing_in_use(switch):
     written = talked(["我用的是 iPhone 12，拍照一般", "好的。", switch])
     assert len(written) == 1 and written[0].startswith("用户现在使用")
+
+
+def test_an_apology_before_a_value_said_again_corrects_it():
+    assert talked(
+        ["my daughter is 6 and loves dinosaurs", "Nice!", "sorry she's 7 now, just had her birthday"]
+    ) == ["The user's daughter is 7 now"]
+    assert talked(["My son is in year 2", "OK.", "oops, my son is in year 3"]) == [
+        "The user's son is in year 3"
+    ]

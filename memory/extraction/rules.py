@@ -374,7 +374,10 @@ _POINTING = re.compile(
 _CORRECTION_PREFIX = re.compile(
     r"^(?:不对|不是这样的?|错了|不是的|说错了|搞错了|弄错了|纠正一下|更正一下|更正|我(?:刚才?)?(?:说|讲)错了|刚才(?:说|讲)错了|讲错了)"
     r"|^(?:no|nope|sorry|wait)?[\s,]*(?:actually|correction)\b|^sorry,? I got (?:that|it) wrong(?: earlier)?\b"
-    r"|^(?:scratch that|update|quick update|small update|turns out|it turns out|my bad|my mistake)\b[\s,:]*",
+    r"|^(?:scratch that|update|quick update|small update|turns out|it turns out|my bad|my mistake)\b[\s,:]*"
+    # an apology before a value of someone's said again: "sorry she's 7 now", "oops, my son is in year 3" (not
+    # "sorry I'm late")
+    r"|^(?:sorry|oops|whoops)\b[\s,!.]*(?=(?:she|he|they|my|it)\b)",
     re.I,
 )
 _CHANGE = re.compile(
