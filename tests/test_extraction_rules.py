@@ -4614,3 +4614,24 @@ def test_an_apology_before_a_value_said_again_corrects_it():
     assert talked(["My son is in year 2", "OK.", "oops, my son is in year 3"]) == [
         "The user's son is in year 3"
     ]
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        (["I'm on Pacific time, usually start work at 8", "Noted.", "make that Singapore time"], None),
+        (
+            ["My monthly budget is 500 dollars", "OK.", "make that 600 dollars"],
+            ["The user's monthly budget is 600 dollars"],
+        ),
+        (["My son is in year 2", "OK.", "oh make that year 3"], ["The user's son is in year 3"]),
+        # a value of no kind said before changes nothing
+        (["I'm a nurse", "OK.", "make that a large latte please"], ["The user is a nurse"]),
+    ],
+)
+def test_make_that_says_the_value_now(conversation, expected):
+    written = talked(conversation)
+    if expected is None:
+        assert "The user is on Singapore time" in written and not any("Pacific" in t for t in written)
+    else:
+        assert written == expected

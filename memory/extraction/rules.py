@@ -4933,6 +4933,38 @@ def _superseded(out: list[Candidate], old: Candidate, new: Candidate) -> list[Ca
     return [c for c in out if c is not old]
 
 
+# "make that Singapore time", "change that to 600": a value said again in place of one just said (English)
+_MADE_THAT = re.compile(
+    r"^(?:(?:oh|wait|actually|sorry|no|hmm|um|oops)[\s,!.]+)*(?:make (?:that|it)|change (?:that|it) to)\s+"
+    r"(?P<new>[^.,;!?\n]{1,40}?)(?:\s+(?:instead|please|actually|now))?\s*(?:[.,;!?\n]|$)",
+    re.I,
+)
+
+
+def _made_that(statement: str, value: str) -> str:
+    """The statement with its value of the kind `value` names replaced by it, or "": the words before the same head
+    word ("Pacific time" by "Singapore time"), or the one number ("500 dollars" by "600 dollars", "500" by "600")."""
+    words = value.split()
+    if not words or len(words) > 5:
+        return ""
+    head = words[-1]
+    if head.isalpha() and len(head) > 2:
+        found = list(re.finditer(rf"(?:\S+ ){{{len(words) - 1}}}{re.escape(head)}\b", statement, re.I))
+        if len(found) == 1 and found[0].group(0).lower() != value.lower():
+            return statement[: found[0].start()] + value + statement[found[0].end() :]
+        return ""
+    if len(words) > 1 and re.fullmatch(r"\d[\d,.]*", head):  # "year 3" for "year 2"
+        found = list(re.finditer(rf"\b{re.escape(' '.join(words[:-1]))} \d[\d,.]*", statement, re.I))
+        if len(found) == 1 and found[0].group(0).lower() != value.lower():
+            return statement[: found[0].start()] + value + statement[found[0].end() :]
+        return ""
+    number = re.fullmatch(r"(\d[\d,.]*)\s*(\S*)", value)
+    found = list(re.finditer(r"\d[\d,.]*", statement))
+    if number and len(found) == 1 and found[0].group(0) != number.group(1):
+        return statement[: found[0].start()] + number.group(1) + statement[found[0].end() :]
+    return ""
+
+
 def _restated(
     out: list[Candidate], mine: list[Candidate], old: Candidate, text: str, message_id: str
 ) -> tuple[list[Candidate], Candidate]:
@@ -5354,6 +5386,14 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 ):
                     out, retold = _restated(out, mine, old, text, message.get("message_id") or "")
                     retold_from = old
+                    break
+        if retold is None and (made := _MADE_THAT.match(content)):
+            # "I'm on Pacific time …" … "make that Singapore time. relocated in March": the value said last is the
+            # value now, in the statement that has its kind
+            for old in reversed(_still_written(previous, out)):
+                if text := _made_that(old.content, made.group("new")):
+                    out, retold = _restated(out, mine, old, text, message.get("message_id") or "")
+                    retold.correction, retold.replaces, retold_from = True, (old.content,), old
                     break
         if mine and taken_back:
             # (not the words of the statement a take-back rewrote: "sorry 4" made "The user's business has 4 employees"
