@@ -4635,3 +4635,16 @@ def test_make_that_says_the_value_now(conversation, expected):
         assert "The user is on Singapore time" in written and not any("Pacific" in t for t in written)
     else:
         assert written == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # a promotion is the role now, whenever it came through; a guess is no statement
+        ("ok so my promotion to senior associate came through yesterday", ["The user is a senior associate"]),
+        ("I got promoted to team lead yesterday", ["The user is a team lead"]),
+        ("Maybe I'm just not a morning person", []),
+    ],
+)
+def test_a_promotion_said_with_its_day_and_a_guess(message, expected):
+    assert [c.content for c in extract_rules([human(message)])] == expected

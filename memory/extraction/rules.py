@@ -1927,7 +1927,7 @@ _BECAME_EN = re.compile(
 # A promotion names the role now: "The user got promoted to senior developer" → "The user is a senior developer".
 _PROMOTED = re.compile(
     r"^(?P<subj>The user(?:'s [a-z]+)?) (?:got |was |has been |just got )?promoted to (?:be )?(?P<role>(?:an? )?[\w -]+?)"
-    r"(?: (?:last|this|in|a few|two|three) .+)?$"
+    r"(?: (?:last|this|in|a few|two|three) .+| (?:yesterday|today|recently)(?: .+)?)?$"
     r"|^(?P<subj2>用户(?:的[\u4e00-\u9fff]{1,3})?)(?:上个?月|去年|今年|最近|刚刚?|已经)*(?:升职为|升为|晋升为|升职成|升成|提拔为|当上了?)"
     r"(?P<role2>[^，,。了]{2,12})了?$"
 )
@@ -2773,6 +2773,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 continue
             if (
                 _MOOD.search(clause)
+                # (a promotion is the role now, whenever it came: "got promoted to senior associate yesterday")
+                and not re.search(r"\bpromoted to\b|升职|晋升", clause, re.I)
                 or _ERRAND.search(clause)
                 and not _SCHEDULE_CHANGE.search(clause)
                 and not _DONE_SWITCH_ZH.search(clause)  # "这个月我们已经迁到飞书项目了": done, not planned
@@ -3514,6 +3516,8 @@ def _durable(text: str, rule: str, form: str) -> bool:
         or _BARE_ZH.match(text)
         or _POINTS_BACK_EN.search(text)
         or _NO_PLAN.search(text)
+        # a guess: "Maybe the user has more leverage now"
+        or re.match(r"(?:maybe|perhaps|probably|possibly)\b", text, re.I)
     ):
         return False
     if rule == "statement" and (
@@ -4748,6 +4752,13 @@ _PRO_DROP_SWITCH_ZH = re.compile(
 )
 
 
+_PROMOTION_CAME = re.compile(
+    r"\b(?:my|the) promotion to (?P<role>(?:an? )?[\w -]{2,40}?) (?:finally |officially |just )?"
+    r"(?:came through|went through|was approved|got approved|is official|was confirmed|got confirmed)\b",
+    re.I,
+)
+
+
 def _typed_english(text: str) -> str:
     text = _DIALECT_I_ZH.sub("我", text)
     text = re.sub(
@@ -4760,6 +4771,8 @@ def _typed_english(text: str) -> str:
     text = _TYPED_EN.sub(lambda m: _TYPED_EN_AS[m.group(0)], text)
     # "yep, doing night classes for LSAT prep": a yes, then what the user is doing, said without a subject
     text = _YES_DOING_EN.sub(r"\1, I'm ", text)
+    # "the promotion to senior associate came through yesterday": the user was promoted
+    text = _PROMOTION_CAME.sub(lambda m: "I got promoted to " + m.group("role"), text)
     # "我们是 Postgres 14", "We're all Microsoft 365": a product named as what the team is, is what it uses
     text = _WE_ARE_PRODUCT.sub(lambda m: "我们用的是 " if m.group(0).startswith("我") else "We use ", text)
     # "… in Lisbon. Team of 6, I'm the only frontend dev": a head count said without its subject is the user's team
