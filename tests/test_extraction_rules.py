@@ -4648,3 +4648,18 @@ def test_make_that_says_the_value_now(conversation, expected):
 )
 def test_a_promotion_said_with_its_day_and_a_guess(message, expected):
     assert [c.content for c in extract_rules([human(message)])] == expected
+
+
+def test_a_job_title_said_as_a_change_replaces_the_one_before():
+    assert talked(
+        [
+            "I'm a junior analyst at a consulting firm.",
+            "Nice.",
+            "ok so my promotion to senior associate came through",
+        ]
+    ) == ["The user is a senior associate"]
+    # a way of eating said as a change is no job title
+    assert talked(["I'm a nurse at St Mary's", "OK.", "I went vegan last month"]) == [
+        "The user is a nurse at St Mary's",
+        "The user is vegan",
+    ]

@@ -4996,6 +4996,15 @@ def _still_written(previous: list[Candidate], out: list[Candidate]) -> list[Cand
 _DIETS_ZH = "纯素|全素|素食|吃素|蛋奶素|鱼素|生酮|弹性素食"
 
 
+# "The user is a senior associate", "The user is a junior analyst at a consulting firm": what the user works as
+_JOB_TITLE_EN = re.compile(
+    r"^The user is (?:an? )?(?:[\w-]+ ){0,3}(?:manager|director|engineer|lead|nurse|teacher|developer|designer|analyst|"
+    r"consultant|supervisor|associate|officer|partner|specialist|coordinator|executive|president|head|chef|editor|"
+    r"architect|scientist|accountant|lawyer|attorney|technician|administrator|assistant|intern)"
+    r"(?: (?:at|in|for|with|on)\b.*)?$"
+)
+
+
 def _now_replaces(new: str, old: str) -> bool:
     """A value now said in a later message replaces the one of its kind said before: an age ("my daughter's 3" …
     "oh she's 4 now"), what the user is ("I'm a store manager …" … "district manager now": the same head word;
@@ -5456,10 +5465,16 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                         candidate.content = old.content.replace(names[0], switched.group(1))
                         out = _superseded(out, old, candidate)
                         break
-        # an age, a role or a way of eating now, or a transfer, replaces the value of its kind said before
+        # an age, a role or a way of eating now, or a transfer, replaces the value of its kind said before; so does a
+        # job title said as a change ("I'm a junior analyst at a consulting firm" … "my promotion to senior associate
+        # came through": "The user is a senior associate")
         for candidate in mine:
             for old in _still_written(previous, out):
-                if _now_replaces(candidate.content, old.content):
+                if _now_replaces(candidate.content, old.content) or (
+                    candidate.form == "change"
+                    and _JOB_TITLE_EN.match(candidate.content)
+                    and _JOB_TITLE_EN.match(old.content)
+                ):
                     out = _superseded(out, old, candidate)
         # "我住在广州" … "去年搬到了厦门": a later change of the same slot within the turn leaves only the new value
         for candidate in mine:
