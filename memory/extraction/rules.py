@@ -4962,20 +4962,21 @@ def _made_that(statement: str, value: str) -> str:
         return ""
     head = words[-1]
     if head.isalpha() and len(head) > 2:
-        found = list(re.finditer(rf"(?:\S+ ){{{len(words) - 1}}}{re.escape(head)}\b", statement, re.I))
-        if len(found) == 1 and found[0].group(0).lower() != value.lower():
-            return statement[: found[0].start()] + value + statement[found[0].end() :]
-        return ""
+        return _only_one_replaced(statement, rf"(?:\S+ ){{{len(words) - 1}}}{re.escape(head)}\b", value)
     if len(words) > 1 and re.fullmatch(r"\d[\d,.]*", head):  # "year 3" for "year 2"
-        found = list(re.finditer(rf"\b{re.escape(' '.join(words[:-1]))} \d[\d,.]*", statement, re.I))
-        if len(found) == 1 and found[0].group(0).lower() != value.lower():
-            return statement[: found[0].start()] + value + statement[found[0].end() :]
-        return ""
-    number = re.fullmatch(r"(\d[\d,.]*)\s*(\S*)", value)
-    found = list(re.finditer(r"\d[\d,.]*", statement))
-    if number and len(found) == 1 and found[0].group(0) != number.group(1):
-        return statement[: found[0].start()] + number.group(1) + statement[found[0].end() :]
+        return _only_one_replaced(statement, rf"\b{re.escape(' '.join(words[:-1]))} \d[\d,.]*", value)
+    if number := re.fullmatch(r"(\d[\d,.]*)\s*(\S*)", value):
+        return _only_one_replaced(statement, r"\d[\d,.]*", number.group(1))
     return ""
+
+
+def _only_one_replaced(statement: str, pattern: str, new: str) -> str:
+    """The statement with the one match of the pattern replaced by `new`, or "" when it has none, several, or the
+    match already says it."""
+    found = list(re.finditer(pattern, statement, re.I))
+    if len(found) != 1 or found[0].group(0).lower() == new.lower():
+        return ""
+    return statement[: found[0].start()] + new + statement[found[0].end() :]
 
 
 def _restated(
@@ -5005,11 +5006,15 @@ _JOB_TITLE_EN = re.compile(
 )
 
 
-def _now_replaces(new: str, old: str) -> bool:
+def _now_replaces(new: str, old: str, *, change: bool = False) -> bool:
     """A value now said in a later message replaces the one of its kind said before: an age ("my daughter's 3" …
     "oh she's 4 now"), what the user is ("I'm a store manager …" … "district manager now": the same head word;
-    "I'm vegetarian" … "so pescatarian now": both a way of eating), where the user is after a transfer ("I'm doing
-    my 研究生 at Fudan" … "I transferred to 交大 this semester")."""
+    "I'm vegetarian" … "so pescatarian now": both a way of eating), a job title said as a change (`change`: the
+    statement was written from a recognised change; "I'm a junior analyst at a consulting firm" … "my promotion to
+    senior associate came through"), where the user is after a transfer ("I'm doing my 研究生 at Fudan" … "I
+    transferred to 交大 this semester")."""
+    if change and _JOB_TITLE_EN.match(new) and _JOB_TITLE_EN.match(old):
+        return True
     if age := re.match(r"^(The user's [\w-]+) is \d+ now$", new):
         return bool(re.match(rf"^{re.escape(age.group(1))}(?:'s| is) \d+$", old))
     if now := re.match(r"^The user is (?:an? )?(.+) now$", new):
@@ -5465,16 +5470,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                         candidate.content = old.content.replace(names[0], switched.group(1))
                         out = _superseded(out, old, candidate)
                         break
-        # an age, a role or a way of eating now, or a transfer, replaces the value of its kind said before; so does a
-        # job title said as a change ("I'm a junior analyst at a consulting firm" … "my promotion to senior associate
-        # came through": "The user is a senior associate")
+        # an age, a role or a way of eating now, a job title said as a change, or a transfer, replaces the value of its
+        # kind said before
         for candidate in mine:
             for old in _still_written(previous, out):
-                if _now_replaces(candidate.content, old.content) or (
-                    candidate.form == "change"
-                    and _JOB_TITLE_EN.match(candidate.content)
-                    and _JOB_TITLE_EN.match(old.content)
-                ):
+                if _now_replaces(candidate.content, old.content, change=candidate.form == "change"):
                     out = _superseded(out, old, candidate)
         # "我住在广州" … "去年搬到了厦门": a later change of the same slot within the turn leaves only the new value
         for candidate in mine:
