@@ -37,6 +37,113 @@ def simplified(text: str) -> str:
     return _to_simplified().convert(text)
 
 
+# Written Cantonese: characters Mandarin does not use. A text with one of them is read as Cantonese.
+_CANTONESE = re.compile(r"[喺嘅咗唔冇啲嗰哋嚟嘢噉啱攞睇揾搵畀]|佢|係咪|屋企|返工|鍾意|钟意")
+# Its common words in Mandarin, longest first within a line; each applies only to a Cantonese text.
+_CANTONESE_WORDS = (
+    ("喺度", "在"),
+    ("喺", "在"),
+    ("嘅", "的"),
+    ("咗去", "到了"),
+    ("咗", "了"),
+    ("得唔得", "可以吗"),
+    ("好唔好", "好不好"),
+    ("唔使", "不用"),
+    ("唔駛", "不用"),
+    ("唔係", "不是"),
+    ("唔識", "不会"),
+    ("唔识", "不会"),
+    ("唔掂", "不碰"),
+    ("唔該", "谢谢"),
+    ("唔该", "谢谢"),
+    ("係咪", "是不是"),
+    ("佢哋", "他们"),
+    ("我哋", "我们"),
+    ("你哋", "你们"),
+    ("佢", "他"),
+    ("冇", "没有"),
+    ("啲", "些"),
+    ("呢個", "这个"),
+    ("呢个", "这个"),
+    ("呢度", "这里"),
+    ("嗰度", "那里"),
+    ("嗰頭", "那边"),
+    ("嗰头", "那边"),
+    ("嗰", "那"),
+    ("咁", "那么"),
+    ("淨係", "只是"),
+    ("净係", "只是"),
+    ("净系", "只是"),
+    ("攰", "累"),
+    ("揸", "开"),
+    ("㗎", ""),
+    ("喎", ""),
+    ("囉", ""),
+    ("啩", ""),
+    ("嚟", "来"),
+    ("乜嘢", "什么"),
+    ("嘢", "东西"),
+    ("點樣", "怎样"),
+    ("點解", "为什么"),
+    ("邊度", "哪里"),
+    ("邊個", "谁"),
+    ("幾多", "多少"),
+    ("屋企", "家里"),
+    ("返工", "上班"),
+    ("放工", "下班"),
+    ("鍾意", "喜欢"),
+    ("鐘意", "喜欢"),
+    ("钟意", "喜欢"),
+    ("啱啱", "刚刚"),
+    ("而家", "现在"),
+    ("宜家", "现在"),
+    ("尋日", "昨天"),
+    ("琴日", "昨天"),
+    ("聽日", "明天"),
+    ("噉", "这样"),
+    ("睇", "看"),
+    ("攞", "拿"),
+    ("揾", "找"),
+    ("搵", "找"),
+    ("畀", "给"),
+    ("俾", "给"),
+)
+_CANTONESE_PATTERN = re.compile("|".join(re.escape(c) for c, _ in _CANTONESE_WORDS))
+_CANTONESE_MAP = dict(_CANTONESE_WORDS)
+# Words written like Mandarin ones, read as Cantonese only where Mandarin would not use them: 係 (is) outside
+# 關係/聯係, 食 (eat) before what is eaten or after who eats, 同 (and) between people, 仲 (still) outside 仲裁,
+# 湊 (look after) a child, 唔 (not) as "cannot" before 得 and "don't" where a request starts, 個 (my) after a
+# person.
+_CANTONESE_IN_PLACE = (
+    # 唔好: "don't" where a request starts, "not good" after what is not
+    (re.compile(r"(?:(?<=^)|(?<=[，,。！!？?\s你請请]))唔好"), "不要"),
+    (re.compile(r"唔好"), "不好"),
+    (re.compile(r"唔(\S)得"), r"不能\1"),
+    (re.compile(r"唔"), "不"),
+    # 系 where a Cantonese text typed in simplified characters means 是
+    (re.compile(r"(?<=[不我你他都就又即真还净也])系(?![统統列数數])"), "是"),
+    (re.compile(r"(?<=[我你他])[個个](?=\s?[A-Za-z\u4e00-\u9fff])"), "的"),
+    (re.compile(r"(?<![關关聯联干幹])係(?![數数統统列])"), "是"),
+    (re.compile(r"(?<=[我你他要想會会不能始可])食|食(?=[不了飯饭辣素肉魚鱼早晚午])"), "吃"),
+    (re.compile(r"(?<=[我你他])同(?![事學学意時时樣样])"), "和"),
+    (re.compile(r"仲(?![裁夏介])"), "还"),
+    (re.compile(r"湊(?=[仔女孩孫孙BbＢ])|(?<=helper )湊|(?<=helper)湊|(?<=[傭佣]人)湊|(?<=工人)湊"), "带"),
+)
+
+
+def mandarin(text: str) -> str:
+    """Written Cantonese read as Mandarin ("我喺香港做 nurse，屋企養咗隻 corgi" → "我在香港做 nurse，家里養了隻
+    corgi"): its common words and particles in their Mandarin forms, the rest as it is; any other text as it is.
+    Run before simplified (whose tables turn 嗰 into an unrelated character), so the extraction rules, written
+    for Mandarin, read a Cantonese speaker's self-description too."""
+    if not _CANTONESE.search(text):
+        return text
+    text = _CANTONESE_PATTERN.sub(lambda m: _CANTONESE_MAP[m.group()], text)
+    for pattern, word in _CANTONESE_IN_PLACE:
+        text = pattern.sub(word, text)
+    return text
+
+
 def has_cjk(text: str) -> bool:
     return CJK_CHAR.search(text) is not None
 

@@ -4536,7 +4536,7 @@ def test_an_age_said_with_the_name_is_not_written_again():
         (["I'm a teacher. It's not me, it's the board that sets the rules"], ["The user is a teacher"]),
         (["You are the best, I'm a teacher in Leeds"], ["The user is a teacher in Leeds"]),
         # a question in written Cantonese is no attribute question of the Mandarin patterns
-        (["我喺醫院做護士", "做完夜更之後你通常幾點瞓？唔好太夜啊", "朝早十點"], ["用户喺医院做护士"]),
+        (["我喺醫院做護士", "做完夜更之後你通常幾點瞓？唔好太夜啊", "朝早十點"], ["用户在医院做护士"]),
         # a thing's trouble of the moment, a one-off charge, a mood
         (["My building's lift is broken again, any tips for carrying groceries up six floors?"], []),
         (["我家猫又在抓沙发了，怎么办"], ["用户养了一只猫"]),
@@ -4663,3 +4663,72 @@ def test_a_job_title_said_as_a_change_replaces_the_one_before():
         "The user is a nurse at St Mary's",
         "The user is vegan",
     ]
+
+
+@pytest.mark.parametrize(
+    ("cantonese", "expected"),
+    [
+        # written Cantonese is read as Mandarin: its words, particles and "not", "is", "have not"
+        ("我喺深水埗做地盤，屋企養咗兩隻貓", ["用户在深水埗做地盘", "用户家养了两只猫"]),
+        ("我係全職返工嘅，平日佢哋幫我湊仔", ["用户是全职上班的"]),
+        ("我唔食得辣㗎", ["用户不能吃辣"]),
+        # a place that points back into the conversation is no place
+        ("旺角附近有冇好嘅茶餐廳？我住嗰頭", []),
+    ],
+)
+def test_written_cantonese_is_read_as_mandarin(cantonese, expected):
+    assert talked([cantonese]) == expected
+    assert core_text.mandarin("我们的關係很好") == "我们的關係很好"  # no Cantonese word: as it is
+
+
+def test_a_move_said_in_cantonese_is_a_move():
+    # "搬咗去" is "搬到了": the move replaces where the user lived
+    assert talked(["我住沙田", "好。", "上個月搬咗去荃灣"]) == ["用户住在荃湾"]
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        # "he" is no wife, "she" no husband: the clause about someone else is left out
+        (
+            ["My husband is Irish and our daughter is 4, she's in preschool"],
+            ["The user's husband is Irish", "The user's daughter is 4"],
+        ),
+        # a language or an idea of the user's is no "he"
+        (
+            ["I live in Bologna and my italian is still rough, he only speaks italian though"],
+            ["The user lives in Bologna", "The user's italian is still rough"],
+        ),
+        (["my manager hates slides, how do I pitch my idea to him", "OK.", "he also hates long emails"], []),
+        # what someone of the user's worries, and "the … ones" said before
+        (["My son is 3. My mum worries he eats too little"], ["The user's son is 3"]),
+        (["My husband likes the spicy ones best"], []),
+    ],
+)
+def test_he_and_she_stand_for_whom_they_can(conversation, expected):
+    assert talked(conversation) == expected
+
+
+@pytest.mark.parametrize(
+    "conversation",
+    [
+        # a part handed to the assistant, a self the user supposes, a story game and its protagonist
+        [
+            "假设我是个刚入职的测试工程师，你当面试官问我几个问题",
+            "好的。",
+            "我负责过一个千万日活App的回归测试",
+        ],
+        ["来玩个游戏 你演算命先生 我是进城赶考的书生", "好。", "先生，我今年二十有三，家住江南"],
+        ["say 我是一家 SaaS 公司的 CFO，你扮 investor 问我问题", "好。", "我们 ARR 今年翻了一倍"],
+        ["new story game! remember for the whole game: I'm Vera, a retired smuggler who runs an inn"],
+        ["my protagonist is Odile, a 60-year-old lighthouse keeper. She hates tourists. Write scene one"],
+        # a jest taken back
+        ["ok so im a 22 yr old chess grandmaster", "Really?", "lol no just messing with you. whats 17*23"],
+    ],
+)
+def test_parts_supposed_and_jests_are_not_the_users(conversation):
+    assert talked(conversation) == []
+
+
+def test_not_to_be_kept_after_all():
+    assert talked(["记一下 我的快递单号 SF10293 等会要查", "好的。", "查到了 不用记了 谢谢"]) == []

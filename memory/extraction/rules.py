@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from core.roles import ASSISTANT_ROLES, USER_ROLES
-from core.text import has_cjk, simplified
+from core.text import has_cjk, mandarin, simplified
 
 
 @dataclass
@@ -2007,13 +2007,38 @@ _OWNED_EN = re.compile(
     r"old|new|little|big|favou?rite|ipad|iphone|phone|laptop|computer|car|truck|bike|house|flat|apartment|job|"
     r"office|company|business|shop|store|app|website|account|back|knees?|hands?|neck|head|garden|kitchen|"
     r"eyes?|ears?|eyesight|hearing|memory|feet|foot|legs?|arms?|teeth|skin|hair|body|brain|stomach|hips?|shoulders?|"
-    r"dietary|diet|medical|health|work|school|home|stuff|info|details|situation|context|background)\b)"
+    r"dietary|diet|medical|health|work|school|home|stuff|info|details|situation|context|background|"
+    # an idea or a language of the user's is no "he" either ("my portuguese is pretty basic, he doesnt…")
+    r"idea|ideas|plan|plans|project|question|point|goal|rating|score|salary|rent|savings|resume|cv|thesis|"
+    r"english|portuguese|spanish|french|german|italian|japanese|korean|chinese|mandarin|cantonese|russian|"
+    r"arabic|hindi|dutch|polish|turkish|vietnamese|thai)\b)"
     r"([a-z]+(?:-[a-z]+)*)",
     re.I,
 )
 _PLURAL_EN = re.compile(r"(?:(?<!s)s|children|people|folks|twins|in-laws)$", re.I)
 _PRONOUN_ZH = re.compile(r"^(?:他|她|它|他们|她们)(?!人)")
 _PRONOUN_EN = re.compile(r"^(?:he|she|they)(?:'s|'re)?\b", re.I)
+# Who "he" and "she" cannot be: "my wife … he's 2 now" is about someone else (the son named in passing).
+_FEMALE_EN = frozenset(
+    "wife mother mom mum mommy mummy daughter sister girlfriend grandma grandmother granny nana aunt auntie niece "
+    "fiancee fiancée landlady granddaughter stepmom stepmother stepdaughter".split()
+)
+_MALE_EN = frozenset(
+    "husband father dad daddy son brother boyfriend grandpa grandfather uncle nephew fiance grandson stepdad "
+    "stepfather stepson".split()
+)
+
+
+def _agrees(pronoun: str, owned: str) -> bool:
+    """Whether an English "he" or "she" can stand for the person named ("my wife" is no "he")."""
+    word, owned = pronoun.lower(), owned.lower()
+    if word.startswith("he") and not word.startswith("her"):
+        return owned not in _FEMALE_EN
+    if word.startswith("she"):
+        return owned not in _MALE_EN
+    return True
+
+
 _BARE_NOUN = re.compile(
     r"背景|情况|资料|信息|环境|设备|设定|配置|tech stack|stack|setup|details|profile|background|context", re.I
 )
@@ -2800,6 +2825,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 and (said_by := (_PRONOUN_ZH if zh else _PRONOUN_EN).match(clause))
                 # "she" / "he" is one person, not "my kids" or "my parents" ("they" may be one: "my dentist … they")
                 and (zh or said_by.group(0).lower().startswith("they") or not _PLURAL_EN.search(owned))
+                and (zh or _agrees(said_by.group(0), owned))
             ):
                 pronoun = said_by.group(0)
                 verb = (
@@ -3276,7 +3302,11 @@ _DANGLING_EN = re.compile(
     # a modal and a bare verb, the object left in the clause before ("… and we can't upgrade yet")
     r"|^the user (?:can't|cannot|can not|won't|couldn't|isn't able to) \w+(?: (?:yet|now|anymore|either|too))?$"
     # "The user has been doing it 6 yrs": what "it" is was said before; "The user is closed on mondays": a shop's
-    r"|\b(?:doing|done|did) (?:it|that|this)\b|^the user is (?:closed|open)\b(?! to)",
+    r"|\b(?:doing|done|did) (?:it|that|this)\b|^the user is (?:closed|open)\b(?! to)"
+    # the ones said before: "… prefers the small ones for salad"
+    r"|\bthe (?:\w+ )?ones\b"
+    # what someone else of the user's worries or thinks: their moment, not a fact of the user's
+    r"|^the user's [a-z-]+ (?:worries|worried|thinks|thought|feels|felt|wonders|is worried)\b",
     re.I,
 )
 
@@ -3293,6 +3323,11 @@ _VALUE_NOW_ZH = re.compile(
 _NO_SUBJECT_ZH = re.compile(r"(?:以后|之后|后来|从此|都|就|也|还|又|再|那|这|每)")
 
 
+_DANGLING_PLACE_ZH = re.compile(
+    r"^用户(?:就|也|都)?(?:住|在|待)(?:在)?(?:那|这)(?:边|里|儿|头|附近|一带|块)$"
+)
+
+
 def _well_formed(text: str, zh: bool, rule: str) -> bool:
     """A statement has a subject and a predicate of its own: the user (or what the user owns) is its subject,
     or it is a change of a value that names what changed ("周会现在是周三", "The budget is 80k"). The user
@@ -3303,7 +3338,8 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
         return True
     if zh:
         if text.startswith("用户"):
-            return True
+            # a place that points back into the conversation ("我住那边", "就住这附近"): where is said before
+            return not _DANGLING_PLACE_ZH.search(text)
         return (
             "用户" not in text
             and rule == "correction"
@@ -4855,7 +4891,11 @@ _MEMO_FOR_NOW = re.compile(
 # A take-back of all that was said just before, whatever this message goes on to say
 _RETRACTION = re.compile(
     rf"\bforget (?:(?:that|what) )?I (?:said|mentioned|told you)\b|\bforget (?:all )?that\b|{_NOT_TRUE}|"
-    r"\bI was (?:just )?(?:joking|kidding)\b|\bdon'?t (?:keep|save|store) (?:that|it|this)\b(?! part)|"
+    r"\bI was (?:just )?(?:joking|kidding)\b|\b(?:just|only) (?:messing|messin|playing|trolling|teasing|pulling your leg)"
+    r"(?: (?:with|w/?) (?:you|u|ya))?\b|\b(?:jk|jkjk|just kidding)\b|"
+    # "ok 搞掂咗 唔使記啦" (read as "不用记啦"), "这个不用记了", "别记了": what was to be kept is not
+    r"(?:不用|别|不要|无需)(?:帮我)?记(?:住|下|着)?(?:了|啦|啊|哈)|"
+    r"\bdon'?t (?:keep|save|store) (?:that|it|this)\b(?! part)|"
     r"\bmy \w+ typing\b|(?:^|[，,。\s])不是我(?=[。，,！!\s]|$)|在?帮(?:他|她|他们|别人)问|\bI (?:don't|do not) (?:actually |really )?(?:live|work) there\b|\basking for a friend\b|当我没说|"
     r"(?:^|(?<=[\s，,。！!]))(?:不是我|其实)?[\s，,]*(?:是|我是?)?(?:帮|替)(?:别人|朋友|我朋友|同事|我同事|家里人)问的|"
     r"(?:那条|这条|那句|这句|刚才那(?:个|条|句)?)(?:就|也)?(?:删了|删掉|删除|作废|不算数?)|"
@@ -5062,7 +5102,13 @@ _PLAYS_PART = re.compile(
     # improv game
     r"|\byou(?:'re| are) (?:a|an|the|my)\b(?! (?:life ?saver|star|genius|legend|gem|champ|godsend|hero|saint|best|"
     r"great help|big help|real help)\b)[^.!?\n]{1,60}?[,;]\s*(?:and\s+)?I(?:'m| am|'ll be| will be) (?:a|an|the)\b"
-    r"|你(?:是|当|演|扮演)[^。！？!?\n]{1,30}?[，,；;]\s*我(?:是|当|演|扮演)|\bimprov\b",
+    r"|你(?:是|当|演|扮演)[^。！？!?\n]{1,30}?[，,；;]\s*我(?:是|当|演|扮演)|\bimprov\b"
+    # a part handed to the assistant ("你演客栈店小二", "你扮 VC 狠一点问我", "你当面试官问我问题"), a self the user
+    # supposes ("假设我是个刚毕业的二本学生"), a story game and its protagonist ("new story game … I'm Lucien", "my
+    # protagonist is Mei")
+    r"|你(?:来)?(?:扮演|扮|演)(?!示|讲)|你(?:来)?当(?:一下|一个|一名|一位)?\s?(?:面试官|考官|HR|VC|投资人|评委|客户|老板|甲方)"
+    r"|(?:假设|假如|假定)我是|\b(?:story|rpg|role-?playing|adventure) game\b|\bfor the whole game\b"
+    r"|\bmy (?:protagonist|main character|heroine|villain)\b",
     re.I,
 )
 _PLAY_ENDED = re.compile(
@@ -5100,8 +5146,11 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             continue
         if message.get("role") not in USER_ROLES:
             continue
-        # traditional characters read as simplified ones: the statements are written in simplified characters
-        content = _voice_typed(_typed_english(_GREETING.sub("", simplified(message.get("content") or ""))))
+        # traditional characters read as simplified ones, written Cantonese as Mandarin: the statements are
+        # written in simplified Mandarin
+        content = _voice_typed(
+            _typed_english(_GREETING.sub("", simplified(mandarin(message.get("content") or ""))))
+        )
         switch = _SUBJECTLESS_SWITCH_ZH.match(content)
         if (
             previous
