@@ -4732,3 +4732,33 @@ def test_parts_supposed_and_jests_are_not_the_users(conversation):
 
 def test_not_to_be_kept_after_all():
     assert talked(["记一下 我的快递单号 SF10293 等会要查", "好的。", "查到了 不用记了 谢谢"]) == []
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        # what a way of eating leaves out, eaten again, ends it
+        (
+            [
+                "I'm vegetarian, any ideas for lunch?",
+                "Sure.",
+                "I've started eating fish again since my iron got low",
+            ],
+            ["The user has started eating fish again since their iron got low"],
+        ),
+        (["I'm pescatarian", "OK.", "I eat fish now"], ["The user is pescatarian", "The user eats fish now"]),
+        # a change of careers ends the job said before
+        (["我是做会计的", "好的。", "我前年就转行了 现在做保险"], ["用户前年就转行", "用户现在做保险"]),
+        # a role given is the role now
+        (
+            [
+                "I'm a cashier at a garden centre",
+                "Nice.",
+                "they offered me the supervisor role, started today",
+            ],
+            ["The user is a supervisor"],
+        ),
+    ],
+)
+def test_a_change_of_diet_or_career_ends_the_one_before(conversation, expected):
+    assert talked(conversation) == expected

@@ -4790,7 +4790,10 @@ _PRO_DROP_SWITCH_ZH = re.compile(
 
 _PROMOTION_CAME = re.compile(
     r"\b(?:my|the) promotion to (?P<role>(?:an? )?[\w -]{2,40}?) (?:finally |officially |just )?"
-    r"(?:came through|went through|was approved|got approved|is official|was confirmed|got confirmed)\b",
+    r"(?:came through|went through|was approved|got approved|is official|was confirmed|got confirmed)\b"
+    # a role given: "they gave me the shift manager spot", "I got offered the head chef position and took it"
+    r"|\b(?:they|she|he|my boss|my manager|the company) (?:gave|offered) me (?:the )?(?P<given>[\w -]{2,40}?) "
+    r"(?:spot|position|role|job)(?! interview)\b(?: instead\b)?",
     re.I,
 )
 
@@ -4808,7 +4811,7 @@ def _typed_english(text: str) -> str:
     # "yep, doing night classes for LSAT prep": a yes, then what the user is doing, said without a subject
     text = _YES_DOING_EN.sub(r"\1, I'm ", text)
     # "the promotion to senior associate came through yesterday": the user was promoted
-    text = _PROMOTION_CAME.sub(lambda m: "I got promoted to " + m.group("role"), text)
+    text = _PROMOTION_CAME.sub(lambda m: "I got promoted to " + (m.group("role") or m.group("given")), text)
     # "我们是 Postgres 14", "We're all Microsoft 365": a product named as what the team is, is what it uses
     text = _WE_ARE_PRODUCT.sub(lambda m: "我们用的是 " if m.group(0).startswith("我") else "We use ", text)
     # "… in Lisbon. Team of 6, I'm the only frontend dev": a head count said without its subject is the user's team
@@ -5038,10 +5041,18 @@ _DIETS_ZH = "纯素|全素|素食|吃素|蛋奶素|鱼素|生酮|弹性素食"
 
 
 # "The user is a senior associate", "The user is a junior analyst at a consulting firm": what the user works as
+_ATE_AGAIN_EN = re.compile(
+    r"^The user (?:has been |is |has started |started |now )?(?:eating|eats|eat) (?:some )?(?:fish|meat|seafood|chicken|"
+    r"salmon|beef|pork|eggs|dairy)\b(?=.*\b(?:again|now|since)\b)"
+)
+_ATE_AGAIN_ZH = re.compile(
+    r"^用户(?:最近|现在|又|已经)*(?:开始)?(?:吃|能吃)(?:鱼|肉|海鲜|鸡肉?|牛肉|猪肉|荤)"
+)
 _JOB_TITLE_EN = re.compile(
     r"^The user is (?:an? )?(?:[\w-]+ ){0,3}(?:manager|director|engineer|lead|nurse|teacher|developer|designer|analyst|"
     r"consultant|supervisor|associate|officer|partner|specialist|coordinator|executive|president|head|chef|editor|"
-    r"architect|scientist|accountant|lawyer|attorney|technician|administrator|assistant|intern)"
+    r"architect|scientist|accountant|lawyer|attorney|technician|administrator|assistant|intern|barista|cashier|"
+    r"bartender|waiter|waitress|server|clerk|receptionist|cook|baker|driver|tutor|pharmacist|paralegal)"
     r"(?: (?:at|in|for|with|on)\b.*)?$"
 )
 
@@ -5070,6 +5081,23 @@ def _now_replaces(new: str, old: str, *, change: bool = False) -> bool:
         r"^用户.{0,30}?(?:做|当)(?!了)", old
     ):
         return True
+    # "I'm vegan" … "I've been eating fish again", "我吃素" … "用户现在吃鱼了": a way of eating ends when what it
+    # leaves out is eaten again
+    if (
+        re.match(_ATE_AGAIN_EN, new)
+        and re.match(r"^The user is (?:a )?(?:vegan|vegetarian|pescatarian)$", old)
+    ) or (re.match(_ATE_AGAIN_ZH, new) and re.match(rf"^用户(?:是|吃)?(?:{_DIETS_ZH})(?:的|者)?$", old)):
+        return not ("fish" in new and old.endswith("pescatarian"))
+    # "用户是做会计的" … "用户去年转行了", "The user is a teacher" … "The user switched careers": the old job
+    if re.match(r"^用户.{0,8}?(?:转行|改行)", new):
+        return bool(
+            re.match(
+                r"^用户(?:是|在[^，,]{1,12}?)?(?:做|当|干)[^，,]{1,12}?的?$|^用户是(?:一名|一个|个)?[^，,]{1,10}$",
+                old,
+            )
+        )
+    if re.match(r"^The user (?:\w+ )?(?:switched|changed) careers?\b", new):
+        return bool(_JOB_TITLE_EN.match(old))
     # "用户吃纯素的" … "用户现在算蛋奶素": both a way of eating
     diet = rf"^用户(?:现在|如今|目前)?(?:算|是|吃)?(?:{_DIETS_ZH})(?:的|者)?$"
     return bool(re.match(diet, new) and re.match(diet, old) and new != old)
