@@ -4762,3 +4762,26 @@ def test_not_to_be_kept_after_all():
 )
 def test_a_change_of_diet_or_career_ends_the_one_before(conversation, expected):
     assert talked(conversation) == expected
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        # a request with the user as its object ("quiz me" → "Quiz the user") is no statement
+        (["so bored. entertain me"], []),
+        (["Everything I bake is vegan"], ["Everything the user bakes is vegan"]),
+        # a matter that came up, what one would do first in a supposed case
+        (["帮我写个请假条 请两天 家里有事"], []),
+        (["要是我明天退休了 你猜我干嘛", "猜不到。", "我肯定先去西藏自驾一个月"], []),
+        # a person said before inside the statement, other people's prices, someone's one-off act for the user
+        (["I'm the one who walks him every morning"], []),
+        (["I sell jam at a market, others at my market charge 6 a jar"], ["The user sells jam at a market"]),
+        (["My niece fixed my router for me last week"], []),
+        # one client's business
+        (["我的客户是一家做跨境电商的公司，帮我写个提案"], []),
+        # a care to take with what was said before is no wish of its own
+        (["我对海鲜过敏 以后给我推荐菜的时候注意点"], ["用户对海鲜过敏"]),
+    ],
+)
+def test_probe35_round(conversation, expected):
+    assert talked(conversation) == expected

@@ -2476,7 +2476,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             # "以后回答我的时候，代码注释用English": a when-clause is the condition of the clause after it
             sentence = _WHEN_CLAUSE_ZH.sub(r"\1", sentence)
             wish, sentence = _wish_zh(sentence, content)
-            if wish:
+            if wish and not _NO_INSTRUCTION.search(wish):
                 out.append(_wish_candidate(wish, content))
                 if not sentence:
                     continue
@@ -2958,7 +2958,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 text = _instruction_statement(clause, zh)
                 rule = "instruction"
                 if _NO_INSTRUCTION.search(text):
-                    continue  # "以后问你就不用再说一遍了", "以后你回答我的时候注意点": no act asked of the assistant
+                    continue
                 instructed = not text.startswith(
                     "用户希望被称为"
                 )  # "叫我老周就行 别老周先生周先生的": the name
@@ -3303,6 +3303,12 @@ _DANGLING_EN = re.compile(
     r"|^the user (?:can't|cannot|can not|won't|couldn't|isn't able to) \w+(?: (?:yet|now|anymore|either|too))?$"
     # "The user has been doing it 6 yrs": what "it" is was said before; "The user is closed on mondays": a shop's
     r"|\b(?:doing|done|did) (?:it|that|this)\b|^the user is (?:closed|open)\b(?! to)"
+    # a person said before, inside the statement: "… is the one home with him in the mornings"
+    r"|\bhim\b"
+    # other people as the subject: "Others at the user's market charge 7-9"
+    r"|^(?:others|other people|other \w+s|everyone else|most people)\b"
+    # someone's one-off act for the user: "The user's grandson set this computer up for the user"
+    r"|^the user's [a-z-]+ (?:set|helped|gave|bought|sent|made|showed|fixed|installed|got)\b.*\bthe user$"
     # the ones said before: "… prefers the small ones for salad"
     r"|\bthe (?:\w+ )?ones\b"
     # what someone else of the user's worries or thinks: their moment, not a fact of the user's
@@ -3325,6 +3331,17 @@ _NO_SUBJECT_ZH = re.compile(r"(?:以后|之后|后来|从此|都|就|也|还|又
 
 _DANGLING_PLACE_ZH = re.compile(
     r"^用户(?:就|也|都)?(?:住|在|待)(?:在)?(?:那|这)(?:边|里|儿|头|附近|一带|块)$"
+    # a thing of the user's with nothing said of it ("用户的学生党", "用户的称呼")
+    r"|^用户的(?![^的]*[0-9一二三四五六七八九十两叫姓是在有搬换改住做用养])[\u4e00-\u9fff]{1,3}$"
+)
+
+
+# A bare verb with the user as its object is a request to the assistant, not a statement ("riddle me" →
+# "Riddle the user", "surprise me"); "Everything the user bakes is vegan" has a subject of its own.
+_ASKED_OF_ASSISTANT_EN = re.compile(
+    r"^(?!(?:every|any|no|some)(?:thing|one|body)\b|all\b|what\w*\b|most\b)[A-Za-z]+ the user"
+    rf"(?:$| (?!{_EN_FINITE}\b|got\b|\w+s\b|\w+ed\b|should've\b|\w+'(?:s|d|ll|ve)\b)\w)",
+    re.I,
 )
 
 
@@ -3354,6 +3371,8 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
         return False
     if re.match(r"the user\b", text, re.I):
         return True
+    if _ASKED_OF_ASSISTANT_EN.match(text):
+        return False
     if _USER_IN_PREDICATE_EN.search(text):
         return False
     return bool(re.search(r"\bthe user\b", text, re.I)) or (
@@ -3525,7 +3544,9 @@ _NO_PLAN = re.compile(
     # trouble of the moment, a one-off charge
     r"|\b(?:is|are|'s|was) (?:broken|down|out|acting up|playing up|leaking|flooded) again\b|又在|又(?:坏|挂|崩|停|堵)了?"
     r"|直接关机|自动关机|\b(?:double-charged|overcharged|charged (?:me|the user) twice)\b"
-    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|老是卡|总是卡|大概率|要请.{0,4}假|想在下次|打算下次|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右",
+    r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|老是卡|总是卡|大概率|要请.{0,4}假|想在下次|打算下次|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右"
+    # a matter that came up ("家里有事"), what one would do first in a supposed case ("我肯定先辞职 然后环游世界")
+    r"|^用户(?:的)?家(?:里)?有(?:点|些)?(?:急)?事$|(?:肯定|一定|绝对)(?:会)?(?:先|第一件事)|\bI'?d (?:definitely |probably )?(?:first|start by)\b",
     re.I,
 )
 
@@ -4369,7 +4390,9 @@ _PEER_ZH = (
 )
 _PEERS_FACT = re.compile(
     rf"^The user's (?:[\w-]+ ){{0,2}}?{_PEER_EN}\b(?!'s)|^The user's best (?!friend'?s\b)"
-    rf"|^用户的?(?:[\u4e00-\u9fff]{{0,4}}?(?:那个|有个|有位|一个|一位))?{_PEER_ZH}",
+    rf"|^用户的?(?:[\u4e00-\u9fff]{{0,4}}?(?:那个|有个|有位|一个|一位))?{_PEER_ZH}"
+    # one client's business ("用户的客户是一家做宠物 food 的 DTC brand"): not the user's
+    r"|^用户的(?:一个|一位|一家)?客户(?:是|在)?(?:一家|一个|一位)",
     re.I,
 )
 _NAMES_THE_PEER = re.compile(
@@ -4420,8 +4443,10 @@ _HOURS_OF_USER_EN = re.compile(
     r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|weekends|daily|every|7 days)\b.*)$",
     re.I,
 )
+# No act asked of the assistant: "以后问你就不用再说一遍了", a care to take with what was said before ("以后你回答我的
+# 时候注意点", "以后给我推荐药的时候注意点", "推荐吃的都要注意")
 _NO_INSTRUCTION = re.compile(
-    r"不用(?:再)?(?:说|重复|解释)|重复说|(?:回答|回复|说话)[^，,。]{0,6}注意(?:点|一下)?$"
+    r"不用(?:再)?(?:说|重复|解释)|重复说|(?:都要|都得)?(?:注意|小心)(?:点|一下|些)?$"
 )
 _ONLY_CHILD_EN = re.compile(r"^The user is (?:their|his|her) only (?:kid|child)\b.*$")
 _PASSING_STATE_EN = re.compile(
