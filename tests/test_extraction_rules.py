@@ -4785,3 +4785,26 @@ def test_a_change_of_diet_or_career_ends_the_one_before(conversation, expected):
 )
 def test_probe35_round(conversation, expected):
     assert talked(conversation) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # a life told in one breath, with no stops
+        (
+            "我今年六十一了退休之前是纺织厂的会计现在每天在家带外孙女闲下来的时候想学学拍短视频你说从哪学起",
+            ["用户今年六十一岁", "用户现在每天在家带外孙女"],
+        ),
+        # how often, run on after what is done
+        ("我平时爱游泳一周四次 有什么护耳的推荐", ["用户平时爱游泳"]),
+        # 平常 and 主修 go on about the subject before them
+        (
+            "我在多伦多念硕士，主修统计，平常在超市打工",
+            ["用户在多伦多念硕士", "用户主修统计", "用户平常在超市打工"],
+        ),
+        # one of them: "本人…一枚"
+        ("本人 UI 设计师一枚，坐标成都", ["用户是UI 设计师"]),
+    ],
+)
+def test_probe35_round_openings(message, expected):
+    assert [c.content for c in extract_rules([human(message)])] == expected

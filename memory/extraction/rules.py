@@ -141,6 +141,8 @@ _ZH_TYPED_BREAK = re.compile(
     # "我在用MacBook Air M2 手机是小米14": a name, then the next thing of the user's and what it is
     r"|(?<=[A-Za-z0-9])\s+(?=(?:手机|电脑|笔记本|平板|车|相机|耳机|手表)(?:是|用))"
     r"|(?<=[A-Za-z0-9])\s+(?=我(?:是|在|做|们是|家))|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
+    # how often, run on after what is done: "平时爱打羽毛球一周三次", "在练 bouldering 一周去两次 gym"
+    r"|(?<=[\u4e00-\u9fffA-Za-z])\s*(?<![每一成为在是])(?=一(?:周|星期|个月|年)(?:[一二两三四五六七八九十\d]|去|练|打|跑|游)[^，,。]{0,6}次)"
 )
 # A state, province or country after a city ("Portland, Maine", "Austin, Texas"): one place, not two clauses
 _REGION_EN = (
@@ -850,10 +852,10 @@ _EMPHASIS_ZH = re.compile(
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
     r"^(?:家里(?:还|也)?(?=养|有)|一个人(?=在|做|带|住|过|负责|管|接|干|跑|开|经营)|基本(?:上)?(?=在|都|是|只|每)|独自|在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
-    r"讨厌|一直|身体|自己|今年|明年|去年|平时|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
+    r"讨厌|一直|身体|自己|今年|明年|去年|平时|平常|主修|辅修|专业(?=是)|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
     # a stretch of the subject's life: "退休前在纺织厂干了三十年会计"
-    r"(?:退休|毕业|结婚|工作|上大学)(?:前|后|以前|以后)(?=在|当|做|干|教|一直)|"
+    r"(?:退休|毕业|结婚|工作|上大学)(?:前|后|以前|以后|之前|之后)(?=在|当|做|干|教|一直|是)|"
     # a plan of the subject's ("打算转项目经理"), and a thing put first with only or never ("咖啡只喝黑的")
     # how often ("一年回来一次", "一周去两次")
     r"一(?:年|个月|周|星期)(?=[^，,。]*次)|"
@@ -2468,6 +2470,12 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             # "本人律师，执业第九年": 本人 is 我, and before a bare noun 我是
             sentence = re.sub(
                 r"^本人(?=是|在|有|叫|姓|住|喜欢|不|也|就|一直|平时|今年|已经|刚)", "我", sentence
+            )
+            # "本人 personal trainer 一枚", "社畜一枚": one of them
+            sentence = re.sub(
+                r"^(?:本人|我是?)\s?(?P<what>[^，,。\s][^，,。]{0,19}?)\s?一枚(?![\u4e00-\u9fffA-Za-z0-9])",
+                r"我是\g<what>",
+                sentence,
             )
             sentence = re.sub(r"^本人(?=[\u4e00-\u9fffA-Za-z]{1,8}(?:[，,。]|$))", "我是", sentence)
             sentence = _mixed_in_chinese(sentence)
@@ -4751,6 +4759,9 @@ _VOICE_BREAK_ZH = re.compile(
     r"|(?<=[\u4e00-\u9fff]{4})(?<![我他她们就都也还你在的要和跟])"
     r"(?=有没有|有什么(?:办法|好的|推荐)|怎么办|能不能|(?:腰|颈椎|膝盖|胃)(?:不好|老是|经常))"
     r"|(?<=[\u4e00-\u9fff]{4})(?=主要(?:跑|做|在|教|卖|种|开))"
+    # a life told in one breath: "…今年五十二了退休之前是中学物理老师教了三十年书现在天天在家带孙子闲下来的时候…"
+    r"|(?<=[\u4e00-\u9fff]{4})(?<![我他她们就都也还你在的要和跟])"
+    r"(?=退休(?:之前|以前|前|后|了)|现在(?:天天|每天|在|是|主要|就)|闲下来|教了[\u4e00-\u9fff]{1,3}年)"
 )
 _VOICE_QUESTION_EN = re.compile(
     r"(?<=[a-z0-9])\s+(?=(?:what(?:'s| are| is| should| would| can| do)|how (?:do|can|should|would|much|many|long|often) "
