@@ -4808,3 +4808,29 @@ def test_probe35_round(conversation, expected):
 )
 def test_probe35_round_openings(message, expected):
     assert [c.content for c in extract_rules([human(message)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        # what is in the kitchen for the meal asked about
+        (["i have chickpeas, rice and a can of tomatoes, what can i make"], []),
+        (["家里有鸡蛋和西红柿 晚饭做啥"], []),
+        # a return under way, a pain that keeps coming back
+        (
+            ["Trying to get back into piano after 20 years. Any tips?"],
+            ["The user is getting back into piano after 20 years"],
+        ),
+        (
+            ["my knees are killing me every morning, any stretches?"],
+            ["The user has recurring knee pain"],
+        ),
+        # how to write, under a header that holds from now on
+        (
+            ["以后都按这个来：我是做 HR 的，写东西要简洁，不要套话"],
+            ["用户是做 HR 的", "用户希望助手写东西要简洁", "用户要求助手不要套话"],
+        ),
+    ],
+)
+def test_probe35_round_misses(conversation, expected):
+    assert talked(conversation) == expected

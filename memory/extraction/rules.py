@@ -1633,6 +1633,15 @@ def _about_user(clause: str, zh: bool) -> bool:
     return bool(_FIRST_EN.search(clause) or _SELF_EN.match(clause))
 
 
+_FROM_NOW_ON = re.compile(
+    r"以后|今后|之后|后面|往后|从现在起|\b(?:from now on|going forward|for (?:all )?future|in (?:the )?future)\b",
+    re.I,
+)
+_HOW_TO_WRITE_ZH = re.compile(
+    r"(?:写东西|写文案|文案|写作|写代码|代码|回答|回复|说话|解释|例子)(?:都|也)?(?:要|别太?|不要太?|尽量|少用|多用)"
+)
+
+
 def _standing(clause: str, zh: bool) -> bool:
     if zh:
         return bool(_STANDING_ZH.search(clause) and _ASSISTANT_ACT.search(clause))
@@ -2743,6 +2752,16 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 )
             )  # "… and never drive": what the user does not do, not an instruction
             if (
+                not standing
+                and zh
+                and background
+                and _FROM_NOW_ON.search(header_text)
+                and _HOW_TO_WRITE_ZH.match(clause)
+            ):
+                # "以后都按这个来：我是 in-house lawyer…，写东西要 precise，不要 fluff": how to write, under a header
+                # that holds from now on
+                standing = True
+            if (
                 zh
                 and instructed
                 and not standing
@@ -3559,6 +3578,24 @@ _NO_PLAN = re.compile(
 )
 
 
+# What is in the kitchen for the meal asked about ("i have lentils, spinach and a can of coconut milk", "屋企有三文鱼同
+# broccoli"): the moment's ingredients, not a fact of the user's.
+_FOODS_EN = (
+    r"lentils|spinach|chickpeas|beans|rice|pasta|noodles|eggs|tofu|chicken|beef|pork|salmon|tuna|shrimp|broccoli|"
+    r"carrots|potatoes|onions|garlic|tomatoes|peppers|mushrooms|zucchini|cabbage|kale|cheese|milk|yogurt|bread|"
+    r"flour|oats|quinoa|coconut milk|leftovers?|veggies|ground \w+|canned \w+|frozen \w+"
+)
+_FOODS_ZH = (
+    r"三文鱼|鸡蛋|鸡胸肉?|鸡腿|牛肉|猪肉|五花肉|排骨|虾仁?|豆腐|土豆|西红柿|番茄|西兰花|broccoli|青菜|白菜|胡萝卜|洋葱|"
+    r"茄子|黄瓜|米饭|剩饭|面条|挂面|面粉|牛奶|燕麦|蘑菇|香菇|金针菇|玉米"
+)
+_PANTRY = re.compile(
+    rf"^The user (?:has|has got|got) (?:some |a (?:can|bag|box|bunch|pack) of |half a \w+ of |leftover )?(?:{_FOODS_EN})\b"
+    rf"|^用户(?:家|的家|冰箱)?(?:里)?(?:只)?有(?:些|点|一些|半[个盒袋])?(?:{_FOODS_ZH})",
+    re.I,
+)
+
+
 def _durable(text: str, rule: str, form: str) -> bool:
     """A statement worth keeping lasts: not a feeling, a try, advice or a want of something made for the talk,
     not a trip, not a bounded
@@ -3581,6 +3618,7 @@ def _durable(text: str, rule: str, form: str) -> bool:
         or _BARE_ZH.match(text)
         or _POINTS_BACK_EN.search(text)
         or _NO_PLAN.search(text)
+        or _PANTRY.match(text)
         # a guess: "Maybe the user has more leverage now"
         or re.match(r"(?:maybe|perhaps|probably|possibly)\b", text, re.I)
     ):
@@ -4834,6 +4872,19 @@ _PROMOTION_CAME = re.compile(
 )
 
 
+_RECURRING_PAIN_EN = re.compile(
+    r"\bmy (?P<part>lower back|upper back|back|knees?|neck|shoulders?|wrists?|hips?|feet|ankles?|elbows?)"
+    r" (?:is|are|has been|have been|'s) (?:killing me|hurting|aching|sore|in pain)\b"
+    r"(?=[^.!?]*\b(?:every (?:single )?(?:day|morning|night|shift)|all the time|constantly|always|most days)\b)"
+    r"[^.!?]*?\b(?:every (?:single )?(?:day|morning|night|shift)|all the time|constantly|always|most days)\b",
+    re.I,
+)
+
+
+def _singular(part: str) -> str:
+    return "foot" if part == "feet" else part[:-1] if part.endswith("s") else part
+
+
 def _typed_english(text: str) -> str:
     text = _DIALECT_I_ZH.sub("我", text)
     text = re.sub(
@@ -4848,6 +4899,17 @@ def _typed_english(text: str) -> str:
     text = _YES_DOING_EN.sub(r"\1, I'm ", text)
     # "the promotion to senior associate came through yesterday": the user was promoted
     text = _PROMOTION_CAME.sub(lambda m: "I got promoted to " + (m.group("role") or m.group("given")), text)
+    # "Trying to get back into chess after 15 years off": a return to something, under way
+    text = re.sub(
+        r"(?:^|(?<=[.!?;,]\s))(?:(?:I'm|I am|im|i'm)\s+)?(?:trying|tryna) to get back into\b",
+        "I'm getting back into",
+        text,
+        flags=re.I,
+    )
+    # "my lower back is killing me by lunch every single day": a pain that keeps coming back
+    text = _RECURRING_PAIN_EN.sub(
+        lambda m: f"I have recurring {_singular(m.group('part').lower())} pain", text
+    )
     # "我们是 Postgres 14", "We're all Microsoft 365": a product named as what the team is, is what it uses
     text = _WE_ARE_PRODUCT.sub(lambda m: "我们用的是 " if m.group(0).startswith("我") else "We use ", text)
     # "… in Lisbon. Team of 6, I'm the only frontend dev": a head count said without its subject is the user's team
