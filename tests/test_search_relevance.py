@@ -844,3 +844,36 @@ def test_a_weak_newer_match_is_no_version_unless_it_states_a_change():
     switched = _hit(2, 0.34, "用户的翻译报价换成了每词0.12英镑。", 2025)
     groups = version_groups([price, switched, *fillers], sims, model, 0.01, gap=1.0, mutual=False)
     assert any({1, 2} <= {h.id for h in g} for g in groups)
+
+
+def test_a_query_word_matches_its_translation_on_the_keyword_side(alice_client, settings):
+    """A memory in the other language shares a word with the question through its translation (CC-CEDICT):
+    "peanut" in an English memory for "花生" in a Chinese question, "过敏" in a Chinese memory for "allergy"."""
+    english, chinese = _store(
+        alice_client,
+        [
+            ("The user is allergic to peanuts and carries an EpiPen", "2024-01-01T09:00:00Z"),
+            ("用户对猫毛过敏，家里不能养猫", "2024-02-01T09:00:00Z"),
+        ],
+    )
+    for query, memory in (("我吃花生有什么要注意的", english), ("Do I have any allergy?", chinese)):
+        hit = next(r for r in _search(alice_client, query, threshold=0) if r["id"] == memory)
+        assert hit["explain"]["keyword_coverage"] > 0, (query, hit)
+        settings.SEARCH_CROSS_LINGUAL_TERMS = False
+        hit = next(r for r in _search(alice_client, query, threshold=0) if r["id"] == memory)
+        assert hit["explain"]["keyword_coverage"] == 0, (query, hit)
+        settings.SEARCH_CROSS_LINGUAL_TERMS = True
+
+
+def test_translations_come_from_whole_glosses_and_leave_vague_words_alone():
+    from memory.search.crosslingual import translations
+    from memory.search.ranking import query_terms
+
+    found = translations(query_terms("peanut allergy 足球"))
+    assert ("花生", False) in found[("peanut", True)]
+    assert ("football", True) in found[("足球", False)]
+    # a word glossing many Chinese words ("work") carries nothing over; single characters carry nothing
+    assert ("work", True) not in translations(query_terms("work"))
+    assert translations(query_terms("猫")) == {}
+    # a translation already among the query's terms is not added again
+    assert ("花生", False) not in translations(query_terms("peanut 花生")).get(("peanut", True), ())

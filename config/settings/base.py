@@ -304,6 +304,9 @@ if SEARCH_RANKING not in ("relevance", "seed"):
 SEARCH_ADJUSTMENT = env_float("SEARCH_ADJUSTMENT", 0.06, minimum=0.0, maximum=0.5)
 SEARCH_MIN_SCORE = env_float("SEARCH_MIN_SCORE", -1.0, minimum=-1.0, maximum=1.0)
 SEARCH_MIN_SCORE = None if SEARCH_MIN_SCORE < 0 else SEARCH_MIN_SCORE
+# A query's words matched with their translations from CC-CEDICT on the keyword side (hybrid search under
+# "relevance"; memory/search/crosslingual.py). Off: each word only as written.
+SEARCH_CROSS_LINGUAL_TERMS = env_bool("SEARCH_CROSS_LINGUAL_TERMS", True)
 # Retrieval weights (seed 004 + seed 000).
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 0.7, minimum=0.0, maximum=1.0)
 SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 0.3, minimum=0.0, maximum=1.0)

@@ -109,15 +109,18 @@ def query_terms(query: str) -> list[tuple[str, bool]]:
     for token in keyword_tokens(query):
         if len(terms) >= MAX_QUERY_TERMS:
             break
-        if _ASCII_WORD.fullmatch(token) and len(token) >= 4:
-            for suffix in _SUFFIXES:
-                if token.endswith(suffix) and len(token) - len(suffix) >= 4:
-                    token = token[: -len(suffix)]
-                    break
-            terms[(token, True)] = None
-        else:
-            terms[(token, False)] = None
+        terms[english_term(token) if _ASCII_WORD.fullmatch(token) else (token, False)] = None
     return list(terms)
+
+
+def english_term(word: str) -> tuple[str, bool]:
+    """An English word as a query term: of four letters or more, cut to a crude stem and matched as a prefix."""
+    if len(word) < 4:
+        return word, False
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)], True
+    return word, True
 
 
 # ---- scores ---------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from projects.access import Actor
 from ..embeddings import EmbeddingError, cached_provider_for
 from ..selectors import MemoryFilters
 from .access_counts import access_recorder
+from .crosslingual import translations
 from .ranking import (
     NEIGHBOUR_STEPS,
     RELEVANCE_KEEP,
@@ -243,6 +244,8 @@ def memory_search(
     if rank == "hybrid" and settings.SEARCH_RANKING != SEED:  # the seed formula and BM25-only: every word
         keyword_query = keyword_text(query, asked[0])
     terms = query_terms(keyword_part(keyword_query)) if rank != "vector" else []
+    # the query's words in the other language match with them (BM25 alone, the baseline, and the seed do not)
+    cross = rank == "hybrid" and settings.SEARCH_RANKING != SEED and settings.SEARCH_CROSS_LINGUAL_TERMS
     candidates = max(settings.SEARCH_CANDIDATES, top_k * CANDIDATES_PER_RESULT)
     where_sql = filter_sql(actor, filters)
     keys = keyword_keys(actor.org.pk, filters)
@@ -257,6 +260,7 @@ def memory_search(
         candidates=candidates,
         query_cjk=has_cjk(query),
         cross_offset=cross_language_offset(model) if rank == "hybrid" else 0.0,
+        translations=translations(terms) if cross else None,
     )
     rows = fetch(subject=subject, lenders=top_k * 2, keys=keys)
     if subject and rows and rows[0]["subject_rows"] >= settings.SEARCH_EXACT_SUBJECT_ROWS:

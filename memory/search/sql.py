@@ -495,6 +495,7 @@ def fetch_rows(
     keys: list[str] | None = None,
     query_cjk: bool = False,
     cross_offset: float = 0.0,
+    translations: dict | None = None,
 ) -> list[dict]:
     """Candidates of both sides, scored by SQL (vector similarity, BM25), as dicts.
 
@@ -511,6 +512,7 @@ def fetch_rows(
     `subject_rows` (how many rows the subject statement read, capped at SEARCH_EXACT_SUBJECT_ROWS).
     The subject statement brings the neighbours of the best `lenders` candidates. `keys` (keyword_keys)
     let a broad statement match keywords through the keyed index, where that index can serve it.
+    `translations` (crosslingual.translations) are matched with the term they translate, as one term.
     """
     if keys and not subject and not _keyed_match_usable():
         keys = None
@@ -528,6 +530,7 @@ def fetch_rows(
         cross_offset=cross_offset,
         keys=keys,
         stats=stats,
+        translations=translations,
     )
     if subject:
         return run_statements([statement])[0]
@@ -551,6 +554,7 @@ def search_statement(
     stats: tuple[float, float] | None = None,
     query_cjk: bool = False,
     cross_offset: float = 0.0,
+    translations: dict | None = None,
 ) -> tuple[str, list]:
     """fetch_rows' statement and its parameters. Every read of memory_memoryitem in it is limited to the
     org (the access filter's org_id = %s, and the final read by id), so on a table distributed by org_id
@@ -558,11 +562,13 @@ def search_statement(
     vector side's candidates are the nearest with a memory in another language than the query (`query_cjk`:
     whether it has Chinese characters) brought `cross_offset` nearer (see fetch_rows)."""
     where, params = where_sql
-    tsq = tsquery_text(terms) if terms else None
+    translations = translations or {}
+    matched = [(term, *translations.get(term, ())) for term in terms]  # each term with its translations
+    tsq = tsquery_text([t for ways in matched for t in ways]) if terms else None
     vec_limit = candidates if qvec is not None else 0
     keyword_args = [
         [t for t, _ in terms],
-        [tsquery_text([term]) for term in terms],
+        [tsquery_text(list(ways)) for ways in matched],
         BM25_K1,
         BM25_K1,
         BM25_B,
@@ -594,7 +600,10 @@ def search_statement(
         ]
         return sql, args
     if keys and terms:
-        match, tsq = _KEYED_MATCH, tsquery_text([(key + t, p) for key in keys for t, p in terms])
+        match, tsq = (
+            _KEYED_MATCH,
+            tsquery_text([(key + t, p) for key in keys for ways in matched for t, p in ways]),
+        )
     else:
         match = _PLAIN_MATCH
     stats_sql = _STATS_GIVEN if stats is not None else _STATS_SAMPLE.format(where=where)
