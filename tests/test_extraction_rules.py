@@ -2590,7 +2590,7 @@ def test_changes_told_in_the_users_own_words(messages, expected):
         # pets kept at home; a first person after a Latin word opens a clause
         (
             "我老家东北的 但现在定居厦门了 家里养了俩布偶",
-            ["用户的老家东北的", "用户现在定居厦门", "用户养了两只布偶"],
+            ["用户的老家是东北", "用户现在定居厦门", "用户养了两只布偶"],
         ),
         ("帮我润色下这周的 weekly report 我是 PM 负责支付那条线", ["用户是 PM 负责支付那条线"]),
         # food at hand, a date of a one-off event, a coming event of one's shop
@@ -4834,3 +4834,23 @@ def test_probe35_round_openings(message, expected):
 )
 def test_probe35_round_misses(conversation, expected):
     assert talked(conversation) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # "keep this on file" asks to keep what follows
+        (
+            "Please keep this on file for every future chat: I'm hard of hearing. Voice notes are useless to me.",
+            ["The user is hard of hearing"],
+        ),
+        # the hometown after what came before it, in a message typed without stops; a mood of the moment
+        (
+            "我在东莞这边开货车开了有十年了老家江西赣州的想问一下换B照要啥手续",
+            ["用户在东莞这边开货车开了有十年", "用户的老家是江西赣州"],
+        ),
+        ("明天面试 我现在慌得很", []),
+    ],
+)
+def test_probe34_round_left_over(message, expected):
+    assert [c.content for c in extract_rules([human(message)])] == expected

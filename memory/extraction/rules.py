@@ -329,6 +329,8 @@ _REMEMBER = re.compile(
     r"(?:这件事|这一点|一点|这个)?[\s，,：:、]*"
     r"|^.{0,20}?(?<!\bI )(?<!\bwe )(?<!\byou )(?<!\bI do )(?<!\bI still )(?<!\bI can )(?<!\bto )"
     r"\b(?:remember|note(?=\s+(?:that|this|down|my|these|the following)\b|\s*:)|keep in mind|don'?t forget|do not forget"
+    # "please keep this on file for every future chat: I'm Deaf."
+    r"|keep (?:this|it|that) (?:on file|on record|in your memory)(?: for (?:every|all|any) future chats?)?"
     # "just so you know going forward, I …": a request to keep what follows, not an instruction
     r"|just so you know,?\s+(?:going forward|from now on|for (?:the )?future|for later|in (?:the )?future))"
     r"\b(?:\s+that)?[\s,:]*"
@@ -443,7 +445,7 @@ _QUESTION = re.compile(
     r"(?![\u4e00-\u9fff]{0,6}(?:都|也)?(?:无所谓|不重要|不知道|不确定))"
 )
 _MOOD = re.compile(
-    r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|"
+    r"今天|今晚|明天|刚才|这会儿|好累|真累|累死|真的累|好烦|烦死|头大|懵|哈哈|嘿嘿|不想说话|无聊|好饿|困了|好困|慌得很|好慌|紧张得|"
     r"压力(?:大得|好大|很大|特别大|山大)|\bemo\b|\blie flat\b|躺平|家里?(?:就|只)剩|"
     r"\b(?:(?:totally |completely |so |a bit )?(?:lost|confused|stuck) (?:on|with|about)|"
     r"today|tonight|tomorrow|tmrw|tmr|2morrow|right now|rn|this morning|at the moment|stuck inside|tired|bored|hungry|sleepy|"
@@ -2480,6 +2482,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             sentence = re.sub(
                 r"^本人(?=是|在|有|叫|姓|住|喜欢|不|也|就|一直|平时|今年|已经|刚)", "我", sentence
             )
+            # "老家江西赣州的": where the user is from
+            sentence = re.sub(r"老家(?:是)?([\u4e00-\u9fff]{2,8}?)的(?=[，,。！!]|$)", r"老家是\1", sentence)
             # "本人 personal trainer 一枚", "社畜一枚": one of them
             sentence = re.sub(
                 r"^(?:本人|我是?)\s?(?P<what>[^，,。\s][^，,。]{0,19}?)\s?一枚(?![\u4e00-\u9fffA-Za-z0-9])",
@@ -4799,7 +4803,11 @@ _VOICE_BREAK_ZH = re.compile(
     r"|(?<=[\u4e00-\u9fff]{4})(?=主要(?:跑|做|在|教|卖|种|开))"
     # a life told in one breath: "…今年五十二了退休之前是中学物理老师教了三十年书现在天天在家带孙子闲下来的时候…"
     r"|(?<=[\u4e00-\u9fff]{4})(?<![我他她们就都也还你在的要和跟])"
-    r"(?=退休(?:之前|以前|前|后|了)|现在(?:天天|每天|在|是|主要|就)|闲下来|教了[\u4e00-\u9fff]{1,3}年)"
+    r"(?=退休(?:之前|以前|前|后|了)|现在(?:天天|每天|在|是|主要|就)|闲下来|教了[\u4e00-\u9fff]{1,3}年|我现在)"
+    # a question asked after it all: "…老家江西赣州的想问一下换B照要啥手续"
+    r"|(?<=[\u4e00-\u9fff]{4})(?=想问一?下|请问)"
+    # the hometown after what was said before it: "…做了有八年了老家湖南邵阳…"
+    r"|(?<=[\u4e00-\u9fff]{3}了)(?=老家)"
 )
 _VOICE_QUESTION_EN = re.compile(
     r"(?<=[a-z0-9])\s+(?=(?:what(?:'s| are| is| should| would| can| do)|how (?:do|can|should|would|much|many|long|often) "
