@@ -4854,3 +4854,20 @@ def test_probe35_round_misses(conversation, expected):
 )
 def test_probe34_round_left_over(message, expected):
     assert [c.content for c in extract_rules([human(message)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        # a place answered to "你那边是…吗？", one place though typed with a space
+        (
+            ["冬天手机一出门就关机怎么办", "可以把手机放内兜。你那边是东北吗？", "吉林 延吉"],
+            ["用户住在吉林延吉"],
+        ),
+        # one of two habits asked about
+        (["周末带娃去哪玩", "看情况。你们一般开车还是坐公交？", "公交"], ["用户一般坐公交"]),
+        (["周末带娃去哪玩", "你想去室内还是室外？", "室内"], []),
+    ],
+)
+def test_bare_answers_to_a_place_and_a_habit(conversation, expected):
+    assert talked(conversation) == expected

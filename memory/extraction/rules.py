@@ -3760,6 +3760,10 @@ _ASKED_ATTRIBUTE_ZH = re.compile(
 _ASKED_CHOICE_ZH = re.compile(
     r"你(?P<verb>[\u4e00-\u9fff]{1,2})的是(?P<one>[^，,。？?]{1,15}?)还是(?P<two>[^，,。？?]{1,15}?)[？?]"
 )
+# a choice of habit: "你们一般开车还是坐地铁？" — "地铁，没车"
+_ASKED_HABIT_CHOICE_ZH = re.compile(
+    r"你(?:们|们家)?(?P<how>一般|平时|平常|通常|经常|习惯)(?P<one>[\u4e00-\u9fff]{1,6}?)还是(?P<two>[\u4e00-\u9fff]{1,6}?)[呀啊呢嘛]?[？?]"
+)
 _ASKED_AGE_EN = re.compile(r"\bhow old (?P<verb>is|are) (?:your|the) (?P<who>[a-z]+(?: [a-z]+)?)\s*\?", re.I)
 _ASKED_PLACE_EN = re.compile(r"\bwhere (?:do you (live|work)|are you (?:(based|located)|from))\b", re.I)
 _ASKED_CLEFT_ZH = re.compile(
@@ -3767,6 +3771,8 @@ _ASKED_CLEFT_ZH = re.compile(
 )
 _ASKED_PLACE_ZH = re.compile(
     r"(?:你|请问|您)(?:现在)?(?:住)?在哪(?:个城市|座城市|里|儿)(?:住)?[呀啊呢嘛]?[？?]"
+    # "你那边是东北吗？" — "黑龙江 漠河"
+    r"|(?:你|您)(?:那边|那里|那儿)(?:是|在)[^，,。？?]{1,8}吗[？?]|(?:你|您)(?:那边|那里)是哪[里儿][？?]"
 )
 _ASKED_AGE_ZH = re.compile(r"你(?:家)?(?P<who>孩子|儿子|女儿|宝宝|小孩)(?:今年)?多大(?:了)?[？?]")
 _BARE_ANSWER_EN = re.compile(
@@ -3797,6 +3803,10 @@ def _answered(question: str, answer: str) -> str:
         choice.group("two").strip().lower(),
     ):
         return f"我{choice.group('verb')}的是{zh_head}。"
+    if (habit := _ASKED_HABIT_CHOICE_ZH.search(question)) and zh_head:
+        for option in (habit.group("one"), habit.group("two")):
+            if len(zh_head) >= 2 and option.endswith(zh_head):
+                return f"我{habit.group('how')}{option}。"
     if (asked := _ASKED_ATTRIBUTE_ZH.search(question)) and _BARE_ANSWER_ZH.match(zh_head):
         return f"我的{asked.group('what')}{asked.group('verb')}{zh_head}。"
     head = zh_head
@@ -3828,7 +3838,9 @@ def _answered(question: str, answer: str) -> str:
     if (asked := _ASKED_CLEFT_ZH.search(question)) and _BARE_ANSWER_ZH.match(zh_head):
         return f"我{asked.group('verb')}的{asked.group('what')}是{zh_head}。"
     if _ASKED_PLACE_ZH.search(question) and _BARE_ANSWER_ZH.match(zh_head):
-        return f"我住在{zh_head.removeprefix('在')}。"  # "在武汉。" answers "你在哪个城市？"
+        # "在武汉。" answers "你在哪个城市？"; "黑龙江 漠河" is one place
+        place = re.sub(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", "", zh_head.removeprefix("在"))
+        return f"我住在{place}。"
     if (asked := _ASKED_AGE_ZH.search(question)) and re.fullmatch(
         r"[一二两三四五六七八九十\d]+岁?半?", zh_head
     ):
