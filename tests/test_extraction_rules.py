@@ -4871,3 +4871,23 @@ def test_probe34_round_left_over(message, expected):
 )
 def test_bare_answers_to_a_place_and_a_habit(conversation, expected):
     assert talked(conversation) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # what else and the wish after the facts, in a message typed without stops
+        (
+            "你帮我记住我家是在普洱种咖啡的自己有三十几亩地以后问你种植的事你就按这个来还有我耳朵不太好",
+            ["用户家是在普洱种咖啡的", "用户家自己有三十几亩地", "用户耳朵不太好"],
+        ),
+        # 当…, 长期…, 主项… go on about the subject before them; "…一枚" at the start of a message
+        (
+            "我在威海跑货轮，当大副八年了，长期在海上",
+            ["用户在威海跑货轮", "用户当大副八年", "用户长期在海上"],
+        ),
+        ("美甲师一枚 在西安开了个小店", ["用户是美甲师", "用户在西安开了个小店"]),
+    ],
+)
+def test_probe30_round_left_over(message, expected):
+    assert [c.content for c in extract_rules([human(message)])] == expected
