@@ -4891,3 +4891,20 @@ def test_bare_answers_to_a_place_and_a_habit(conversation, expected):
 )
 def test_probe30_round_left_over(message, expected):
     assert [c.content for c in extract_rules([human(message)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        # asking for someone else; a trip's mishap and what it cost
+        (["我是食堂管早餐的，这个菜谱的量我帮同事问"], ["用户是食堂管早餐的"]),
+        (
+            ["My suitcase didn't arrive in Rome and I had to pay 90 euros for clothes, I want reimbursement"],
+            [],
+        ),
+        # a step of the task, a word alone
+        (["帮我看看这个表 我把日期填上"], []),
+    ],
+)
+def test_probe29_and_probe30_round_moments(conversation, expected):
+    assert talked(conversation) == expected

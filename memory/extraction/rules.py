@@ -3360,10 +3360,13 @@ _VALUE_NOW_ZH = re.compile(
 _NO_SUBJECT_ZH = re.compile(r"(?:以后|之后|后来|从此|都|就|也|还|又|再|那|这|每)")
 
 
-_DANGLING_PLACE_ZH = re.compile(
+_DANGLING_ZH = re.compile(
     r"^用户(?:就|也|都)?(?:住|在|待)(?:在)?(?:那|这)(?:边|里|儿|头|附近|一带|块)$"
     # a thing of the user's with nothing said of it ("用户的学生党", "用户的称呼")
     r"|^用户的(?![^的]*[0-9一二三四五六七八九十两叫姓是在有搬换改住做用养])[\u4e00-\u9fff]{1,3}$"
+    # a step of the task ("用户把名字填上"); a word alone ("用户 UI")
+    r"|^用户把[^，,]{1,10}(?:填上|写上|加上|删掉|去掉|改掉)$"
+    r"|^用户\s?[A-Za-z]{1,6}$"
 )
 
 
@@ -3387,7 +3390,7 @@ def _well_formed(text: str, zh: bool, rule: str) -> bool:
     if zh:
         if text.startswith("用户"):
             # a place that points back into the conversation ("我住那边", "就住这附近"): where is said before
-            return not _DANGLING_PLACE_ZH.search(text)
+            return not _DANGLING_ZH.search(text)
         return (
             "用户" not in text
             and rule == "correction"
@@ -3576,6 +3579,10 @@ _NO_PLAN = re.compile(
     r"|\b(?:is|are|'s|was) (?:broken|down|out|acting up|playing up|leaking|flooded) again\b|又在|又(?:坏|挂|崩|停|堵)了?"
     r"|直接关机|自动关机|\b(?:double-charged|overcharged|charged (?:me|the user) twice)\b"
     r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|老是卡|总是卡|大概率|要请.{0,4}假|想在下次|打算下次|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右"
+    # asking for someone else ("我帮同事问"); a trip's mishap and what it cost ("my checked bag didn't arrive", "had to
+    # pay £180 at a pharmacy", "I want reimbursement")
+    r"|帮(?:同事|朋友|家里人|亲戚|邻居)问|\b(?:didn'?t|never) (?:arrive|show up|turn up)\b|\bhad to pay\b"
+    r"|\bwants? (?:a )?(?:refund|reimbursement|compensation)\b"
     # a matter that came up ("家里有事"), what one would do first in a supposed case ("我肯定先辞职 然后环游世界")
     r"|^用户(?:的)?家(?:里)?有(?:点|些)?(?:急)?事$|(?:肯定|一定|绝对)(?:会)?(?:先|第一件事)|\bI'?d (?:definitely |probably )?(?:first|start by)\b",
     re.I,
