@@ -4908,3 +4908,21 @@ def test_probe30_round_left_over(message, expected):
 )
 def test_probe29_and_probe30_round_moments(conversation, expected):
     assert talked(conversation) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # a question run on after the statement; a condition whose act is in the clause after it
+        (
+            "i ride a 2009 vespa and i do all my own servicing what spark plug should i be using",
+            ["The user rides a 2009 vespa", "The user does all their own servicing"],
+        ),
+        (
+            "Can you keep in mind that I'm dyslexic? Whenever you write long answers, work around that.",
+            ["The user is dyslexic"],
+        ),
+    ],
+)
+def test_a_run_on_question_and_a_condition_alone(message, expected):
+    assert [c.content for c in extract_rules([human(message)])] == expected

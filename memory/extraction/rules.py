@@ -4516,6 +4516,8 @@ _HOURS_OF_USER_EN = re.compile(
 # 时候注意点", "以后给我推荐药的时候注意点", "推荐吃的都要注意")
 _NO_INSTRUCTION = re.compile(
     r"不用(?:再)?(?:说|重复|解释)|重复说|(?:都要|都得)?(?:注意|小心)(?:点|一下|些)?$"
+    # the condition alone, its act in the clause after it ("Whenever you suggest chart colors, work around that")
+    r"|^The user wants the assistant to (?:when(?:ever)?|if) "
 )
 _ONLY_CHILD_EN = re.compile(r"^The user is (?:their|his|her) only (?:kid|child)\b.*$")
 _PASSING_STATE_EN = re.compile(
@@ -4834,7 +4836,9 @@ _VOICE_BREAK_ZH = re.compile(
 _VOICE_QUESTION_EN = re.compile(
     r"(?<=[a-z0-9])\s+(?=(?:what(?:'s| are| is| should| would| can| do)|how (?:do|can|should|would|much|many|long|often) "
     r"(?:I|you|we|they|it|he|she)|which (?:one|is|are|should)|is (?:it|that|this) (?:ok|okay|normal|too|worth|safe|"
-    r"bad|better)|any (?:tips|ideas|advice|suggestions)|should I|can you|could you)\b)",
+    r"bad|better)|any (?:tips|ideas|advice|suggestions)|should I|can you|could you"
+    # "… all my own wrenching what oil weight should i be running"
+    r"|(?:what|which) (?:[a-z]+ ){1,2}(?:should|do|does|can|would|could|is|are) (?:I|you|we|it)\b)\b)",
     re.I,
 )
 _VOICE_BREAK_EN = re.compile(r"(?<=[a-z0-9])\s+(?=I(?:'m| am| work| live| have| study| teach| run| own)\b)")
