@@ -4926,3 +4926,25 @@ def test_probe29_and_probe30_round_moments(conversation, expected):
 )
 def test_a_run_on_question_and_a_condition_alone(message, expected):
     assert [c.content for c in extract_rules([human(message)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # what else the user is doing, after "and also"; where the user is heading now; a home bought
+        (
+            "im a line cook at a diner and also taking night classes for my nursing degree",
+            [
+                "The user is a line cook at a diner",
+                "The user is also taking night classes for their nursing degree",
+            ],
+        ),
+        (
+            "I'm a career changer, 9 years as a teacher, now moving into data analysis.",
+            ["The user is a career changer", "The user is now moving into data analysis"],
+        ),
+        ("we just closed on a house in Tacoma so money is tight", ["The user bought a house in Tacoma"]),
+    ],
+)
+def test_what_else_the_user_does_and_a_home_bought(message, expected):
+    assert [c.content for c in extract_rules([human(message)])] == expected

@@ -4940,6 +4940,34 @@ def _typed_english(text: str) -> str:
         text,
         flags=re.I,
     )
+    # "im a barista … and also doing online classes for my GED": what else the user is doing, a clause of its own
+    text = re.sub(
+        r"\b(I'm|I am|im) ([^,.;!?]{3,60}?) and (also )?(doing|taking|studying|learning|working on|training for)\b",
+        r"\1 \2, and I'm \3\4",
+        text,
+        flags=re.I,
+    )
+    # "a career changer, 12 years as a paramedic, now moving into UX design": years in a job, and where the user is
+    # heading now
+    text = re.sub(
+        rf"(?<=[,;]) (\d+|{_NUMBER_WORD})\+? (?:years?|yrs) as (an? [a-z][a-z -]{{2,30}}?)(?=[,.;]|$)",
+        r" I worked as \2 for \1 years",
+        text,
+        flags=re.I,
+    )
+    text = re.sub(
+        r"(?<=[,;]) now (moving|switching|transitioning|pivoting) into\b",
+        r" I'm now \1 into",
+        text,
+        flags=re.I,
+    )
+    # "we just closed on a house in Ohio": a home bought
+    text = re.sub(
+        r"\b(?:we|I) (?:just |recently |finally )?closed on (?:a|our|the|my) (house|home|condo|flat|apartment|place)"
+        r" in (?=[A-Z])",
+        r"I bought a \1 in ",
+        text,
+    )
     # "my lower back is killing me by lunch every single day": a pain that keeps coming back
     text = _RECURRING_PAIN_EN.sub(
         lambda m: f"I have recurring {_singular(m.group('part').lower())} pain", text
