@@ -4948,3 +4948,10 @@ def test_a_run_on_question_and_a_condition_alone(message, expected):
 )
 def test_what_else_the_user_does_and_a_home_bought(message, expected):
     assert [c.content for c in extract_rules([human(message)])] == expected
+
+
+def test_a_slip_owned_up_to_is_no_statement():
+    assert talked(["I'm vegan, lunch ideas?", "Sure.", "oh wait I should've said, I do eat eggs"]) == [
+        "The user is vegan",
+        "The user does eat eggs",
+    ]
