@@ -4950,8 +4950,22 @@ def test_what_else_the_user_does_and_a_home_bought(message, expected):
     assert [c.content for c in extract_rules([human(message)])] == expected
 
 
-def test_a_slip_owned_up_to_is_no_statement():
+def test_should_have_said_is_no_statement():
     assert talked(["I'm vegan, lunch ideas?", "Sure.", "oh wait I should've said, I do eat eggs"]) == [
         "The user is vegan",
         "The user does eat eggs",
     ]
+
+
+@pytest.mark.parametrize(
+    ("conversation", "expected"),
+    [
+        # the verb asked with, said again in the answer, is said once
+        (["帮我做个菜单", "好的。你们主打什么菜？", "主打酸菜鱼和水煮肉片"], ["用户主打酸菜鱼和水煮肉片菜"]),
+        # a shift pattern goes on about the subject before it; a slip of the tongue is a moment
+        (["我是ICU护士，三班倒"], ["用户是ICU护士", "用户三班倒"]),
+        (["我住南山", "好。", "哦说错了，上个月搬到福田了，还没改过来口"], ["用户住在福田"]),
+    ],
+)
+def test_probe31_round_left_over(conversation, expected):
+    assert talked(conversation) == expected

@@ -854,7 +854,7 @@ _EMPHASIS_ZH = re.compile(
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
     r"^(?:家里(?:还|也)?(?=养|有)|一个人(?=在|做|带|住|过|负责|管|接|干|跑|开|经营)|基本(?:上)?(?=在|都|是|只|每)|独自|在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
-    r"讨厌|一直|身体|自己|今年|明年|去年|平时|平常|主修|辅修|专业(?=是)|主项|主攻|专攻|长期|常年|当(?![时然天地初年中场面])|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
+    r"讨厌|一直|身体|自己|今年|明年|去年|平时|平常|主修|辅修|专业(?=是)|主项|主攻|专攻|长期|常年|当(?![时然天地初年中场面])|三班倒|两班倒|倒班|轮班|周末(?=在|去|学|练|上|打|跑)|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
     # a stretch of the subject's life: "退休前在纺织厂干了三十年会计"
     r"(?:退休|毕业|结婚|工作|上大学)(?:前|后|以前|以后|之前|之后)(?=在|当|做|干|教|一直|是)|"
@@ -3583,7 +3583,7 @@ _NO_PLAN = re.compile(
     r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|老是卡|总是卡|大概率|要请.{0,4}假|想在下次|打算下次|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右"
     # asking for someone else ("我帮同事问"); a trip's mishap and what it cost ("my checked bag didn't arrive", "had to
     # pay £180 at a pharmacy", "I want reimbursement")
-    r"|帮(?:同事|朋友|家里人|亲戚|邻居)问|\b(?:didn'?t|never) (?:arrive|show up|turn up)\b|\bhad to pay\b"
+    r"|帮(?:同事|朋友|家里人|亲戚|邻居)问|还?没改过来口?|改不过来口|\b(?:didn'?t|never) (?:arrive|show up|turn up)\b|\bhad to pay\b"
     r"|\bwants? (?:a )?(?:refund|reimbursement|compensation)\b"
     # a matter that came up ("家里有事"), what one would do first in a supposed case ("我肯定先辞职 然后环游世界")
     r"|^用户(?:的)?家(?:里)?有(?:点|些)?(?:急)?事$|(?:肯定|一定|绝对)(?:会)?(?:先|第一件事)|\bI'?d (?:definitely |probably )?(?:first|start by)\b",
@@ -3874,6 +3874,8 @@ def _read_as_answer(question: str, content: str, owner: str) -> str:
         return f"My {owner} is {years.group(1)}. {content[years.end() :]}"
     if not (answer := _answered(question, content)):
         return _answer_clauses_zh(question, content)
+    # the verb asked with, said again in the answer: "你们主打什么面？" — "主打片儿川和拌川" ("我们主打片儿川…", once)
+    answer = re.sub(r"([\u4e00-\u9fff]{2,4})\1", r"\1", answer)
     if place := re.match(r"^([\u4e00-\u9fff]{2,4})[\s，,]+(?=.*在这(?!个|些|样|么|种))", content):
         content = re.sub(r"在这里?(?!个|些|样|么|种)", "在" + place.group(1), content, count=1)
     return f"{answer} {content}"
