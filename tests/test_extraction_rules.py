@@ -4969,3 +4969,18 @@ def test_should_have_said_is_no_statement():
 )
 def test_probe31_round_left_over(conversation, expected):
     assert talked(conversation) == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # what a way of eating leaves out besides; what the child is, said bare after its age
+        (
+            "remember im pescatarian. no shellfish either",
+            ["The user is pescatarian", "The user does not eat shellfish either"],
+        ),
+        ("孩子六岁 女孩 特别喜欢画画", ["用户的孩子六岁", "用户的孩子是女孩", "用户的孩子特别喜欢画画"]),
+    ],
+)
+def test_what_a_diet_leaves_out_and_what_the_child_is(message, expected):
+    assert [c.content for c in extract_rules([human(message)])] == expected

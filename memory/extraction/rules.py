@@ -2482,6 +2482,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             sentence = re.sub(
                 r"^本人(?=是|在|有|叫|姓|住|喜欢|不|也|就|一直|平时|今年|已经|刚)", "我", sentence
             )
+            # "孩子五岁 男孩": what the child is
+            sentence = re.sub(r"(?<=[岁，,])\s*(男孩|女孩)(?=[，,\s]|$)", r"，是\1", sentence)
             # "老家江西赣州的": where the user is from
             sentence = re.sub(r"老家(?:是)?([\u4e00-\u9fff]{2,8}?)的(?=[，,。！!]|$)", r"老家是\1", sentence)
             # "本人 personal trainer 一枚", "社畜一枚": one of them
@@ -4975,6 +4977,14 @@ def _typed_english(text: str) -> str:
     # "my lower back is killing me by lunch every single day": a pain that keeps coming back
     text = _RECURRING_PAIN_EN.sub(
         lambda m: f"I have recurring {_singular(m.group('part').lower())} pain", text
+    )
+    # "im vegetarian. no fish either": what a way of eating leaves out besides
+    text = re.sub(
+        r"\b(vegetarian|vegan|pescatarian|halal|kosher)\b([^.!?]{0,30}?)[.,;!]\s*no (fish|meat|eggs|dairy|seafood|pork|"
+        r"beef|chicken|shellfish)(?: either)?\b",
+        r"\1\2. I don't eat \3 either",
+        text,
+        flags=re.I,
     )
     # "我们是 Postgres 14", "We're all Microsoft 365": a product named as what the team is, is what it uses
     text = _WE_ARE_PRODUCT.sub(lambda m: "我们用的是 " if m.group(0).startswith("我") else "We use ", text)
