@@ -4867,6 +4867,8 @@ def test_probe34_round_left_over(message, expected):
         # one of two habits asked about
         (["周末带娃去哪玩", "看情况。你们一般开车还是坐公交？", "公交"], ["用户一般坐公交"]),
         (["周末带娃去哪玩", "你想去室内还是室外？", "室内"], []),
+        # not when the choice ends on the verb of both: "手机" alone loses what it is for
+        (["想学点构图", "你平时用手机还是相机拍？", "手机"], []),
     ],
 )
 def test_bare_answers_to_a_place_and_a_habit(conversation, expected):

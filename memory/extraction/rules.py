@@ -3814,7 +3814,12 @@ def _answered(question: str, answer: str) -> str:
         choice.group("two").strip().lower(),
     ):
         return f"我{choice.group('verb')}的是{zh_head}。"
-    if (habit := _ASKED_HABIT_CHOICE_ZH.search(question)) and zh_head:
+    if (
+        (habit := _ASKED_HABIT_CHOICE_ZH.search(question))
+        and zh_head
+        # not when the choice ends on the verb of both ("用手机还是相机拍？"): "手机" alone loses what it is for
+        and not re.search(r"[拍用买做吃去看听写玩弄]$", habit.group("two"))
+    ):
         for option in (habit.group("one"), habit.group("two")):
             if len(zh_head) >= 2 and option.endswith(zh_head):
                 return f"我{habit.group('how')}{option}。"
