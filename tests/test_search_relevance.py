@@ -877,11 +877,11 @@ def test_translations_come_from_whole_glosses_and_leave_vague_words_alone():
     assert translations(query_terms("猫")) == {}
     # a translation already among the query's terms is not added again
     assert ("花生", False) not in translations(query_terms("peanut 花生")).get(("peanut", True), ())
-    # a long query: only its first terms with translations get them
-    from memory.search.crosslingual import MAX_TRANSLATED_TERMS
+    # only a query's first terms with translations get them, and a long query (a pasted text) none
+    from memory.search.crosslingual import LONG_QUERY_TERMS, MAX_TRANSLATED_TERMS
 
-    long = (
-        " ".join(["football peanut podcast cheese headphones grocery earphones soccer"] * 20)
-        + " 足球 花生 公司 耳机"
-    )
-    assert 0 < len(translations(query_terms(long))) <= MAX_TRANSLATED_TERMS
+    many = "peanut podcast cheese headphones grocery soccer dentist pharmacy umbrella violin piano bicycle elevator kitten"
+    assert len(query_terms(many)) <= LONG_QUERY_TERMS
+    assert len(translations(query_terms(many))) == MAX_TRANSLATED_TERMS
+    long = " ".join(f"word{k}" for k in range(LONG_QUERY_TERMS)) + " football peanut"
+    assert translations(query_terms(long)) == {}

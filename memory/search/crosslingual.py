@@ -11,7 +11,8 @@ share of the query's coverage), so a translation adds a way to match, never weig
 
 Only one-word glosses count, and an English word glossing more than MAX_HEADWORDS Chinese words ("work",
 "live") carries over nothing: it is too vague to point anywhere; only the first MAX_TRANSLATED_TERMS terms with
-translations get them, so a long query does not bring ten times its words. Single Chinese characters carry nothing
+translations get them, and a query of more than LONG_QUERY_TERMS terms none, so a long query does not bring ten
+times its words. Single Chinese characters carry nothing
 either way (as tokens they sit inside unrelated words: "道" in "知道"). Measured on the bilingual sets
 (bench/bilingual.py), cross-lingual R@1 up on nine of eleven stored sets and down on none.
 """
@@ -27,9 +28,11 @@ from .ranking import english_term
 
 MAX_HEADWORDS = 10
 MAX_GLOSSES = 4
-# The first this many of a query's terms that have translations get them: a long query (100 terms) would
-# otherwise bring ten times as many words to match.
+# The first this many of a query's terms that have translations get them, and a query of more than
+# LONG_QUERY_TERMS terms (a pasted text, not a question) gets none: a long query would otherwise bring ten times as
+# many words to match (2,000-character queries: server p50 75 -> 107 ms with translations, bench/bilingual.py).
 MAX_TRANSLATED_TERMS = 12
+LONG_QUERY_TERMS = 40
 _SENSES_READ = 6  # the first senses of an entry: the later ones are rarer uses
 _ENTRY = re.compile(r"^\S+ (?P<simplified>\S+) \[[^\]]*\] /(?P<senses>.*)/\s*$")
 _TWO_HAN = re.compile(r"[\u4e00-\u9fff]{2}")
@@ -77,6 +80,8 @@ def _tables() -> tuple[
 
 def translations(terms: list[tuple[str, bool]]) -> dict[tuple[str, bool], tuple[tuple[str, bool], ...]]:
     """Each query term (ranking.query_terms) that has translations, with them."""
+    if len(terms) > LONG_QUERY_TERMS:
+        return {}
     english, chinese = _tables()
     found = {}
     for term in terms:
