@@ -4986,3 +4986,19 @@ def test_probe31_round_left_over(conversation, expected):
 )
 def test_what_a_diet_leaves_out_and_what_the_child_is(message, expected):
     assert [c.content for c in extract_rules([human(message)])] == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        # "一个人接单" is alone, not a head count
+        ("我是做装修的，一个人接单", ["用户是做装修的", "用户独自接单"]),
+        # what one does each day, after what one is, in a message typed without stops
+        (
+            "我在物流公司干调度的每天要排四十来辆车有没有更快的办法",
+            ["用户在物流公司干调度的", "用户每天要排四十来辆车"],
+        ),
+    ],
+)
+def test_alone_and_each_day_after_what_one_is(message, expected):
+    assert [c.content for c in extract_rules([human(message)])] == expected

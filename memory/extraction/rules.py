@@ -3005,7 +3005,12 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                         bare.append(clause)
                         continue
                 if zh:
-                    if _NUMBER_OF.match(clause_v) and not _about_user(clause_v, zh):
+                    if (
+                        _NUMBER_OF.match(clause_v)
+                        and not _about_user(clause_v, zh)
+                        # "一个人接单": alone, not a head count
+                        and not re.match(r"一个人(?=在|做|带|住|过|负责|管|接|干|跑|开|经营)", clause_v)
+                    ):
                         clause_v = "有" + clause_v
                     elif re.fullmatch(_ILLNESS_ZH, clause_v):
                         clause_v = "有" + clause_v  # "我腰椎间盘突出 还有痛风"
@@ -4839,6 +4844,8 @@ _VOICE_BREAK_ZH = re.compile(
     # what else, and the wish after the facts: "…自己有二十几亩茶园以后问你茶叶的事你就按这个来还有我眼睛不太好你回答短一点"
     r"|(?<=[\u4e00-\u9fff]{4})(?<![我他她们就都也还你在要和跟])"
     r"(?=还有我|自己(?:有|是|在|也)|以后(?:问|有|给|帮|写|推荐)|你(?:回答|回复|说话)(?!的))"
+    # what one does each day after what one is: "我在物流公司干调度的每天要排四十来辆车…"
+    r"|(?<=[\u4e00-\u9fff]{3}的)(?<![我你他她它]的)(?=每天|每周|平时|周末)"
     # a question asked after it all: "…老家江西赣州的想问一下换B照要啥手续"
     r"|(?<=[\u4e00-\u9fff]{4})(?=想问一?下|请问)"
     # the hometown after what was said before it: "…做了有八年了老家湖南邵阳…"
