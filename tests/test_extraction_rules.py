@@ -5002,3 +5002,11 @@ def test_what_a_diet_leaves_out_and_what_the_child_is(message, expected):
 )
 def test_alone_and_each_day_after_what_one_is(message, expected):
     assert [c.content for c in extract_rules([human(message)])] == expected
+
+
+def test_a_work_schedule_said_bare_is_the_users():
+    assert [c.content for c in extract_rules([human("本人运营，大小周，二十八岁")])] == [
+        "用户是运营",
+        "用户上班大小周",
+        "用户二十八岁",
+    ]

@@ -2482,6 +2482,8 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             sentence = re.sub(
                 r"^本人(?=是|在|有|叫|姓|住|喜欢|不|也|就|一直|平时|今年|已经|刚)", "我", sentence
             )
+            # "本人程序员，996，三十五岁": a work schedule said bare is the user's
+            sentence = re.sub(r"(?<=[，,\s])(996|995|955|007|大小周)(?=[，,\s。]|$)", r"我上班\1", sentence)
             # "孩子五岁 男孩": what the child is
             sentence = re.sub(r"(?<=[岁，,])\s*(男孩|女孩)(?=[，,\s]|$)", r"，是\1", sentence)
             # "老家江西赣州的": where the user is from
