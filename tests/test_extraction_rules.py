@@ -5010,3 +5010,16 @@ def test_a_work_schedule_said_bare_is_the_users():
         "用户上班大小周",
         "用户二十八岁",
     ]
+
+
+def test_a_days_mishap_is_a_moment():
+    assert (
+        talked(
+            [
+                "ugh what a morning",
+                "Oh no.",
+                "spilled tea on my keyboard and missed the train, classic monday",
+            ]
+        )
+        == []
+    )

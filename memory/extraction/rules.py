@@ -3594,6 +3594,8 @@ _NO_PLAN = re.compile(
     # pay £180 at a pharmacy", "I want reimbursement")
     r"|帮(?:同事|朋友|家里人|亲戚|邻居)问|还?没改过来口?|改不过来口|\b(?:didn'?t|never) (?:arrive|show up|turn up)\b|\bhad to pay\b"
     r"|\bwants? (?:a )?(?:refund|reimbursement|compensation)\b"
+    # a day's mishap: "missed the bus", "spilled coffee on my laptop"
+    r"|\bmissed (?:the|my) (?:bus|train|flight|tram|ferry|connection)\b|\bspilled\b"
     # a matter that came up ("家里有事"), what one would do first in a supposed case ("我肯定先辞职 然后环游世界")
     r"|^用户(?:的)?家(?:里)?有(?:点|些)?(?:急)?事$|(?:肯定|一定|绝对)(?:会)?(?:先|第一件事)|\bI'?d (?:definitely |probably )?(?:first|start by)\b",
     re.I,
