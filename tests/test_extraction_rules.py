@@ -5023,3 +5023,8 @@ def test_a_days_mishap_is_a_moment():
         )
         == []
     )
+
+
+def test_a_thing_made_for_the_talk_and_a_consolation_are_moments():
+    assert talked(["我在西安开了家凉皮店 最近想搞个会员卡 怎么设计"]) == ["用户在西安开了家凉皮店"]
+    assert talked(["my flight is delayed again", "Sorry.", "whatever, at least i've got a good book"]) == []

@@ -3594,6 +3594,9 @@ _NO_PLAN = re.compile(
     # pay £180 at a pharmacy", "I want reimbursement")
     r"|帮(?:同事|朋友|家里人|亲戚|邻居)问|还?没改过来口?|改不过来口|\b(?:didn'?t|never) (?:arrive|show up|turn up)\b|\bhad to pay\b"
     r"|\bwants? (?:a )?(?:refund|reimbursement|compensation)\b"
+    # a thing the user thinks of making for the talk ("最近想搞个外卖满减活动"); a consolation ("at least I've got
+    # podcasts")
+    r"|想(?:搞|弄|做|整)(?:个|一个|一下)|^at least\b"
     # a day's mishap: "missed the bus", "spilled coffee on my laptop"
     r"|\bmissed (?:the|my) (?:bus|train|flight|tram|ferry|connection)\b|\bspilled\b"
     # a matter that came up ("家里有事"), what one would do first in a supposed case ("我肯定先辞职 然后环游世界")
