@@ -5028,3 +5028,17 @@ def test_a_days_mishap_is_a_moment():
 def test_a_thing_made_for_the_talk_and_a_consolation_are_moments():
     assert talked(["我在西安开了家凉皮店 最近想搞个会员卡 怎么设计"]) == ["用户在西安开了家凉皮店"]
     assert talked(["my flight is delayed again", "Sorry.", "whatever, at least i've got a good book"]) == []
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "我就是好奇 问问而已",
+        "我先去眯一会",
+        "im just gonna stay in bed all day",
+        "I'm thinking maybe I'll move to Lisbon",
+        "我胃不舒服能吃点啥",
+    ],
+)
+def test_curiosity_a_nap_a_plan_of_the_moment_and_a_question_are_no_statements(message):
+    assert [c.content for c in extract_rules([human(message)])] == []

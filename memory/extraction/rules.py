@@ -3378,6 +3378,8 @@ _DANGLING_ZH = re.compile(
     # a step of the task ("用户把名字填上"); a word alone ("用户 UI")
     r"|^用户把[^，,]{1,10}(?:填上|写上|加上|删掉|去掉|改掉)$"
     r"|^用户\s?[A-Za-z]{1,6}$"
+    # a question left as a statement ("用户能吃点啥")
+    r"|(?:啥|吗|呢|么)$"
 )
 
 
@@ -3597,6 +3599,8 @@ _NO_PLAN = re.compile(
     # a thing the user thinks of making for the talk ("最近想搞个外卖满减活动"); a consolation ("at least I've got
     # podcasts")
     r"|想(?:搞|弄|做|整)(?:个|一个|一下)|^at least\b"
+    # curiosity, a nap, a plan of the moment or one only thought of ("is thinking maybe the user will move")
+    r"|(?:就是|只是|纯粹)好奇|眯一会|睡一会|\bgonna\b|\bthinking (?:maybe|about maybe)\b"
     # a day's mishap: "missed the bus", "spilled coffee on my laptop"
     r"|\bmissed (?:the|my) (?:bus|train|flight|tram|ferry|connection)\b|\bspilled\b"
     # a matter that came up ("家里有事"), what one would do first in a supposed case ("我肯定先辞职 然后环游世界")
