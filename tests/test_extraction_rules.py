@@ -5042,3 +5042,9 @@ def test_a_thing_made_for_the_talk_and_a_consolation_are_moments():
 )
 def test_curiosity_a_nap_a_plan_of_the_moment_and_a_question_are_no_statements(message):
     assert [c.content for c in extract_rules([human(message)])] == []
+
+
+def test_what_the_user_has_been_left_out_is_no_statement():
+    assert talked(["I'm vegan, breakfast ideas?", "How long?", "I've been for like 5 years now"]) == [
+        "The user is vegan"
+    ]

@@ -3343,6 +3343,8 @@ _DANGLING_EN = re.compile(
     r"|^the user (?:can't|cannot|can not|won't|couldn't|isn't able to) \w+(?: (?:yet|now|anymore|either|too))?$"
     # "The user has been doing it 6 yrs": what "it" is was said before; "The user is closed on mondays": a shop's
     r"|\b(?:doing|done|did) (?:it|that|this)\b|^the user is (?:closed|open)\b(?! to)"
+    # what the user has been is left out: "The user has been for like 8 years now"
+    r"|\bthe user (?:has|have) been for\b"
     # a slip owned up to, with what was meant in the next clause: "Wait the user should've said"
     r"|\bthe user should(?:'ve| have)? (?:said|say|mentioned|mention|told (?:you|the assistant))$"
     # a person said before, inside the statement: "… is the one home with him in the mornings"
