@@ -4946,6 +4946,56 @@ _RECURRING_PAIN_EN = re.compile(
 )
 
 
+# What the user says of themselves in a form the clauses do not read, as the sentence they stand for.
+_SELF_TOLD_EN = (
+    # "Trying to get back into chess after 15 years off": a return to something, under way
+    (
+        re.compile(
+            r"(?:^|(?<=[.!?;,]\s))(?:(?:I'm|I am|im|i'm)\s+)?(?:trying|tryna) to get back into\b", re.I
+        ),
+        "I'm getting back into",
+    ),
+    # "im a barista … and also doing online classes for my GED": what else the user is doing, a clause of its own
+    (
+        re.compile(
+            r"\b(I'm|I am|im) ([^,.;!?]{3,60}?) and (also )?(doing|taking|studying|learning|working on|training for)\b",
+            re.I,
+        ),
+        r"\1 \2, and I'm \3\4",
+    ),
+    # "a career changer, 12 years as a paramedic, now moving into UX design": years in a job, and where the user is
+    # heading now
+    (
+        re.compile(
+            rf"(?<=[,;]) (\d+|{_NUMBER_WORD})\+? (?:years?|yrs) as (an? [a-z][a-z -]{{2,30}}?)(?=[,.;]|$)",
+            re.I,
+        ),
+        r" I worked as \2 for \1 years",
+    ),
+    (
+        re.compile(r"(?<=[,;]) now (moving|switching|transitioning|pivoting) into\b", re.I),
+        r" I'm now \1 into",
+    ),
+    # "we just closed on a house in Ohio": a home bought
+    (
+        re.compile(
+            r"\b(?:we|I) (?:just |recently |finally )?closed on (?:a|our|the|my) (house|home|condo|flat|apartment|place)"
+            r" in (?=[A-Z])"
+        ),
+        r"I bought a \1 in ",
+    ),
+    # "im vegetarian. no fish either": what a way of eating leaves out besides
+    (
+        re.compile(
+            r"\b(vegetarian|vegan|pescatarian|halal|kosher)\b([^.!?]{0,30}?)[.,;!]\s*no (fish|meat|eggs|dairy|seafood|"
+            r"pork|beef|chicken|shellfish)(?: either)?\b",
+            re.I,
+        ),
+        r"\1\2. I don't eat \3 either",
+    ),
+)
+
+
 def _singular(part: str) -> str:
     return "foot" if part == "feet" else part[:-1] if part.endswith("s") else part
 
@@ -4964,52 +5014,11 @@ def _typed_english(text: str) -> str:
     text = _YES_DOING_EN.sub(r"\1, I'm ", text)
     # "the promotion to senior associate came through yesterday": the user was promoted
     text = _PROMOTION_CAME.sub(lambda m: "I got promoted to " + (m.group("role") or m.group("given")), text)
-    # "Trying to get back into chess after 15 years off": a return to something, under way
-    text = re.sub(
-        r"(?:^|(?<=[.!?;,]\s))(?:(?:I'm|I am|im|i'm)\s+)?(?:trying|tryna) to get back into\b",
-        "I'm getting back into",
-        text,
-        flags=re.I,
-    )
-    # "im a barista … and also doing online classes for my GED": what else the user is doing, a clause of its own
-    text = re.sub(
-        r"\b(I'm|I am|im) ([^,.;!?]{3,60}?) and (also )?(doing|taking|studying|learning|working on|training for)\b",
-        r"\1 \2, and I'm \3\4",
-        text,
-        flags=re.I,
-    )
-    # "a career changer, 12 years as a paramedic, now moving into UX design": years in a job, and where the user is
-    # heading now
-    text = re.sub(
-        rf"(?<=[,;]) (\d+|{_NUMBER_WORD})\+? (?:years?|yrs) as (an? [a-z][a-z -]{{2,30}}?)(?=[,.;]|$)",
-        r" I worked as \2 for \1 years",
-        text,
-        flags=re.I,
-    )
-    text = re.sub(
-        r"(?<=[,;]) now (moving|switching|transitioning|pivoting) into\b",
-        r" I'm now \1 into",
-        text,
-        flags=re.I,
-    )
-    # "we just closed on a house in Ohio": a home bought
-    text = re.sub(
-        r"\b(?:we|I) (?:just |recently |finally )?closed on (?:a|our|the|my) (house|home|condo|flat|apartment|place)"
-        r" in (?=[A-Z])",
-        r"I bought a \1 in ",
-        text,
-    )
+    for pattern, said in _SELF_TOLD_EN:
+        text = pattern.sub(said, text)
     # "my lower back is killing me by lunch every single day": a pain that keeps coming back
     text = _RECURRING_PAIN_EN.sub(
         lambda m: f"I have recurring {_singular(m.group('part').lower())} pain", text
-    )
-    # "im vegetarian. no fish either": what a way of eating leaves out besides
-    text = re.sub(
-        r"\b(vegetarian|vegan|pescatarian|halal|kosher)\b([^.!?]{0,30}?)[.,;!]\s*no (fish|meat|eggs|dairy|seafood|pork|"
-        r"beef|chicken|shellfish)(?: either)?\b",
-        r"\1\2. I don't eat \3 either",
-        text,
-        flags=re.I,
     )
     # "我们是 Postgres 14", "We're all Microsoft 365": a product named as what the team is, is what it uses
     text = _WE_ARE_PRODUCT.sub(lambda m: "我们用的是 " if m.group(0).startswith("我") else "We use ", text)
