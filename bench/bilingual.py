@@ -102,15 +102,10 @@ def load(name: str) -> list[dict]:
     ]
 
 
-REFUSED: list[
-    str
-] = []  # memories of a set the write path refused ("user/key: code"), printed with the figures
-
-
-def ingest(api: Api, subject: dict, user_id: str) -> dict[str, int]:
+def ingest(api: Api, subject: dict, user_id: str, refused: list[str]) -> dict[str, int]:
     """The subject's memories stored as they are (infer=false); their ids by key. A memory the write path refuses
-    (a secret such as a passport number: never stored) is left out and named in REFUSED, and the questions that
-    expect it are not asked (asked())."""
+    (a secret such as a passport number: never stored) is left out and named in `refused` ("user/key: code"),
+    and the questions that expect it are not asked (asked())."""
     entries = [
         {
             "content": m["content"],
@@ -132,7 +127,7 @@ def ingest(api: Api, subject: dict, user_id: str) -> dict[str, int]:
                 raise RuntimeError(
                     f"{user_id}: {entries[row['index']]['content']!r} rejected: {row.get('error')}"
                 )
-            REFUSED.append(f"{subject['user']}/{key}: {code}")
+            refused.append(f"{subject['user']}/{key}: {code}")
             continue
         ids[key] = memory_id
     return ids
@@ -277,7 +272,8 @@ def main() -> None:
                 raise
             no_floor = {}
         t0 = time.perf_counter()
-        ids = {s["user"]: ingest(api, s, f"bl-{s['user']}-{run}") for s in subjects}
+        refused: list[str] = []
+        ids = {s["user"]: ingest(api, s, f"bl-{s['user']}-{run}", refused) for s in subjects}
         print(f"{len(subjects)} subjects stored in {time.perf_counter() - t0:.1f}s")
         if args.fit:
             fit(api, questions["tune"], ids, run)
@@ -300,10 +296,10 @@ def main() -> None:
                 )
         if args.explain:
             return
-        if REFUSED:
+        if refused:
             skipped = sum(not asked(q, ids) for half in halves for q in questions[half])
             print(
-                f"refused by the write path: {', '.join(REFUSED)}; {skipped} questions expecting them not asked"
+                f"refused by the write path: {', '.join(refused)}; {skipped} questions expecting them not asked"
             )
         for half in halves:
             for q in questions[half]:

@@ -3333,7 +3333,8 @@ _EN_FINITE = (
 _USER_IN_PREDICATE_EN = re.compile(rf"^(?!the user\b).*?\b{_EN_FINITE}\b.*\bthe user\b", re.I)
 _VERB_EN = re.compile(rf"\b(?:{_EN_FINITE}|now|{_EN_VERB_FORMS}|[a-z]{{3,}}(?<!e)ed)\b", re.I)
 _VERB_ZH = re.compile(r"是|为|在|有|改|换|到|定|用")
-# An object that points back into the conversation: "… adopted another one", "… loves it".
+# A statement that does not stand alone as the user's: an object that points back into the conversation ("… adopted
+# another one", "… loves it"), what the user was is left out, or its subject is someone else's (below).
 _DANGLING_EN = re.compile(
     # (a set of pronouns is no object left out: "The user's pronouns are they/them")
     r"(?<!/)\b(?:it|them|him|her|one|ones|that|this|these|those|there)(?: (?:out|up|off|over|down|back|in|on|through))?$"
@@ -5248,7 +5249,7 @@ def _still_written(previous: list[Candidate], out: list[Candidate]) -> list[Cand
 _DIETS_ZH = "纯素|全素|素食|吃素|蛋奶素|鱼素|生酮|弹性素食"
 
 
-# "The user is a senior associate", "The user is a junior analyst at a consulting firm": what the user works as
+# Fish or meat eaten again: "The user has been eating fish again since…", "用户最近开始吃鱼了"
 _ATE_AGAIN_EN = re.compile(
     r"^The user (?:has been |is |has started |started |now )?(?:eating|eats|eat) (?:some )?(?:fish|meat|seafood|chicken|"
     r"salmon|beef|pork|eggs|dairy)\b(?=.*\b(?:again|now|since)\b)"
@@ -5256,6 +5257,7 @@ _ATE_AGAIN_EN = re.compile(
 _ATE_AGAIN_ZH = re.compile(
     r"^用户(?:最近|现在|又|已经)*(?:开始)?(?:吃|能吃)(?:鱼|肉|海鲜|鸡肉?|牛肉|猪肉|荤)"
 )
+# "The user is a senior associate", "The user is a junior analyst at a consulting firm": what the user works as
 _JOB_TITLE_EN = re.compile(
     r"^The user is (?:an? )?(?:[\w-]+ ){0,3}(?:manager|director|engineer|lead|nurse|teacher|developer|designer|analyst|"
     r"consultant|supervisor|associate|officer|partner|specialist|coordinator|executive|president|head|chef|editor|"
