@@ -1,0 +1,149 @@
+"""How the query embedder's OpenMP settings change its latency, idle and beside CPU-bound work.
+
+    .venv/bin/python bench/embed_threads.py [--queries 100] [--busy 2] [--json OUT]
+
+Each setting runs in its own subprocess (OpenMP reads its environment once, when it starts): one
+process embeds --queries query strings one at a time with LocalE5Provider.embed_query, as the web
+process does, with a 5 ms pause between them (a server is not a closed loop). The settings:
+
+  1 thread                       OMP_NUM_THREADS=1
+  2 threads, passive             OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE   (Engram's old default)
+  2 threads, libgomp's default   OMP_NUM_THREADS=2, a 300,000-turn spin       (the library's default)
+  2 threads, Engram's default    OMP_NUM_THREADS=2, GOMP_SPINCOUNT from memory/embeddings/local.py
+
+first on an idle machine, then with --busy CPU-bound processes running beside it. It prints the wall
+time p50 / p95 per query and the CPU time per query, and each p50 as a ratio to the passive policy's
+in the same run (these machines are noisy; compare ratios, not milliseconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+QUERIES = [
+    "What did Anna research after the support group meeting?",
+    "When did Tom paint the sunrise over the lake?",
+    "我对什么过敏？",
+    "Which framework does my team use for the admin tooling?",
+    "我们公司在哪个城市，有多少人？",
+    "What is the name of my daughter's swimming coach?",
+    "我上个月搬到哪里去了",
+    "what laptop do I use these days?",
+    "周末一般去哪儿钓鱼",
+    "Where did I live before I moved to Bristol last spring?",
+    "我儿子今年几年级，在学什么",
+    "What time is my standing meeting with the design review group on Thursdays?",
+    "帮我回忆一下我喜欢什么样的咖啡",
+    "What kind of music does my partner listen to when cooking?",
+    "我用哪个 IDE 写 Python",
+    "How long have I been learning the piano and who teaches me?",
+]
+
+
+def child(queries: int) -> None:
+    sys.path.insert(0, str(ROOT))
+    from memory.embeddings.local import LocalE5Provider
+
+    provider = LocalE5Provider()
+    provider.embed_query("warm up")
+    wall = []
+    cpu0 = time.process_time()
+    for i in range(queries):
+        text = QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" ({i})")
+        t0 = time.perf_counter()
+        provider.embed_query(text)
+        wall.append((time.perf_counter() - t0) * 1000)
+        time.sleep(0.005)
+    cpu = (time.process_time() - cpu0) * 1000 / queries
+    wall.sort()
+    print(
+        json.dumps(
+            {
+                "p50": statistics.median(wall),
+                "p95": wall[min(len(wall) - 1, int(0.95 * len(wall)))],
+                "cpu": cpu,
+            }
+        )
+    )
+
+
+SETTINGS = {
+    "1 thread": {"OMP_NUM_THREADS": "1"},
+    "2 threads, passive": {"OMP_NUM_THREADS": "2", "OMP_WAIT_POLICY": "PASSIVE"},
+    "2 threads, libgomp's default": {"OMP_NUM_THREADS": "2", "GOMP_SPINCOUNT": "300000"},
+    "2 threads, Engram's default": {"OMP_NUM_THREADS": "2"},
+}
+
+
+def run(setting: dict, queries: int) -> dict:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
+    }
+    env.update(setting)
+    out = subprocess.run(
+        [sys.executable, __file__, "--child", str(queries)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def spin(stop) -> None:
+    while not stop.is_set():
+        sum(range(10_000))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--queries", type=int, default=100)
+    parser.add_argument(
+        "--busy", type=int, default=2, help="CPU-bound processes beside it in the second round"
+    )
+    parser.add_argument("--json", help="write the figures here")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        child(args.child)
+        return
+    results = {}
+    for load in ("idle", f"{args.busy} busy processes"):
+        stop = multiprocessing.Event()
+        busy = [
+            multiprocessing.Process(target=spin, args=(stop,))
+            for _ in range(args.busy if load != "idle" else 0)
+        ]
+        for p in busy:
+            p.start()
+        try:
+            results[load] = {name: run(setting, args.queries) for name, setting in SETTINGS.items()}
+        finally:
+            stop.set()
+            for p in busy:
+                p.join()
+        base = results[load]["2 threads, passive"]["p50"]
+        print(f"\n{load}: {args.queries} queries, one at a time")
+        print(f"  {'setting':<32} {'p50 ms':>7} {'p95 ms':>7} {'CPU ms':>7} {'p50 / passive':>14}")
+        for name, r in results[load].items():
+            print(f"  {name:<32} {r['p50']:7.1f} {r['p95']:7.1f} {r['cpu']:7.1f} {r['p50'] / base:14.2f}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2))
+
+
+if __name__ == "__main__":
+    main()
