@@ -2,14 +2,18 @@
 
     .venv/bin/python bench/embed_threads.py [--queries 100] [--busy 2] [--json OUT]
 
-Each setting runs in its own subprocess (OpenMP reads its environment once, when it starts): one
-process embeds --queries query strings one at a time with LocalE5Provider.embed_query, as the web
-process does, with a 5 ms pause between them (a server is not a closed loop). The settings:
+Each setting runs in its own subprocess (OpenMP and OpenBLAS read their environment once, when they
+start): one process embeds --queries query strings one at a time with LocalE5Provider.embed_query, as
+the web process does, and between two queries does what a search does after the embedding: matrix
+products of a hundred 384-dimension vectors in numpy (ranking.similarities), then a 5 ms pause (a
+server is not a closed loop). Only the embedding is timed. The settings:
 
   1 thread                       OMP_NUM_THREADS=1
   2 threads, passive             OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE   (Engram's old default)
   2 threads, libgomp's default   OMP_NUM_THREADS=2, a 300,000-turn spin       (the library's default)
   2 threads, Engram's default    OMP_NUM_THREADS=2, GOMP_SPINCOUNT from memory/embeddings/local.py
+  the same, numpy's default      as above, but OpenBLAS with its default thread per core (Engram sets
+                                 OPENBLAS_NUM_THREADS=1 in config/__init__.py)
 
 first on an idle machine, then with --busy CPU-bound processes running beside it. It prints the wall
 time p50 / p95 per query and the CPU time per query, and each p50 as a ratio to the passive policy's
@@ -52,7 +56,12 @@ QUERIES = [
 
 def child(queries: int) -> None:
     sys.path.insert(0, str(ROOT))
+    import numpy as np
+
     from memory.embeddings.local import LocalE5Provider
+
+    rng = np.random.default_rng(7)
+    matrix = rng.standard_normal((100, 384)).astype(np.float32)
 
     provider = LocalE5Provider()
     provider.embed_query("warm up")
@@ -63,6 +72,8 @@ def child(queries: int) -> None:
         t0 = time.perf_counter()
         provider.embed_query(text)
         wall.append((time.perf_counter() - t0) * 1000)
+        for _ in range(3):
+            (matrix @ matrix.T).sum()
         time.sleep(0.005)
     cpu = (time.process_time() - cpu0) * 1000 / queries
     wall.sort()
@@ -78,19 +89,21 @@ def child(queries: int) -> None:
 
 
 SETTINGS = {
-    "1 thread": {"OMP_NUM_THREADS": "1"},
-    "2 threads, passive": {"OMP_NUM_THREADS": "2", "OMP_WAIT_POLICY": "PASSIVE"},
-    "2 threads, libgomp's default": {"OMP_NUM_THREADS": "2", "GOMP_SPINCOUNT": "300000"},
-    "2 threads, Engram's default": {"OMP_NUM_THREADS": "2"},
+    "1 thread": {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1"},
+    "2 threads, passive": {"OMP_NUM_THREADS": "2", "OMP_WAIT_POLICY": "PASSIVE", "OPENBLAS_NUM_THREADS": "1"},
+    "2 threads, libgomp's default": {
+        "OMP_NUM_THREADS": "2",
+        "GOMP_SPINCOUNT": "300000",
+        "OPENBLAS_NUM_THREADS": "1",
+    },
+    "2 threads, Engram's default": {"OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "1"},
+    "the same, numpy's default": {"OMP_NUM_THREADS": "2"},
 }
+ENV = ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "OPENBLAS_NUM_THREADS")
 
 
 def run(setting: dict, queries: int) -> dict:
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "GOMP_SPINCOUNT")
-    }
+    env = {k: v for k, v in os.environ.items() if k not in ENV}
     env.update(setting)
     out = subprocess.run(
         [sys.executable, __file__, "--child", str(queries)],

