@@ -5048,3 +5048,150 @@ def test_what_the_user_has_been_left_out_is_no_statement():
     assert talked(["I'm vegan, breakfast ideas?", "How long?", "I've been for like 5 years now"]) == [
         "The user is vegan"
     ]
+
+
+# ---- the probe36 round ----------------------------------------------------------------------------------------
+
+
+def test_a_pet_pointed_at_is_the_users():
+    assert written(["我家那只柯基老是叫 怎么训练", "每天我都带它出去两次"], "好的。") == ["用户养了一只柯基"]
+
+
+def test_a_kitchens_contents_after_a_word_of_thanks_are_a_moment():
+    assert written(
+        ["my son can't have dairy, what can replace butter in cookies", "great we have almond milk"], "Ok."
+    ) == ["The user's son can't have dairy"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "今天 review 又被挑了一堆刺 我真的 speechless",
+        "终于下班了 chill 一下",
+        "eslint keeps screaming at me about semicolons",
+    ],
+)
+def test_moods_and_annoyances_of_the_moment_are_no_statements(message):
+    assert [c.content for c in extract_rules([human(message)])] == []
+
+
+def test_things_counted_from_before_and_a_bare_generation_are_fragments():
+    assert talked(
+        [
+            "I run a small orchard, about 200 trees",
+            "Nice.",
+            "we sell most of them to a cider mill. im 4th generation",
+        ]
+    ) == ["The user runs a small orchard"]
+
+
+def test_a_yes_no_question_without_its_mark_is_no_statement():
+    assert talked(["my son's 11 and wants to learn piano, is yamaha good"]) == [
+        "The user's son is 11",
+        "The user's son wants to learn piano",
+    ]
+
+
+def test_an_age_put_right_with_a_laugh_replaces_the_age_before():
+    assert talked(["my son's 11", "Nice!", "sorry he turned 12 last month lol forgot. any clubs?"]) == [
+        "The user's son is 12"
+    ]
+
+
+def test_a_move_from_where_the_home_was_replaces_it():
+    assert talked(["我家住在成都高新区 周末去哪爬山", "可以去龙泉山。", "最近刚搬到温江了 有近一点的吗"]) == [
+        "用户住在温江"
+    ]
+
+
+def test_a_typo_owned_up_to_after_an_apology_puts_the_grade_right():
+    assert talked(["我儿子今年读小二 推荐点数学绘本", "好的。", "不好意思打错了，是小四"]) == [
+        "用户的儿子今年读小四"
+    ]
+
+
+def test_who_provided_a_thing_and_a_rule_named_alone_are_fragments():
+    assert talked(["我用的是 ThinkPad X1，想装 Linux", "可以。", "哦对 是公司配的"]) == [
+        "用户使用 ThinkPad X1"
+    ]
+    assert talked(["记一下 我 prefer 简短的回答", "好的。", "还有 commit message 写英文 我们 team 规范"]) == [
+        "用户更喜欢简短的回答"
+    ]
+
+
+def test_what_a_text_to_be_written_says_is_not_the_users():
+    assert talked(["我是小学班主任 帮我写一条给家长的通知 说明孩子明天要穿校服带水杯"]) == [
+        "用户是小学班主任"
+    ]
+
+
+def test_a_code_mixed_run_breaks_before_this_side_and_before_a_new_subject():
+    assert talked(["我在 Lyon 读 PhD 这边 titre de séjour 一直办不下来 有什么办法"]) == ["用户在 Lyon 读 PhD"]
+    assert talked(["我 Android dev 三年了 主力 Kotlin 我老婆是 designer"]) == [
+        "用户 Android dev 三年",
+        "用户的妻子是设计师",
+    ]
+
+
+def test_like_as_a_filler_and_for_like_n_years():
+    assert talked(["im an early bird, like i do my best work 5am-9am"]) == [
+        "The user is an early bird",
+        "The user does their best work 5am-9am",
+    ]
+    assert talked(
+        ["our team uses ruff", "Ok.", "cool, been doing python for like 9 years and never needed this"]
+    ) == [
+        "The user's team uses ruff",
+        "The user has been doing python for about 9 years",
+    ]
+
+
+def test_what_others_make_of_it_and_a_fact_in_brackets():
+    assert talked(
+        ["i'm a florist", "Nice.", "also i'm allergic to lilies which ppl find hilarious given my job"]
+    ) == [
+        "The user is a florist",
+        "The user is allergic to lilies",
+    ]
+    assert talked(
+        [
+            "write a bio for our running club page. i coach the beginners group",
+            "Sure.",
+            "add that i ran boston twice (i have type 1 diabetes) and drop the coach bit",
+        ]
+    ) == ["The user coaches the beginners group", "The user ran boston twice", "The user has type 1 diabetes"]
+
+
+def test_a_long_run_breaks_before_the_partner_and_the_childs_age():
+    assert talked(["我和我老公都上班 我是做会计的他是厨师我们住杭州滨江孩子三岁了周末去哪玩好"]) == [
+        "用户和用户的丈夫都上班",
+        "用户是做会计的",
+        "用户的丈夫是厨师",
+        "用户住杭州滨江",
+        "用户的孩子三岁",
+    ]
+
+
+def test_an_age_after_a_spaced_self_introduction():
+    assert talked(["自我介绍一下 我63了 退休前是会计"]) == ["用户63岁", "用户退休前是会计"]
+
+
+def test_a_tool_used_mainly_and_one_used_now_and_then():
+    assert talked(["我是做插画的", "不错。", "Procreate 为主 偶尔 Photoshop 做排版"]) == [
+        "用户是做插画的",
+        "用户主要使用 Procreate",
+        "用户偶尔使用 Photoshop 做排版",
+    ]
+
+
+def test_how_long_the_user_has_done_the_work_and_a_view_of_others_is_no_answer():
+    assert talked(
+        ["我是做保险的", "你平时最常听到的偏见是什么？", "就是觉得我们骗人呗 我干了十年了 我在南宁"]
+    ) == ["用户是做保险的", "用户干这一行已经十年", "用户在南宁"]
+
+
+def test_what_the_user_has_for_the_work_named_before():
+    assert talked(["im a dairy farmer in wisconsin, about 120 cows"]) == [
+        "The user is a dairy farmer in wisconsin",
+        "The user has about 120 cows",
+    ]

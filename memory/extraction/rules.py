@@ -122,7 +122,11 @@ _ZH_CLAUSE = re.compile(r"[，,、]|(?:而且|并且|同时|所以|不过|但是
 # 每天早上我送她去幼儿园"), 然后 run on to what came before ("开了二十多年了然后我血压有点高"), and a sentence
 # particle before the next subject ("我跟你说一下啊我是开出租车的").
 _LATIN_OBJECT_THEN_ZH = re.compile(
-    r"(?<=[A-Za-z0-9])\s+(?=怎么|如何|有没有|有啥|能不能|最近|平时|现在|目前|每天|一般|经常|打算|准备)"
+    r"(?<=[A-Za-z0-9])\s+(?=怎么|如何|有没有|有啥|能不能|最近|平时|现在|目前|每天|一般|经常|打算|准备|(?:这边|那边)(?!的))"
+)
+# the next subject after a Latin word, whatever came before it: "主力 Swift 我对象是 Android dev"
+_LATIN_THEN_SUBJECT_ZH = re.compile(
+    r"(?<=[A-Za-z0-9])\s+(?=我(?:们(?:是|在|有|家|公司|团队)|是|在|有|家|对象|老婆|老公|女朋友|男朋友|太太|先生)|帮我|请你?帮)"
 )
 _VERB_BEFORE_LATIN_ZH = re.compile(
     r"(?:是|做|写|用|学|管|读|开|搞|玩|买|换)[\u4e00-\u9fff]{0,4}\s*[A-Za-z0-9][\w.+#-]*(?: [A-Za-z0-9][\w.+#-]*)*$"
@@ -135,7 +139,7 @@ _ZH_TYPED_BREAK = re.compile(
     # (not after a person of the user's named alone: "我表哥 在深圳做程序员" is said of the cousin)
     r"(?<!^我(?:表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹|朋友|同事|室友|邻居|哥哥|姐姐|弟弟|妹妹|老婆|老公|爸爸|妈妈|婆婆))"
     r"(?<!^我(?:哥|姐|弟|妹|爸|妈))"
-    r"\s+(?=[\u4e00-\u9fff]{2})(?<!\d\s(?=[个岁年月天斤米块元次号点]))"
+    r"\s+(?=[\u4e00-\u9fff]{2}|我(?=\d))(?<!\d\s(?=[个岁年月天斤米块元次号点]))"
     # a one-word reply before the statement: "对 我是老师" (not "对我…", to me)
     r"|(?<=^[对嗯哦噢诶哎有没是行好])\s+(?=[\u4e00-\u9fffA-Za-z])"
     # "我在用MacBook Air M2 手机是小米14": a name, then the next thing of the user's and what it is
@@ -185,7 +189,12 @@ _LEAD = re.compile(
     r"(?:顺便\s?)?(?:mention|提一下|提一句|说一下)(?=\s?我(?!们的|的(?:意思|想法)))|"
     r"(?:and|but|so|also|oh|well|yeah|ya|yea|yep|yup|hmm+|hm|umm*|uh|btw|by the way|anyway|honestly|frankly|to be honest|tbh|fyi|fun fact|"
     r"(?:sorry,?\s*)?(?:my bad|my mistake)|(?:the )?(?:problem|thing|catch|issue) is,?|"
-    r"heads up|just so you know|for context|for what it's worth|never ?mind|nvm|just that|only that|"
+    r"heads up|just so you know|for context|"
+    # a word of thanks or surprise before the user's statement: "perfect we have oat milk", "actually wait i eat fish"
+    r"(?:perfect|cool|great|nice|wait|alright|ok|okay|thx|thanks)(?=[\s,!.]+(?:i|i'm|im|we|we're|my|our)\b)|"
+    # "like" as a filler before the clause: "a night owl, like i work best 11pm-3am"
+    r"like(?=\s+(?:i|i'm|im|we)\s)|"
+    r"for what it's worth|never ?mind|nvm|just that|only that|"
     # a speech act that only announces the statement: "I should mention I'm hard of hearing"
     r"(?:I|we) (?:should|must|have to|need to|forgot to|want to) (?:mention|add|say|note|tell you)(?: that)?|"
     # what the user asks to put in a text is still theirs: "mention I've paid on time for three years"
@@ -195,7 +204,13 @@ _LEAD = re.compile(
 _TRAIL = re.compile(
     r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please|btw|fyi|tbh|tho|actually|too|as well)|"
     # what the fact does to the question at hand: "I'm lactose intolerant too which makes it harder"
-    r"(?<=[a-z])\s+which (?:makes|means|is why|explains)\b[^,.;]*|[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
+    r"(?<=[a-z])\s+which (?:makes|means|is why|explains)\b[^,.;]*|"
+    # what it has to do with the question at hand: "… for like 6 years and never hit this"
+    r"(?<=[a-z])\s+and (?:i )?(?:never|haven't|have never|didn't|don't) \w+ (?:this|that|it)(?: before)?|"
+    # what the user asks of the text at the end: "… and drop the physio bit"
+    r"(?<=[a-z)])\s+and (?:drop|remove|cut|delete|change|make|keep|add|fix) the \w+(?: \w+)?$|"
+    # what others make of it: "i'm colorblind (red-green) which ppl find hilarious given my job"
+    r"(?<=[a-z)])\s+which (?:people|ppl|everyone|everybody|my \w+|others|folks) (?:find|finds|think|thinks)\b[^,.;]*|[\U0001F1E6-\U0001F1FF\U0001F300-\U0001FAFF\u2600-\u27BF]|就(?:行|好|可以)了?|by the way|though)+$",
     re.I,
 )
 
@@ -429,7 +444,7 @@ _REQUEST_EN = re.compile(
     rf"^(?:can|could|would|will) you\b|^(?:I )?(?:need|want|could use|would like) (?:some )?(?:help|ideas|advice|a hand|tips|suggestions)\b|^(?:don'?t|do not|never)\s+(?!{_SELF_VERBS_EN}\b)|^(?:just|then|now|ok|okay)\s+(?=(?:give|tell|show|list|write|make|send|keep|"
     r"skip|use|explain|summari[sz]e|pick|fix|check|do)\b(?! (?:it|so)\b))|^(?:please|help|write|draft|make|fix|convert|translate|recommend|suggest|"
     r"give|tell|explain|summari[sz]e|plan|show|list|sort|create|generate|rewrite|tidy|check|find|compare|"
-    r"swap|add|remove|turn|send|what|how|why|which|where|when|who|is it|are there|do you|does|any tips|"
+    r"swap|add(?! that (?:i|i'm|im|i've|my|we|our)\b)|remove|turn|send|what|how|why|which|where|when|who|is it|are there|do you|does|any tips|"
     r"should|let's|keep it|skip|use|don't give|remind|set up|pick|choose|prepare|proofread|shorten|rephrase|reword|"
     r"debug|refactor|optimi[sz]e|calculate|simplify|polish|brainstorm|come up with|put together|look at|go through|"
     r"walk me through|improve|continue|finish|expand|"
@@ -442,6 +457,9 @@ _REQUEST_EN = re.compile(
 _QUESTION = re.compile(
     r"[?？]\s*$|(?:是不是|有没有|要不要|能不能|会不会|可不可以|该不该|用不用|行不行|对不对|好不好|需不需要)"
     r"|有啥|是啥|干啥|为啥|做啥|吃啥|买啥|选啥|送啥|啥好|咋办|怎么办|咋整|咋弄"
+    # a yes-no question typed without its mark: "is scratch good", "are these ok"
+    r"|(?i:^(?:is|are) (?!\d)(?:[\w'-]+ ){1,3}?(?:good|ok|okay|fine|better|worth it|safe|normal|bad|enough|"
+    r"a good (?:idea|choice|fit|option|start))\s*$)"
     r"(?![\u4e00-\u9fff]{0,6}(?:都|也)?(?:无所谓|不重要|不知道|不确定))"
 )
 _MOOD = re.compile(
@@ -467,6 +485,9 @@ _MOOD = re.compile(
     r"又[\u4e00-\u9fff]{1,2}了|\b(?:[a-z]{3,}(?<!e)ed|went|got|began|took|made) .*\bagain$|"
     # a complaint about time ("I barely get time to cook")
     r"\b(?:barely|hardly|rarely|never) (?:have|has|get|gets|find|finds) (?:the |any |enough |much )?time\b|"
+    # a moment's state in the words of code-mixed chat ("我真的 speechless", "下班了 chill 一下"), an annoyance of the moment
+    # ("lintr keeps yelling at me"), no time at all ("zero free time lol")
+    r"speechless|无语|chill\s?一下|下班了|\bkeeps? [a-z]+ing at (?:me|us|the user)\b|\b(?:zero|no) (?:free|spare) time\b|"
     # a passing ailment: a cold, a fever, a headache
     r"感冒|发烧|(?<!偏)头疼|(?<!偏)头痛|嗓子疼|拉肚子|\b(?:a cold|the flu|a fever|a headache|hungover|jet-?lagged)\b",
     re.I,
@@ -2475,6 +2496,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 lambda m: "，" if _VERB_BEFORE_LATIN_ZH.search(m.string[: m.start()]) else m.group(0),
                 sentence,
             )
+            sentence = _LATIN_THEN_SUBJECT_ZH.sub("，", sentence)
             # "这个月我们已经迁到飞书项目了": the time before the subject goes after it
             sentence = _TIME_BEFORE_SUBJECT_ZH.sub(r"\1\3\2", sentence)
             sentence = _NATIONALITY_ZH.sub(lambda m: _NATIONALITY[m.group(1)] + "人", sentence)
@@ -2484,6 +2506,12 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             )
             # "本人程序员，996，三十五岁": a work schedule said bare is the user's
             sentence = re.sub(r"(?<=[，,\s])(996|995|955|007|大小周)(?=[，,\s。]|$)", r"我上班\1", sentence)
+            # "我干了八年了": how long the user has done the work named before
+            sentence = re.sub(
+                r"(?:^|(?<=[，,\s]))我(?:已经)?(?:干|做)了([一二三四五六七八九十两\d]{1,3})年(?:多)?了?(?=[，,\s。]|$)",
+                r"我干这一行已经\1年了",
+                sentence,
+            )
             # "孩子五岁 男孩": what the child is
             sentence = re.sub(r"(?<=[岁，,])\s*(男孩|女孩)(?=[，,\s]|$)", r"，是\1", sentence)
             # "老家江西赣州的": where the user is from
@@ -3357,7 +3385,10 @@ _DANGLING_EN = re.compile(
     # the ones said before: "… prefers the small ones for salad"
     r"|\bthe (?:\w+ )?ones\b"
     # what someone else of the user's worries or thinks: their moment, not a fact of the user's
-    r"|^the user's [a-z-]+ (?:worries|worried|thinks|thought|feels|felt|wonders|is worried)\b",
+    r"|^the user's [a-z-]+ (?:worries|worried|thinks|thought|feels|felt|wonders|is worried)\b"
+    # things said before, counted ("trucks most of them to california"); a generation of what ("is 3rd generation")
+    r"|^the user \w+ (?:most|some|all|half|both|each|none|one|two|three) of (?:them|those|these)\b"
+    r"|^the user is (?:the )?(?:\d+(?:st|nd|rd|th)|first|second|third|fourth) generation$",
     re.I,
 )
 
@@ -3381,6 +3412,10 @@ _DANGLING_ZH = re.compile(
     # a step of the task ("用户把名字填上"); a word alone ("用户 UI")
     r"|^用户把[^，,]{1,10}(?:填上|写上|加上|删掉|去掉|改掉)$"
     r"|^用户\s?[A-Za-z]{1,6}$"
+    # who provided a thing, the thing not named ("用户的公司配的")
+    r"|^用户的?[\u4e00-\u9fff]{1,4}(?:配|给|送|买|借)的$"
+    # a rule named and not said: "用户的团队规范"
+    r"|^用户的?(?:团队|公司|部门|组|项目)?的?\s?(?:规范|规定|要求|惯例)$"
     # a question left as a statement ("用户能吃点啥")
     r"|(?:啥|吗|呢|么)$"
 )
@@ -3617,7 +3652,7 @@ _NO_PLAN = re.compile(
 _FOODS_EN = (
     r"lentils|spinach|chickpeas|beans|rice|pasta|noodles|eggs|tofu|chicken|beef|pork|salmon|tuna|shrimp|broccoli|"
     r"carrots|potatoes|onions|garlic|tomatoes|peppers|mushrooms|zucchini|cabbage|kale|cheese|milk|yogurt|bread|"
-    r"flour|oats|quinoa|coconut milk|leftovers?|veggies|ground \w+|canned \w+|frozen \w+"
+    r"flour|oats|quinoa|coconut milk|oat milk|almond milk|soy milk|leftovers?|veggies|ground \w+|canned \w+|frozen \w+"
 )
 _FOODS_ZH = (
     r"三文鱼|鸡蛋|鸡胸肉?|鸡腿|牛肉|猪肉|五花肉|排骨|虾仁?|豆腐|土豆|西红柿|番茄|西兰花|broccoli|青菜|白菜|胡萝卜|洋葱|"
@@ -4014,7 +4049,8 @@ def _wh_answered(question: str, answer: str) -> str:
             merged = [whole if len(whole) <= 14 and re.search(r"[A-Za-z]", whole) else merged[0]]
         out = []
         for q, part in zip(questions, merged, strict=False):
-            if re.search(r"吧|大概|可能|应该", part) or re.fullmatch(
+            # (a guess, or what others think: "就是觉得晦气呗")
+            if re.search(r"吧|呗|大概|可能|应该|觉得", part) or re.fullmatch(
                 r"刚开始|还行|一般|挺好|还好|凑合|马马虎虎|不太好", part
             ):
                 break  # "玲子吧": a guess of the moment; "刚开始": how it goes, not what
@@ -4099,7 +4135,7 @@ _PET_BREED_ZH = (
     r"仓鼠|兔子|鹦鹉|乌龟|Golden|golden retriever|corgi|husky"
 )
 _HAD_ZH = re.compile(
-    rf"(?:我(?:家|的|家的)?|家里(?:还|也)?养了(?P<count>一只|两只|三只|俩|仨|只)?)\s?(?P<who>{_PET_BREED_ZH}|猫|狗|猫咪|狗狗|儿子|女儿|闺女)(?![粮窝绳])"
+    rf"(?:我(?:家|的|家的)?(?:[那这][只条])?|家里(?:还|也)?养了(?P<count>一只|两只|三只|俩|仨|只)?)\s?(?P<who>{_PET_BREED_ZH}|猫|狗|猫咪|狗狗|儿子|女儿|闺女)(?![粮窝绳])"
 )
 _PET_EN = (
     r"dog|cat|puppy|kitten|husky|lab|labrador|golden retriever|golden|corgi|poodle|beagle|dachshund|"
@@ -4183,7 +4219,9 @@ def _slot(text: str) -> str:
     ):
         return "zh-age:" + m.group(1)  # "用户的女儿今年七岁" … "用户的女儿已经八岁"
     if m := _SLOT_ZH.match(text):
-        slot = m.group("slot").replace("为", "是").replace("使用", "用").replace("住在", "住")  # 住 is 住在
+        # 住 is 住在, and where the user's home is is where the user lives ("用户家住在青岛崂山区" … "用户住在市南区")
+        slot = m.group("slot").replace("为", "是").replace("使用", "用").replace("住在", "住")
+        slot = "住" if slot in ("家住", "家在") else slot
         return "" if slot in ("是", "有", "在", "用") else "zh:" + slot
     if m := _SLOT_EN.match(text):
         slot = re.sub(r"\bnow ", "", m.group("slot").lower())
@@ -4215,7 +4253,7 @@ _BARE_VALUE = re.compile(
     # a count now: "现在就 6 个人了"; a number right after the take-back's marker ("oops, 7 and 9 — …")
     r"现在(?:就|只有|只剩|还剩)|\bnow (?:just|only)(?= \d)|^[\s,，:：]*(?=\d)"
     # a school year or a weekday right after the marker: "说错了 三年级，九月刚升上去的"
-    r"|^[\s,，:：了]*(?=初[一二三]|高[一二三]|[一二三四五六]年级|(?:周|星期|礼拜)[一二三四五六日天]))\s*(?P<new>[^,，;；.。!！—–]{1,24})",
+    r"|^[\s,，:：了]*(?=初[一二三]|高[一二三]|小[一二三四五六]|[一二三四五六]年级|(?:周|星期|礼拜)[一二三四五六日天]))\s*(?P<new>[^,，;；.。!！—–]{1,24})",
     re.I,
 )
 _WEEKDAY = r"(?:周|星期|礼拜)[一二三四五六日天]|(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b"
@@ -4224,7 +4262,7 @@ _MONTH = (
     r"|(?:[一二三四五六七八九十]{1,2}|1[0-2]|[1-9])月(?![\d一二三四五六七八九十]+[日号])"
 )
 _GRADE = (
-    r"初[一二三]|高[一二三]|大[一二三四]|研[一二三]|[一二三四五六]年级|\b(?:Primary|Grade|Year|P)\s?\d{1,2}\b"
+    r"初[一二三]|高[一二三]|大[一二三四]|研[一二三]|小[一二三四五六](?![\u4e00-\u9fff])|[一二三四五六]年级|\b(?:Primary|Grade|Year|P)\s?\d{1,2}\b"
     r"|\b\d{1,2}(?:st|nd|rd|th) grade\b"
 )
 # A word of one kind (a weekday, a month, a school year) is replaced by a word of the same kind, the rest of the
@@ -4366,6 +4404,9 @@ def _retaken(statement: str, content: str) -> str:
         new = re.split(
             r"\s+(?:since|because|cause|bc|as|so|but|and|after|starting|beginning|effective)\b|,", new
         )[0]
+        new = re.sub(
+            r"\s+(?:lol|lmao|haha+|(?:i )?forgot)\b.*$", "", new, flags=re.I
+        )  # "10 last week lol forgot"
         new = re.sub(r"了$|\s+(?:last|this) (?:week|month|year)$|\s+(?:yesterday|today)$", "", new)
         if not (first := _SHAPE_TOKEN.match(new)):
             continue
@@ -4754,7 +4795,7 @@ _RUN_IN_PASSING_ZH = re.compile(
 
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 _TAKE_BACK = re.compile(
-    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额哎呀哟]|\b(?:oh|um|uh|hmm|ah)\b)*(?:刚才|刚刚|刚|前面|上面)?"
+    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额哎呀哟]|\b(?:oh|um|uh|hmm|ah)\b|不好意思|抱歉|对不起)*(?:刚才|刚刚|刚|前面|上面)?"
     r"(?:不对|不是(?=[，,。！!\s]|的)|不是[^，,。]{1,8}了(?=[，,。！!\s])|错了|说错|讲错|说反|搞错|弄错|记错|打错|写错|搞混|记混|"
     r"等等|等一下|等下|更正|纠正|"
     # "Boulder, not Denver.": the value said, then the one it replaces; "oh she turned 7 last week": an age
@@ -4864,6 +4905,10 @@ _VOICE_BREAK_ZH = re.compile(
     r"|(?<=[\u4e00-\u9fff]{4})(?=想问一?下|请问)"
     # the hometown after what was said before it: "…做了有八年了老家湖南邵阳…"
     r"|(?<=[\u4e00-\u9fff]{3}了)(?=老家)"
+    # what the partner is after what the user is, and the child's age after where they live: "…我是做嵌入式的她是护士我们住
+    # 苏州工业园区孩子两岁半了…"
+    r"|(?<=[\u4e00-\u9fff]{3}的)(?<![我你他她它]的)(?=[他她](?:是|在)(?!说))"
+    r"|(?<=[\u4e00-\u9fff]{4})(?<![我他她们就都也还你在的要和跟给带有])(?=(?:孩子|儿子|女儿|闺女)(?:今年|才|已经)?[一二三四五六七八九十两\d])"
 )
 _VOICE_QUESTION_EN = re.compile(
     r"(?<=[a-z0-9])\s+(?=(?:what(?:'s| are| is| should| would| can| do)|how (?:do|can|should|would|much|many|long|often) "
@@ -4977,6 +5022,31 @@ _SELF_TOLD_EN = (
         re.compile(r"(?<=[,;]) now (moving|switching|transitioning|pivoting) into\b", re.I),
         r" I'm now \1 into",
     ),
+    # "… so i cant just turn it off lol, been doing clinical trial analysis for like 6 years": the subject left out
+    (
+        re.compile(
+            r"(?:^|(?<=[.!?;,]\s))been (?=[a-z]+ing\b[^.!?;,]*\bfor (?:like |about |almost |over )?(?:\d+|a|an|"
+            rf"{_NUMBER_WORD}) (?:years?|yrs|months?)\b)",
+            re.I,
+        ),
+        "I've been ",
+    ),
+    # "i compete in paraclimbing (i have a below knee amputation) and …": a fact of the user's in brackets is a
+    # sentence of its own
+    (
+        re.compile(r"\s*\((?=(?:i|i'm|im|i've|my)\s)([^()]{3,80})\)\s*", re.I),
+        lambda m: ". " + re.sub(r"^i(?=\W)", "I", m.group(1)) + ". ",
+    ),
+    # "im a commercial beekeeper in south dakota, about 400 hives": what the user has for the work named before
+    (
+        re.compile(
+            r"\b((?:i'm|im|i am) an? (?![^,.;!?]*\b(?:practice|clinic|business|shop|company|firm|restaurant|studio|salon|"
+            r"store|team|own)\b)[^,.;!?]{3,60}?), (about|around|roughly|over|almost|nearly) (\d[\d,]*) ([a-z]{3,}s)"
+            r"(?=[.,;!?]|$)",
+            re.I,
+        ),
+        r"\1, I have \2 \3 \4",
+    ),
     # "we just closed on a house in Ohio": a home bought
     (
         re.compile(
@@ -5010,6 +5080,13 @@ def _typed_english(text: str) -> str:
         r"(?<=[全都])切(?:到|成)?(?=\s?[\u4e00-\u9fffA-Za-z])", "迁移到", text
     )  # "我们上个月全切钉钉了"
     text = _PRO_DROP_SWITCH_ZH.sub(lambda m: m.group("lead") + "我", text)
+    # "Figma 为主 偶尔 ProtoPie 做动效": a tool named in Latin letters, used mainly, and one used now and then
+    text = re.sub(
+        r"(?:^|(?<=[，,\s]))([A-Z][\w.+#-]*(?: [A-Z][\w.+#-]*)?)\s?为主(?:\s+|(?=[，,。]|$))",
+        lambda m: f"我主要用{m.group(1)}" + ("，" if m.group(0)[-1].isspace() else ""),
+        text,
+    )
+    text = re.sub(r"(偶尔|有时候?|平时)\s?(?=[A-Z][\w.+#-]*\s?做)", r"\1用", text)
     text = _TYPED_EN.sub(lambda m: _TYPED_EN_AS[m.group(0)], text)
     # "yep, doing night classes for LSAT prep": a yes, then what the user is doing, said without a subject
     text = _YES_DOING_EN.sub(r"\1, I'm ", text)
@@ -5059,6 +5136,12 @@ _MATERIAL_LABEL = re.compile(
     r"|\b(?:story|poem|novel|chapter|scene|script|fan ?fic\w*|lyrics)\b[^.!?:]{0,60}[.!?]\s*so far\s*[:：]\s*\S"
     r"|(?:小说|故事|剧本|诗|歌词)[^。！？：:]{0,30}(?:目前|现在)?写到[^。！？：:]{0,10}[:：]",
     re.I,
+)
+# What a text to be written is to say ("帮我写一段给家长的通知 说明孩子…每天要戴够22小时", "给物业写个留言 说我们这层楼道的灯
+# 坏了"): the user's words end where its content begins
+_TEXT_SAYS_ZH = re.compile(
+    r"(?:写|拟|起草|编)(?:个|一个|一段|一封|一条|一份|一篇|段|封|条|份|篇)?[^，,。！？\s]{0,10}?"
+    r"(?:通知|留言|邮件|短信|消息|公告|文案|帖子|回复|信|告示|提示)[，,\s]*(?P<says>说明|说|告诉|提醒|内容是)"
 )
 # A quoted text of a sentence or more: six words, or twelve Chinese characters
 _QUOTED_TEXT = re.compile(
@@ -5319,7 +5402,7 @@ _REASON_RUN_ON_EN = re.compile(
 )
 _TURNED_EN = re.compile(
     rf"^(The user(?:'s [\w-]+(?: (?!just\b|recently\b)[\w-]+)?)?) (?:just |recently )?turned (\d{{1,3}}|{_NUMBER_WORD})"
-    r"(?: years? old)?(?: (?:last|this) (?:week|month|year)| yesterday| today)?$",
+    r"(?: years? old)?(?: (?:last|this) (?:week|month|year)| yesterday| today)?(?: lol| haha)?(?: (?:i )?forgot)?$",
     re.I,
 )
 # The user takes on a part for a role-play ("你来当面试官，我扮演应聘者：…", "Pretend I'm a 16-year-old asking
@@ -5435,6 +5518,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             content = content[: label.start()].strip()
             if not content:
                 continue
+        if says := _TEXT_SAYS_ZH.search(content):
+            content = content[: says.start("says")].strip()
         if _MESSAGE_FOR_THEM.match(content):
             continue  # "ok tell her I'll come home on Saturday, she doesn't need to buy any": what a message says
         if (opening := split_sentences(content)) and _FOR_SOMEONE_ELSE.search(opening[0]):
@@ -5480,6 +5565,20 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
             # "she just turned 7": an age now, which replaces the age said before (_now_replaces)
             candidate.content = _TURNED_EN.sub(r"\1 is \2", candidate.content)
+            # "for like 6 years": the filler of speech is "about" in a statement
+            candidate.content = re.sub(
+                rf"\b(for|in) like (?=\d|(?:{_NUMBER_WORD}|a|an) (?:years?|yrs|months?|weeks?)\b)",
+                r"\1 about ",
+                candidate.content,
+                flags=re.I,
+            )
+            # "my daughter's 9": the contracted "is" of an age, written out so that a later age replaces it
+            candidate.content = re.sub(
+                r"^(The user's [\w-]+)(?:'s| is) (\d{1,3})(?: (?:last|this) (?:week|month|year))?(?: lol| haha)?"
+                r"(?: (?:i )?forgot)?$",
+                r"\1 is \2",
+                candidate.content,
+            )
             # "她是 Primary 4 了": the 了 of a value typed in Latin letters goes
             candidate.content = re.sub(r"^(用户.*[A-Za-z\d])\s+了$", r"\1", candidate.content)
             # "Ok the user is pretty new to coding": the discourse word before the subject goes
