@@ -52,6 +52,9 @@ negatives empty 0.021), probe9 0.708 / 0.922 / 0.961 ("now" 0.458, negatives emp
 negatives empty 0.083); its cross-lingual misses have been read since (README "Probe 10").
 `--set probe11` (n01-n12, by a new author, never read) first scored 0.747 / 0.917 / 0.964 (paraphrase 0.750 against
 vector-only's 0.889, cross-lingual 0.750, "now" 0.708, negatives empty 0.083).
+`--set probe12` (h01-h12) and `--set probe13` (p01-p12) are two more by new authors, never read: first scores
+0.859 / 0.982 / 0.992 and 0.714 / 0.932 / 0.964 (probe13: paraphrase 0.722 against vector-only's 0.861, "now" 0.500,
+negatives empty 0.083).
 R@k is the share of a question's expected memories in the first k (for "now" and "past" questions the
 expected memory is the one valid now / the old one, so R@1 is "the right version first"). Negative questions
 (a topic the subject never mentioned) count only as "empty": the share answered with no result at all.
