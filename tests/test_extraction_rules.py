@@ -5195,3 +5195,37 @@ def test_what_the_user_has_for_the_work_named_before():
         "The user is a dairy farmer in wisconsin",
         "The user has about 120 cows",
     ]
+
+
+def test_background_numbers_a_budget_and_someone_elses_wish_are_no_facts_and_a_number_first_is_the_age():
+    assert talked(["some context so you know: 52, retired firefighter, live in Tulsa w my husband"]) == [
+        "The user is retired firefighter",
+        "The user lives in Tulsa w their husband",
+        "The user is 52 years old",
+    ]
+    assert talked(["context: budget $300, Tom wants a cold brew with oat milk"]) == []
+
+
+def test_one_clients_business_is_not_the_users_but_the_clientele_is():
+    assert talked(["我的客户是成都的一家火锅店 帮我写个推广文案"]) == []
+    assert talked(["我做外贸的 客户主要在中东"]) == ["用户做外贸的", "用户的客户主要在中东"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["我在医院排队挂号 手机快没电了", "开了一天会 脑子已经宕机", "外面太冷了 都不敢出门"],
+)
+def test_a_queue_a_battery_a_tired_head_and_a_recent_trouble_are_moments(message):
+    assert [c.content for c in extract_rules([human(message)])] == []
+
+
+def test_a_recent_trouble_leaves_what_follows_it():
+    assert talked(["我家狗最近老是掉毛怎么办"]) == ["用户养了一只狗"]
+    assert talked(["我家猫最近老掉毛 平时吃的是冻干加猫粮"]) == ["用户家猫平时吃的是冻干加猫粮"]
+
+
+def test_the_value_before_said_after_the_new_one_leaves_the_statement():
+    assert (
+        talked(["i switched teams, im on payments now not search anymore"])[-1]
+        == "The user is on payments now"
+    )

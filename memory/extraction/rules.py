@@ -205,6 +205,8 @@ _TRAIL = re.compile(
     r"(?:[\s，,：:、;；。.!！…~～]|[啊呀吧呢哈嘛哦]|(?<![A-Za-z])(?:pls|plz|please|btw|fyi|tbh|tho|actually|too|as well)|"
     # what the fact does to the question at hand: "I'm lactose intolerant too which makes it harder"
     r"(?<=[a-z])\s+which (?:makes|means|is why|explains)\b[^,.;]*|"
+    # the value before, said after the new one: "… on AWS Lambda now not retail anymore"
+    r"(?<= now)\s+not (?:\w+ ){0,2}\w+ any ?more|"
     # what it has to do with the question at hand: "… for like 6 years and never hit this"
     r"(?<=[a-z])\s+and (?:i )?(?:never|haven't|have never|didn't|don't) \w+ (?:this|that|it)(?: before)?|"
     # what the user asks of the text at the end: "… and drop the physio bit"
@@ -487,6 +489,8 @@ _MOOD = re.compile(
     r"\b(?:barely|hardly|rarely|never) (?:have|has|get|gets|find|finds) (?:the |any |enough |much )?time\b|"
     # a moment's state in the words of code-mixed chat ("我真的 speechless", "下班了 chill 一下"), an annoyance of the moment
     # ("lintr keeps yelling at me"), no time at all ("zero free time lol")
+    # a queue or a battery of the moment, a head that is done for
+    r"排队|快没电|脑子(?:已经)?(?:shutdown|宕机|转不动|不转了)|不敢出门|"
     r"speechless|无语|chill\s?一下|下班了|\bkeeps? [a-z]+ing at (?:me|us|the user)\b|\b(?:zero|no) (?:free|spare) time\b|"
     # a passing ailment: a cold, a fever, a headache
     r"感冒|发烧|(?<!偏)头疼|(?<!偏)头痛|嗓子疼|拉肚子|\b(?:a cold|the flu|a fever|a headache|hungover|jet-?lagged)\b",
@@ -2184,7 +2188,11 @@ def _bare_statements(items: list[str], header: str, zh: bool, said: str = "") ->
             if plain[k] and (k > 0 and plain[k - 1] or k + 1 < len(items) and plain[k + 1])
         }
         items = [item for k, item in enumerate(items) if k not in listed]
-    for item in items:
+    for k, item in enumerate(items):
+        if k == 0 and (age := re.fullmatch(r"(1[2-9]|[2-9]\d|10\d)(?: ?(?:y/?o|years? old|岁))?", item)):
+            # "context about me: 67, retired merchant marine engineer, …": a number first is the user's age
+            out.append(f"用户{age.group(1)}岁" if zh else f"The user is {age.group(1)} years old")
+            continue
         hours = not zh and bool(_HOURS_ITEM_EN.match(item))
         if hours or not zh and _COUNT_ITEM_EN.match(item):
             if thing := _owned_thing(said):
@@ -3639,6 +3647,8 @@ _NO_PLAN = re.compile(
     r"|想(?:搞|弄|做|整)(?:个|一个|一下)|^at least\b"
     # curiosity, a nap, a plan of the moment or one only thought of ("is thinking maybe the user will move")
     r"|(?:就是|只是|纯粹)好奇|眯一会|睡一会|\bgonna\b|\bthinking (?:maybe|about maybe)\b"
+    # a recent trouble ("用户家猫最近老吐毛球", "最近有点膝盖疼"): the statement goes, not what the clauses after it say
+    r"|最近(?:老是?|总是?|有点)"
     # a day's mishap: "missed the bus", "spilled coffee on my laptop"
     r"|\bmissed (?:the|my) (?:bus|train|flight|tram|ferry|connection)\b|\bspilled\b"
     # a matter that came up ("家里有事"), what one would do first in a supposed case ("我肯定先辞职 然后环游世界")
@@ -4729,10 +4739,17 @@ _LOST_PART = re.compile(
     r"|^(?-i:(?!The user\b|One of\b|Colleagues\b|Everyone\b|Everything\b|Nobody\b|Most of\b|A lot of\b|"
     r"These days\b|Since\b|Between\b|On \w+s\b|Now\b|Assume\b|Call\b|Just call\b|Only\b|The \w+(?: \w+)? (?:is|are)\b|"
     r"[A-Z]\w+ (?:is|are) (?:a|an)\b)[A-Za-z])(?!.*\bnow\b)(?!.*\bthe user\b)[^\u4e00-\u9fff]*$|^[—–-]|^Love (?:that|it)\b"
+    # one client's business, not the user's clientele ("用户的客户是迪拜的", "The user's client runs a bakery" against
+    # "用户的客户主要是中小企业")
+    r"|^用户的客户(?!主要|基本|多是|多在|大多|大部分|都|几乎|一般|会议)|^The user's (?:client|customer) "
     # a background item that is a clause of its own or hangs on a preposition ("the budget is always tight",
     # "23 years in", "Like now", "Dear Ms. Okafor")
     r"|^(?:The user's (?:background|context)|用户的背景)[:：]\s*(?:(?:the|a|an|my|our|his|her|their) \w+ (?:is|are|was|were)\b|"
     r"(?:Like|Dear|whenever)\b)|^The user's (?:background|context): .*\b(?:in|at|on|of|for)$"
+    # numbers alone ("48, 113, 72"), the task's budget ("budget $500"), someone named doing or wanting ("Dana wants an
+    # oat milk latte")
+    r"|^(?:The user's (?:background|context)|用户的背景)[:：]\s*(?:[\d\s,.;/:-]+$|(?:budget|预算)\s*(?:is\s*|of\s*|是)?[$￥¥€£]?\d|"
+    r"(?-i:[A-Z][a-z]+) (?:wants|needs|likes|loves|asked|says|said|is getting|gets)\b)"
     # a participle with its auxiliary lost ("The user diagnosed at 12"), the user with the user ("moved in with the
     # user"), "her" with no woman named ("The user is her only son")
     r"|^The user (?:diagnosed|born|raised)\b|^The user \w+(?: \w+)? with the user\b"
