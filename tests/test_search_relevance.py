@@ -846,6 +846,22 @@ def test_a_weak_newer_match_is_no_version_unless_it_states_a_change():
     assert any({1, 2} <= {h.id for h in g} for g in groups)
 
 
+def test_a_web_process_reads_the_dictionary_before_its_first_search():
+    import importlib
+    import time
+
+    import config.wsgi
+    from memory.search import crosslingual
+
+    crosslingual._tables.cache_clear()
+    importlib.reload(config.wsgi)  # what a gunicorn worker does when it starts
+    deadline = time.monotonic() + 60
+    while crosslingual._tables.cache_info().currsize == 0 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert crosslingual._tables.cache_info().currsize == 1
+    assert crosslingual.translations([("peanut", True)])  # and a search uses what was read
+
+
 def test_a_query_word_matches_its_translation_on_the_keyword_side(alice_client, settings):
     """A memory in the other language shares a word with the question through its translation (CC-CEDICT):
     "peanut" in an English memory for "花生" in a Chinese question, "过敏" in a Chinese memory for "allergy"."""

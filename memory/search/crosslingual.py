@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import gzip
 import re
+import threading
 from importlib import resources
 
 from .ranking import english_term
@@ -78,11 +79,22 @@ def _tables() -> tuple[
     )
 
 
+_reading = threading.Lock()  # one thread reads the dictionary; a search that comes meanwhile waits for it
+
+
+def warm_up() -> None:
+    """Read the dictionary now (config/wsgi.py does, on a thread of its own when a web process starts), so that
+    the first search of the process does not wait the 0.8 s."""
+    with _reading:
+        _tables()
+
+
 def translations(terms: list[tuple[str, bool]]) -> dict[tuple[str, bool], tuple[tuple[str, bool], ...]]:
     """Each query term (ranking.query_terms) that has translations, with them."""
     if len(terms) > LONG_QUERY_TERMS:
         return {}
-    english, chinese = _tables()
+    with _reading:
+        english, chinese = _tables()
     found = {}
     for term in terms:
         other = chinese.get(term[0], ()) if _TWO_HAN.fullmatch(term[0]) else english.get(term, ())
