@@ -5229,3 +5229,16 @@ def test_the_value_before_said_after_the_new_one_leaves_the_statement():
         talked(["i switched teams, im on payments now not search anymore"])[-1]
         == "The user is on payments now"
     )
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "我想在同学聚会上说几句 帮我写个开场白",
+        "我想送我领导个礼物 预算五百",
+        "i want to know when to prune my roses",
+        "I want to prep some lunches before my night shift",
+    ],
+)
+def test_a_wish_for_one_occasion_and_a_question_put_as_a_want_are_no_statements(message):
+    assert [c.content for c in extract_rules([human(message)])] == []

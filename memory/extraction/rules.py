@@ -3647,6 +3647,10 @@ _NO_PLAN = re.compile(
     r"|想(?:搞|弄|做|整)(?:个|一个|一下)|^at least\b"
     # curiosity, a nap, a plan of the moment or one only thought of ("is thinking maybe the user will move")
     r"|(?:就是|只是|纯粹)好奇|眯一会|睡一会|\bgonna\b|\bthinking (?:maybe|about maybe)\b"
+    # a wish for one occasion ("用户想在婚礼上说几句", "用户想送同事个礼物", "想煮餐饭"), a question or a step of the task put as
+    # a want ("wants to know when to dig up the tubers", "wants to politely ask her to …", "wants to prep some food")
+    r"|^用户想(?:送|在|煮|给|做|请|带|搞|弄)"
+    r"|^The user wants to (?:know|ask|politely ask|prep|figure out|find out|analy[sz]e|check)\b"
     # a recent trouble ("用户家猫最近老吐毛球", "最近有点膝盖疼"): the statement goes, not what the clauses after it say
     r"|最近(?:老是?|总是?|有点)"
     # a day's mishap: "missed the bus", "spilled coffee on my laptop"
