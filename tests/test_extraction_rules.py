@@ -5242,3 +5242,8 @@ def test_the_value_before_said_after_the_new_one_leaves_the_statement():
 )
 def test_a_wish_for_one_occasion_and_a_question_put_as_a_want_are_no_statements(message):
     assert [c.content for c in extract_rules([human(message)])] == []
+
+
+def test_the_way_home_of_one_evening_and_what_the_boss_wants_are_not_the_users():
+    assert talked(["我下班顺路去超市 买点什么做晚饭好"]) == []
+    assert talked(["我是做量化的 我的老板只看夏普比率"]) == ["用户是做量化的"]

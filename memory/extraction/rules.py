@@ -3650,6 +3650,8 @@ _NO_PLAN = re.compile(
     # a wish for one occasion ("用户想在婚礼上说几句", "用户想送同事个礼物", "想煮餐饭"), a question or a step of the task put as
     # a want ("wants to know when to dig up the tubers", "wants to politely ask her to …", "wants to prep some food")
     r"|^用户想(?:送|在|煮|给|做|请|带|搞|弄)"
+    # the way home of one evening ("用户下班顺路去菜市场")
+    r"|^用户下班(?:路上|顺路|顺便|骑|回家)"
     r"|^The user wants to (?:know|ask|politely ask|prep|figure out|find out|analy[sz]e|check)\b"
     # a recent trouble ("用户家猫最近老吐毛球", "最近有点膝盖疼"): the statement goes, not what the clauses after it say
     r"|最近(?:老是?|总是?|有点)"
@@ -4746,6 +4748,8 @@ _LOST_PART = re.compile(
     # one client's business, not the user's clientele ("用户的客户是迪拜的", "The user's client runs a bakery" against
     # "用户的客户主要是中小企业")
     r"|^用户的客户(?!主要|基本|多是|多在|大多|大部分|都|几乎|一般|会议)|^The user's (?:client|customer) "
+    # what the user's boss does or wants ("用户的老板只看 Sharpe"): the boss's, and every such text judged was wrong
+    r"|^用户的老板"
     # a background item that is a clause of its own or hangs on a preposition ("the budget is always tight",
     # "23 years in", "Like now", "Dear Ms. Okafor")
     r"|^(?:The user's (?:background|context)|用户的背景)[:：]\s*(?:(?:the|a|an|my|our|his|her|their) \w+ (?:is|are|was|were)\b|"
