@@ -3628,9 +3628,11 @@ _NEAR_FUTURE = re.compile(
 )
 
 
-# A plan denied after a hypothetical ("Just curious, I'm not actually planning anything", "我现在没这个打算"), and a
-# machine's trouble of the moment ("车早上老打不着火"): nothing to keep.
-_NO_PLAN = re.compile(
+# A statement of the moment, checked on the whole statement (unlike _MOOD, which ends the clause and what follows it
+# without a subject): a plan denied after a hypothetical ("Just curious, I'm not actually planning anything", "我现在没
+# 这个打算"), a machine's trouble ("车早上老打不着火"), a day's mishap, a wish for one occasion, a recent trouble, …:
+# nothing to keep.
+_OF_THE_MOMENT = re.compile(
     r"没有?(?:这个|这种|那个|这)打算|没有?打算$|\bnot (?:actually |really )?planning (?:anything|on it|on that|that)\b"
     r"|\bjust (?:curious|wondering|asking|thinking out loud)\b"
     # "the office elevator is broken again", "Shiba 又在拆家", "拍两张照片就直接关机", "double-charged me $84": a thing's
@@ -3702,7 +3704,7 @@ def _durable(text: str, rule: str, form: str) -> bool:
         or _OTHER_SUBJECT_ZH.match(text)
         or _BARE_ZH.match(text)
         or _POINTS_BACK_EN.search(text)
-        or _NO_PLAN.search(text)
+        or _OF_THE_MOMENT.search(text)
         or _PANTRY.match(text)
         # a guess: "Maybe the user has more leverage now"
         or re.match(r"(?:maybe|perhaps|probably|possibly)\b", text, re.I)
@@ -5667,7 +5669,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 ")" in candidate.content
                 and "(" not in candidate.content
                 or _PASSING_STATE_EN.search(candidate.content)
-                or _NO_PLAN.search(candidate.content)
+                or _OF_THE_MOMENT.search(candidate.content)
                 or _POINTING_SUBJECT_ZH.search(candidate.content)
                 or _ON_THE_WAY_ZH.search(candidate.content)
                 or _SUBJECT_ONLY.match(candidate.content)
