@@ -508,7 +508,9 @@ _KIND_ZH = re.compile(r"(?:之家|家庭|人|者|员|师|生|族|子女|妈妈|�
 # A clause whose subject is someone or something else, with the user only as object or owner.
 _OTHER_SUBJECT_EN = re.compile(
     r"^(?:it|it's|they|they're|they've|this|that|that's|these|those|you|you're|your|there|everyone|everybody|"
-    r"everything|something|nothing|someone|somebody|nobody)\b",
+    r"everything|something|nothing|someone|somebody|nobody|"
+    # other people ("others at my market charge 7-9")
+    r"others|other people|other \w+s|everyone else|most people)\b",
     re.I,
 )
 _SUBJECT_I_EN = re.compile(r"(?<![\w'])(?:I|I'm|I've|I'd|I'll|we|we're|we've)(?![\w'])")
@@ -3386,8 +3388,6 @@ _DANGLING_EN = re.compile(
     r"|\bthe user should(?:'ve| have)? (?:said|say|mentioned|mention|told (?:you|the assistant))$"
     # a person said before, inside the statement: "… is the one home with him in the mornings"
     r"|\bhim\b"
-    # other people as the subject: "Others at the user's market charge 7-9"
-    r"|^(?:others|other people|other \w+s|everyone else|most people)\b"
     # someone's one-off act for the user: "The user's grandson set this computer up for the user"
     r"|^the user's [a-z-]+ (?:set|helped|gave|bought|sent|made|showed|fixed|installed|got)\b.*\bthe user$"
     # the ones said before: "… prefers the small ones for salad"
