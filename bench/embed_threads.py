@@ -4,9 +4,10 @@
 
 Each setting runs in its own subprocess (OpenMP and OpenBLAS read their environment once, when they
 start): one process embeds --queries query strings one at a time with LocalE5Provider.embed_query, as
-the web process does: from two request threads in turn (a gunicorn gthread worker's), and between two queries does what a search does after the embedding: matrix
-products of a hundred 384-dimension vectors in numpy (ranking.similarities), then a 5 ms pause (a
-server is not a closed loop). Only the embedding is timed. The settings:
+the web process does: from two request threads in turn (a gunicorn gthread worker's). Between two
+queries it does what a search does after the embedding: matrix products of a hundred 384-dimension
+vectors in numpy (ranking.similarities), then a 5 ms pause (a server is not a closed loop). Only the
+embedding is timed. The settings:
 
   1 thread                       OMP_NUM_THREADS=1
   2 threads, passive             OMP_NUM_THREADS=2 OMP_WAIT_POLICY=PASSIVE   (Engram's old default)

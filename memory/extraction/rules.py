@@ -487,10 +487,10 @@ _MOOD = re.compile(
     r"又[\u4e00-\u9fff]{1,2}了|\b(?:[a-z]{3,}(?<!e)ed|went|got|began|took|made) .*\bagain$|"
     # a complaint about time ("I barely get time to cook")
     r"\b(?:barely|hardly|rarely|never) (?:have|has|get|gets|find|finds) (?:the |any |enough |much )?time\b|"
-    # a moment's state in the words of code-mixed chat ("我真的 speechless", "下班了 chill 一下"), an annoyance of the moment
-    # ("lintr keeps yelling at me"), no time at all ("zero free time lol")
     # a queue or a battery of the moment, a head that is done for
     r"排队|快没电|脑子(?:已经)?(?:shutdown|宕机|转不动|不转了)|不敢出门|"
+    # a moment's state in the words of code-mixed chat ("我真的 speechless", "下班了 chill 一下"), an annoyance of the moment
+    # ("lintr keeps yelling at me"), no time at all ("zero free time lol")
     r"speechless|无语|chill\s?一下|下班了|\bkeeps? [a-z]+ing at (?:me|us|the user)\b|\b(?:zero|no) (?:free|spare) time\b|"
     # a passing ailment: a cold, a fever, a headache
     r"感冒|发烧|(?<!偏)头疼|(?<!偏)头痛|嗓子疼|拉肚子|\b(?:a cold|the flu|a fever|a headache|hungover|jet-?lagged)\b",
@@ -878,9 +878,11 @@ _BARE_MODAL_ZH = re.compile(r"^(?:不能|无法|没法|不可以|不让|不准)[
 _EMPHASIS_ZH = re.compile(
     r"一点|都不行|也不行|不行$|不错|不好|不知道|没事|没关系|不用谢|真的|真是|实在|太|受不了"
 )
+# "一个人接单": alone, doing something (not a head count, "一个人")
+_ALONE_ZH = r"一个人(?=在|做|带|住|过|负责|管|接|干|跑|开|经营)"
 # A Chinese clause that continues the previous one's subject ("我儿子上三年级，在学游泳").
 _CONTINUES_ZH = re.compile(
-    r"^(?:家里(?:还|也)?(?=养|有)|一个人(?=在|做|带|住|过|负责|管|接|干|跑|开|经营)|基本(?:上)?(?=在|都|是|只|每)|独自|在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
+    rf"^(?:家里(?:还|也)?(?=养|有)|{_ALONE_ZH}|基本(?:上)?(?=在|都|是|只|每)|独自|在|是|有|做|主要|每|经常|一般|也|还|都|已经|正在|刚|住|用|会|不|没|要|离|装|教|学|上|叫|喜欢|"
     r"讨厌|一直|身体|自己|今年|明年|去年|平时|平常|主修|辅修|专业(?=是)|主项|主攻|专攻|长期|常年|当(?![时然天地初年中场面])|三班倒|两班倒|倒班|轮班|周末(?=在|去|学|练|上|打|跑)|通常|分别|而且|对|最近|只|从|给|现在|目前|偶尔|有时|很少|基本|几乎|从来|从不|养|租|"
     r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
     # a stretch of the subject's life: "退休前在纺织厂干了三十年会计"
@@ -3049,7 +3051,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                         _NUMBER_OF.match(clause_v)
                         and not _about_user(clause_v, zh)
                         # "一个人接单": alone, not a head count
-                        and not re.match(r"一个人(?=在|做|带|住|过|负责|管|接|干|跑|开|经营)", clause_v)
+                        and not re.match(_ALONE_ZH, clause_v)
                     ):
                         clause_v = "有" + clause_v
                     elif re.fullmatch(_ILLNESS_ZH, clause_v):
@@ -3652,9 +3654,9 @@ _OF_THE_MOMENT = re.compile(
     # a wish for one occasion ("用户想在婚礼上说几句", "用户想送同事个礼物", "想煮餐饭"), a question or a step of the task put as
     # a want ("wants to know when to dig up the tubers", "wants to politely ask her to …", "wants to prep some food")
     r"|^用户想(?:送|在|煮|给|做|请|带|搞|弄)"
+    r"|^The user wants to (?:know|ask|politely ask|prep|figure out|find out|analy[sz]e|check)\b"
     # the way home of one evening ("用户下班顺路去菜市场")
     r"|^用户下班(?:路上|顺路|顺便|骑|回家)"
-    r"|^The user wants to (?:know|ask|politely ask|prep|figure out|find out|analy[sz]e|check)\b"
     # a recent trouble ("用户家猫最近老吐毛球", "最近有点膝盖疼"): the statement goes, not what the clauses after it say
     r"|最近(?:老是?|总是?|有点)"
     # a day's mishap: "missed the bus", "spilled coffee on my laptop"
