@@ -5247,3 +5247,55 @@ def test_a_wish_for_one_occasion_and_a_question_put_as_a_want_are_no_statements(
 def test_the_way_home_of_one_evening_and_what_the_boss_wants_are_not_the_users():
     assert talked(["我下班顺路去超市 买点什么做晚饭好"]) == []
     assert talked(["我是做量化的 我的老板只看夏普比率"]) == ["用户是做量化的"]
+
+
+def test_what_follows_a_named_peer_in_a_list_is_theirs():
+    assert (
+        talked(
+            [
+                "context: my client is a retired pilot in Dundee, divorced twice, owns four flats. help me plan his estate"
+            ]
+        )
+        == []
+    )
+    assert talked(["my flatmate is a chef, works late, and I'm a teacher in Cork"]) == [
+        "The user is a teacher in Cork"
+    ]
+    assert talked(["I'm a nurse, work nights, have two kids"]) == [
+        "The user is a nurse",
+        "The user works nights",
+        "The user has two kids",
+    ]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "陪我写个武侠小说 人物设定：我叫沈青 二十岁 是镖局的少镖头 住在洛阳",
+        "write a scene with me. character bio: I'm Mara, 35, a ship's engineer on Titan, twice divorced",
+    ],
+)
+def test_a_character_set_up_for_a_story_is_not_the_user(message):
+    assert talked([message, "好的", "我拔剑冲进去"]) == []
+
+
+def test_the_paragraphs_after_a_request_to_work_on_them_are_the_text():
+    assert (
+        talked(["帮我表弟润色下这段自我介绍 他要投实习\n\n我从小就热爱编程，现在在读大二，熟悉 Java。"]) == []
+    )
+    assert talked(
+        ["I teach year 9 science. proofread this for a parent email please\n\nI am a single dad of three."]
+    ) == ["The user teaches year 9 science"]
+
+
+def test_a_journeys_date_moved_is_no_statement_a_reviews_is():
+    assert talked(["回程改成周六了 帮我重新排下行程"]) == []
+    assert talked(["the flight got moved to the 9th, can you redo day one"]) == []
+    assert talked(["the design review moved to next Thursday"]) == ["The design review is now next Thursday"]
+
+
+def test_a_move_typed_without_its_dao_is_a_change():
+    assert talked(["我每周一晚上上钢琴课", "好的", "钢琴课改周三晚上了 以后都是"]) == [
+        "用户每周三晚上上钢琴课"
+    ]
+    assert talked(["帮我改一下这个周报的标题"]) == []

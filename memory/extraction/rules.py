@@ -2653,6 +2653,17 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     theirs = False
                 elif theirs:
                     continue  # "她叫小林，属兔，刚生完二胎，平时特别喜欢露营": the colleague's
+            elif not zh:
+                if re.match(
+                    rf"(?:my|our) (?:[\w-]+ )?{_PEER_EN}\b(?!'s)(?: \w+)? (?:is|was|has|'s)\b", clause, re.I
+                ):
+                    theirs = (
+                        True  # "my client is a 67 year old retired firefighter, widowed last year, …": his
+                    )
+                elif _SUBJECT_I_EN.search(clause):
+                    theirs = False
+                elif theirs:
+                    continue
             if (
                 zh
                 and out
@@ -3526,6 +3537,13 @@ _TRIP = re.compile(
     r"|\b(?:trip|vacation|holiday|conference) (?:to|in)\b",
     re.I,
 )
+# A journey's parts as the subject, changed or not: "航班现在是15号", "The flight is now the 15th".
+_JOURNEY = re.compile(
+    r"^(?:用户的)?(?:航班|机票|火车票|高铁票|动车票|车票|船票|行程|返程|回程|去程)"
+    r"|^(?:the user's |the )?(?:flights?(?! (?:lessons?|school|instructors?|training|attendants?|simulators?|club|hours))"
+    r"|itinerary|return (?:trip|flight)|check-?in|check-?out)\b",
+    re.I,
+)
 # A try of the moment (the tentative aspect: "试一下", "看看", "问问"), advice given ("should carry a card", "应该多
 # 运动") and a want of something made for the talk ("needs recipes that work for both") are not facts.
 _TENTATIVE_ZH = re.compile(
@@ -3708,6 +3726,7 @@ def _durable(text: str, rule: str, form: str) -> bool:
         or _POINTS_BACK_EN.search(text)
         or _OF_THE_MOMENT.search(text)
         or _PANTRY.match(text)
+        or _JOURNEY.match(text)
         # a guess: "Maybe the user has more leverage now"
         or re.match(r"(?:maybe|perhaps|probably|possibly)\b", text, re.I)
     ):
@@ -5166,6 +5185,18 @@ _MATERIAL_LABEL = re.compile(
     r"|(?:小说|故事|剧本|诗|歌词)[^。！？：:]{0,30}(?:目前|现在)?写到[^。！？：:]{0,10}[:：]",
     re.I,
 )
+_MOVED_TO_TIME_ZH = re.compile(
+    r"(?<=[改挪调])(?=(?:下个?|这个?)?(?:周|星期|礼拜)[一二三四五六日天1-7]|[\d一二三四五六七八九十两]{1,3}(?:月|号|日|点))"
+)
+_PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
+# A request to work on a text named by pointing at it ("改下这段", "rewrite this", "proofread the following"): the
+# paragraphs after it are that text
+_WORK_ON_TEXT = re.compile(
+    r"(?:改|润色|翻译|翻成|校对|检查|优化|重写|精简|扩写|缩写|总结|概括|\b(?:proof-?read|rewrite|re-?word|edit|polish|"
+    r"translate|fix|check|review|summari[sz]e|shorten|tighten|improve|clean up|tidy up|refactor|convert)\b)"
+    r"[^\n]{0,40}?(?:这段|这篇|这封|这份|这首|这几段|下面|以下|如下|\bthis\b|\bthese\b|\bthe following\b|\bbelow\b)",
+    re.I,
+)
 # What a text to be written is to say ("帮我写一段给家长的通知 说明孩子…每天要戴够22小时", "给物业写个留言 说我们这层楼道的灯
 # 坏了"): the user's words end where its content begins
 _TEXT_SAYS_ZH = re.compile(
@@ -5458,7 +5489,9 @@ _PLAYS_PART = re.compile(
     # protagonist is Mei")
     r"|你(?:来)?(?:扮演|扮|演)(?!示|讲)|你(?:来)?当(?:一下|一个|一名|一位)?\s?(?:面试官|考官|HR|VC|投资人|评委|客户|老板|甲方)"
     r"|(?:假设|假如|假定)我是|\b(?:story|rpg|role-?playing|adventure) game\b|\bfor the whole game\b"
-    r"|\bmy (?:protagonist|main character|heroine|villain)\b",
+    r"|\bmy (?:protagonist|main character|heroine|villain)\b"
+    # a character set up for a story ("我的角色设定：我叫林晚 27岁…", "character background: 主角 Jason, 40 岁…")
+    r"|(?:角色|人物|主角)设定\s*[:：]|人设\s*[:：]|互动小说|\bcharacter (?:background|bio|sheet|profile|description)\s*[:：]",
     re.I,
 )
 _PLAY_ENDED = re.compile(
@@ -5501,6 +5534,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         content = _voice_typed(
             _typed_english(_GREETING.sub("", simplified(mandarin(message.get("content") or ""))))
         )
+        # "1:1 改周五早上了": a move to a time typed without its 到
+        content = _MOVED_TO_TIME_ZH.sub("到", content)
         switch = _SUBJECTLESS_SWITCH_ZH.match(content)
         if (
             previous
@@ -5547,6 +5582,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             content = content[: label.start()].strip()
             if not content:
                 continue
+        if (paragraphs := _PARAGRAPH_BREAK.split(content, maxsplit=1))[1:] and _WORK_ON_TEXT.search(
+            paragraphs[0]
+        ):
+            # "帮我同学改下这段个人陈述的英文…" then the statement in a paragraph of its own: the text to work on,
+            # not the user's words
+            content = paragraphs[0].strip()
         if says := _TEXT_SAYS_ZH.search(content):
             content = content[: says.start("says")].strip()
         if _MESSAGE_FOR_THEM.match(content):
