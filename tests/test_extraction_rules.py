@@ -5299,3 +5299,21 @@ def test_a_move_typed_without_its_dao_is_a_change():
         "用户每周三晚上上钢琴课"
     ]
     assert talked(["帮我改一下这个周报的标题"]) == []
+
+
+def test_a_take_back_with_the_value_fronted_corrects_the_statement_before_it():
+    assert talked(["我不喝牛奶 帮我配个早餐", "好的", "哎说错了，是豆浆不喝，牛奶没问题"]) == ["用户不喝豆浆"]
+
+
+def test_ones_own_people_named_without_my_are_the_users():
+    assert talked(["any ideas for a rainy sunday? kids are 4 and 9, hubby works weekends"]) == [
+        "The user's kids are 4 and 9",
+        "The user's hubby works weekends",
+    ]
+    assert talked(["Daughter has a sesame allergy, which crackers are safe"]) == [
+        "The user's daughter has a sesame allergy"
+    ]
+
+
+def test_a_one_character_word_between_spaces_is_a_clause_of_its_own():
+    assert talked(["我不吃香菜 臭 芹菜还行"]) == ["用户不吃香菜"]

@@ -140,6 +140,10 @@ _ZH_TYPED_BREAK = re.compile(
     r"(?<!^我(?:表哥|表姐|表弟|表妹|堂哥|堂姐|堂弟|堂妹|朋友|同事|室友|邻居|哥哥|姐姐|弟弟|妹妹|老婆|老公|爸爸|妈妈|婆婆))"
     r"(?<!^我(?:哥|姐|弟|妹|爸|妈))"
     r"\s+(?=[\u4e00-\u9fff]{2}|我(?=\d))(?<!\d\s(?=[个岁年月天斤米块元次号点]))"
+    # a one-character word between spaces ("不吃羊肉 膻 牛肉没问题"): a clause of its own
+    # (not a pronoun: "我家三口 我 老婆 5岁儿子" is a list)
+    r"|(?<=[\u4e00-\u9fff]{2})\s+(?=(?![我你您他她它])[\u4e00-\u9fff]\s+[\u4e00-\u9fff]{2})"
+    r"|(?<=[\u4e00-\u9fff]{2}\s[\u4e00-\u9fff])(?<![我你您他她它])\s+(?=[\u4e00-\u9fff]{2})"
     # a one-word reply before the statement: "对 我是老师" (not "对我…", to me)
     r"|(?<=^[对嗯哦噢诶哎有没是行好])\s+(?=[\u4e00-\u9fffA-Za-z])"
     # "我在用MacBook Air M2 手机是小米14": a name, then the next thing of the user's and what it is
@@ -5004,6 +5008,14 @@ def _voice_typed_zh(run: str) -> str:
     return _VOICE_BREAK_ZH.sub("，", run) if len(re.findall(r"[\u4e00-\u9fff]", run)) >= 24 else run
 
 
+_BARE_KIN_EN = re.compile(
+    r"(?P<lead>(?:^|(?<=[.!?;,]\s)|(?<=[.!?;,]))\s*(?:and |but |also |plus |oh |tbh |btw )?)"
+    r"(?P<kin>(?:kids|son|daughter|wife|husband|hubby|partner|boyfriend|girlfriend|bf|gf|fianc[eé]e?|mum|mom|dad|"
+    r"toddler|twins|grandkids|grandson|granddaughter)"
+    r"(?= (?:is|are|was|were|has|have|had|gets?|got|loves?|hates?|goes|go|works?|lives?|needs?|can't|cannot|"
+    r"doesn't|don't|won't|just|only|still|always|never|both|turned|starts?|started)\b))",
+    re.I,
+)
 _YES_DOING_EN = re.compile(
     r"^(yes|yeah|yep|yup|right|correct|exactly)[,.!]?\s+(?=(?:doing|working|taking|studying|learning|planning|"
     r"hoping|trying|using|living|teaching|running|saving|training)\b)",
@@ -5155,6 +5167,8 @@ def _typed_english(text: str) -> str:
         text,
         flags=re.I,
     )
+    # "nothing too far, kids get carsick", "wife is a vet": one's own people named without "my" as a clause's subject
+    text = _BARE_KIN_EN.sub(lambda m: m.group("lead") + "my " + m.group("kin").lower(), text)
     if _WORK_THINGS_EN.search(text):
         return text
     if _HOME_CONTEXT_EN.search(_WE_MOVED_TO.sub("", text)):
@@ -5561,6 +5575,12 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             # "不对不对，牛肉我现在能吃了，是不吃羊肉，刚才说反了": the value it is, said without a subject, is the user's
             content = re.sub(
                 r"(?:^|(?<=[，,。\s]))是(?=不(?:吃|喝|用|住|在|做|开|养|学|会|对))", "我", content
+            )
+            # "啊打错了 是羊肉不吃": the value fronted before its verb
+            content = re.sub(
+                r"(?:^|(?<=[，,。\s]))是([\u4e00-\u9fff]{1,4}?)不(吃|喝|用|碰)(?![\u4e00-\u9fff]{0,2}[吗呢])",
+                r"我不\2\1",
+                content,
             )
         retracted = False  # this message took back what came before
         if taken := [*_RETRACTION.finditer(content)]:
