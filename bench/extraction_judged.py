@@ -98,6 +98,7 @@ SETS = {
     "probe37": "extraction_probe37",
     "probe38": "extraction_probe38",
     "probe39": "extraction_probe39",
+    "probe40": "extraction_probe40",
 }
 
 

@@ -2897,7 +2897,7 @@ def test_probe21_one_off_and_corrections(messages, expected):
             ["The user wants the assistant to use British spelling"],
         ),
         # "and use JAWS" is what the user does, not an instruction
-        (["Keep this in mind: I'm blind and use JAWS"], ["The user is blind"]),
+        (["Keep this in mind: I'm blind and use JAWS"], ["The user is blind", "The user uses JAWS"]),
         # what the fact does to the question is not part of it
         (["I'm diabetic too which makes it harder"], ["The user is diabetic"]),
         # what the user asks to put in a text is still about them
@@ -5317,3 +5317,15 @@ def test_ones_own_people_named_without_my_are_the_users():
 
 def test_a_one_character_word_between_spaces_is_a_clause_of_its_own():
     assert talked(["我不吃香菜 臭 芹菜还行"]) == ["用户不吃香菜"]
+
+
+def test_a_bare_verb_after_the_users_own_clause_goes_on_about_the_user():
+    assert talked(["I live in Hull, use a mobility scooter and don't cook. any easy meal kits?"]) == [
+        "The user lives in Hull",
+        "The user uses a mobility scooter",
+        "The user does not cook",
+    ]
+    # an order after a clause that is not the user's own stays an order
+    assert talked(["don't use bullet points, use numbered lists"]) == [
+        "The user wants the assistant not to use bullet points"
+    ]

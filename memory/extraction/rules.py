@@ -2644,6 +2644,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         theirs = (
             False  # a clause of the sentence opened with 她/他, nobody of the user's: what follows is theirs
         )
+        went_on = -1  # the last clause that went on about the user with a bare verb
         for k, (written, clause) in enumerate(clauses):
             if zh and _INTRODUCED_ZH.search(clause):
                 introduced = True  # "我们楼下住了个老太太，82岁了，有糖尿病": what follows is hers
@@ -2866,8 +2867,24 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                 # "remember I'm in the UK, so use British spelling": what the assistant is asked to do for good
                 standing = True
                 clause = re.sub(r"^(?:(?:so|and|to|please|also)\s+)+|\?$", "", clause, flags=re.I)
+            # "I live in Leeds, use a wheelchair and don't drive": a bare verb after the user's own clause goes on
+            # about the user, not an order to the assistant
+            goes_on = (
+                not zh
+                and k > 0
+                and kept_before
+                and subject == "The user"
+                and (bool(_SUBJECT_I_EN.match(clauses[k - 1][1])) or went_on == k - 1)
+                and bool(_EN_VERB_START.match(clause))
+                and not _ADDRESSEE.search(clause)
+                and not re.search(r"\bme\b", clause, re.I)
+                and not _QUESTION.search(clause)
+            )
+            if goes_on:
+                went_on = k
             if (
                 not standing
+                and not goes_on
                 and (_request(clause, zh) or _request(written, zh))
                 or _OPINION.match(clause)
                 or _TALK.search(clause)
