@@ -5329,3 +5329,19 @@ def test_a_bare_verb_after_the_users_own_clause_goes_on_about_the_user():
     assert talked(["don't use bullet points, use numbered lists"]) == [
         "The user wants the assistant not to use bullet points"
     ]
+
+
+def test_bare_items_of_a_background_list_are_worded_as_statements():
+    assert talked(
+        [
+            "keep this in mind from now on whenever i ask about money or food: 61, female, on metformin, "
+            "saving for a new roof, first language is Polish, colorblind"
+        ]
+    ) == [
+        "The user is colorblind",
+        "The user is 61 years old",
+        "The user is female",
+        "The user is on metformin",
+        "The user is saving for a new roof",
+        "The user's first language is Polish",
+    ]

@@ -2100,6 +2100,27 @@ _EN_STATE = re.compile(
 )
 
 
+# Bare items of an English background list that say what the user is, is doing, was diagnosed with, or what a
+# thing of theirs is: "male", "on lisinopril 10mg", "trying to lose about 15 kg", "stack is Rails + Postgres"
+_EN_ITEM_STATE = re.compile(
+    r"^(?:male|female|non-?binary|trans|vegan|vegetarian|pescatarian|diabetic|pre-?diabetic|type [12] diabetic|"
+    r"asthmatic|epileptic|deaf|blind|colou?r-?blind|left-handed|right-handed|sober|self-employed|unemployed|"
+    r"fully remote|remote|bilingual|trilingual|childless|child-?free)$"
+    r"|^on (?!(?:it|this|that|the way|my way|call|time|holiday|vacation|leave)\b)[a-z][\w -]{2,30}$",
+    re.I,
+)
+_EN_ITEM_DOING = re.compile(
+    r"^(?:currently |still |also )?(?:trying|learning|training|studying|saving|raising|caring|recovering|"
+    r"working|living|renting|commuting|teaching|running|building|freelancing) (?:to |for |from |with |in |at |on |a |an |"
+    r"my |our |[a-z])[\w +./-]{1,50}$",
+    re.I,
+)
+_EN_ITEM_DIAGNOSED = re.compile(r"^(?:diagnosed|born|raised) (?:with|in) [\w ./-]{2,40}$", re.I)
+_EN_ITEM_OWN = re.compile(
+    r"^(?P<noun>(?:tech )?stack|budget|time ?zone|salary|rent|commute|schedule|shift|hours|team|company|"
+    r"first language|native language|main language|os|laptop|phone|car|degree|major) (?:is|are) \S",
+    re.I,
+)
 # A listed part with the role it plays: "Next.js 前端", "数据库 PostgreSQL 16".
 _ROLE_ZH = re.compile(
     # (a term is Latin letters, digits and marks only: "ARR大概两百万美元" is no term and a role)
@@ -2189,7 +2210,11 @@ def _bare_statements(items: list[str], header: str, zh: bool, said: str = "") ->
     if (
         not zh
     ):  # "oats, soy sauce, rice, chicken", "cattle, horses": a list of common words is material, not facts
-        plain = [bool(re.fullmatch(r"[a-z]+(?: [a-z]+)?", item)) for item in items]
+        plain = [
+            bool(re.fullmatch(r"[a-z]+(?: [a-z]+)?", item))
+            and not (_EN_ITEM_STATE.match(item) or _EN_STATE.match(item))  # "61, female, on metformin"
+            for item in items
+        ]
         listed = {
             k
             for k in range(len(items))
@@ -2229,6 +2254,14 @@ def _bare_statements(items: list[str], header: str, zh: bool, said: str = "") ->
             out.append(f"The user is {article}{item}")
         elif not zh and _EN_STATE.match(item):
             out.append(f"The user is {item}")  # "married", "based in Warsaw"
+        elif not zh and (_EN_ITEM_STATE.match(item) or _EN_ITEM_DOING.match(item)):
+            out.append(f"The user is {item}")  # "male", "on lisinopril 10mg", "trying to lose about 15 kg"
+        elif not zh and _EN_ITEM_DIAGNOSED.match(item):
+            out.append(f"The user was {item}")  # "diagnosed with hypertension in march"
+        elif not zh and (own := _EN_ITEM_OWN.match(item)):
+            out.append(
+                f"The user's {own.group('noun').lower()}{item[own.end('noun') :]}"
+            )  # "stack is Rails + …"
         elif zh and (m := _ROLE_ZH.match(item)):
             role, term = (
                 (m.group("role"), m.group("term"))
@@ -2565,7 +2598,16 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         if (
             header
             # (a colon a little further: "context you should keep in mind going forward: …")
-            and (header.start() <= 40 or header.group(0) in ":：" and header.start() <= 60)
+            and (
+                header.start() <= 40
+                or header.group(0) in ":："
+                and (
+                    header.start() <= 60
+                    # "use this background going forward when i ask health/food stuff: 50, male, …"
+                    or header.start() <= 100
+                    and _FROM_NOW_ON.search(body[: header.start()])
+                )
+            )
             and (_BACKGROUND.search(body[: header.start()]) or _POINTING.search(body[: header.start()]))
         ):
             # "以下是我的背景，以后回答都参考：我在上海…" — what follows the colon is kept, the header is not.
