@@ -5345,3 +5345,8 @@ def test_bare_items_of_a_background_list_are_worded_as_statements():
         "The user is saving for a new roof",
         "The user's first language is Polish",
     ]
+
+
+def test_married_said_after_the_users_own_clause_and_the_kind_of_company_the_user_works_for():
+    assert talked(["我是幼儿园老师，结婚了，想问问怎么跟家长沟通"]) == ["用户是幼儿园老师", "用户已婚"]
+    assert talked(["我们是国企，报销流程特别慢"])[:1] == ["用户的公司是国企"]

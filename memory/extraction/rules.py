@@ -891,6 +891,8 @@ _CONTINUES_ZH = re.compile(
     r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
     # a stretch of the subject's life: "退休前在纺织厂干了三十年会计"
     r"(?:退休|毕业|结婚|工作|上大学)(?:前|后|以前|以后|之前|之后)(?=在|当|做|干|教|一直|是)|"
+    # a state the subject has come to ("我东北的 现在在苏州定居 结婚了"): married, divorced, retired
+    r"(?:结婚|离婚|退休|离异|丧偶|二婚)了?$|"
     # a plan of the subject's ("打算转项目经理"), and a thing put first with only or never ("咖啡只喝黑的")
     # how often ("一年回来一次", "一周去两次")
     r"一(?:年|个月|周|星期)(?=[^，,。]*次)|"
@@ -3287,6 +3289,7 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
             if zh:  # "用户是在一家医疗器械公司做采购的": the cleft says where the user works
                 text = re.sub(r"^(用户(?:的[\u4e00-\u9fff]{1,4})?)是(在.{2,}?)的$", r"\1\2", text)
                 text = re.sub(rf"^用户({_BARE_STATUS_NOUN_ZH})$", r"用户是\1", text)  # a bare status
+                text = re.sub(r"^用户(?:已经)?结婚(?:了)?$", "用户已婚", text)  # "结婚了": married
                 # "用户的公司一共就二十来个人" → "用户的公司有二十来个人"
                 text = re.sub(
                     r"^(用户的[\u4e00-\u9fff]{1,4}?)(?:一共|总共|加起来)?(?:就|只)?(?:有)?"
@@ -5261,6 +5264,10 @@ _MATERIAL_LABEL = re.compile(
 _MOVED_TO_TIME_ZH = re.compile(
     r"(?<=[改挪调])(?=(?:下个?|这个?)?(?:周|星期|礼拜)[一二三四五六日天1-7]|[\d一二三四五六七八九十两]{1,3}(?:月|号|日|点))"
 )
+_WE_ARE_EMPLOYER_ZH = re.compile(
+    r"我们(?=(?:是|属于)(?:一家|个)?(?:外企|国企|央企|私企|民企|大厂|小厂|上市公司|事业单位|国营单位|合资企业|家族企业)"
+    r"(?:[，,。！!\s]|$))"
+)
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 # A request to work on a text named by pointing at it ("改下这段", "rewrite this", "proofread the following"): the
 # paragraphs after it are that text
@@ -5609,6 +5616,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         )
         # "1:1 改周五早上了": a move to a time typed without its 到
         content = _MOVED_TO_TIME_ZH.sub("到", content)
+        # "我们是外企": the kind of company the user works for
+        content = _WE_ARE_EMPLOYER_ZH.sub("我们公司", content)
         switch = _SUBJECTLESS_SWITCH_ZH.match(content)
         if (
             previous
