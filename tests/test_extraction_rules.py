@@ -307,7 +307,7 @@ def test_a_take_back_with_only_a_value_corrects_the_statement_before_it(first, s
         # the household's pet after a "～"; a moment after a "remember" is no part of it
         (
             "我住在杭州，家里还养了只柯基叫馒头～ 先帮我理一下周报吧",
-            ["用户住在杭州", "用户家还养了只柯基叫馒头"],
+            ["用户住在杭州", "用户家还养了一只柯基叫馒头"],
         ),
         ("记住我车牌尾号是7。明天正好周一", ["用户车牌尾号是7"]),
         ("I read a ton, mostly on my Kindle.", ["The user read a ton, mostly on their Kindle"]),
@@ -5350,3 +5350,12 @@ def test_bare_items_of_a_background_list_are_worded_as_statements():
 def test_married_said_after_the_users_own_clause_and_the_kind_of_company_the_user_works_for():
     assert talked(["我是幼儿园老师，结婚了，想问问怎么跟家长沟通"]) == ["用户是幼儿园老师", "用户已婚"]
     assert talked(["我们是国企，报销流程特别慢"])[:1] == ["用户的公司是国企"]
+
+
+def test_a_pet_counted_without_its_yi_is_one_pet_and_its_name_is_not_the_users():
+    assert talked(["我养了只布偶，叫雪球"]) == ["用户养了一只布偶，叫雪球"]
+
+
+def test_a_take_back_that_writes_nothing_of_its_own_still_takes_back_what_it_names():
+    assert talked(["My dog Pepper is 6", "Cute!", "wait no, Pepper is my neighbour's dog"]) == []
+    assert talked(["我家猫叫可乐", "好可爱", "不对，可乐是我姐家的"]) == []

@@ -4919,6 +4919,14 @@ _TAKE_BACK = re.compile(
     r"hang on)(?![A-Za-z]))",
     re.I,
 )
+# A take-back in so many words, which takes back what it names even when it writes nothing of its own ("wait no, Milo
+# is my sister's cat"; not "no way 我要赢")
+_TAKE_BACK_OUTRIGHT = re.compile(
+    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额哎呀哟]|\b(?:oh|um|uh|hmm|ah)\b|不好意思|抱歉|对不起)*(?:刚才|刚刚|刚|前面|上面)?"
+    r"(?:不对|错了|说错|讲错|说反|搞错|弄错|记错|打错|写错|搞混|记混|更正|纠正|"
+    r"(?:wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops)(?![A-Za-z]))",
+    re.I,
+)
 # Content words of a statement: Chinese character pairs, other words (a plural's s left off), without the
 # subject and a few words of every statement.
 _PAIR_STOP = {"用户", "现在", "已经", "还是", "一个", "都是", "不是", "可以", "就是", "一直", "平时", "时候"}
@@ -5263,6 +5271,10 @@ _MATERIAL_LABEL = re.compile(
 )
 _MOVED_TO_TIME_ZH = re.compile(
     r"(?<=[改挪调])(?=(?:下个?|这个?)?(?:周|星期|礼拜)[一二三四五六日天1-7]|[\d一二三四五六七八九十两]{1,3}(?:月|号|日|点))"
+)
+_ONE_PET_ZH = re.compile(
+    r"(?:(?<=养了)|(?<=养的是)|(?<=有了)|(?<=家有)|(?<=我有))(?=(?:只|条)[\u4e00-\u9fff]{0,2}?(?:猫|狗|犬|兔|鸟|鹦鹉|仓鼠|龙猫|乌龟|龟|柯基|泰迪|金毛|柴犬|"
+    r"边牧|拉布拉多|哈士奇|比熊|博美|布偶|英短|美短|橘猫|狸花|暹罗|鱼|蛇|蜥蜴))"
 )
 _WE_ARE_EMPLOYER_ZH = re.compile(
     r"我们(?=(?:是|属于)(?:一家|个)?(?:外企|国企|央企|私企|民企|大厂|小厂|上市公司|事业单位|国营单位|合资企业|家族企业)"
@@ -5616,6 +5628,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         )
         # "1:1 改周五早上了": a move to a time typed without its 到
         content = _MOVED_TO_TIME_ZH.sub("到", content)
+        # "我养了只橘猫，叫年糕": a pet counted without its 一 is one pet, as "一只"
+        content = _ONE_PET_ZH.sub("一", content)
         # "我们是外企": the kind of company the user works for
         content = _WE_ARE_EMPLOYER_ZH.sub("我们公司", content)
         switch = _SUBJECTLESS_SWITCH_ZH.match(content)
@@ -5966,7 +5980,9 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                     out, retold = _restated(out, mine, old, text, message.get("message_id") or "")
                     retold.correction, retold.replaces, retold_from = True, (old.content,), old
                     break
-        if mine and taken_back:
+        if taken_back and (mine or _TAKE_BACK_OUTRIGHT.match(content)):
+            # (a take-back that writes nothing of its own still takes back what it speaks of again: "wait no, Milo is
+            # my sister's cat")
             # (not the words of the statement a take-back rewrote: "sorry 4" made "The user's business has 4 employees"
             # of the old head count, and "runs a small landscaping business" is not taken back by it)
             said = content_tokens(content).union(
@@ -5987,6 +6003,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 ):
                     continue
                 out = [c for c in out if c is not old]
+                if not mine:
+                    continue
                 # the statement of this message most like it takes its place
                 heir = max(mine, key=lambda c, shared=shared: len(content_tokens(c.content) & shared))
                 heir.replaces += (old.content,)
