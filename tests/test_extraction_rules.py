@@ -5359,3 +5359,9 @@ def test_a_pet_counted_without_its_yi_is_one_pet_and_its_name_is_not_the_users()
 def test_a_take_back_that_writes_nothing_of_its_own_still_takes_back_what_it_names():
     assert talked(["My dog Pepper is 6", "Cute!", "wait no, Pepper is my neighbour's dog"]) == []
     assert talked(["我家猫叫可乐", "好可爱", "不对，可乐是我姐家的"]) == []
+
+
+def test_a_take_back_said_after_the_words_it_corrects_is_one_all_the_same():
+    assert talked(
+        ["我家猫叫可乐，两岁", "好可爱", "哦可乐是我姐家的，我记混了。我自己养的是只柯基，叫雪碧"]
+    ) == ["用户养的是一只柯基，叫雪碧"]

@@ -4919,6 +4919,11 @@ _TAKE_BACK = re.compile(
     r"hang on)(?![A-Za-z]))",
     re.I,
 )
+# A take-back said after the words it corrects: "哦豆豆是我妈家的，我搞混了", "…, I mixed them up"
+_TAKE_BACK_LATE = re.compile(
+    r"[，,。\s]*(?:我|是我)?(?:刚才|刚刚)?(?:搞混|记混|说错|记错|打错|搞错|弄错|写错|说反)了[。！!~～]*"
+    r"|[,.\s]*\b(?:I |i )?(?:mixed (?:them|it|those|the two) up|got (?:them|it) mixed up|misspoke)\b[.!]*",
+)
 # A take-back in so many words, which takes back what it names even when it writes nothing of its own ("wait no, Milo
 # is my sister's cat"; not "no way 我要赢")
 _TAKE_BACK_OUTRIGHT = re.compile(
@@ -5653,6 +5658,9 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             playing = True
         if playing:
             continue  # the part's words: "您好，我叫李明，做了五年B端产品"
+        if previous and not _TAKE_BACK.match(content) and (late := _TAKE_BACK_LATE.search(content)):
+            # "哦豆豆是我妈家的，我搞混了。我自己养的是…": a take-back said after what it corrects is one all the same
+            content = "不对，" + (content[: late.start()] + "。" + content[late.end() :]).strip(" ，,。")
         if _TAKE_BACK.match(content):
             # "不对不对，牛肉我现在能吃了，是不吃羊肉，刚才说反了": the value it is, said without a subject, is the user's
             content = re.sub(
