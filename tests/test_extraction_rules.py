@@ -5365,3 +5365,12 @@ def test_a_take_back_said_after_the_words_it_corrects_is_one_all_the_same():
     assert talked(
         ["我家猫叫可乐，两岁", "好可爱", "哦可乐是我姐家的，我记混了。我自己养的是只柯基，叫雪碧"]
     ) == ["用户养的是一只柯基，叫雪碧"]
+
+
+def test_a_move_elsewhere_replaces_what_the_user_did_in_the_place_left():
+    assert talked(["我在苏州做装修的", "好的", "我去年就搬到无锡了"]) == ["用户住在无锡"]
+    assert talked(["I teach in Cardiff", "ok", "I moved to Swansea last spring"]) == [
+        "The user lives in Swansea"
+    ]
+    # a move within the same place leaves it
+    assert talked(["我在杭州上班", "好的", "我搬到杭州滨江了"]) == ["用户在杭州上班", "用户住在杭州滨江"]

@@ -5507,6 +5507,17 @@ _JOB_TITLE_EN = re.compile(
 )
 
 
+_MOVED_TO = re.compile(
+    r"^用户(?:现在)?(?:已经)?(?:住在|搬到了?|搬去了?|定居在?)(?P<place>[\u4e00-\u9fff]{2,6})"
+    r"|^The user (?:now )?(?:lives in|moved to|relocated to|is based in) (?P<place2>[A-Za-z][\w -]{1,30})",
+)
+_PLACED = re.compile(
+    r"^用户(?:现在)?在(?P<place>[\u4e00-\u9fff]{2,4}?)(?:做|上班|工作|开|当|教|带|读|上学|生活)"
+    r"|^The user (?:works|teaches|studies|is a [\w -]+|is based) in (?P<place2>[A-Za-z][\w-]+)",
+    re.I,
+)
+
+
 def _now_replaces(new: str, old: str, *, change: bool = False) -> bool:
     """A value now said in a later message replaces the one of its kind said before: an age ("my daughter's 3" …
     "oh she's 4 now"), what the user is ("I'm a store manager …" … "district manager now": the same head word;
@@ -5546,6 +5557,12 @@ def _now_replaces(new: str, old: str, *, change: bool = False) -> bool:
                 old,
             )
         )
+    # "我在杭州做外贸的" … "我上个月已经搬到宁波了": what the user did in the place they left ("I teach in Leeds" … "we moved
+    # to Bristol in March")
+    if change and (to := _MOVED_TO.match(new)):
+        there = _PLACED.match(old)
+        place = (to.group("place") or to.group("place2")).lower()
+        return bool(there) and (there.group("place") or there.group("place2")).lower() not in place
     if re.match(r"^The user (?:\w+ )?(?:switched|changed) careers?\b", new):
         return bool(_JOB_TITLE_EN.match(old))
     # "用户吃纯素的" … "用户现在算蛋奶素": both a way of eating
