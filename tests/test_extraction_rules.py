@@ -5374,3 +5374,13 @@ def test_a_move_elsewhere_replaces_what_the_user_did_in_the_place_left():
     ]
     # a move within the same place leaves it
     assert talked(["我在杭州上班", "好的", "我搬到杭州滨江了"]) == ["用户在杭州上班", "用户住在杭州滨江"]
+
+
+def test_quitting_ends_where_the_user_worked_and_a_new_school_year_replaces_the_old():
+    assert "用户在物业公司上班" not in talked(["我在物业公司上班，想转行", "好的", "其实我上周已经辞职了"])
+    assert talked(["I work at Tesco as a shift lead", "ok", "actually I quit in May"]) == [
+        "The user quit in May"
+    ]
+    # someone else quitting leaves it
+    assert talked(["我在物业公司上班", "好的", "我同事辞职了"])[:1] == ["用户在物业公司上班"]
+    assert talked(["我初二", "好的", "哦不对 我现在初三了"]) == ["用户现在初三"]

@@ -5507,6 +5507,21 @@ _JOB_TITLE_EN = re.compile(
 )
 
 
+_QUIT_JOB = re.compile(
+    r"(?:^|[，,。！!\s]|我)(?:其实|已经|上个?月|上个?(?:周|星期|礼拜)|前几天|前天|昨天|去年|今年|年初|刚|前阵子|早就|都)*"
+    r"(?:辞职|离职|辞了职|裸辞|被裁|被辞退|被开除)"
+    r"|\bI(?:'ve| have)? (?:just |already |actually |finally )?(?:quit|resigned|left my job|got laid off|was laid off|"
+    r"got fired|was let go)\b",
+    re.I,
+)
+_EMPLOYED = re.compile(
+    r"^用户(?:现在)?在[^，,]{1,16}?(?:上班|工作|任职|实习)(?:的)?$|^用户在[^，,]{1,16}?(?:做|当)[^，,]{1,10}?的?$"
+    r"|^The user (?:works|is working) (?:at|for) |^The user is an? [\w -]{2,30} (?:at|for) [A-Z]"
+)
+_OWN_GRADE = re.compile(
+    r"^用户(?:现在|今年|目前)?(?:在读|读|上|是)?(?P<grade>(?:初|高)[一二三]|大[一二三四]|研[一二三]|博[一二三四五]|"
+    r"[一二三四五六]年级|小[一二三四五六])(?![\u4e00-\u9fff]{0,2}(?:的(?:孩子|学生)|班))"
+)
 _MOVED_TO = re.compile(
     r"^用户(?:现在)?(?:已经)?(?:住在|搬到了?|搬去了?|定居在?)(?P<place>[\u4e00-\u9fff]{2,6})"
     r"|^The user (?:now )?(?:lives in|moved to|relocated to|is based in) (?P<place2>[A-Za-z][\w -]{1,30})",
@@ -6079,6 +6094,15 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         for clause in re.split(r"[，,。.;；!！?？]", content):
             if _ENDED_VALUE.search(clause) and (said := content_tokens(clause)):
                 out = [old for old in out if not _said_of_subject(old.content) & said]
+        # "其实我上个月已经辞职了", "actually I quit last month": where the user worked is no longer so
+        if _QUIT_JOB.search(content):
+            out = [old for old in out if any(old is c for c in mine) or not _EMPLOYED.match(old.content)]
+        # "我高二" … "我现在高三下学期": the year of school the user is in now
+        for candidate in mine:
+            if grade := _OWN_GRADE.match(candidate.content):
+                for old in [c for c in out if all(c is not m for m in mine)]:
+                    if (was := _OWN_GRADE.match(old.content)) and was.group("grade") != grade.group("grade"):
+                        out = _superseded(out, old, candidate)
         if _RULED_OUT.search(content):
             out = [
                 old for old in out if not (_FINDING.search(old.content) and any(old is c for c in previous))
