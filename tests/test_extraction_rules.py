@@ -5384,3 +5384,12 @@ def test_quitting_ends_where_the_user_worked_and_a_new_school_year_replaces_the_
     # someone else quitting leaves it
     assert talked(["我在物业公司上班", "好的", "我同事辞职了"])[:1] == ["用户在物业公司上班"]
     assert talked(["我初二", "好的", "哦不对 我现在初三了"]) == ["用户现在初三"]
+
+
+def test_what_the_user_avoided_is_fine_after_all():
+    assert talked(["我对青霉素过敏", "好的", "问过医生了 其实青霉素我是可以用的 过敏的是头孢"]) == []
+    assert talked(["I'm allergic to soy", "noted", "turns out I can eat soy, it was the peanuts"]) == [
+        "The user can eat soy"
+    ]
+    # a question about it leaves it
+    assert talked(["我不吃香菜", "好的", "香菜没问题吗"]) == ["用户不吃香菜"]

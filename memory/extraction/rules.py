@@ -5507,6 +5507,17 @@ _JOB_TITLE_EN = re.compile(
 )
 
 
+_FINE_AFTER_ALL = re.compile(
+    r"(?:(?<![\u4e00-\u9fff])|(?<=其实)|(?<=不过)|(?<=但是)|(?<=还有)|(?<=而且))"
+    r"(?P<x>[\u4e00-\u9fff]{2,4}?)(?:我|其实|倒是|还是|也)*(?:是)?(?:没问题|可以吃|能吃|可以喝|能喝|可以用|能用|不过敏|吃没事|吃了没事)(?![吗呢嘛么]|[^，,。]{0,6}[?？])"
+    r"|\bI (?:can|do) (?:actually |still )?(?:eat|have|drink) (?P<x2>[a-z][\w -]{1,20}?)(?=[,.!;]|$| (?:just|fine|no)\b)"
+    r"|\bI'?m (?:not allergic to|fine with) (?P<x3>[a-z][\w -]{1,20}?)(?=[,.!;]|$)",
+    re.I,
+)
+_AVOIDS = re.compile(
+    r"不吃|不喝|不能吃|不能喝|过敏|忌口|\ballergic\b|\b(?:does not|doesn't|can't|cannot) (?:eat|have|drink)\b|\bavoids?\b",
+    re.I,
+)
 _QUIT_JOB = re.compile(
     r"(?:^|[，,。！!\s]|我)(?:其实|已经|上个?月|上个?(?:周|星期|礼拜)|前几天|前天|昨天|去年|今年|年初|刚|前阵子|早就|都)*"
     r"(?:辞职|离职|辞了职|裸辞|被裁|被辞退|被开除)"
@@ -6094,6 +6105,20 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         for clause in re.split(r"[，,。.;；!！?？]", content):
             if _ENDED_VALUE.search(clause) and (said := content_tokens(clause)):
                 out = [old for old in out if not _said_of_subject(old.content) & said]
+        # "布洛芬我是可以吃的", "牛肉没问题", "I can eat eggs": what the user avoided or was allergic to is fine after all
+        for fine in _FINE_AFTER_ALL.finditer(content):
+            thing = re.sub(
+                r"^(?:其实|不过|但是?|而且|还有|哦|嗯|那|就)+",
+                "",
+                (fine.group("x") or fine.group("x2") or fine.group("x3") or "").strip().lower(),
+            )
+            if len(thing) >= 2:
+                out = [
+                    old
+                    for old in out
+                    if any(old is c for c in mine)
+                    or not (thing in old.content.lower() and _AVOIDS.search(old.content))
+                ]
         # "其实我上个月已经辞职了", "actually I quit last month": where the user worked is no longer so
         if _QUIT_JOB.search(content):
             out = [old for old in out if any(old is c for c in mine) or not _EMPLOYED.match(old.content)]
