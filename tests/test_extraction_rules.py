@@ -5393,3 +5393,7 @@ def test_what_the_user_avoided_is_fine_after_all():
     ]
     # a question about it leaves it
     assert talked(["我不吃香菜", "好的", "香菜没问题吗"]) == ["用户不吃香菜"]
+
+
+def test_not_this_but_that_puts_the_value_right_in_the_statement_that_had_it():
+    assert talked(["我在医院做护工", "好的", "不是护工 是护士 去年考的证"]) == ["用户在医院做护士"]

@@ -5507,6 +5507,11 @@ _JOB_TITLE_EN = re.compile(
 )
 
 
+_NOT_THIS_BUT_ZH = re.compile(
+    r"^(?:[\s，,。]|[哦噢啊呃嗯唉诶额哎呀]|\b(?:sorry|oops|oh)\b)*(?:不对[，,\s]*)?不是\s?(?P<old>[^，,。！!？?\s]{1,12}?)\s*"
+    r"[，,\s]\s*(?:是|而是)\s?(?P<new>[^，,。！!？?\s的了]{1,12})(?=[，,。！!？?\s]|$)",
+    re.I,
+)
 _FINE_AFTER_ALL = re.compile(
     r"(?:(?<![\u4e00-\u9fff])|(?<=其实)|(?<=不过)|(?<=但是)|(?<=还有)|(?<=而且))"
     r"(?P<x>[\u4e00-\u9fff]{2,4}?)(?:我|其实|倒是|还是|也)*(?:是)?(?:没问题|可以吃|能吃|可以喝|能喝|可以用|能用|不过敏|吃没事|吃了没事)(?![吗呢嘛么]|[^，,。]{0,6}[?？])"
@@ -6022,6 +6027,14 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 ):
                     out, retold = _restated(out, mine, old, text, message.get("message_id") or "")
                     retold_from = old
+                    break
+        if retold is None and (swap := _NOT_THIS_BUT_ZH.match(content)):
+            # "我在花旗做外汇交易" … "不是外汇 是利率 刚转过去的": the value named is put right in the statement that had it
+            for old in reversed(_still_written(previous, out)):
+                if swap.group("old").lower() in old.content.lower():
+                    text = old.content.replace(swap.group("old"), swap.group("new"), 1)
+                    out, retold = _restated(out, mine, old, text, message.get("message_id") or "")
+                    retold.correction, retold.replaces, retold_from = True, (old.content,), old
                     break
         if retold is None and (made := _MADE_THAT.match(content)):
             # "I'm on Pacific time …" … "make that Singapore time. relocated in March": the value said last is the
