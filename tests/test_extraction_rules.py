@@ -5397,3 +5397,15 @@ def test_what_the_user_avoided_is_fine_after_all():
 
 def test_not_this_but_that_puts_the_value_right_in_the_statement_that_had_it():
     assert talked(["我在医院做护工", "好的", "不是护工 是护士 去年考的证"]) == ["用户在医院做护士"]
+
+
+def test_a_new_device_of_the_same_kind_is_the_one_in_use():
+    assert talked(
+        ["I'm on a Galaxy S21", "ok", "just got an iPhone 16 Pro last week, how do I move my photos"]
+    ) == ["The user now uses iPhone 16 Pro"]
+    assert talked(["我用的是华为P40", "好的", "上个月换了个小米14 怎么导通讯录"]) == ["用户现在使用小米14"]
+    # someone else's new phone, or a band of the same brand, leaves it
+    assert talked(["I'm on a Galaxy S21", "ok", "my son got an iPhone 16"])[:1] == [
+        "The user is on a Galaxy S21"
+    ]
+    assert talked(["我用的是小米14", "好的", "我买了个小米手环"])[:1] == ["用户使用小米14"]

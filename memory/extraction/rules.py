@@ -5523,6 +5523,27 @@ _AVOIDS = re.compile(
     r"不吃|不喝|不能吃|不能喝|过敏|忌口|\ballergic\b|\b(?:does not|doesn't|can't|cannot) (?:eat|have|drink)\b|\bavoids?\b",
     re.I,
 )
+_DEVICE_KINDS = {
+    "phone": r"iPhone|Pixel|Galaxy S|Galaxy Z|Galaxy A|小米|红米|Redmi|华为|Huawei|OPPO|vivo|荣耀|Honor|一加|OnePlus|Xiaomi|"
+    r"Nokia|Motorola|Nothing Phone",
+    "laptop": r"MacBook|ThinkPad|Surface|XPS|Chromebook|拯救者|ROG|Zenbook|Yoga|Spectre|EliteBook|Latitude",
+}
+_DEVICE_RE = {kind: re.compile(rf"(?:{words})", re.I) for kind, words in _DEVICE_KINDS.items()}
+_DEVICE_NAME = "|".join(_DEVICE_KINDS.values())
+# a device the user got or switched to, named with its model: "got an iPhone 15 last week", "上周换了个 iPhone 15"
+_GOT_DEVICE = re.compile(
+    rf"(?:^|[，,。.!！]\s*|我|\bI )(?:just |finally |recently |已经|刚|上周|上个?月|前几天|最近)*"
+    rf"(?:got|bought|switched to|upgraded to|picked up|买了|换了|换成|入了|入手了|换到)\s?(?:an? |the |a new |个|一台|一部|台|部)?\s?"
+    rf"(?P<device>(?:{_DEVICE_NAME})(?!\s?(?:手环|手表|耳机|电视|平板|音箱|路由器|Watch|Buds|Tab|Pad|TV|Band))(?:\s?(?:[A-Za-z]?\d[A-Za-z0-9+-]*|Pro|Max|Plus|Ultra|Air|mini|Lite|SE|XL|Note|Fold|Flip)){{0,3}})"
+    rf"(?![A-Za-z0-9])",
+    re.I,
+)
+
+
+def _device_kind(text: str) -> str:
+    return next((kind for kind, pattern in _DEVICE_RE.items() if pattern.search(text)), "")
+
+
 _QUIT_JOB = re.compile(
     r"(?:^|[，,。！!\s]|我)(?:其实|已经|上个?月|上个?(?:周|星期|礼拜)|前几天|前天|昨天|去年|今年|年初|刚|前阵子|早就|都)*"
     r"(?:辞职|离职|辞了职|裸辞|被裁|被辞退|被开除)"
@@ -6087,6 +6108,31 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 ]
                 if len(held) == 1 and held[0].content != candidate.content:
                     out = _superseded(out, held[0], candidate)
+        # "I'm on the Pixel 6" … "got an iPhone 15 last week", "我用的是小米13" … "上周换了个 iPhone 15": a new device of the
+        # same kind the user got or switched to is the one in use, and the old one is not
+        if (got := _GOT_DEVICE.search(content)) and (kind := _device_kind(got.group("device"))):
+            device = got.group("device").strip()
+            held = [
+                c
+                for c in [*out, *mine]
+                if _device_kind(c.content) == kind and device.lower() not in c.content.lower()
+            ]
+            if held:
+                new = next((m for m in mine if device.lower() in m.content.lower()), None)
+                if new is None:
+                    new = Candidate(
+                        f"用户现在用{device}"
+                        if held[-1].content.startswith("用户")
+                        else f"The user now uses {device}",
+                        "fact",
+                        0.85,
+                        rule="correction",
+                        source_message_id=message.get("message_id") or "",
+                    )
+                    mine.append(new)
+                for old in held:
+                    out = _superseded(out, old, new)
+                    mine = [c for c in mine if c is not old]
         # "我们 team 的 repo 在 GitLab 上" … "上周刚 migrate 到 GitHub 了": where the thing is kept, with the new name
         for candidate in mine:
             if switched := _NOW_USES_NAME.search(candidate.content):
