@@ -4953,8 +4953,8 @@ def test_what_else_the_user_does_and_a_home_bought(message, expected):
 
 
 def test_should_have_said_is_no_statement():
+    # (and eggs eaten, said with stress, end being vegan)
     assert talked(["I'm vegan, lunch ideas?", "Sure.", "oh wait I should've said, I do eat eggs"]) == [
-        "The user is vegan",
         "The user does eat eggs",
     ]
 
@@ -5409,3 +5409,14 @@ def test_a_new_device_of_the_same_kind_is_the_one_in_use():
         "The user is on a Galaxy S21"
     ]
     assert talked(["我用的是小米14", "好的", "我买了个小米手环"])[:1] == ["用户使用小米14"]
+
+
+def test_fish_eaten_said_with_stress_ends_being_vegetarian():
+    assert talked(["I'm vegetarian, any dinner ideas?", "sure", "oh wait, I do eat fish actually"]) == [
+        "The user does eat fish"
+    ]
+
+
+def test_a_later_name_to_be_called_by_replaces_the_earlier():
+    assert talked(["叫我阿明就行", "好的阿明", "其实朋友都叫我明仔，你也叫明仔吧"]) == ["用户希望被称为明仔"]
+    assert talked(["你叫什么名字"]) == []

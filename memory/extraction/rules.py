@@ -944,7 +944,10 @@ _SELF_EN = re.compile(
 )
 
 # "叫我小李就行", "你可以叫我老陈": what the user is called (not "叫我起床")
-_CALL_ME_ZH = r"^(?:你)?(?:以后)?(?:可以|就|都)*叫我(?![起吃回去来做写帮看买一出下上过])"
+_CALL_ME_ZH = (
+    r"^(?:你)?(?:以后)?(?:可以|就|都|也)*(?:叫我|(?:(?<=你)|(?<=你也)|(?<=你就))叫(?=(?![^吧]*(?:什么|啥|谁|哪|几))[\u4e00-\u9fffA-Za-z]{1,6}?(?:吧|就好|就行|好了)?$))"
+    r"(?![起吃回去来做写帮看买一出下上过])"
+)
 # Standing instructions: they only count when addressed to the assistant ("以后用中文回复" / "always answer...").
 _STANDING_ZH = re.compile(
     r"(?:以后|下次|默认|始终|一律|总是|每次)(?:都|请|你|给我|也)*.{0,6}?"
@@ -5493,6 +5496,8 @@ _DIETS_ZH = "纯素|全素|素食|吃素|蛋奶素|鱼素|生酮|弹性素食"
 _ATE_AGAIN_EN = re.compile(
     r"^The user (?:has been |is |has started |started |now )?(?:eating|eats|eat) (?:some )?(?:fish|meat|seafood|chicken|"
     r"salmon|beef|pork|eggs|dairy)\b(?=.*\b(?:again|now|since)\b)"
+    # said with stress: "I do eat fish" (so not vegetarian after all)
+    r"|^The user (?:does|actually|still) eats? (?:fish|meat|seafood|chicken|salmon|eggs|dairy)\b"
 )
 _ATE_AGAIN_ZH = re.compile(
     r"^用户(?:最近|现在|又|已经)*(?:开始)?(?:吃|能吃)(?:鱼|肉|海鲜|鸡肉?|牛肉|猪肉|荤)"
@@ -5579,6 +5584,9 @@ def _now_replaces(new: str, old: str, *, change: bool = False) -> bool:
     transferred to 交大 this semester")."""
     if change and _JOB_TITLE_EN.match(new) and _JOB_TITLE_EN.match(old):
         return True
+    # "叫我小周就好" … "你也叫周周吧": the name to be called by now
+    if new.startswith("用户希望被称为") and old.startswith("用户希望被称为"):
+        return new != old
     if age := re.match(r"^(The user's [\w-]+) is \d+ now$", new):
         return bool(re.match(rf"^{re.escape(age.group(1))}(?:'s| is) \d+$", old))
     if now := re.match(r"^The user is (?:an? )?(.+) now$", new):
