@@ -5420,3 +5420,12 @@ def test_fish_eaten_said_with_stress_ends_being_vegetarian():
 def test_a_later_name_to_be_called_by_replaces_the_earlier():
     assert talked(["叫我阿明就行", "好的阿明", "其实朋友都叫我明仔，你也叫明仔吧"]) == ["用户希望被称为明仔"]
     assert talked(["你叫什么名字"]) == []
+
+
+def test_an_activity_stopped_ends_the_habit_of_it():
+    assert "用户每周骑三次车通勤" not in talked(["我每周骑三次车通勤", "好的", "膝盖伤了 医生说半年别骑车了"])
+    assert (
+        talked(["I swim every morning before work", "nice", "my doctor says I can't swim for a month"]) == []
+    )
+    # a word that only looks like it leaves the habit
+    assert talked(["我每天跑步", "好的", "你别跑题了"]) == ["用户每天跑步"]

@@ -4440,6 +4440,26 @@ _ENDED_VALUE = re.compile(
     r"|(?<=[\u4e00-\u9fff])(?:那个|这个)?(?:先)?(?:放|搁)(?:下|一边)?了(?=\s|$)",  # "日语那个放了"
     re.I,
 )
+# An activity stopped, by the user or on a doctor's word: "医生不让跑了", "一年内别跑了", "had to stop running"
+_STOPPED_ACTIVITY = re.compile(
+    r"(?:不让|(?<![不])别|不许|不能再|没法再|不再|再也不|戒)(?:再)?"
+    r"(?:(?P<v>[跑游骑爬抽跳滑])(?:步|泳|车|山|雪|烟|绳)?|(?P<v3>喝酒|打球|踢球|打篮球|踢足球))(?:了|啦)"
+    r"|\b(?:stop(?:ped)?|quit|gave up|give up|no more|can't|cannot|can no longer|not allowed to|banned from)\s+"
+    r"(?P<v2>run|swim|cycl|bik|lift|climb|ski|surf|hik)\w*",
+    re.I,
+)
+_HABITUAL = re.compile(
+    r"每天|每周|每晚|每月|平时|经常|一般|常常|一直|周末|一周|\b(?:every|weekly|daily|usually|regularly|often|"
+    r"on weekends|a week|training for)\b|\bruns\b|\bswims\b|\bcycles\b|\bclimbs\b",
+    re.I,
+)
+
+
+def _about_self(text: str) -> bool:
+    """A statement about the user themselves, not one of their people or things."""
+    return bool(re.match(r"^用户(?!的)|^The user (?!'s)", text))
+
+
 _SLIP = re.compile(r"说错|讲错|说反|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
 # A finding about the user's health that a later message says was wrong ("医生说我小时候那次可能是误判 今天做了皮试是阴性",
 # "turns out it's not an allergy", "the doctor ruled it out"): the statements of the finding go.
@@ -6172,6 +6192,18 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         for clause in re.split(r"[，,。.;；!！?？]", content):
             if _ENDED_VALUE.search(clause) and (said := content_tokens(clause)):
                 out = [old for old in out if not _said_of_subject(old.content) & said]
+            # "医生说一年内别跑了", "my doctor told me to stop running": a habit of that activity has ended
+            if stop := _STOPPED_ACTIVITY.search(clause):
+                done = (stop.group("v") or stop.group("v2") or stop.group("v3") or "").lower()
+                out = [
+                    old
+                    for old in out
+                    if not (
+                        done in old.content.lower()
+                        and _HABITUAL.search(old.content)
+                        and _about_self(old.content)
+                    )
+                ]
         # "布洛芬我是可以吃的", "牛肉没问题", "I can eat eggs": what the user avoided or was allergic to is fine after all
         for fine in _FINE_AFTER_ALL.finditer(content):
             thing = re.sub(
