@@ -5424,8 +5424,8 @@ def test_a_later_name_to_be_called_by_replaces_the_earlier():
 
 def test_an_activity_stopped_ends_the_habit_of_it():
     assert "用户每周骑三次车通勤" not in talked(["我每周骑三次车通勤", "好的", "膝盖伤了 医生说半年别骑车了"])
-    assert (
-        talked(["I swim every morning before work", "nice", "my doctor says I can't swim for a month"]) == []
+    assert "The user swims every morning before work" not in talked(
+        ["I swim every morning before work", "nice", "my doctor says I can't swim for a month"]
     )
     # a word that only looks like it leaves the habit
     assert talked(["我每天跑步", "好的", "你别跑题了"]) == ["用户每天跑步"]
