@@ -115,7 +115,8 @@ _CANTONESE_MAP = dict(_CANTONESE_WORDS)
 # 湊 (look after) a child, 唔 (not) as "cannot" before 得 and "don't" where a request starts, 個 (my) after a
 # person.
 _CANTONESE_IN_PLACE = (
-    # 唔好: "don't" where a request starts, "not good" after what is not
+    # 唔好意思: sorry; 唔好: "don't" where a request starts, "not good" after what is not
+    (re.compile(r"唔好意思"), "不好意思"),
     (re.compile(r"(?:(?<=^)|(?<=[，,。！!？?\s你請请]))唔好"), "不要"),
     (re.compile(r"唔好"), "不好"),
     (re.compile(r"唔(\S)得"), r"不能\1"),

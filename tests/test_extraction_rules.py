@@ -5429,3 +5429,11 @@ def test_an_activity_stopped_ends_the_habit_of_it():
     )
     # a word that only looks like it leaves the habit
     assert talked(["我每天跑步", "好的", "你别跑题了"]) == ["用户每天跑步"]
+
+
+def test_spicy_food_to_be_given_up_and_fish_eaten_too_end_what_was_said():
+    assert "用户的女儿今年读小一" not in talked(
+        ["我女兒今年讀小一", "好", "唔好意思打錯 係小三 佢識睇橋樑書"]
+    )
+    assert talked(["我无辣不欢 推荐几家湘菜", "好的", "哦对 医生说我胃不好 辣的要戒"]) == ["用户胃不好"]
+    assert talked(["I'm vegetarian, plan my week", "ok", "oh i eat fish too"]) == ["The user eats fish"]

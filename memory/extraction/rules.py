@@ -4444,10 +4444,13 @@ _ENDED_VALUE = re.compile(
 _STOPPED_ACTIVITY = re.compile(
     r"(?:不让|(?<![不])别|不许|不能再|没法再|不再|再也不|戒)(?:再)?"
     r"(?:(?P<v>[跑游骑爬抽跳滑])(?:步|泳|车|山|雪|烟|绳)?|(?P<v3>喝酒|打球|踢球|打篮球|踢足球))(?:了|啦)"
+    # a food to be given up: "医生说辣的要戒" (what the user could eat plenty of goes)
+    r"|(?P<v4>[\u4e00-\u9fff])的?(?:要|得|必须|都得)戒"
     r"|\b(?:stop(?:ped)?|quit|gave up|give up|no more|can't|cannot|can no longer|not allowed to|banned from)\s+"
     r"(?P<v2>run|swim|cycl|bik|lift|climb|ski|surf|hik)\w*",
     re.I,
 )
+_EATS_A_LOT_ZH = re.compile(r"能吃|爱吃|喜欢吃|无.不欢|越.越好")
 _HABITUAL = re.compile(
     r"每天|每周|每晚|每月|平时|经常|一般|常常|一直|周末|一周|\b(?:every|weekly|daily|usually|regularly|often|"
     r"on weekends|a week|training for)\b|\bruns\b|\bswims\b|\bcycles\b|\bclimbs\b",
@@ -5518,6 +5521,8 @@ _ATE_AGAIN_EN = re.compile(
     r"salmon|beef|pork|eggs|dairy)\b(?=.*\b(?:again|now|since)\b)"
     # said with stress: "I do eat fish" (so not vegetarian after all)
     r"|^The user (?:does|actually|still) eats? (?:fish|meat|seafood|chicken|salmon|eggs|dairy)\b"
+    # eaten at all: "i eat fish too" (the statement of a vegetarian is wrong, whatever marks it)
+    r"|^The user eats (?:fish|meat|seafood|chicken|salmon|eggs|dairy)\b"
 )
 _ATE_AGAIN_ZH = re.compile(
     r"^用户(?:最近|现在|又|已经)*(?:开始)?(?:吃|能吃)(?:鱼|肉|海鲜|鸡肉?|牛肉|猪肉|荤)"
@@ -6194,13 +6199,19 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 out = [old for old in out if not _said_of_subject(old.content) & said]
             # "医生说一年内别跑了", "my doctor told me to stop running": a habit of that activity has ended
             if stop := _STOPPED_ACTIVITY.search(clause):
-                done = (stop.group("v") or stop.group("v2") or stop.group("v3") or "").lower()
+                done = (
+                    stop.group("v") or stop.group("v2") or stop.group("v3") or stop.group("v4") or ""
+                ).lower()
                 out = [
                     old
                     for old in out
                     if not (
                         done in old.content.lower()
-                        and _HABITUAL.search(old.content)
+                        and (
+                            _HABITUAL.search(old.content)
+                            or stop.group("v4")
+                            and _EATS_A_LOT_ZH.search(old.content)
+                        )
                         and _about_self(old.content)
                     )
                 ]
