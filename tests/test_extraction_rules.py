@@ -5437,3 +5437,10 @@ def test_spicy_food_to_be_given_up_and_fish_eaten_too_end_what_was_said():
     )
     assert talked(["我无辣不欢 推荐几家湘菜", "好的", "哦对 医生说我胃不好 辣的要戒"]) == ["用户胃不好"]
     assert talked(["I'm vegetarian, plan my week", "ok", "oh i eat fish too"]) == ["The user eats fish"]
+
+
+def test_a_job_started_lately_is_where_the_user_works_now():
+    assert talked(["not at the bank anymore, started at a credit union in Leeds last month"]) == [
+        "The user started at a credit union in Leeds last month"
+    ]
+    assert talked(["I joined the meeting late last week, can you summarise it"]) == []

@@ -3809,7 +3809,14 @@ def _durable(text: str, rule: str, form: str) -> bool:
         and not re.search(r"开始|\bstarting\b|\bfrom next\b", text, re.I)
     ):
         return False
-    if form != "change" and rule == "statement" and _RECENT_PAST.search(text) and "过" not in text:
+    if (
+        form != "change"
+        and rule == "statement"
+        and _RECENT_PAST.search(text)
+        and "过" not in text
+        # (a job started lately is where the user works now: "started at a small fintech in Austin last week")
+        and not _STARTED_JOB.match(text)
+    ):
         return False
     return True
 
@@ -4449,6 +4456,10 @@ _STOPPED_ACTIVITY = re.compile(
     r"|\b(?:stop(?:ped)?|quit|gave up|give up|no more|can't|cannot|can no longer|not allowed to|banned from)\s+"
     r"(?P<v2>run|swim|cycl|bik|lift|climb|ski|surf|hik)\w*",
     re.I,
+)
+_STARTED_JOB = re.compile(
+    r"^The user (?:just |recently )?(?:started (?:at|working at|work at|a new job at|a job at)|joined) (?!the (?:call|meeting|gym|class)\b)\S"
+    r"|^用户(?:刚|刚刚|上个?月|上周|前几天|去年)*(?:入职|加入)(?:了)?\S"
 )
 _EATS_A_LOT_ZH = re.compile(r"能吃|爱吃|喜欢吃|无.不欢|越.越好")
 _HABITUAL = re.compile(
