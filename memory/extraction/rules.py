@@ -4461,6 +4461,12 @@ _STARTED_JOB = re.compile(
     r"^The user (?:just |recently )?(?:started (?:at|working at|work at|a new job at|a job at)|joined) (?!the (?:call|meeting|gym|class)\b)\S"
     r"|^用户(?:刚|刚刚|上个?月|上周|前几天|去年)*(?:入职|加入)(?:了)?\S"
 )
+_LATELY_TAIL = re.compile(
+    r"\s+(?:just )?(?:last (?:week|month|year|spring|summer|fall|autumn|winter)|this (?:week|month|year)|"
+    r"(?:a|one|two|three|a few|a couple of|\d+) (?:days?|weeks?|months?) ago|recently|yesterday|on monday)$"
+    r"|(?<=^用户)(?:刚|刚刚|上个?月|上周|前几天|去年)+(?=入职|加入)",
+    re.I,
+)
 _EATS_A_LOT_ZH = re.compile(r"能吃|爱吃|喜欢吃|无.不欢|越.越好")
 _HABITUAL = re.compile(
     r"每天|每周|每晚|每月|平时|经常|一般|常常|一直|周末|一周|\b(?:every|weekly|daily|usually|regularly|often|"
@@ -6281,6 +6287,10 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             if wish.content.lower() not in seen:
                 seen.add(wish.content.lower())
                 mine.append(wish)
+        for candidate in mine:
+            if _STARTED_JOB.match(candidate.content):
+                # "The user started at a small fintech in Austin last week": when does not last, where does
+                candidate.content = _LATELY_TAIL.sub("", candidate.content)
         out += mine
         previous = mine or previous
         antecedent = _named_before(content) or antecedent
