@@ -4463,8 +4463,7 @@ _STARTED_JOB = re.compile(
 )
 _LATELY_TAIL = re.compile(
     r"\s+(?:just )?(?:last (?:week|month|year|spring|summer|fall|autumn|winter)|this (?:week|month|year)|"
-    r"(?:a|one|two|three|a few|a couple of|\d+) (?:days?|weeks?|months?) ago|recently|yesterday|on monday)$"
-    r"|(?<=^用户)(?:刚|刚刚|上个?月|上周|前几天|去年)+(?=入职|加入)",
+    r"(?:a|one|two|three|a few|a couple of|\d+) (?:days?|weeks?|months?) ago|recently|yesterday|on monday)$",
     re.I,
 )
 _EATS_A_LOT_ZH = re.compile(r"能吃|爱吃|喜欢吃|无.不欢|越.越好")
