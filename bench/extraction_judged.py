@@ -1,6 +1,6 @@
 """Extraction judged by a reader: precision and recall of the rule path by verdicts, not by a similarity threshold.
 
-    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe39 ...]
+    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe40 ...]
         [--judge a|b] [--show-new] [--show-wrong SET] [--agreement]
     scripts/devservices.py exec -- .venv/bin/python bench/extraction_judged.py --stored post|turns [--set ...]
 
@@ -20,7 +20,7 @@ found when a candidate that states it is still written (a new candidate may find
 bound while anything is unjudged).
 
 Judges (readers who saw neither the rules nor the other judge's verdicts): "a" judged every set, "b" the
-held-out half and probe12 to probe39 a second time (--agreement prints how often the two agree, and how often the
+held-out half and probe12 to probe40 a second time (--agreement prints how often the two agree, and how often the
 automatic match of bench/extraction.py agrees with each).
 
 Sets: the held-out half (bench/data/extraction_heldout.jsonl, evidence), probe9 and probe10 (read and tuned
@@ -44,7 +44,9 @@ read) was judged on that session's end rules. In the session after, probe35 was 
 fifth new author's, never read) was judged on the union of that session's start rules and its rules of mid-session,
 and its new texts again at the end; so was probe37 (a sixth new author's, never read), written later in
 the same session. In the next session probe36 was read and tuned on, and probe38 (a seventh new author's, never
-read) was judged on that session's start rules, and probe39 (an eighth new author's, never read) on its end rules.
+read) was judged on that session's start rules, and probe39 (an eighth new author's, never read) on its end rules. In
+the session after, probe38 was read and tuned on, and probe40 (a ninth new author's, never read) was judged on that
+session's end rules.
 No database: the rules run in this process (the model is loaded only with --agreement). With --stored, what
 is scored is what stays active after the whole write path (the gate, duplicates, supersedes, the session cap,
 take-backs), each conversation posted to a new user's session as one post or turn by turn (each user message
