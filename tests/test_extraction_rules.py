@@ -5444,3 +5444,9 @@ def test_a_job_started_lately_is_where_the_user_works_now():
         "The user started at a credit union in Leeds"
     ]
     assert talked(["I joined the meeting late last week, can you summarise it"]) == []
+
+
+def test_the_kids_of_one_who_teaches_them_are_not_the_users():
+    assert talked(["I coach a swim club on saturdays, kids are 7 to 12, warm-up ideas?"]) == [
+        "The user coaches a swim club on saturdays"
+    ]

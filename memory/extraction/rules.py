@@ -5133,6 +5133,10 @@ _BARE_KIN_EN = re.compile(
     r"doesn't|don't|won't|just|only|still|always|never|both|turned|starts?|started)\b))",
     re.I,
 )
+_MINDS_KIDS_EN = re.compile(
+    r"\b(?:teach\w*|class(?:room)?|students?|pupils?|coach\w*|tutor\w*|camp|daycare|nursery|babysit\w*|nann(?:y|ies))\b",
+    re.I,
+)
 _YES_DOING_EN = re.compile(
     r"^(yes|yeah|yep|yup|right|correct|exactly)[,.!]?\s+(?=(?:doing|working|taking|studying|learning|planning|"
     r"hoping|trying|using|living|teaching|running|saving|training)\b)",
@@ -5285,7 +5289,16 @@ def _typed_english(text: str) -> str:
         flags=re.I,
     )
     # "nothing too far, kids get carsick", "wife is a vet": one's own people named without "my" as a clause's subject
-    text = _BARE_KIN_EN.sub(lambda m: m.group("lead") + "my " + m.group("kin").lower(), text)
+    # (not the kids of one who teaches or minds them: "I teach year 2 … kids are 6-10")
+    minds_kids = bool(_MINDS_KIDS_EN.search(text))
+    text = _BARE_KIN_EN.sub(
+        lambda m: (
+            m.group(0)
+            if minds_kids and m.group("kin").lower() == "kids"
+            else m.group("lead") + "my " + m.group("kin").lower()
+        ),
+        text,
+    )
     if _WORK_THINGS_EN.search(text):
         return text
     if _HOME_CONTEXT_EN.search(_WE_MOVED_TO.sub("", text)):
