@@ -5450,3 +5450,10 @@ def test_the_kids_of_one_who_teaches_them_are_not_the_users():
     assert talked(["I coach a swim club on saturdays, kids are 7 to 12, warm-up ideas?"]) == [
         "The user coaches a swim club on saturdays"
     ]
+
+
+def test_a_thing_at_its_new_time_replaces_the_statement_of_its_old_time():
+    assert talked(["我每周二晚上上网球课", "好的", "网球课改到周四晚上了"]) == ["用户每周四晚上上网球课"]
+    assert talked(["我每周三上午跟 mentor 有 1:1", "好的", "mentor 的 1:1 改周五早上了"]) == [
+        "用户的导师的 1:1 现在是周五早上"
+    ]

@@ -5603,6 +5603,13 @@ def _device_kind(text: str) -> str:
     return next((kind for kind, pattern in _DEVICE_RE.items() if pattern.search(text)), "")
 
 
+# A thing at its new time: "用户的导师的 1:1 现在是周五早上", "组会现在是周四下午"
+_NOW_AT_ZH = re.compile(
+    r"^(?:用户的)?(?:[\u4e00-\u9fffA-Za-z]{1,8}的\s?)?(?P<thing>[\w\u4e00-\u9fff:：+ -]{2,12}?)\s?现在是"
+)
+_WHEN_ZH = re.compile(
+    r"(?:周|星期|礼拜)[一二三四五六日天]|[一二三四五六七八九十\d]+(?:号|日|点)|上午|下午|早上|晚上"
+)
 _QUIT_JOB = re.compile(
     r"(?:^|[，,。！!\s]|我)(?:其实|已经|上个?月|上个?(?:周|星期|礼拜)|前几天|前天|昨天|去年|今年|年初|刚|前阵子|早就|都)*"
     r"(?:辞职|离职|辞了职|裸辞|被裁|被辞退|被开除)"
@@ -6195,6 +6202,14 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 for old in held:
                     out = _superseded(out, old, new)
                     mine = [c for c in mine if c is not old]
+        # "每周三上午跟 advisor 有 1:1" … "advisor 的 1:1 改周五早上了": the thing named is at its new time, and the
+        # statement of its old time goes
+        for candidate in mine:
+            if (moved_to := _NOW_AT_ZH.match(candidate.content)) and candidate.correction:
+                thing = moved_to.group("thing").strip()
+                for old in [c for c in out if all(c is not m for m in mine)]:
+                    if thing in old.content and _WHEN_ZH.search(old.content) and _about_self(old.content):
+                        out = _superseded(out, old, candidate)
         # "我们 team 的 repo 在 GitLab 上" … "上周刚 migrate 到 GitHub 了": where the thing is kept, with the new name
         for candidate in mine:
             if switched := _NOW_USES_NAME.search(candidate.content):
