@@ -5457,3 +5457,9 @@ def test_a_thing_at_its_new_time_replaces_the_statement_of_its_old_time():
     assert talked(["我每周三上午跟 mentor 有 1:1", "好的", "mentor 的 1:1 改周五早上了"]) == [
         "用户的导师的 1:1 现在是周五早上"
     ]
+
+
+def test_what_follows_from_a_statement_and_what_a_loan_costs_each_month_are_the_statements():
+    assert talked(["我不吃芒果 一吃就过敏 推荐点水果"]) == ["用户不吃芒果，一吃就过敏"]
+    assert talked(["记一下我的情况：有车贷 每个月还三千"]) == ["用户有车贷，每个月还三千"]
+    assert talked(["我是初中数学老师 带初二三个班 出几道题"]) == ["用户是初中数学老师", "用户带初二三个班"]

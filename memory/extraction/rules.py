@@ -891,6 +891,8 @@ _CONTINUES_ZH = re.compile(
     r"(?:全|全部|都)?(?:换成|改成|换到|改用|迁到)|常驻|改(?=[学喝吃骑开玩看听坐住练打跑游])|"
     # a stretch of the subject's life: "退休前在纺织厂干了三十年会计"
     r"(?:退休|毕业|结婚|工作|上大学)(?:前|后|以前|以后|之前|之后)(?=在|当|做|干|教|一直|是)|"
+    # whom a teacher or a lead has: "我是小学语文老师 带三年级两个班"
+    r"带(?=[一二三四五六七八九十两\d]|[\u4e00-\u9fff]{0,5}(?:班|年级|学生|团队|小组))|"
     # a state the subject has come to ("我东北的 现在在苏州定居 结婚了"): married, divorced, retired
     r"(?:结婚|离婚|退休|离异|丧偶|二婚)了?$|"
     # a plan of the subject's ("打算转项目经理"), and a thing put first with only or never ("咖啡只喝黑的")
@@ -2760,6 +2762,20 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
                     True  # "如果以后搬去北京的话，我想买辆车", "If I ever move to Berlin…": not a fact
                 )
             if hypothetical:
+                continue
+            if (
+                zh
+                and kept_before
+                and len(out) > first
+                and (
+                    _WHEN_THEN_ZH.match(clause)
+                    or _REPAYMENT_ZH.match(clause)
+                    and re.search(r"贷|欠|分期", out[-1].content)
+                )
+            ):
+                # "我不喝咖啡 一喝就心悸", "有房贷 每个月还八千": what follows from the statement, or what it costs
+                # each month, is the statement's
+                out[-1].content += "，" + clause
                 continue
             if (
                 not zh
@@ -5603,6 +5619,8 @@ def _device_kind(text: str) -> str:
     return next((kind for kind, pattern in _DEVICE_RE.items() if pattern.search(text)), "")
 
 
+_WHEN_THEN_ZH = re.compile(r"^一[\u4e00-\u9fff]{1,2}就[\u4e00-\u9fff]{1,6}$")
+_REPAYMENT_ZH = re.compile(r"^(?:每个?月|月供)(?:要)?(?:还|交|供)?[\d一二三四五六七八九十两百千万几]+")
 # A thing at its new time: "用户的导师的 1:1 现在是周五早上", "组会现在是周四下午"
 _NOW_AT_ZH = re.compile(
     r"^(?:用户的)?(?:[\u4e00-\u9fffA-Za-z]{1,8}的\s?)?(?P<thing>[\w\u4e00-\u9fff:：+ -]{2,12}?)\s?现在是"
