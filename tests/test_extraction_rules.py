@@ -5463,3 +5463,7 @@ def test_what_follows_from_a_statement_and_what_a_loan_costs_each_month_are_the_
     assert talked(["我不吃芒果 一吃就过敏 推荐点水果"]) == ["用户不吃芒果，一吃就过敏"]
     assert talked(["记一下我的情况：有车贷 每个月还三千"]) == ["用户有车贷，每个月还三千"]
     assert talked(["我是初中数学老师 带初二三个班 出几道题"]) == ["用户是初中数学老师", "用户带初二三个班"]
+
+
+def test_a_standing_wish_without_its_verb_reads_use():
+    assert talked(["always celsius pls"]) == ["The user wants the assistant to always use celsius"]

@@ -1730,6 +1730,15 @@ def _instruction_statement(clause: str, zh: bool) -> str:
         body = f"{when.group(4)} {when.group(1).lower()}it {_third(when.group(2))}{when.group(3)}"
     if assumed := re.match(r"assume (?:that )?((?:I|I'm|my)\b.+)$", body, re.I):
         return _rewrite_en(assumed.group(1))  # "going forward, assume I'm a beginner": what to take as given
+    # "always metric pls", "never imperial units": the thing to be used or not, without its verb
+    body = re.sub(
+        r"^((?:always|never)\s+)(?=(?:metric|imperial|celsius|fahrenheit|british|american|uk|us|bullet|markdown|tables?|"
+        r"code blocks?|plain text|emojis?|24[- ]?h(?:ou)?r?|english|chinese|simplified|traditional)\b)",
+        r"\1use ",
+        body,
+        flags=re.I,
+    )
+    body = re.sub(r"\s+(?:pls|plz|please)$", "", body, flags=re.I)
     body = _EN_POSSESSIVE[0][0].sub("the user's", body)
     body = re.sub(r"(?<![\w'])me(?![\w'])", "the user", body, flags=re.I)
     body = re.sub(r"(?<![\w'])your(?![\w'])", "its", body, flags=re.I)
