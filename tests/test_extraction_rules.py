@@ -5467,3 +5467,11 @@ def test_what_follows_from_a_statement_and_what_a_loan_costs_each_month_are_the_
 
 def test_a_standing_wish_without_its_verb_reads_use():
     assert talked(["always celsius pls"]) == ["The user wants the assistant to always use celsius"]
+
+
+def test_the_s_of_is_after_my_thing_is_read_as_is():
+    assert talked(["my husband's a paramedic, works nights"]) == [
+        "The user's husband is a paramedic",
+        "The user's husband works nights",
+    ]
+    assert talked(["my wife's car is red"]) == ["The user's wife's car is red"]

@@ -5158,6 +5158,14 @@ _BARE_KIN_EN = re.compile(
     r"doesn't|don't|won't|just|only|still|always|never|both|turned|starts?|started)\b))",
     re.I,
 )
+_MY_THING_IS_EN = re.compile(
+    r"\b((?:[Mm]y|[Oo]ur) (?:(?!(?:so|and|but|or|then|because|bc|that|who|which|when|if)\b)[a-z]+ ){0,2}?"
+    r"(?!(?:so|and|but|or|then|because|bc|that|who|which|when|if)\b)[a-z]+)'s "
+    r"(?!(?:family|parents|mom|mum|dad|brother|sister|friends?|place|house|home|flat|car|birthday|name|wife|husband|"
+    r"kids?|son|daughter|partner|boss|team|office|school|job|work|room|dog|cat)\b)"
+    r"(?=(?:a|an|the|not|so|very|really|pretty|super|in|at|from|on|into|about|also|still|only|\d+)\b"
+    r"|[a-z]+(?:\s+(?:so|and|but|because|bc|now)\b|\s*[,.;!?]|\s*$))"
+)
 _MINDS_KIDS_EN = re.compile(
     r"\b(?:teach\w*|class(?:room)?|students?|pupils?|coach\w*|tutor\w*|camp|daycare|nursery|babysit\w*|nann(?:y|ies))\b",
     re.I,
@@ -5313,6 +5321,8 @@ def _typed_english(text: str) -> str:
         text,
         flags=re.I,
     )
+    # "my day job's accounting", "my wife's a nurse": the 's of "is", not of whose
+    text = _MY_THING_IS_EN.sub(r"\1 is ", text)
     # "nothing too far, kids get carsick", "wife is a vet": one's own people named without "my" as a clause's subject
     # (not the kids of one who teaches or minds them: "I teach year 2 … kids are 6-10")
     minds_kids = bool(_MINDS_KIDS_EN.search(text))
