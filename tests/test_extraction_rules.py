@@ -5475,3 +5475,15 @@ def test_the_s_of_is_after_my_thing_is_read_as_is():
         "The user's husband works nights",
     ]
     assert talked(["my wife's car is red"]) == ["The user's wife's car is red"]
+
+
+def test_a_role_with_where_and_the_users_thesis_in_a_background_list():
+    assert talked(
+        ["standing context for later: nurse at a care home in Derby, thesis is on dementia care"]
+    ) == [
+        "The user is a nurse at a care home in Derby",
+        "The user's thesis is on dementia care",
+    ]
+    assert talked(["First of all, please keep this on file for every future chat: I'm hard of hearing."]) == [
+        "The user is hard of hearing"
+    ]

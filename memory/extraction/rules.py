@@ -1676,7 +1676,7 @@ def _about_user(clause: str, zh: bool) -> bool:
 
 
 _FROM_NOW_ON = re.compile(
-    r"以后|今后|之后|后面|往后|从现在起|\b(?:from now on|going forward|for (?:all )?future|in (?:the )?future)\b",
+    r"以后|今后|之后|后面|往后|从现在起|\b(?:from now on|going forward|for (?:all |every |any )?future|in (?:the )?future)\b",
     re.I,
 )
 _HOW_TO_WRITE_ZH = re.compile(
@@ -2133,7 +2133,8 @@ _EN_ITEM_DOING = re.compile(
 )
 _EN_ITEM_DIAGNOSED = re.compile(r"^(?:diagnosed|born|raised) (?:with|in) [\w ./-]{2,40}$", re.I)
 _EN_ITEM_OWN = re.compile(
-    r"^(?P<noun>(?:tech )?stack|budget|time ?zone|salary|rent|commute|schedule|shift|hours|team|company|"
+    r"^(?P<noun>(?:tech )?stack|budget|time ?zone|salary|rent|commute|schedule|shift|hours|team|company|dissertation|"
+    r"thesis|research|field|specialty|speciality|"
     r"first language|native language|main language|os|laptop|phone|car|degree|major) (?:is|are) \S",
     re.I,
 )
@@ -2166,7 +2167,9 @@ _ROLE_ITEM_EN = re.compile(
     r"^(?:an? )?[\w' -]{0,40}\b(?:student|engineer|developer|dev|designer|teacher|nurse|doctor|manager|lawyer|"
     r"accountant|researcher|scientist|analyst|consultant|founder|owner|writer|artist|illustrator|photographer|chef|"
     r"farmer|driver|pilot|retiree|freelancer|musician|architect|editor|professor|lecturer|intern|candidate|"
-    r"postdoc|resident|technician|electrician|plumber|mechanic|pharmacist|therapist|veterinarian|vet)s?$",
+    r"postdoc|resident|technician|electrician|plumber|mechanic|pharmacist|therapist|veterinarian|vet)s?"
+    # where or of what: "PhD student in marine biology at UC San Diego"
+    r"(?: (?:in|at|of|for|with|from) [\w&' .,-]{2,60})?$",
     re.I,
 )
 
