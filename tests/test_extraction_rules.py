@@ -4542,8 +4542,11 @@ def test_an_age_said_with_the_name_is_not_written_again():
         (["我家猫又在抓沙发了，怎么办"], ["用户养了一只猫"]),
         (["The gym double-charged me $60 this month, how do I dispute it?"], []),
         (["Grading 90 lab reports tonight and I'm dead inside"], []),
-        # a wish whose object was lost is not written
-        (["Can you remember this? Celsius, always. I live in Texas."], ["The user lives in Texas"]),
+        # a thing said with "always" last is the thing to be used always
+        (
+            ["Can you remember this? Celsius, always. I live in Texas."],
+            ["The user wants the assistant to always use celsius", "The user lives in Texas"],
+        ),
     ],
 )
 def test_probe34_round(conversation, expected):
@@ -5486,4 +5489,11 @@ def test_a_role_with_where_and_the_users_thesis_in_a_background_list():
     ]
     assert talked(["First of all, please keep this on file for every future chat: I'm hard of hearing."]) == [
         "The user is hard of hearing"
+    ]
+
+
+def test_a_thing_said_with_always_last_is_a_standing_wish():
+    assert talked(["Celsius, always. I'm in Lyon"]) == [
+        "The user wants the assistant to always use celsius",
+        "The user is in Lyon",
     ]

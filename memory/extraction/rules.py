@@ -5324,6 +5324,15 @@ def _typed_english(text: str) -> str:
         text,
         flags=re.I,
     )
+    # "Metric units, always.": a thing to be used always, said with "always" last
+    text = re.sub(
+        r"(?:^|(?<=[.!?]\s))((?:[A-Za-z][\w-]* ){0,2}[A-Za-z][\w-]*),? always(?=[.!]|\s*$)",
+        lambda m: (
+            "Always use "
+            + (m.group(1)[:1].lower() + m.group(1)[1:] if m.group(1)[1:2].islower() else m.group(1))
+        ),
+        text,
+    )
     # "my day job's accounting", "my wife's a nurse": the 's of "is", not of whose
     text = _MY_THING_IS_EN.sub(r"\1 is ", text)
     # "nothing too far, kids get carsick", "wife is a vet": one's own people named without "my" as a clause's subject
