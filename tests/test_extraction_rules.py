@@ -5497,3 +5497,11 @@ def test_a_thing_said_with_always_last_is_a_standing_wish():
         "The user wants the assistant to always use celsius",
         "The user is in Lyon",
     ]
+
+
+def test_a_thing_the_user_has_none_of_in_a_background_list():
+    assert talked(["about me: cooking for two, no microwave, no car"]) == [
+        "The user is cooking for two",
+        "The user has no microwave",
+        "The user has no car",
+    ]

@@ -2126,9 +2126,14 @@ _EN_ITEM_STATE = re.compile(
     re.I,
 )
 _EN_ITEM_DOING = re.compile(
-    r"^(?:currently |still |also )?(?:trying|learning|training|studying|saving|raising|caring|recovering|"
+    r"^(?:currently |still |also )?(?:trying|learning|training|studying|saving|raising|caring|recovering|cooking|"
     r"working|living|renting|commuting|teaching|running|building|freelancing) (?:to |for |from |with |in |at |on |a |an |"
     r"my |our |[a-z])[\w +./-]{1,50}$",
+    re.I,
+)
+_HAS_NO_ITEM_EN = re.compile(
+    r"^no (?P<what>(?:car|oven|microwave|dishwasher|stove|tv|garden|yard|balcony|printer|pets?|kids|children|"
+    r"washing machine|dryer|freezer|air ?con|a/c|aircon|parking|laptop|smartphone))$",
     re.I,
 )
 _EN_ITEM_DIAGNOSED = re.compile(r"^(?:diagnosed|born|raised) (?:with|in) [\w ./-]{2,40}$", re.I)
@@ -2231,7 +2236,8 @@ def _bare_statements(items: list[str], header: str, zh: bool, said: str = "") ->
     ):  # "oats, soy sauce, rice, chicken", "cattle, horses": a list of common words is material, not facts
         plain = [
             bool(re.fullmatch(r"[a-z]+(?: [a-z]+)?", item))
-            and not (_EN_ITEM_STATE.match(item) or _EN_STATE.match(item))  # "61, female, on metformin"
+            # "61, female, on metformin", "tiny kitchen, no oven"
+            and not (_EN_ITEM_STATE.match(item) or _EN_STATE.match(item) or _HAS_NO_ITEM_EN.match(item))
             for item in items
         ]
         listed = {
@@ -2262,6 +2268,8 @@ def _bare_statements(items: list[str], header: str, zh: bool, said: str = "") ->
             out.append(
                 "The user wants the assistant to " + re.sub(r"^please\s+", "", item, flags=re.I).lower()
             )
+        elif not zh and (none := _HAS_NO_ITEM_EN.match(item)):
+            out.append(f"The user has no {none.group('what').lower()}")  # "no oven", "no car"
         elif not zh and (no := re.match(r"no (?P<what>[\w' -]{2,30})$", item, re.I)):
             out.append(f"The user wants no {no.group('what')}")  # "no fluff"
         elif not zh and _ROLE_ITEM_EN.search(item):  # "3rd year PhD student", "a retired teacher"
