@@ -5505,3 +5505,11 @@ def test_a_thing_the_user_has_none_of_in_a_background_list():
         "The user has no microwave",
         "The user has no car",
     ]
+
+
+def test_more_states_and_roles_of_a_background_list():
+    assert talked(["for future reference: freelance tutor, dyslexic, GST registered"]) == [
+        "The user is a freelance tutor",
+        "The user is dyslexic",
+        "The user is GST registered",
+    ]

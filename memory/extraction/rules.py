@@ -2121,7 +2121,8 @@ _EN_STATE = re.compile(
 _EN_ITEM_STATE = re.compile(
     r"^(?:male|female|non-?binary|trans|vegan|vegetarian|pescatarian|diabetic|pre-?diabetic|type [12] diabetic|"
     r"asthmatic|epileptic|deaf|blind|colou?r-?blind|left-handed|right-handed|sober|self-employed|unemployed|"
-    r"fully remote|remote|bilingual|trilingual|childless|child-?free)$"
+    r"fully remote|remote|bilingual|trilingual|childless|child-?free|vat[- ]registered|gst[- ]registered|"
+    r"home-?schooled|housebound|wheelchair[- ]bound|neurodivergent|autistic|dyslexic)$"
     r"|^on (?!(?:it|this|that|the way|my way|call|time|holiday|vacation|leave)\b)[a-z][\w -]{2,30}$",
     re.I,
 )
@@ -2172,7 +2173,8 @@ _ROLE_ITEM_EN = re.compile(
     r"^(?:an? )?[\w' -]{0,40}\b(?:student|engineer|developer|dev|designer|teacher|nurse|doctor|manager|lawyer|"
     r"accountant|researcher|scientist|analyst|consultant|founder|owner|writer|artist|illustrator|photographer|chef|"
     r"farmer|driver|pilot|retiree|freelancer|musician|architect|editor|professor|lecturer|intern|candidate|"
-    r"postdoc|resident|technician|electrician|plumber|mechanic|pharmacist|therapist|veterinarian|vet)s?"
+    r"postdoc|resident|technician|electrician|plumber|mechanic|pharmacist|therapist|veterinarian|vet|trader|"
+    r"carer|caregiver|cleaner|builder|carpenter|baker|barista|cashier|courier|translator|tutor)s?"
     # where or of what: "PhD student in marine biology at UC San Diego"
     r"(?: (?:in|at|of|for|with|from) [\w&' .,-]{2,60})?$",
     re.I,
