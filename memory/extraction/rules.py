@@ -4988,9 +4988,14 @@ _RUN_IN_PASSING_ZH = re.compile(
 
 
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
+# What opens a take-back before its word (a sound, a sorry, "刚才"), and the Chinese words of a slip
+_TAKE_BACK_LEAD = r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额哎呀哟]|\b(?:oh|um|uh|hmm|ah)\b|不好意思|抱歉|对不起)*(?:刚才|刚刚|刚|前面|上面)?"
+_SLIP_WORDS_ZH = "错了|说错|讲错|说反|搞错|弄错|记错|打错|写错|搞混|记混"
 _TAKE_BACK = re.compile(
-    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额哎呀哟]|\b(?:oh|um|uh|hmm|ah)\b|不好意思|抱歉|对不起)*(?:刚才|刚刚|刚|前面|上面)?"
-    r"(?:不对|不是(?=[，,。！!\s]|的)|不是[^，,。]{1,8}了(?=[，,。！!\s])|错了|说错|讲错|说反|搞错|弄错|记错|打错|写错|搞混|记混|"
+    _TAKE_BACK_LEAD
+    + r"(?:不对|不是(?=[，,。！!\s]|的)|不是[^，,。]{1,8}了(?=[，,。！!\s])|"
+    + _SLIP_WORDS_ZH
+    + r"|"
     r"等等|等一下|等下|更正|纠正|"
     # "Boulder, not Denver.": the value said, then the one it replaces; "oh she turned 7 last week": an age
     # now (both read, not cut off, by _retaken)
@@ -5007,9 +5012,10 @@ _TAKE_BACK_LATE = re.compile(
 # A take-back in so many words, which takes back what it names even when it writes nothing of its own ("wait no, Milo
 # is my sister's cat"; not "no way 我要赢")
 _TAKE_BACK_OUTRIGHT = re.compile(
-    r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额哎呀哟]|\b(?:oh|um|uh|hmm|ah)\b|不好意思|抱歉|对不起)*(?:刚才|刚刚|刚|前面|上面)?"
-    r"(?:不对|错了|说错|讲错|说反|搞错|弄错|记错|打错|写错|搞混|记混|更正|纠正|"
-    r"(?:wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops)(?![A-Za-z]))",
+    _TAKE_BACK_LEAD
+    + r"(?:不对|"
+    + _SLIP_WORDS_ZH
+    + r"|更正|纠正|(?:wait|actually|sorry|scratch that|correction|I mean|I meant|my bad|oops)(?![A-Za-z]))",
     re.I,
 )
 # Content words of a statement: Chinese character pairs, other words (a plural's s left off), without the
@@ -6266,7 +6272,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         for candidate in mine:
             if (moved_to := _NOW_AT_ZH.match(candidate.content)) and candidate.correction:
                 thing = moved_to.group("thing").strip()
-                for old in [c for c in out if all(c is not m for m in mine)]:
+                for old in list(out):
                     if thing in old.content and _WHEN_ZH.search(old.content) and _about_self(old.content):
                         out = _superseded(out, old, candidate)
         # "我们 team 的 repo 在 GitLab 上" … "上周刚 migrate 到 GitHub 了": where the thing is kept, with the new name
@@ -6327,18 +6333,15 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             )
             if len(thing) >= 2:
                 out = [
-                    old
-                    for old in out
-                    if any(old is c for c in mine)
-                    or not (thing in old.content.lower() and _AVOIDS.search(old.content))
+                    old for old in out if not (thing in old.content.lower() and _AVOIDS.search(old.content))
                 ]
         # "其实我上个月已经辞职了", "actually I quit last month": where the user worked is no longer so
         if _QUIT_JOB.search(content):
-            out = [old for old in out if any(old is c for c in mine) or not _EMPLOYED.match(old.content)]
+            out = [old for old in out if not _EMPLOYED.match(old.content)]
         # "我高二" … "我现在高三下学期": the year of school the user is in now
         for candidate in mine:
             if grade := _OWN_GRADE.match(candidate.content):
-                for old in [c for c in out if all(c is not m for m in mine)]:
+                for old in list(out):
                     if (was := _OWN_GRADE.match(old.content)) and was.group("grade") != grade.group("grade"):
                         out = _superseded(out, old, candidate)
         if _RULED_OUT.search(content):
