@@ -101,6 +101,7 @@ SETS = {
     "probe38": "extraction_probe38",
     "probe39": "extraction_probe39",
     "probe40": "extraction_probe40",
+    "probe41": "extraction_probe41",
     "probe42": "extraction_probe42",
 }
 
