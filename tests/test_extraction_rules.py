@@ -5513,3 +5513,48 @@ def test_more_states_and_roles_of_a_background_list():
         "The user is dyslexic",
         "The user is GST registered",
     ]
+
+
+def test_a_value_said_anew_replaces_the_one_of_its_kind():
+    # a place, a name in use, a number of one kind, a day and a time, a shift, a team: said with a word of change
+    # near them, they take the old value's place in the statement that held it
+    assert talked(["I live in Derby, any running clubs?", "Sure.", "Nottingham now. moved in May"]) == [
+        "The user lives in Nottingham"
+    ]
+    assert talked(["我住苏州，周末去哪玩", "可以去园林。", "现在是无锡了 刚搬的"]) == ["用户住无锡"]
+    assert talked(["我daily用Trello管任务", "好的。", "最近迁到Asana了 Trello太乱"]) == ["用户现在使用 Asana"]
+    assert talked(["我们团队用 Jira 排期", "好的。", "we're on Linear these days"]) == [
+        "The user's team uses Linear these days"
+    ]
+    assert talked(["I manage a team of 4 designers", "OK.", "I said 4 but I meant 7, two joined"]) == [
+        "The user manages a team of 7 designers"
+    ]
+    assert sorted(talked(["I'm 41 and want to start rowing", "Great.", "42 as of yesterday actually"])) == [
+        "The user is 42",
+        "The user wants to start rowing",
+    ]
+    assert talked(["我上晚班的，吃饭不规律", "可以备餐。", "下个月开始改早班了"]) == [
+        "用户上早班的，吃饭不规律"
+    ]
+    assert talked(["我在测试组", "好的。", "我现在调到运维组了"]) == ["用户现在调到运维组"]
+    assert talked(["I have physio every Monday at 4pm", "Noted.", "it's Friday not Monday, wrong week"]) == [
+        "The user has physio every Friday at 4pm"
+    ]
+
+
+def test_a_value_not_said_as_new_or_of_another_kind_stays():
+    # a number of another unit, a question, a name far from any word of change: the old value stays
+    assert talked(["I'm about 70 kg, what tyre pressure?", "Around 80 psi.", "I ride 32mm tyres now"])[0] == (
+        "The user is about 70 kg"
+    )
+    assert talked(["我们还在用 Vue 2，升级排不上", "可以。", "Vue 2 是不是还得用 Vuex"]) == [
+        "用户还在使用 Vue 2，升级排不上"
+    ]
+    assert "The user is a vet in Leeds" in talked(
+        ["I'm a vet in Leeds", "OK.", "Right, so what about the rota for next week"]
+    )
+
+
+def test_a_change_the_write_path_reads_as_one_slot_replaces_the_old_statement():
+    # memory.classify's reading of a slot with a new value, in a message that says a change
+    assert talked(["I have 1 cat", "Nice.", "oops typo, I have 2 cats"]) == ["The user has 2 cats"]

@@ -47,6 +47,9 @@ from django.conf import settings
 
 from core.roles import ASSISTANT_ROLES, USER_ROLES
 from core.text import has_cjk, mandarin, simplified
+from memory.classify import classify
+from memory.embeddings.local import MODEL_NAME as LOCAL_MODEL
+from memory.places import chinese_place_pattern, english_words
 
 
 @dataclass
@@ -148,6 +151,8 @@ _ZH_TYPED_BREAK = re.compile(
     r"|(?<=^[对嗯哦噢诶哎有没是行好])\s+(?=[\u4e00-\u9fffA-Za-z])"
     # "我在用MacBook Air M2 手机是小米14": a name, then the next thing of the user's and what it is
     r"|(?<=[A-Za-z0-9])\s+(?=(?:手机|电脑|笔记本|平板|车|相机|耳机|手表)(?:是|用))"
+    # a name in Latin letters ended by 了, then the next clause: "最近迁到Asana了 Trello太乱"
+    r"|(?<=[A-Za-z0-9]了)\s+(?=[A-Za-z\u4e00-\u9fff])"
     r"|(?<=[A-Za-z0-9])\s+(?=我(?:是|在|做|们是|家))|(?<=[\u4e00-\u9fff])(?=然后)|(?<=[\u4e00-\u9fff][啊呀吧嘛啦呢])(?=[我你])"
     # how often, run on after what is done: "平时爱打羽毛球一周三次", "在练 bouldering 一周去两次 gym"
     r"|(?<=[\u4e00-\u9fffA-Za-z])\s*(?<![每一成为在是])(?=一(?:周|星期|个月|年)(?:[一二两三四五六七八九十\d]|去|练|打|跑|游)[^，,。]{0,6}次)"
@@ -1843,10 +1848,10 @@ def _moved(statement: str) -> str:
 _SWITCHED_ZH = re.compile(
     r"^(?P<subj>用户[^，,。\s]{0,8}?)(?<!要|想|会|将)(?<!打算|准备|计划)"
     r"(?P<when>(?:上个?月|这个月|本月|去年|今年|前年|最近|年初|年底|上上?周|这周|本周|上礼拜|上星期|前阵子|前几天|前两天|前些天|刚刚?|已经|也|都|全|全部|现在|目前)*)"
-    r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到|(?<=[全都部])搬到(?=\s*[A-Za-z]))了?\s*(?P<any>[^，,。（(]{1,20}?)"
+    r"(?:现在|目前)?(?:都)?(?:(?:改用|换用|转用|切换到|切到|迁移到|迁到|(?<=[全都部])搬到(?=\s*[A-Za-z]))了?\s*(?P<any>(?:(?!了\s)[^，,。（(]){1,20}?)"
     # (a name in Latin letters, or a Chinese brand with its model: 小米14, 华为 Mate 60)
     r"|(?:换成|换了|换到|换(?=\s*[A-Za-z]))了?\s*(?:台|个|部|辆|款|块|只)?\s*"
-    r"(?P<named>(?:[A-Za-z]|[\u4e00-\u9fff]{1,4}\s?[A-Za-z\d])[^，,。（(]{0,20}?)(?:的)?)了?$"
+    r"(?P<named>(?:[A-Za-z]|[\u4e00-\u9fff]{1,4}\s?[A-Za-z\d])(?:(?!了\s)[^，,。（(]){0,20}?)(?:的)?)了?$"
 )
 # A new employer: "用户跳槽去了腾讯" → "用户现在在腾讯工作".
 _JOINED_ZH = re.compile(
@@ -4584,7 +4589,8 @@ def _retaken(statement: str, content: str) -> str:
             break
     for m in _BARE_VALUE.finditer(content):
         # "说错了 是初二 初一是去年的事了": typed without stops, a space before Chinese ends the value
-        new = re.split(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", m.group("new").strip())[0]
+        # ("最近迁到Asana了 Trello太乱": and a space after 了)
+        new = re.split(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|(?<=了)\s+", m.group("new").strip())[0]
         # "Thursday since my brother…", "10:15 starting this week"
         new = re.split(
             r"\s+(?:since|because|cause|bc|as|so|but|and|after|starting|beginning|effective)\b|,", new
@@ -5376,9 +5382,10 @@ _BARE_NEW_VALUE_EN = re.compile(
     rf"(?P<value>{_TIME_VALUE}|\d[\d,.]*k?|{_NUMBER_WORD})\s+now\b",
     re.I,
 )
-_NOW_USES_NAME = re.compile(r"(?:现在使用|now uses)\s?([A-Z][\w.+-]*(?: [A-Z0-9][\w.+-]*)?)$")
+# (a name's letters are Latin: "Trello管任务" is the name Trello and what it is used for)
+_NOW_USES_NAME = re.compile(r"(?:现在使用|now uses)\s?([A-Z][A-Za-z0-9_.+-]*(?: [A-Z0-9][A-Za-z0-9_.+-]*)?)$")
 _NAME_IN_USE = re.compile(
-    r"(?:在|用|使用|\bon|\buses|\busing|\bwith|\bvia)\s?([A-Z][\w.+-]*(?: [A-Z0-9][\w.+-]*)?)"
+    r"(?:在|用|使用|\bon|\buses|\busing|\bwith|\bvia)\s?([A-Z][A-Za-z0-9_.+-]*(?: [A-Z0-9][A-Za-z0-9_.+-]*)?)"
 )
 _QUOTED_ONLY = re.compile(
     r"^\s*(?:and|also|plus|then|和|还有)?\s*[\"“「'‘][^\"”」'’]{2,200}[\"”」'’][\s.?!。？！]*$", re.I
@@ -5548,6 +5555,25 @@ def _value_swapped(statement: str, value: str) -> str:
     # "two cats, Miso and Tofu" -> "three cats": the members named for the old count go with it
     rest = re.sub(r",.*$", "", statement[last.end() :])
     return statement[: last.start()] + value + rest
+
+
+# A move said with its time and not where to ("moved in august", "上个月刚搬的"): the where is in another sentence, or
+# nowhere
+_MOVE_WITHOUT_WHERE = re.compile(
+    r"^The user (?:just |recently |only )?moved(?: (?:in|last|this|on|back in) [\w ]{1,20})?$"
+    r"|^用户(?:上个月|上周|去年|今年|前年|年初|年底)?(?:才|刚)?搬(?:的|了|家了)?$",
+    re.I,
+)
+
+
+# Words of a change or a correction in a message: what the write path's slot reading (memory.classify) may replace is
+# looked for only in a message that says one
+_CHANGE_CUE = re.compile(
+    r"现在|如今|目前|已经|早就|改|换|搬|迁|转|调到|升|不再|不是|以前|之前|原来|后来|打错|记错|说错|说反|搞错|搞混|最近|刚|其实|不对"
+    r"|\b(?:now|these days|nowadays|no longer|anymore|switched|changed|moved|migrated|upgraded|traded|promoted|transferred"
+    r"|actually|typo|meant|mixed|wrong|not|instead|pushed|as of|update|scratch|oops|sorry|my bad)\b|n't",
+    re.I,
+)
 
 
 def _superseded(out: list[Candidate], old: Candidate, new: Candidate) -> list[Candidate]:
@@ -5809,6 +5835,227 @@ _GREETING = re.compile(
 )
 
 
+# ---- a value said anew in a later message ------------------------------------------------------------------------
+
+# Words that say a value is new or was wrong: only a message with one of them replaces an earlier value of its kind
+_ANEW_CUE = re.compile(
+    r"现在|如今|目前|改成|改到|改了|改|换成|换了|换到|搬到|搬去|迁到|迁去|转到|转去|转|调到|调去|升了|升到|打错了?|记错了?|说错了?|说反了"
+    r"|搞错了|(?<!是)不是|挪到|推到|延到|顺延到|被push到"
+    r"|\b(?:now|these days|nowadays|switch(?:ed)? to|changed to|moved to|migrated to|upgraded to|traded (?:it )?in"
+    r"|(?:got )?promoted to|transferred to|typo|i meant|meant|as of|make it|relocated to|scratch that|oops|my bad|it'?s)\b",
+    re.I,
+)
+# words that say the old value, named again, was wrong ("I said 5 but I meant 6", "Edinburgh not Glasgow")
+_OLD_NAMED_WRONG = re.compile(
+    r"不是|说错|打错|记错|说反|搞错|搞混|\b(?:not|instead|meant|typo|wrong|mixed up|rather than)\b", re.I
+)
+# how far a value may stand from the word that says it is new, within one clause
+_ANEW_REACH = 14
+
+
+def _tied_to_cue(content: str, start: int, end: int) -> bool:
+    """Whether the value at content[start:end] is said with a word of change or correction in its clause and near it
+    ("Bristol now", "迁到Obsidian了", "打错了 9岁", "typo, 3 kids", "she's 15")."""
+    for cue in _ANEW_CUE.finditer(content):
+        if cue.end() <= start:
+            between = content[cue.end() : start]
+            between = (
+                re.sub(r"^[,，:：]\s*", "", between)
+                if re.match(r"typo|打错|记错|说错|oops|my bad", cue.group(0), re.I)
+                else between
+            )
+        elif cue.start() >= end:
+            between = content[end : cue.start()]
+        else:
+            continue
+        if len(between) <= _ANEW_REACH and not re.search(r"[，,。.!！?？;；\n]", between):
+            return True
+    return False
+
+
+# Words of English that begin a sentence or join one, never a name ("Same role.", "Now I am in Hyderabad")
+_NOT_NAMES = frozenset(
+    """i i'm i've i'd i'll im ive the a an and but or so now same oh ok okay wait sorry yes no yeah yep nope also well hi
+    hello hey thanks thank please can could would should will is are was were do does did what how which when where why
+    who whom my we we're our it it's its that this these those just actually update typo scratch oops cheers great good
+    nice then any got moved switched upgraded traded still not btw lol haha hmm um uh make call they their he she his her
+    you your me us if as at in on for to of from by with about after before since until also only even anyway dear mr mrs
+    ms dr monday tuesday wednesday thursday friday saturday sunday january february march april may june july august
+    september october november december today tomorrow yesterday tonight week month year morning evening night english
+    chinese""".split()
+)
+
+
+def _latin_names(text: str, *, statement: bool = False) -> list[str]:
+    """The names of things in Latin letters: runs of capitalised words (with a number inside or before them: "Pixel 8",
+    "2014 Honda Civic", "Mazda CX-5"), not the words that begin or join a sentence, nor short codes in capitals ("PM",
+    "Q3": a title or a quarter, not a thing in use); a common word of English that begins a sentence ("Right, …") is
+    none either. A statement's first word is its subject ("All the user's …"), never a name."""
+    names, run, last_end = [], [], -1
+    for m in re.finditer(r"[A-Za-z][A-Za-z0-9&+.'-]*|\d[A-Za-z0-9.-]*", text):
+        word = m.group(0).rstrip(".'-")
+        name_like = (
+            word[0].isupper()
+            and word.lower() not in _NOT_NAMES
+            and not (statement and m.start() == 0)
+            # a sentence begins with a capital: there a common word of English is no name ("Right, …", "Same role")
+            and not (
+                re.search(r"(?:^|[.!?。！？]\s*)$", text[: m.start()]) and word.lower() in english_words()
+            )
+        )
+        joined = run and text[last_end : m.start()] in (" ", "-")
+        if name_like or word[0].isdigit() and (joined or re.match(r"(?:19|20)\d\d$", word)):
+            if not joined:
+                if run:
+                    names.append(" ".join(run))
+                run = []
+            run.append(word)
+            last_end = m.start() + len(word)
+            continue
+        if run:
+            names.append(" ".join(run))
+        run, last_end = [], -1
+    if run:
+        names.append(" ".join(run))
+    # a run of numbers alone is no name ("2014"), nor a short code in capitals ("PM", "SDE", "Q3", "G10")
+    return [n for n in names if not re.fullmatch(r"[\d\s.-]+|[A-Z][A-Z\d]{0,3}", n)]
+
+
+_DAY_VALUE = re.compile(
+    r"(?:周|星期|礼拜)[一二三四五六日天]|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b", re.I
+)
+_CLOCK_VALUE = re.compile(
+    r"(?:[上下]午|早上|晚上)?[一二三四五六七八九十\d]{1,3}点(?:半|\d\d分?)?|\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|\b\d{1,2}:\d\d\b",
+    re.I,
+)
+_DATE_VALUE = re.compile(
+    r"\d{1,2}月\d{1,2}[号日]|\b\d{1,2}(?:st|nd|rd|th)? (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b"
+    r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* \d{1,2}(?:st|nd|rd|th)?\b",
+    re.I,
+)
+_GRADE_VALUE = re.compile(
+    r"大[一二三四]|研[一二三]|高[一二三]|初[一二三]|[一二三四五六]年级|\b[Yy](?:ea)?r ?\d{1,2}\b|\bK\d\b|\bP\d\b"
+    r"|\bPrimary \d\b|\bGrade \d{1,2}\b|\b(?:freshman|sophomore|junior|senior) year\b"
+)
+_TEAM = re.compile(
+    r"(?:(?<=调到|调去|转到|转去|换到)|(?<=[在是去]))(?![调转换])[\u4e00-\u9fffA-Za-z]{1,6}组(?!长|员)|(?<![A-Za-z])[a-z]+ team\b",
+    re.I,
+)
+_SHIFT = re.compile(
+    r"[早中晚夜白]班|\b(?:day|night|early|late|morning|evening) shifts?\b|\b(?:nights|days)\b(?= now| mon| at|,|$)",
+    re.I,
+)
+_NUMBER = re.compile(
+    r"(?<![\w.:$])(?P<n>\d+(?:\.\d+)?)(?P<unit>\s?(?:万|千|岁|个?人|个孩子|个娃|小时|公斤|斤|块|元|%|kids?\b|children\b|engineers?\b"
+    r"|people\b|years? old\b|hours?\b|hrs?\b|minutes?\b|mins?\b|kg\b)|[A-Za-z]+\b|)(?![\d.:])",
+    re.I,
+)
+_UNIT_SAME = {
+    "hrs": "hour",
+    "hr": "hour",
+    "hours": "hour",
+    "mins": "minute",
+    "min": "minute",
+    "minutes": "minute",
+}
+
+
+def _value_kinds(text: str, *, statement: bool = False) -> dict[str, list[str]]:
+    """The values of each kind a text names, in order."""
+    values = {
+        "day": [m.group(0) for m in _DAY_VALUE.finditer(text)],
+        "clock": [m.group(0) for m in _CLOCK_VALUE.finditer(text)],
+        "date": [m.group(0) for m in _DATE_VALUE.finditer(text)],
+        "grade": [m.group(0) for m in _GRADE_VALUE.finditer(text)],
+        "team": [m.group(0) for m in _TEAM.finditer(text)],
+        "shift": [m.group(0) for m in _SHIFT.finditer(text)],
+        "place": [m.group(0) for m in chinese_place_pattern().finditer(text)],
+    }
+    timed = " ".join(values["day"] + values["clock"] + values["date"] + values["grade"])
+    values["name"] = [n for n in _latin_names(text, statement=statement) if n not in timed]
+    values["number"] = [
+        m.group(0).strip()
+        for m in _NUMBER.finditer(text)
+        if m.group(0).strip() not in timed and not any(m.group("n") in n for n in values["name"])
+    ]
+    return values
+
+
+def _same_number_kind(was: str, new: str) -> bool:
+    """ "7岁" and "9岁", "5 engineers" and "6", "34" and "35": numbers of one kind (a bare one fits any)."""
+
+    def unit(text: str) -> str:
+        word = _NUMBER.fullmatch(text).group("unit").strip().lower()
+        return _UNIT_SAME.get(word, word.rstrip("s") if len(word) > 3 else word)
+
+    return not unit(new) or unit(new) == unit(was)
+
+
+def _value_said_anew(
+    content: str, out: list[Candidate], mine: list[Candidate], message_id: str
+) -> list[Candidate]:
+    """A later message that names a new value of a kind ("Bristol now.", "打错了 9岁", "最近迁到Obsidian了", "改成二四六了",
+    "shift改了 now 9点开始", "we're on Linear these days"): the last earlier statement with one value of that kind has
+    the new one in its place. A statement of this message that says the new value takes the old statement's place;
+    otherwise the old statement is written again with its new values ("Wednesday 3pm" … "被push到Friday上午10点了":
+    a day and a time). Only values said with a word of change or correction near them (_tied_to_cue), and only where
+    one new value of the kind is named (one the old statement does not hold)."""
+    if not _ANEW_CUE.search(content):
+        return out
+    said = {
+        kind: [
+            v
+            for v in values
+            if any(_tied_to_cue(content, m.start(), m.end()) for m in re.finditer(re.escape(v), content))
+        ]
+        for kind, values in _value_kinds(content).items()
+    }
+    said = {kind: values for kind, values in said.items() if values}
+    for old in reversed(out):
+        if not said:
+            break
+        held_kinds = _value_kinds(old.content, statement=True)
+        swaps = []
+        for kind, values in said.items():
+            if len(held := held_kinds[kind]) != 1:
+                continue
+            was = held[0]
+            if was.lower() in content.lower() and not _OLD_NAMED_WRONG.search(content):
+                continue  # "我在杭州上班" … "我搬到杭州滨江了": within the place it names, not away from it
+            fresh = list(
+                dict.fromkeys(
+                    v for v in values if v.lower() != was.lower() and v.lower() not in old.content.lower()
+                )
+            )
+            if kind == "number":
+                fresh = [v for v in fresh if _same_number_kind(was, v)]
+            if len(fresh) != 1:
+                continue
+            value = fresh[0]
+            if kind == "number":
+                number = _NUMBER.fullmatch(value).group("n")
+                value = _NUMBER.sub(lambda m, n=number: n + m.group(0)[len(m.group("n")) :], was, count=1)
+            swaps.append((kind, was, value))
+        if not swaps:
+            continue
+        for kind, _was, _value in swaps:
+            del said[kind]  # a value said once replaces one statement's
+        heir = next(
+            (m for m in mine if any(value.lower() in m.content.lower() for _kind, _was, value in swaps)), None
+        )
+        if heir is not None:
+            out = _superseded(out, old, heir)
+            continue
+        text = old.content
+        for _kind, was, value in swaps:
+            text = text.replace(was, value, 1)
+        if any(text.lower() == m.content.lower() for m in mine):
+            continue
+        out, new = _restated(out, mine, old, text, message_id)
+        new.correction, new.replaces = True, (old.content,)
+    return out
+
+
 def extract_rules(messages: list[dict]) -> list[Candidate]:
     """Candidates from the user's messages of one turn, in order, without repeats.
 
@@ -6031,6 +6278,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or _SUBJECT_ONLY.match(candidate.content)
                 or _USERS_COUNT_ZH.match(candidate.content)
                 or _LOST_PART.search(candidate.content)
+                or _MOVE_WITHOUT_WHERE.match(candidate.content)
                 or _DANGLING.search(candidate.content)
             ):
                 continue  # the tail of an aside ("… on my keyboard rn)"); how the user sounds or seems now
@@ -6376,6 +6624,18 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             if wish.content.lower() not in seen:
                 seen.add(wish.content.lower())
                 mine.append(wish)
+        out = _value_said_anew(content, out, mine, message.get("message_id") or "")
+        if mine and _CHANGE_CUE.search(content):
+            # a change or a correction said later ("我们公司做账一直用excel" … "现在统一用金蝶了", "I have 2 kids" … "typo, 3
+            # kids"): an earlier statement that the write path reads as the same slot with another value (memory.classify,
+            # its structure only) is the old value, and goes as the write path would supersede it
+            for candidate in mine:
+                for old in list(out):
+                    if (
+                        classify(old.content, candidate.content, 1.0, LOCAL_MODEL, embed=False).kind
+                        == "update"
+                    ):
+                        out = _superseded(out, old, candidate)
         for candidate in mine:
             if _STARTED_JOB.match(candidate.content):
                 # "The user started at a small fintech in Austin last week": when does not last, where does
