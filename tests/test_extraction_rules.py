@@ -5558,3 +5558,62 @@ def test_a_value_not_said_as_new_or_of_another_kind_stays():
 def test_a_change_the_write_path_reads_as_one_slot_replaces_the_old_statement():
     # memory.classify's reading of a slot with a new value, in a message that says a change
     assert talked(["I have 1 cat", "Nice.", "oops typo, I have 2 cats"]) == ["The user has 2 cats"]
+
+
+def test_an_old_value_named_as_over_leaves_the_statement_that_held_it():
+    assert talked(["我开的是思域，保养多少钱", "几百块。", "以前是思域 现在开Model Y 去年换的"])[:1] != [
+        "用户开的是思域"
+    ]
+    assert "用户在学小提琴" not in talked(
+        ["我在学小提琴，手指疼", "正常。", "小提琴早就不学了 现在学尤克里里"]
+    )
+    assert "用户希望助手以后回答用户都用列表" not in talked(
+        ["以后回答我都用列表", "好的。", "不用列表了 手机上看着乱"]
+    )
+    assert talked(["我是素食者，怎么补铁", "多吃豆类。", "哦那是以前了 现在什么都吃"]) == []
+    assert "The user drives a Ford Focus" not in talked(
+        ["I drive a Ford Focus, is it cheap to insure?", "Usually.", "sold it last week, I cycle now"]
+    )
+    # a past said of something else stays ("以前住的" names no value of the statement)
+    assert "用户是做美甲的" in talked(
+        ["我是做美甲的，我住广州天河", "好的。", "哦不对，我搬到佛山了，天河那是以前住的"]
+    )
+
+
+def test_a_name_to_be_called_by_said_anew_replaces_the_old_one():
+    assert talked(["以后叫我小周就行", "好的小周。", "还是叫我阿伟吧"]) == ["用户希望被称为阿伟"]
+    assert talked(["叫我Tony就好", "好的Tony。", "call me 小东 instead 英文名太装"]) == ["用户希望被称为小东"]
+
+
+def test_a_diet_taken_up_a_habit_given_up_and_a_promotion_in_chinese():
+    assert talked(["I'm vegetarian, lunch ideas?", "Lentil soup.", "oh I went fully vegan last year"]) == [
+        "The user is vegan"
+    ]
+    assert talked(["I vape most evenings, bad for my lungs?", "Yes.", "quit two months ago btw"]) == [
+        "The user has quit vaping"
+    ]
+    assert talked(["我是班长，管八个人", "好的。", "上个月升了主管 现在管两个班"])[-1] == "用户是主管"
+    assert "用户是班长" not in talked(["我是班长，管八个人", "好的。", "上个月升了主管 现在管两个班"])
+
+
+def test_where_someone_of_the_users_moved_is_where_they_live():
+    assert "用户的哥哥住在厦门" in talked(["我哥哥上个月搬去厦门了，我想去看他", "可以坐高铁。"])
+    assert "The user's brother lives in Cork" in talked(
+        ["My brother just moved to Cork, what should I bring him?"]
+    )
+    # not a company or a team
+    assert "用户的公司住在苏州" not in talked(["我们公司刚搬到苏州，通勤好远"])
+
+
+def test_a_text_to_edit_and_a_step_only_thought_about_are_not_the_users():
+    assert (
+        talked(["帮我看看这段文案：‘成都首店开业’", "挺好。", "把文案里的成都改成重庆 开业那天改成周六"])
+        == []
+    )
+    assert talked(
+        ["I'm a nurse in Leeds. Been thinking about quitting to become a teacher but honestly not sure yet"]
+    ) == ["The user is a nurse in Leeds"]
+
+
+def test_a_thing_once_avoided_said_fine_in_latin_letters_is_fine_after_all():
+    assert talked(["我女儿allergic to milk，早餐吃什么", "豆浆。", "复查过了 现在milk没问题了"]) == []

@@ -5524,7 +5524,7 @@ def _one_fewer(statement: str, name: str) -> str:
 
 _SCRIPT_ZH = re.compile(r"简体|繁体|中文|英文|粤语|英语|English|Chinese", re.I)
 _BACK_TO_SCRIPT_ZH = re.compile(
-    r"^(?:[嗯哦啊呃]|算了|其实|要不)*[，,\s]*还是(?:回答)?(?:用|说|写)(?P<what>简体|繁体|中文|英文|粤语|英语|English)(?:字|吧|了)*"
+    r"^(?:[嗯哦啊呃]|算了|其实|要不)*[，,\s]*还是(?:回答)?(?:用|说|写)?(?P<what>简体|繁体|中文|英文|粤语|英语|English)(?:字|吧|了)*"
     r"(?=[，,。！!\s]|$)",
     re.I,
 )
@@ -5557,6 +5557,30 @@ def _value_swapped(statement: str, value: str) -> str:
     return statement[: last.start()] + value + rest
 
 
+# Someone of the user's moved: where they live now
+_OTHERS_MOVE_ZH = re.compile(
+    r"^(?P<who>用户的(?:妹妹|姐姐|哥哥|弟弟|爸爸|妈妈|父母|爸妈|儿子|女儿|孩子|朋友|好朋友|闺蜜|室友|同事|男朋友|女朋友|对象|老公|老婆"
+    r"|表[哥姐弟妹]|堂[哥姐弟妹]|外婆|外公|奶奶|爷爷|舅舅|姑姑|阿姨|叔叔))(?:上个?月|上周|去年|今年|最近|前几天|前阵子|刚刚?|已经)*(?:搬去|搬到|搬回)了?"
+    r"(?P<where>[\u4e00-\u9fffA-Za-z]{2,10}?)了?$"
+)
+_OTHERS_MOVE_EN = re.compile(
+    r"^(?P<who>The user's (?:(?:older |younger |little |big |best |oldest |youngest )?(?:sister|brother|mom|mum|dad|"
+    r"parents|son|daughter|kids|friend|roommate|flatmate|partner|wife|husband|boyfriend|girlfriend|cousin|aunt|uncle|"
+    r"grandma|grandpa|grandparents|in-laws|mother|father)))(?: \w+)? (?:has )?(?:just |recently )?moved (?:back )?to (?P<where>[A-Z][\w' -]*?)"
+    r"(?: (?:last|this) \w+| recently| a \w+ ago)?$"
+)
+# A step only thought about ("thinking about quitting … but honestly not sure yet", "在想要不要辞职"): no fact yet
+_UNDECIDED = re.compile(
+    r"\bnot sure yet\b|\bhonestly not sure\b|\bthinking (?:about|of) (?:quitting|moving|switching|leaving)\b.*\bnot sure\b"
+    r"|在想要不要|考虑要不要|还没想好|还在犹豫",
+    re.I,
+)
+# A request to change words in a text ("把文案里的杭州改成宁波", "change 'Tuesday' to 'Thursday'"): the text's values
+_EDIT_REQUEST = re.compile(
+    r"^(?:请|帮我|麻烦)?(?:把|将)(?:这段|这句|文案|标题|简介|邮件|文字|句子|简历|slide|email|PPT)[^，,。]{0,6}?里的"
+    r"|^(?:please )?(?:change|replace) [\'\"‘“]",
+    re.I,
+)
 # A move said with its time and not where to ("moved in august", "上个月刚搬的"): the where is in another sentence, or
 # nowhere
 _MOVE_WITHOUT_WHERE = re.compile(
@@ -5661,14 +5685,15 @@ _NOT_THIS_BUT_ZH = re.compile(
     re.I,
 )
 _FINE_AFTER_ALL = re.compile(
-    r"(?:(?<![\u4e00-\u9fff])|(?<=其实)|(?<=不过)|(?<=但是)|(?<=还有)|(?<=而且))"
-    r"(?P<x>[\u4e00-\u9fff]{2,4}?)(?:我|其实|倒是|还是|也)*(?:是)?(?:没问题|可以吃|能吃|可以喝|能喝|可以用|能用|不过敏|吃没事|吃了没事)(?![吗呢嘛么]|[^，,。]{0,6}[?？])"
+    r"(?:(?<![\u4e00-\u9fff])|(?<=其实)|(?<=不过)|(?<=但是)|(?<=还有)|(?<=而且)|(?<=现在))"
+    r"(?P<x>[\u4e00-\u9fff]{2,4}?|(?<=现在)[A-Za-z]{3,15}|(?<=现在 )[A-Za-z]{3,15})(?:我|其实|倒是|还是|也)*(?:是)?(?:没问题|可以吃|能吃|可以喝|能喝|可以用|能用|不过敏|吃没事|吃了没事)(?![吗呢嘛么]|[^，,。]{0,6}[?？])"
     r"|\bI (?:can|do) (?:actually |still )?(?:eat|have|drink) (?P<x2>[a-z][\w -]{1,20}?)(?=[,.!;]|$| (?:just|fine|no)\b)"
     r"|\bI'?m (?:not allergic to|fine with) (?P<x3>[a-z][\w -]{1,20}?)(?=[,.!;]|$)",
     re.I,
 )
 _AVOIDS = re.compile(
-    r"不吃|不喝|不能吃|不能喝|过敏|忌口|\ballergic\b|\b(?:does not|doesn't|can't|cannot) (?:eat|have|drink)\b|\bavoids?\b",
+    r"不吃|不喝|不能吃|不能喝|过敏|忌口|(?<![A-Za-z])allergic(?![A-Za-z])|\b(?:does not|doesn't|can't|cannot) (?:eat|have|drink)\b"
+    r"|\bavoids?\b",
     re.I,
 )
 _DEVICE_KINDS = {
@@ -5839,10 +5864,12 @@ _GREETING = re.compile(
 
 # Words that say a value is new or was wrong: only a message with one of them replaces an earlier value of its kind
 _ANEW_CUE = re.compile(
-    r"现在|如今|目前|改成|改到|改了|改|换成|换了|换到|搬到|搬去|迁到|迁去|转到|转去|转|调到|调去|升了|升到|打错了?|记错了?|说错了?|说反了"
+    r"现在|如今|目前|已经|改成|改到|改了|改|换成|换了|换到|搬到|搬去|迁到|迁去|转到|转去|转|调到|调去|升了|升到|打错了?|记错了?|说错了?|说反了"
     r"|搞错了|(?<!是)不是|挪到|推到|延到|顺延到|被push到"
-    r"|\b(?:now|these days|nowadays|switch(?:ed)? to|changed to|moved to|migrated to|upgraded to|traded (?:it )?in"
-    r"|(?:got )?promoted to|transferred to|typo|i meant|meant|as of|make it|relocated to|scratch that|oops|my bad|it'?s)\b",
+    r"|\b(?:now|these days|nowadays|switch(?:ed)? to|changed to|moved to|migrated to|upgraded to"
+    r"|(?:got )?promoted to|transferred to|typo|i meant|meant|as of|make it|relocated to|scratch that|oops|my bad|it'?s"
+    # "traded it in last month for a Mazda CX-5"
+    r"|(?:traded|swapped) (?:it |mine |my \w+ )?in(?: [\w ]{0,25}?)? for(?: an?)?)\b",
     re.I,
 )
 # words that say the old value, named again, was wrong ("I said 5 but I meant 6", "Edinburgh not Glasgow")
@@ -5921,33 +5948,43 @@ def _latin_names(text: str, *, statement: bool = False) -> list[str]:
     return [n for n in names if not re.fullmatch(r"[\d\s.-]+|[A-Z][A-Z\d]{0,3}", n)]
 
 
+# (word edges of Latin letters: a Chinese character next to a Latin word is no letter of it, "转去product team了")
 _DAY_VALUE = re.compile(
-    r"(?:周|星期|礼拜)[一二三四五六日天]|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?\b", re.I
+    r"(?:周|星期|礼拜)[一二三四五六日天](?:[一二三四五六日、]{1,4}(?=[去了练上有\s，,。]|$))?"
+    r"|(?<![一二三四五六日])(?<=改成|改到|换成|换到)[一二三四五六日]{2,4}(?=[去了练上有\s，,。]|$)"
+    r"|(?<![A-Za-z])(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)days?(?![A-Za-z])",
+    re.I,
 )
 _CLOCK_VALUE = re.compile(
-    r"(?:[上下]午|早上|晚上)?[一二三四五六七八九十\d]{1,3}点(?:半|\d\d分?)?|\b\d{1,2}(?::\d\d)?\s?(?:am|pm)\b|\b\d{1,2}:\d\d\b",
+    r"(?:[上下]午|早上|晚上)?[一二三四五六七八九十\d]{1,3}点(?:半|\d\d分?)?"
+    r"|(?<![\dA-Za-z])\d{1,2}(?::\d\d)?\s?(?:am|pm)(?![A-Za-z])|(?<![\d:])\d{1,2}:\d\d(?!\d)",
     re.I,
 )
 _DATE_VALUE = re.compile(
-    r"\d{1,2}月\d{1,2}[号日]|\b\d{1,2}(?:st|nd|rd|th)? (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\b"
-    r"|\b(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* \d{1,2}(?:st|nd|rd|th)?\b",
+    r"\d{1,2}月\d{1,2}[号日]"
+    r"|(?<![\dA-Za-z])\d{1,2}(?:st|nd|rd|th)? (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*(?![A-Za-z])"
+    r"|(?<![A-Za-z])(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* \d{1,2}(?:st|nd|rd|th)?(?![\dA-Za-z])",
     re.I,
 )
 _GRADE_VALUE = re.compile(
-    r"大[一二三四]|研[一二三]|高[一二三]|初[一二三]|[一二三四五六]年级|\b[Yy](?:ea)?r ?\d{1,2}\b|\bK\d\b|\bP\d\b"
-    r"|\bPrimary \d\b|\bGrade \d{1,2}\b|\b(?:freshman|sophomore|junior|senior) year\b"
+    r"大[一二三四]|研[一二三]|高[一二三]|初[一二三]|[一二三四五六]年级|(?<![A-Za-z])[Yy](?:ea)?r ?\d{1,2}(?!\d)"
+    r"|(?<![A-Za-z])[KP]\d(?!\d)|(?<![A-Za-z])(?:Primary \d|Grade \d{1,2})(?!\d)"
+    r"|(?<![A-Za-z])(?:freshman|sophomore|junior|senior) year(?![A-Za-z])"
 )
 _TEAM = re.compile(
-    r"(?:(?<=调到|调去|转到|转去|换到)|(?<=[在是去]))(?![调转换])[\u4e00-\u9fffA-Za-z]{1,6}组(?!长|员)|(?<![A-Za-z])[a-z]+ team\b",
+    r"(?:(?<=调到|调去|转到|转去|换到)|(?<=[在是去]))(?![调转换])[\u4e00-\u9fffA-Za-z]{1,6}组(?!长|员)"
+    r"|(?<![A-Za-z])[a-z]+ team(?![A-Za-z])",
     re.I,
 )
 _SHIFT = re.compile(
-    r"[早中晚夜白]班|\b(?:day|night|early|late|morning|evening) shifts?\b|\b(?:nights|days)\b(?= now| mon| at|,|$)",
+    r"[早中晚夜白]班|(?<![A-Za-z])(?:day|night|early|late|morning|evening) shifts?(?![A-Za-z])"
+    r"|(?<![A-Za-z])(?:nights|days)(?= now| mon| at|,|$)",
     re.I,
 )
 _NUMBER = re.compile(
-    r"(?<![\w.:$])(?P<n>\d+(?:\.\d+)?)(?P<unit>\s?(?:万|千|岁|个?人|个孩子|个娃|小时|公斤|斤|块|元|%|kids?\b|children\b|engineers?\b"
-    r"|people\b|years? old\b|hours?\b|hrs?\b|minutes?\b|mins?\b|kg\b)|[A-Za-z]+\b|)(?![\d.:])",
+    r"(?<![A-Za-z\d.:$])(?P<n>\d+(?:\.\d+)?)(?P<unit>\s?(?:万|千|岁|个?人|个孩子|个娃|小时|公斤|斤|块|元|%"
+    r"|(?:kids?|children|engineers?|people|years? old|hours?|hrs?|minutes?|mins?|kg)(?![A-Za-z]))|[A-Za-z]+(?![A-Za-z])|)"
+    r"(?![\d.:])",
     re.I,
 )
 _UNIT_SAME = {
@@ -5973,6 +6010,11 @@ def _value_kinds(text: str, *, statement: bool = False) -> dict[str, list[str]]:
     }
     timed = " ".join(values["day"] + values["clock"] + values["date"] + values["grade"])
     values["name"] = [n for n in _latin_names(text, statement=statement) if n not in timed]
+    if not statement:
+        # "now I'm based in Singapore啦": a name after "in" or "to" is a place, as "上海" is
+        values["place"] += [
+            n for n in values["name"] if re.search(rf"(?<![A-Za-z])(?:in|to) {re.escape(n)}", text)
+        ]
     values["number"] = [
         m.group(0).strip()
         for m in _NUMBER.finditer(text)
@@ -6035,6 +6077,12 @@ def _value_said_anew(
             if kind == "number":
                 number = _NUMBER.fullmatch(value).group("n")
                 value = _NUMBER.sub(lambda m, n=number: n + m.group(0)[len(m.group("n")) :], was, count=1)
+            if (
+                kind == "day"
+                and (lead := re.match(r"周|星期|礼拜", was))
+                and not re.match(r"周|星期|礼拜", value)
+            ):
+                value = lead.group(0) + value  # "每周一三五" … "改成二四六了": 每周二四六
             swaps.append((kind, was, value))
         if not swaps:
             continue
@@ -6053,6 +6101,144 @@ def _value_said_anew(
             continue
         out, new = _restated(out, mine, old, text, message_id)
         new.correction, new.replaces = True, (old.content,)
+    return out
+
+
+# ---- an old value said to be over -----------------------------------------------------------------------------
+
+# A value named as the old one ("以前是卡罗拉 现在开比亚迪汉", "钢琴早就不学了", "不用表格了", "刚才说的乳糖不耐受不太对",
+# "no longer doing the gym"): an earlier statement that holds it is no longer so
+_OLD_VALUE = re.compile(
+    r"(?:以前|之前|原来|本来)(?:是|用|在|开|住|做)(?P<old>(?![的了])[^，,。！？!?\s了]{2,10})(?=[，,。\s]|现在|后来|$)"
+    r"|(?P<old2>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:早就|已经|早)不(?:学|用|做|玩|吃|开|住|练|弹|打|去)了"
+    r"|不用(?P<old3>[\u4e00-\u9fffA-Za-z ]{2,8}?)了"
+    r"|(?:刚才|之前|上面|前面)说的(?P<old4>[^，,。\s]{2,10}?)(?:不太对|不对|说错了|是错的|不准确)"
+    r"|(?<![A-Za-z])no longer (?:doing |using |at |with |in |on |a |an |the )*(?P<old5>[A-Za-z][\w-]{2,})",
+    re.I,
+)
+# The statements of the message before, said to be over as a whole ("哦那是以前了", "oh that's out of date")
+_ALL_OVER = re.compile(
+    r"^(?:oh |哦|噢|啊|嗯)?[，,\s]*(?:那(?:都)?是以前(?:的事)?了|早就不是了|that'?s (?:all )?(?:out of date|outdated|old news)"
+    r"|not anymore|no longer true)",
+    re.I,
+)
+# A thing sold or got rid of ("卖掉了上个月", "sold the Civic"): a statement of driving or owning it is no longer so
+_SOLD = re.compile(
+    r"卖掉了|卖了|(?<![A-Za-z])(?:sold|got rid of|traded in) (?:it|my|the|mine)(?![A-Za-z])", re.I
+)
+_OWNS = re.compile(r"开(?:的|一辆|辆|着)?|有一?辆|\bdrives?\b|\bowns?\b|\bhas an? \b", re.I)
+# The name to be called by, said anew ("还是叫我阿杰吧", "call me 阿凯 instead")
+_CALLED_ANEW = re.compile(
+    r"(?:还是|就|改)叫我(?P<zh>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:吧|就好|就行|好了)"
+    r"|(?<![A-Za-z])call me (?P<en>[^\s,.!?]{1,12})(?= instead| please|[,.!?]|\s|$)",
+    re.I,
+)
+_CALLED = re.compile(
+    r"^用户希望(?:助手)?(?:以后)?(?:叫|称呼)用户|^用户希望被称为|\bcall the user\b|^The user (?:wants|prefers) to be called",
+    re.I,
+)
+
+
+def _over(
+    content: str, out: list[Candidate], previous: list[Candidate], mine: list[Candidate]
+) -> list[Candidate]:
+    """The earlier statements a message says are over: those holding a value it names as the old one, all of the
+    message before's (a few) when it says they are out of date, a vehicle or thing owned once it is sold."""
+    for m in _OLD_VALUE.finditer(content):
+        old = next(g for g in m.groups() if g).strip().lower()
+        out = [c for c in out if old not in c.content.lower()]
+    before = _still_written(previous, out)
+    if _ALL_OVER.match(content) and 0 < len(before) <= 2:
+        out = [c for c in out if all(c is not b for b in before)]
+    if _SOLD.search(content):
+        out = [c for c in out if not (any(c is b for b in before) and _OWNS.search(c.content))]
+    return out
+
+
+def _called_anew(content: str, out: list[Candidate], mine: list[Candidate]) -> list[Candidate]:
+    """ "叫我小林就行" … "还是叫我阿杰吧": the name said last is the one to be called by; the earlier one goes."""
+    if not (m := _CALLED_ANEW.search(content)):
+        return out
+    name = (m.group("zh") or m.group("en")).strip()
+    for old in [c for c in out if _CALLED.search(c.content) and name.lower() not in c.content.lower()]:
+        heir = next((c for c in mine if name.lower() in c.content.lower()), None)
+        if heir is None:
+            heir = Candidate(
+                f"用户希望被称为{name}"
+                if old.content.startswith("用户")
+                else f"The user wants to be called {name}",
+                "preference",
+                0.9,
+                rule="instruction",
+            )
+            mine.append(heir)
+        out = _superseded(out, old, heir)
+    return out
+
+
+# A way of eating taken up ("went fully vegan in January", "I'm keto now"): it replaces the one said before
+_DIET_TAKEN_UP = re.compile(
+    r"(?<![A-Za-z])(?:went|gone|turned|became|switched to|am now|'m now|i'?m|am)\s+(?:fully |full |completely |100% )?"
+    r"(?P<diet>vegan|vegetarian|pescatarian|keto|carnivore|flexitarian)(?![A-Za-z])",
+    re.I,
+)
+_DIET_HELD = re.compile(
+    rf"^The user is (?:a |an )?(?:vegan|vegetarian|pescatarian|keto|carnivore|flexitarian)(?: now)?$|^用户(?:是|吃)?(?:{_DIETS_ZH})",
+)
+# A habit given up, its object unsaid ("quit three weeks ago btw", "戒了半年了") after a statement of the habit
+_GAVE_UP = re.compile(
+    r"(?<![A-Za-z])(?:quit|stopped|gave up|gave it up|kicked it)(?=\s+(?:\w+\s+)?(?:ago|weeks?|months?|years?|days?)\b"
+    r"|\s*(?:btw|,|\.|!|$)|\s+(?:last|in|on|this)\b)|戒(?:了|掉了)",
+    re.I,
+)
+_HABIT_GIVEN_UP = re.compile(r"(?<![A-Za-z])(?P<en>smok|vap|drink)\w*|(?P<zh>抽烟|吸烟|喝酒)")
+# A promotion said with the role ("上周刚升了部门经理"): the role now (in English, _now_replaces)
+_PROMOTED_ZH = re.compile(
+    r"(?:升|晋升|提拔)(?:了|成|为|到)(?:了)?(?P<zh>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=了|\s|，|,|。|$)"
+)
+_ROLE_HELD_ZH = re.compile(
+    r"^用户是(?:一名|一个|个)?[^，,。]{1,8}$|^用户(?:在[^，,。]{1,10})?(?:做|当)[^，,。]{1,8}$"
+)
+
+
+def _habits_anew(content: str, out: list[Candidate], mine: list[Candidate]) -> list[Candidate]:
+    """A way of eating taken up, a habit given up, a promotion: the statement of the old one goes, a statement of the
+    new one is written."""
+    if (diet := _DIET_TAKEN_UP.search(content)) and (held := [c for c in out if _DIET_HELD.match(c.content)]):
+        name = diet.group("diet").lower()
+        if all(name not in c.content.lower() for c in held):
+            now = next((c for c in mine if name in c.content.lower()), None) or Candidate(
+                f"The user is {name}", "fact", 0.85, rule="correction"
+            )
+            if all(now is not c for c in mine):
+                mine.append(now)
+            for old in held:
+                out = _superseded(out, old, now)
+    if _GAVE_UP.search(content):
+        for old in [c for c in out if _HABIT_GIVEN_UP.search(c.content) and _about_self(c.content)]:
+            habit = _HABIT_GIVEN_UP.search(old.content)
+            if habit.group("zh"):
+                text = f"用户已经戒{'烟' if '烟' in habit.group('zh') else '酒'}"
+            else:
+                text = (
+                    "The user has quit "
+                    + {"smok": "smoking", "vap": "vaping", "drink": "drinking"}[habit.group("en").lower()]
+                )
+            # (the bare "The user quit three weeks ago" the message gave says no more than this)
+            mine[:] = [
+                c for c in mine if not re.match(r"^The user (?:quit|stopped|gave up)\b(?! \w+ing)", c.content)
+            ]
+            now = Candidate(text, "fact", 0.85, rule="correction")
+            mine.append(now)
+            out = _superseded(out, old, now)
+    if promoted := _PROMOTED_ZH.search(content):
+        role = promoted.group("zh")
+        held = [c for c in out if _ROLE_HELD_ZH.match(c.content) and role not in c.content]
+        if held and not any(role in c.content for c in mine):
+            now = Candidate(f"用户是{role}", "fact", 0.85, rule="correction")
+            mine.append(now)
+            for old in held[-1:]:
+                out = _superseded(out, old, now)
     return out
 
 
@@ -6150,6 +6336,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
             content = paragraphs[0].strip()
         if says := _TEXT_SAYS_ZH.search(content):
             content = content[: says.start("says")].strip()
+        if _EDIT_REQUEST.match(content):
+            continue  # "把文案里的杭州改成宁波 开业那天改成周日": the values of a text, not the user's
         if _MESSAGE_FOR_THEM.match(content):
             continue  # "ok tell her I'll come home on Saturday, she doesn't need to buy any": what a message says
         if (opening := split_sentences(content)) and _FOR_SOMEONE_ELSE.search(opening[0]):
@@ -6195,6 +6383,10 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
             # "she just turned 7": an age now, which replaces the age said before (_now_replaces)
             candidate.content = _TURNED_EN.sub(r"\1 is \2", candidate.content)
+            # "我妹妹上个月搬去成都了", "my sister just moved to Oslo": where someone of the user's lives now (when they
+            # moved goes stale)
+            candidate.content = _OTHERS_MOVE_ZH.sub(r"\g<who>住在\g<where>", candidate.content)
+            candidate.content = _OTHERS_MOVE_EN.sub(r"\g<who> lives in \g<where>", candidate.content)
             # "for like 6 years": the filler of speech is "about" in a statement
             candidate.content = re.sub(
                 rf"\b(for|in) like (?=\d|(?:{_NUMBER_WORD}|a|an) (?:years?|yrs|months?|weeks?)\b)",
@@ -6279,6 +6471,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or _USERS_COUNT_ZH.match(candidate.content)
                 or _LOST_PART.search(candidate.content)
                 or _MOVE_WITHOUT_WHERE.match(candidate.content)
+                or _UNDECIDED.search(candidate.content)
                 or _DANGLING.search(candidate.content)
             ):
                 continue  # the tail of an aside ("… on my keyboard rn)"); how the user sounds or seems now
@@ -6625,6 +6818,9 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 seen.add(wish.content.lower())
                 mine.append(wish)
         out = _value_said_anew(content, out, mine, message.get("message_id") or "")
+        out = _over(content, out, previous, mine)
+        out = _called_anew(content, out, mine)
+        out = _habits_anew(content, out, mine)
         if mine and _CHANGE_CUE.search(content):
             # a change or a correction said later ("我们公司做账一直用excel" … "现在统一用金蝶了", "I have 2 kids" … "typo, 3
             # kids"): an earlier statement that the write path reads as the same slot with another value (memory.classify,
