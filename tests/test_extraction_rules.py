@@ -5561,9 +5561,9 @@ def test_a_change_the_write_path_reads_as_one_slot_replaces_the_old_statement():
 
 
 def test_an_old_value_named_as_over_leaves_the_statement_that_held_it():
-    assert talked(["我开的是思域，保养多少钱", "几百块。", "以前是思域 现在开Model Y 去年换的"])[:1] != [
-        "用户开的是思域"
-    ]
+    assert all(
+        "思域" not in t for t in talked(["我开的是思域，保养多少钱", "几百块。", "以前是思域 现在开Model Y"])
+    )
     assert "用户在学小提琴" not in talked(
         ["我在学小提琴，手指疼", "正常。", "小提琴早就不学了 现在学尤克里里"]
     )
