@@ -5872,10 +5872,6 @@ _ANEW_CUE = re.compile(
     r"|(?:traded|swapped) (?:it |mine |my \w+ )?in(?: [\w ]{0,25}?)? for(?: an?)?)\b",
     re.I,
 )
-# words that say the old value, named again, was wrong ("I said 5 but I meant 6", "Edinburgh not Glasgow")
-_OLD_NAMED_WRONG = re.compile(
-    r"不是|说错|打错|记错|说反|搞错|搞混|\b(?:not|instead|meant|typo|wrong|mixed up|rather than)\b", re.I
-)
 # how far a value may stand from the word that says it is new, within one clause
 _ANEW_REACH = 14
 
@@ -6062,7 +6058,7 @@ def _value_said_anew(
             if len(held := held_kinds[kind]) != 1:
                 continue
             was = held[0]
-            if was.lower() in content.lower() and not _OLD_NAMED_WRONG.search(content):
+            if re.search(rf"{re.escape(was)}.{{0,2}}(?:{'|'.join(map(re.escape, values))})", content, re.I):
                 continue  # "我在杭州上班" … "我搬到杭州滨江了": within the place it names, not away from it
             fresh = list(
                 dict.fromkeys(
