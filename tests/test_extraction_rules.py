@@ -5617,3 +5617,37 @@ def test_a_text_to_edit_and_a_step_only_thought_about_are_not_the_users():
 
 def test_a_thing_once_avoided_said_fine_in_latin_letters_is_fine_after_all():
     assert talked(["我女儿allergic to milk，早餐吃什么", "豆浆。", "复查过了 现在milk没问题了"]) == []
+
+
+def test_leftovers_of_a_change_or_a_slip_are_not_statements():
+    assert talked(["我开的是朗逸，保养贵吗", "不贵。", "以前是朗逸 现在开小鹏 去年换的"]) == [
+        "用户现在开小鹏"
+    ]
+    assert talked(["我房贷每月6200", "不低。", "等下 是2600 我把数字顺序弄反了"]) == ["用户房贷每月2600"]
+    assert "Cancelled the user's membership" not in talked(
+        ["I swim 3x a week", "Nice.", "no longer swimming, cancelled my membership, I row now"]
+    )
+
+
+def test_what_a_later_message_says_the_user_got_or_took_ends_what_was_said_before():
+    assert "The user does not have a blender" not in talked(
+        [
+            "Smoothie recipes please, I don't have a blender",
+            "Sure.",
+            "got a new blender for my birthday so go ahead",
+        ]
+    )
+    assert "The user is a freelance translator" not in talked(
+        [
+            "I'm a freelance translator, how do I price jobs?",
+            "Per word.",
+            "不用了 joined一家agency full-time了",
+        ]
+    )
+    assert talked(["Call me Kate from now on", "Sure, Kate.", "Katherine please, Kate is for friends"]) == [
+        "The user wants to be called Katherine"
+    ]
+
+
+def test_a_question_typed_on_after_a_statement_is_no_part_of_it():
+    assert talked(["im in denver co whats a good hike"]) == ["The user is in denver co"]

@@ -4590,7 +4590,7 @@ def _retaken(statement: str, content: str) -> str:
     for m in _BARE_VALUE.finditer(content):
         # "说错了 是初二 初一是去年的事了": typed without stops, a space before Chinese ends the value
         # ("最近迁到Asana了 Trello太乱": and a space after 了)
-        new = re.split(r"(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])|(?<=了)\s+", m.group("new").strip())[0]
+        new = re.split(r"(?<=[\u4e00-\u9fff\d])\s+(?=[\u4e00-\u9fff])|(?<=了)\s+", m.group("new").strip())[0]
         # "Thursday since my brother…", "10:15 starting this week"
         new = re.split(
             r"\s+(?:since|because|cause|bc|as|so|but|and|after|starting|beginning|effective)\b|,", new
@@ -5581,6 +5581,19 @@ _EDIT_REQUEST = re.compile(
     r"|^(?:please )?(?:change|replace) [\'\"‘“]",
     re.I,
 )
+# Leftovers of a message about a change or a slip, not statements: "Cancelled the user's membership", "用户去年换的",
+# "用户是想问电车保养", "用户把数字顺序弄反"
+_LEFT_FRAGMENT = re.compile(
+    r"^[A-Z][a-z]+ed the user(?:'s)?\b"
+    r"|^用户(?:去年|上个?月|前年|今年|年初|刚|刚刚|最近|上周)?(?:换|买|搬|改|提|定)的$"
+    r"|^用户(?:是|就是|主要是)?想问"
+    r"|^用户(?:把|说|打|写|记)[^，,。]{0,8}(?:弄反|说反|打错|写错|记错|搞错|搞混)"
+)
+_QUESTION_RUN_ON_EN = re.compile(
+    r"\s+(?:what'?s|whats|what is|what are|how (?:do|can|should|much|long)|any (?:tips|ideas|recs|recommendations)"
+    r"|can you|could you|should i)\b.*$",
+    re.I,
+)
 # A move said with its time and not where to ("moved in august", "上个月刚搬的"): the where is in another sentence, or
 # nowhere
 _MOVE_WITHOUT_WHERE = re.compile(
@@ -6123,10 +6136,23 @@ _SOLD = re.compile(
     r"卖掉了|卖了|(?<![A-Za-z])(?:sold|got rid of|traded in) (?:it|my|the|mine)(?![A-Za-z])", re.I
 )
 _OWNS = re.compile(r"开(?:的|一辆|辆|着)?|有一?辆|\bdrives?\b|\bowns?\b|\bhas an? \b", re.I)
+# A thing the user got ("got a kitchen scale for christmas"): a statement that they have none is no longer so
+_GOT_ONE = re.compile(
+    r"(?<![A-Za-z])(?:got|bought) (?:a|an|my|myself a) (?:new )?(?P<thing>[a-z]{3,}(?: [a-z]{3,})?)(?![A-Za-z])",
+    re.I,
+)
+# A full-time job taken ("joined a startup full-time", "全职入职了"): working freelance is over
+_FULL_TIME = re.compile(
+    r"(?<![A-Za-z])(?:joined|started|took)(?![A-Za-z]).{0,30}(?<![A-Za-z])full[- ]time(?![A-Za-z])|全职(?:入职|上班)了?",
+    re.I,
+)
+_FREELANCE = re.compile(r"(?<![A-Za-z])freelanc\w*|自由职业|接私活", re.I)
 # The name to be called by, said anew ("还是叫我阿杰吧", "call me 阿凯 instead")
 _CALLED_ANEW = re.compile(
     r"(?:还是|就|改)叫我(?P<zh>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:吧|就好|就行|好了)"
-    r"|(?<![A-Za-z])call me (?P<en>[^\s,.!?]{1,12})(?= instead| please|[,.!?]|\s|$)",
+    r"|(?<![A-Za-z])call me (?P<en>[^\s,.!?]{1,12})(?= instead| please|[,.!?]|\s|$)"
+    # "Elizabeth please, esp for anything written": a name alone, asked for
+    r"|^(?P<en2>[A-Z][a-z]{2,15}) please\b",
     re.I,
 )
 _CALLED = re.compile(
@@ -6148,6 +6174,18 @@ def _over(
         out = [c for c in out if all(c is not b for b in before)]
     if _SOLD.search(content):
         out = [c for c in out if not (any(c is b for b in before) and _OWNS.search(c.content))]
+    for got in _GOT_ONE.finditer(content):
+        # "I don't have a scale" … "got a kitchen scale for christmas"
+        for thing in got.group("thing").lower().split():
+            out = [
+                c
+                for c in out
+                if not re.search(
+                    rf"\b(?:does not|doesn't) have an? (?:\w+ )?{thing}s?\b|\bhas no {thing}", c.content, re.I
+                )
+            ]
+    if _FULL_TIME.search(content):
+        out = [c for c in out if not _FREELANCE.search(c.content)]  # "joined一家startup full-time了"
     return out
 
 
@@ -6155,7 +6193,7 @@ def _called_anew(content: str, out: list[Candidate], mine: list[Candidate]) -> l
     """ "叫我小林就行" … "还是叫我阿杰吧": the name said last is the one to be called by; the earlier one goes."""
     if not (m := _CALLED_ANEW.search(content)):
         return out
-    name = (m.group("zh") or m.group("en")).strip()
+    name = (m.group("zh") or m.group("en") or m.group("en2")).strip()
     for old in [c for c in out if _CALLED.search(c.content) and name.lower() not in c.content.lower()]:
         heir = next((c for c in mine if name.lower() in c.content.lower()), None)
         if heir is None:
@@ -6379,6 +6417,9 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 continue  # "Tipping still confuses the user", "Planning dinners at the user's place is a puzzle"
             # "she just turned 7": an age now, which replaces the age said before (_now_replaces)
             candidate.content = _TURNED_EN.sub(r"\1 is \2", candidate.content)
+            # "im in austin tx whats a good day trip": typed without a stop, the question is no part of the statement
+            if not re.search(r"\b(?:know|ask|asks|asking|wonder|wondering|wants to)\b", candidate.content):
+                candidate.content = _QUESTION_RUN_ON_EN.sub("", candidate.content)
             # "我妹妹上个月搬去成都了", "my sister just moved to Oslo": where someone of the user's lives now (when they
             # moved goes stale)
             candidate.content = _OTHERS_MOVE_ZH.sub(r"\g<who>住在\g<where>", candidate.content)
@@ -6468,6 +6509,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or _LOST_PART.search(candidate.content)
                 or _MOVE_WITHOUT_WHERE.match(candidate.content)
                 or _UNDECIDED.search(candidate.content)
+                or _LEFT_FRAGMENT.match(candidate.content)
                 or _DANGLING.search(candidate.content)
             ):
                 continue  # the tail of an aside ("… on my keyboard rn)"); how the user sounds or seems now
