@@ -5651,3 +5651,10 @@ def test_what_a_later_message_says_the_user_got_or_took_ends_what_was_said_befor
 
 def test_a_question_typed_on_after_a_statement_is_no_part_of_it():
     assert talked(["im in denver co whats a good hike"]) == ["The user is in denver co"]
+
+
+def test_an_allergy_put_right_names_the_new_one():
+    assert talked(["我对虾过敏，推荐几个菜", "好的。", "说错了 是螃蟹 虾我吃没事的"]) == ["用户对螃蟹过敏"]
+    assert talked(["我乳糖不耐受，喝什么好", "豆浆。", "刚才说的乳糖不耐受不太对 查过了 是鸡蛋过敏"]) == [
+        "用户对鸡蛋过敏"
+    ]

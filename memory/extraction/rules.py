@@ -5699,7 +5699,7 @@ _NOT_THIS_BUT_ZH = re.compile(
 )
 _FINE_AFTER_ALL = re.compile(
     r"(?:(?<![\u4e00-\u9fff])|(?<=其实)|(?<=不过)|(?<=但是)|(?<=还有)|(?<=而且)|(?<=现在))"
-    r"(?P<x>[\u4e00-\u9fff]{2,4}?|(?<=现在)[A-Za-z]{3,15}|(?<=现在 )[A-Za-z]{3,15})(?:我|其实|倒是|还是|也)*(?:是)?(?:没问题|可以吃|能吃|可以喝|能喝|可以用|能用|不过敏|吃没事|吃了没事)(?![吗呢嘛么]|[^，,。]{0,6}[?？])"
+    r"(?P<x>[\u4e00-\u9fff]{1,4}?|(?<=现在)[A-Za-z]{3,15}|(?<=现在 )[A-Za-z]{3,15})(?:我|其实|倒是|还是|也)*(?:是)?(?:没问题|可以吃|能吃|可以喝|能喝|可以用|能用|不过敏|吃没事|吃了没事)(?![吗呢嘛么]|[^，,。]{0,6}[?？])"
     r"|\bI (?:can|do) (?:actually |still )?(?:eat|have|drink) (?P<x2>[a-z][\w -]{1,20}?)(?=[,.!;]|$| (?:just|fine|no)\b)"
     r"|\bI'?m (?:not allergic to|fine with) (?P<x3>[a-z][\w -]{1,20}?)(?=[,.!;]|$)",
     re.I,
@@ -6131,6 +6131,10 @@ _ALL_OVER = re.compile(
     r"|not anymore|no longer true)",
     re.I,
 )
+# "是牛奶蛋白过敏": an allergy said in a correction
+_ALLERGY_NOW_ZH = re.compile(r"是(?:对)?(?P<x>[\u4e00-\u9fffA-Za-z]{2,8}?)过敏")
+# "是芒果": the value of now, said after a take-back
+_IS_NOW_ZH = re.compile(r"(?:^|[\s，,])是(?P<x>[\u4e00-\u9fffA-Za-z]{2,6}?)(?=[\s，,。！!]|$)")
 # A thing sold or got rid of ("卖掉了上个月", "sold the Civic"): a statement of driving or owning it is no longer so
 _SOLD = re.compile(
     r"卖掉了|卖了|(?<![A-Za-z])(?:sold|got rid of|traded in) (?:it|my|the|mine)(?![A-Za-z])", re.I
@@ -6168,7 +6172,29 @@ def _over(
     message before's (a few) when it says they are out of date, a vehicle or thing owned once it is sold."""
     for m in _OLD_VALUE.finditer(content):
         old = next(g for g in m.groups() if g).strip().lower()
-        out = [c for c in out if old not in c.content.lower()]
+        gone = [c for c in out if old in c.content.lower()]
+        out = [c for c in out if all(c is not g for g in gone)]
+        if (
+            gone
+            and (allergy := _ALLERGY_NOW_ZH.search(content))
+            and not any("过敏" in c.content for c in mine)
+        ):
+            # "刚才说的乳糖不耐受不太对 … 是牛奶蛋白过敏": what the user is allergic to, said in its place
+            mine.append(Candidate(f"用户对{allergy.group('x')}过敏", "fact", 0.85, rule="correction"))
+    if (
+        _TAKE_BACK.match(content)
+        and (new := _IS_NOW_ZH.search(content))
+        and (fine := _FINE_AFTER_ALL.search(content))
+        and (was := (fine.group("x") or "").strip())
+    ):
+        # "记错了 是芒果 花生我吃没事的": the value it is, in the place of the one said to be fine
+        # (the take-back may have left the old statement out already)
+        for old in [c for c in [*out, *previous] if was in c.content and _AVOIDS.search(c.content)][:1]:
+            text = old.content.replace(was, new.group("x"), 1)
+            if any(c.content == text for c in mine):
+                continue
+            out = [c for c in out if c is not old]
+            mine.append(dataclasses.replace(old, content=text, correction=True, replaces=(old.content,)))
     before = _still_written(previous, out)
     if _ALL_OVER.match(content) and 0 < len(before) <= 2:
         out = [c for c in out if all(c is not b for b in before)]
