@@ -5658,3 +5658,9 @@ def test_an_allergy_put_right_names_the_new_one():
     assert talked(["我乳糖不耐受，喝什么好", "豆浆。", "刚才说的乳糖不耐受不太对 查过了 是鸡蛋过敏"]) == [
         "用户对鸡蛋过敏"
     ]
+
+
+def test_a_way_of_eating_said_with_now_is_written_in_the_language_of_the_old_one():
+    assert talked(["我是vegan，推荐几个早餐", "燕麦。", "最近开始吃蛋了 so vegetarian now"]) == [
+        "用户是vegetarian"
+    ]

@@ -6239,7 +6239,9 @@ def _called_anew(content: str, out: list[Candidate], mine: list[Candidate]) -> l
 # A way of eating taken up ("went fully vegan in January", "I'm keto now"): it replaces the one said before
 _DIET_TAKEN_UP = re.compile(
     r"(?<![A-Za-z])(?:went|gone|turned|became|switched to|am now|'m now|i'?m|am)\s+(?:fully |full |completely |100% )?"
-    r"(?P<diet>vegan|vegetarian|pescatarian|keto|carnivore|flexitarian)(?![A-Za-z])",
+    r"(?P<diet>vegan|vegetarian|pescatarian|keto|carnivore|flexitarian)(?![A-Za-z])"
+    # "最近开始吃鱼了 so pescatarian now"
+    r"|(?<![A-Za-z])(?:so |and |but )?(?P<diet2>vegan|vegetarian|pescatarian|keto|flexitarian) now(?![A-Za-z])",
     re.I,
 )
 _DIET_HELD = re.compile(
@@ -6265,10 +6267,13 @@ def _habits_anew(content: str, out: list[Candidate], mine: list[Candidate]) -> l
     """A way of eating taken up, a habit given up, a promotion: the statement of the old one goes, a statement of the
     new one is written."""
     if (diet := _DIET_TAKEN_UP.search(content)) and (held := [c for c in out if _DIET_HELD.match(c.content)]):
-        name = diet.group("diet").lower()
+        name = (diet.group("diet") or diet.group("diet2")).lower()
         if all(name not in c.content.lower() for c in held):
             now = next((c for c in mine if name in c.content.lower()), None) or Candidate(
-                f"The user is {name}", "fact", 0.85, rule="correction"
+                f"用户是{name}" if held[-1].content.startswith("用户") else f"The user is {name}",
+                "fact",
+                0.85,
+                rule="correction",
             )
             if all(now is not c for c in mine):
                 mine.append(now)
