@@ -1,6 +1,6 @@
 """Extraction judged by a reader: precision and recall of the rule path by verdicts, not by a similarity threshold.
 
-    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe40 ...]
+    .venv/bin/python bench/extraction_judged.py [--set held-out|probe9|...|probe43 ...]
         [--judge a|b] [--show-new] [--show-wrong SET] [--agreement]
     scripts/devservices.py exec -- .venv/bin/python bench/extraction_judged.py --stored post|turns [--set ...]
 
@@ -20,7 +20,7 @@ found when a candidate that states it is still written (a new candidate may find
 bound while anything is unjudged).
 
 Judges (readers who saw neither the rules nor the other judge's verdicts): "a" judged every set, "b" the
-held-out half and probe12 to probe40 a second time (--agreement prints how often the two agree, and how often the
+held-out half and probe12 to probe43 a second time (--agreement prints how often the two agree, and how often the
 automatic match of bench/extraction.py agrees with each).
 
 Sets: the held-out half (bench/data/extraction_heldout.jsonl, evidence), probe9 and probe10 (read and tuned
@@ -46,7 +46,10 @@ and its new texts again at the end; so was probe37 (a sixth new author's, never 
 the same session. In the next session probe36 was read and tuned on, and probe38 (a seventh new author's, never
 read) was judged on that session's start rules, and probe39 (an eighth new author's, never read) on its end rules. In
 the session after, probe38 was read and tuned on, and probe40 (a ninth new author's, never read) was judged on that
-session's end rules.
+session's end rules. In the next session two new authors wrote sets of corrections and changes (70 conversations each,
+with 30 look-alikes): probe41, judged whole on that session's start rules, then read and tuned on, and probe42 (never
+read), judged whole on the start rules and its new texts again mid-session and at the end; probe43 (a third such
+author's, never read) was judged whole on the end rules.
 No database: the rules run in this process (the model is loaded only with --agreement). With --stored, what
 is scored is what stays active after the whole write path (the gate, duplicates, supersedes, the session cap,
 take-backs), each conversation posted to a new user's session as one post or turn by turn (each user message
@@ -103,6 +106,7 @@ SETS = {
     "probe40": "extraction_probe40",
     "probe41": "extraction_probe41",
     "probe42": "extraction_probe42",
+    "probe43": "extraction_probe43",
 }
 
 
