@@ -5664,3 +5664,9 @@ def test_a_way_of_eating_said_with_now_is_written_in_the_language_of_the_old_one
     assert talked(["我是vegan，推荐几个早餐", "燕麦。", "最近开始吃蛋了 so vegetarian now"]) == [
         "用户是vegetarian"
     ]
+
+
+def test_what_is_so_now_said_without_a_subject_after_an_old_value_is_the_users():
+    said = talked(["我在学吉他，每周练三次", "不错。", "吉他早就不学了 现在练架子鼓"])
+    assert "用户现在练架子鼓" in said
+    assert "用户在学吉他" not in said

@@ -6135,6 +6135,10 @@ _ALL_OVER = re.compile(
 _ALLERGY_NOW_ZH = re.compile(r"是(?:对)?(?P<x>[\u4e00-\u9fffA-Za-z]{2,8}?)过敏")
 # "是芒果": the value of now, said after a take-back
 _IS_NOW_ZH = re.compile(r"(?:^|[\s，,])是(?P<x>[\u4e00-\u9fffA-Za-z]{2,6}?)(?=[\s，,。！!]|$)")
+# What is so now, said without a subject after an old value said to be over: "现在练吉他", "去年开始就恢复吃肉了"
+_NOW_WITHOUT_SUBJECT_ZH = re.compile(
+    r"^(?:现在|如今|目前|后来|(?:去年|今年|上个?月|这个月)开始)(?:就|又|都|主要|开始)*(?:在|是|用|写|练|学|做|吃|恢复|上|开|住)"
+)
 # A thing sold or got rid of ("卖掉了上个月", "sold the Civic"): a statement of driving or owning it is no longer so
 _SOLD = re.compile(
     r"卖掉了|卖了|(?<![A-Za-z])(?:sold|got rid of|traded in) (?:it|my|the|mine)(?![A-Za-z])", re.I
@@ -6169,7 +6173,9 @@ def _over(
     content: str, out: list[Candidate], previous: list[Candidate], mine: list[Candidate]
 ) -> list[Candidate]:
     """The earlier statements a message says are over: those holding a value it names as the old one, all of the
-    message before's (a few) when it says they are out of date, a vehicle or thing owned once it is sold."""
+    message before's (a few) when it says they are out of date, a vehicle or thing owned once it is sold. What the
+    message then says of now without a subject is the user's ("钢琴早就不学了 半年前停的 现在练吉他")."""
+    said_over = bool(_OLD_VALUE.search(content) or _ALL_OVER.match(content))
     for m in _OLD_VALUE.finditer(content):
         old = next(g for g in m.groups() if g).strip().lower()
         gone = [c for c in out if old in c.content.lower()]
@@ -6200,6 +6206,13 @@ def _over(
         out = [c for c in out if all(c is not b for b in before)]
     if _SOLD.search(content):
         out = [c for c in out if not (any(c is b for b in before) and _OWNS.search(c.content))]
+    if said_over:
+        for clause in re.split(r"[，,。.!！?？;；\s]+", content):
+            if _NOW_WITHOUT_SUBJECT_ZH.match(clause) and not _QUESTION.search(clause):
+                for new in _message_candidates("我" + clause, "", ""):
+                    if not any(new.content == c.content for c in [*mine, *out]):
+                        new.correction = True
+                        mine.append(new)
     for got in _GOT_ONE.finditer(content):
         # "I don't have a scale" … "got a kitchen scale for christmas"
         for thing in got.group("thing").lower().split():
