@@ -5670,3 +5670,19 @@ def test_what_is_so_now_said_without_a_subject_after_an_old_value_is_the_users()
     said = talked(["我在学吉他，每周练三次", "不错。", "吉他早就不学了 现在练架子鼓"])
     assert "用户现在练架子鼓" in said
     assert "用户在学吉他" not in said
+
+
+def test_a_statement_written_anew_comes_from_the_message_that_says_it():
+    messages = [
+        {"role": "human", "content": "我对虾过敏，推荐几个菜", "message_id": "m1"},
+        {"role": "ai", "content": "好的。"},
+        {"role": "human", "content": "说错了 是螃蟹 虾我吃没事的", "message_id": "m2"},
+        {"role": "ai", "content": "明白。"},
+        {"role": "human", "content": "以后叫我小周就行", "message_id": "m3"},
+        {"role": "ai", "content": "好的。"},
+        {"role": "human", "content": "还是叫我阿伟吧", "message_id": "m4"},
+    ]
+    assert [(c.content, c.source_message_id) for c in extract_rules(messages)] == [
+        ("用户对螃蟹过敏", "m2"),
+        ("用户希望被称为阿伟", "m4"),
+    ]

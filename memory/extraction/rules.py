@@ -6173,8 +6173,9 @@ def _over(
     content: str, out: list[Candidate], previous: list[Candidate], mine: list[Candidate]
 ) -> list[Candidate]:
     """The earlier statements a message says are over: those holding a value it names as the old one, all of the
-    message before's (a few) when it says they are out of date, a vehicle or thing owned once it is sold. What the
-    message then says of now without a subject is the user's ("钢琴早就不学了 半年前停的 现在练吉他")."""
+    message before's (a few) when it says they are out of date, a vehicle or thing owned once it is sold, "has no X"
+    once the user got one, freelancing once a full-time job is taken. An allergy put right names the new one, and what
+    the message then says of now without a subject is the user's ("钢琴早就不学了 半年前停的 现在练吉他")."""
     said_over = bool(_OLD_VALUE.search(content) or _ALL_OVER.match(content))
     for m in _OLD_VALUE.finditer(content):
         old = next(g for g in m.groups() if g).strip().lower()
@@ -6200,7 +6201,11 @@ def _over(
             if any(c.content == text for c in mine):
                 continue
             out = [c for c in out if c is not old]
-            mine.append(dataclasses.replace(old, content=text, correction=True, replaces=(old.content,)))
+            mine.append(
+                dataclasses.replace(
+                    old, content=text, correction=True, replaces=(old.content,), source_message_id=""
+                )
+            )
     before = _still_written(previous, out)
     if _ALL_OVER.match(content) and 0 < len(before) <= 2:
         out = [c for c in out if all(c is not b for b in before)]
@@ -6903,6 +6908,9 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         out = _over(content, out, previous, mine)
         out = _called_anew(content, out, mine)
         out = _habits_anew(content, out, mine)
+        for candidate in mine:  # (those written by the steps above are this message's, said once)
+            candidate.source_message_id = candidate.source_message_id or message.get("message_id") or ""
+            seen.add(candidate.content.lower())
         if mine and _CHANGE_CUE.search(content):
             # a change or a correction said later ("我们公司做账一直用excel" … "现在统一用金蝶了", "I have 2 kids" … "typo, 3
             # kids"): an earlier statement that the write path reads as the same slot with another value (memory.classify,
