@@ -5582,9 +5582,12 @@ _EDIT_REQUEST = re.compile(
     re.I,
 )
 # Leftovers of a message about a change or a slip, not statements: "Cancelled the user's membership", "用户去年换的",
-# "用户是想问电车保养", "用户把数字顺序弄反"
+# "用户是想问电车保养", "用户把数字顺序弄反"; a move said with its time and not where to ("moved in august", "上个月刚搬的":
+# the where is in another sentence, or nowhere)
 _LEFT_FRAGMENT = re.compile(
     r"^[A-Z][a-z]+ed the user(?:'s)?\b"
+    r"|^(?i:The user (?:just |recently |only )?moved(?: (?:in|last|this|on|back in) [\w ]{1,20})?)$"
+    r"|^用户(?:上个月|上周|去年|今年|前年|年初|年底)?(?:才|刚)?搬(?:的|了|家了)?$"
     r"|^用户(?:去年|上个?月|前年|今年|年初|刚|刚刚|最近|上周)?(?:换|买|搬|改|提|定)的$"
     r"|^用户(?:是|就是|主要是)?想问"
     r"|^用户(?:把|说|打|写|记)[^，,。]{0,8}(?:弄反|说反|打错|写错|记错|搞错|搞混)"
@@ -5592,13 +5595,6 @@ _LEFT_FRAGMENT = re.compile(
 _QUESTION_RUN_ON_EN = re.compile(
     r"\s+(?:what'?s|whats|what is|what are|how (?:do|can|should|much|long)|any (?:tips|ideas|recs|recommendations)"
     r"|can you|could you|should i)\b.*$",
-    re.I,
-)
-# A move said with its time and not where to ("moved in august", "上个月刚搬的"): the where is in another sentence, or
-# nowhere
-_MOVE_WITHOUT_WHERE = re.compile(
-    r"^The user (?:just |recently |only )?moved(?: (?:in|last|this|on|back in) [\w ]{1,20})?$"
-    r"|^用户(?:上个月|上周|去年|今年|前年|年初|年底)?(?:才|刚)?搬(?:的|了|家了)?$",
     re.I,
 )
 
@@ -5889,10 +5885,11 @@ _ANEW_CUE = re.compile(
 _ANEW_REACH = 14
 
 
-def _tied_to_cue(content: str, start: int, end: int) -> bool:
-    """Whether the value at content[start:end] is said with a word of change or correction in its clause and near it
-    ("Bristol now", "迁到Obsidian了", "打错了 9岁", "typo, 3 kids", "she's 15")."""
-    for cue in _ANEW_CUE.finditer(content):
+def _tied_to_cue(content: str, start: int, end: int, cues: list[re.Match]) -> bool:
+    """Whether the value at content[start:end] is said with a word of change or correction (one of `cues`, the
+    message's _ANEW_CUE matches) in its clause and near it ("Bristol now", "迁到Obsidian了", "打错了 9岁", "typo, 3 kids",
+    "she's 15")."""
+    for cue in cues:
         if cue.end() <= start:
             between = content[cue.end() : start]
             between = (
@@ -5922,6 +5919,16 @@ _NOT_NAMES = frozenset(
 )
 
 
+def _begins_sentence(text: str, at: int) -> bool:
+    """Whether text[at:] begins a sentence: it begins the text (after a line break at most), or only spaces stand
+    between it and a stop."""
+    if at == 0 or at == 1 and text[0] == "\n":
+        return True
+    while at > 0 and text[at - 1].isspace():
+        at -= 1
+    return at > 0 and text[at - 1] in ".!?。！？"
+
+
 def _latin_names(text: str, *, statement: bool = False) -> list[str]:
     """The names of things in Latin letters: runs of capitalised words (with a number inside or before them: "Pixel 8",
     "2014 Honda Civic", "Mazda CX-5"), not the words that begin or join a sentence, nor short codes in capitals ("PM",
@@ -5935,9 +5942,7 @@ def _latin_names(text: str, *, statement: bool = False) -> list[str]:
             and word.lower() not in _NOT_NAMES
             and not (statement and m.start() == 0)
             # a sentence begins with a capital: there a common word of English is no name ("Right, …", "Same role")
-            and not (
-                re.search(r"(?:^|[.!?。！？]\s*)$", text[: m.start()]) and word.lower() in english_words()
-            )
+            and not (_begins_sentence(text, m.start()) and word.lower() in english_words())
         )
         joined = run and text[last_end : m.start()] in (" ", "-")
         if name_like or word[0].isdigit() and (joined or re.match(r"(?:19|20)\d\d$", word)):
@@ -6051,13 +6056,15 @@ def _value_said_anew(
     otherwise the old statement is written again with its new values ("Wednesday 3pm" … "被push到Friday上午10点了":
     a day and a time). Only values said with a word of change or correction near them (_tied_to_cue), and only where
     one new value of the kind is named (one the old statement does not hold)."""
-    if not _ANEW_CUE.search(content):
+    if not (cues := list(_ANEW_CUE.finditer(content))):
         return out
     said = {
         kind: [
             v
             for v in values
-            if any(_tied_to_cue(content, m.start(), m.end()) for m in re.finditer(re.escape(v), content))
+            if any(
+                _tied_to_cue(content, m.start(), m.end(), cues) for m in re.finditer(re.escape(v), content)
+            )
         ]
         for kind, values in _value_kinds(content).items()
     }
@@ -6176,8 +6183,9 @@ def _over(
     message before's (a few) when it says they are out of date, a vehicle or thing owned once it is sold, "has no X"
     once the user got one, freelancing once a full-time job is taken. An allergy put right names the new one, and what
     the message then says of now without a subject is the user's ("钢琴早就不学了 半年前停的 现在练吉他")."""
-    said_over = bool(_OLD_VALUE.search(content) or _ALL_OVER.match(content))
-    for m in _OLD_VALUE.finditer(content):
+    olds = list(_OLD_VALUE.finditer(content))
+    said_over = bool(olds or _ALL_OVER.match(content))
+    for m in olds:
         old = next(g for g in m.groups() if g).strip().lower()
         gone = [c for c in out if old in c.content.lower()]
         out = [c for c in out if all(c is not g for g in gone)]
@@ -6556,7 +6564,6 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 or _SUBJECT_ONLY.match(candidate.content)
                 or _USERS_COUNT_ZH.match(candidate.content)
                 or _LOST_PART.search(candidate.content)
-                or _MOVE_WITHOUT_WHERE.match(candidate.content)
                 or _UNDECIDED.search(candidate.content)
                 or _LEFT_FRAGMENT.match(candidate.content)
                 or _DANGLING.search(candidate.content)
