@@ -307,6 +307,10 @@ SEARCH_MIN_SCORE = None if SEARCH_MIN_SCORE < 0 else SEARCH_MIN_SCORE
 # A query's words matched with their translations from CC-CEDICT on the keyword side (hybrid search under
 # "relevance"; memory/search/crosslingual.py). Off: each word only as written.
 SEARCH_CROSS_LINGUAL_TERMS = env_bool("SEARCH_CROSS_LINGUAL_TERMS", True)
+# The vector side's share of the cosine with the query mapped (the embedding model's shared and language
+# directions projected out), where the model has a map (memory/search/query_map.py; hybrid search under
+# "relevance"); the rest is the cosine with the model's own query vector. 0: the model's own vector alone.
+SEARCH_QUERY_MAP_WEIGHT = env_float("SEARCH_QUERY_MAP_WEIGHT", 0.5, minimum=0.0, maximum=1.0)
 # Retrieval weights (seed 004 + seed 000).
 SEARCH_VECTOR_WEIGHT = env_float("SEARCH_VECTOR_WEIGHT", 0.7, minimum=0.0, maximum=1.0)
 SEARCH_KEYWORD_WEIGHT = env_float("SEARCH_KEYWORD_WEIGHT", 0.3, minimum=0.0, maximum=1.0)

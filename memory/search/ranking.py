@@ -16,6 +16,7 @@ from core.text import estimate_tokens, has_cjk, keyword_tokens
 
 from ..dedup import differs_materially
 from ..thresholds import duplicate_threshold, related_threshold
+from . import query_map
 
 EVENT = "event"  # memory type whose near-duplicates are separate happenings, not versions
 SCOPE_PRIORITY = {"session": 1.0, "project": 0.8, "user": 0.6}
@@ -165,13 +166,30 @@ LIFT_REFERENCE = 20  # the median of this many best cosines of a language pair i
 # lone memory is measured against where unrelated texts sit, not against itself.
 UNRELATED_COSINES = {"multilingual-e5-small": (0.82, 0.755)}
 PRIOR_COUNT = 5
+# The same with the query mapped alone (query_map: the model's common and language directions projected out
+# of the query, the cosine put back on the model's scale), fitted and measured on the same tuning half with
+# SEARCH_QUERY_MAP_WEIGHT 1: one language level, as the map intends (0.813 in one language, 0.817 across),
+# and a calibration within the fit's noise of the model's own. A search weighs each pair of figures as its
+# vector side weighs the two cosines (calibration, unrelated_cosines).
+MAPPED_CALIBRATION = {"multilingual-e5-small": (-5.19, 32.05)}
+MAPPED_UNRELATED_COSINES = {"multilingual-e5-small": (0.813, 0.817)}
 
 
 def cross_language_offset(model: str) -> float:
-    """How much nearer than its raw distance a memory in another language than the query is taken among the
-    vector side's candidates (sql.fetch_rows): the gap between where unrelated texts sit in one language and
-    across languages, for a calibrated model; 0 for any other."""
+    """How much nearer than its raw cosine a memory in another language than another memory is taken when a
+    hit's nearest hits are told (neighbour_similarities): the gap between where unrelated texts sit in one
+    language and across languages, for a calibrated model; 0 for any other."""
     prior = UNRELATED_COSINES.get(model)
+    if prior is None or CALIBRATION.get(model) is None or settings.SEARCH_RANKING == SEED:
+        return 0.0
+    return prior[0] - prior[1]
+
+
+def query_language_offset(model: str) -> float:
+    """How much nearer a memory in another language than the query is taken among the vector side's
+    candidates (sql.fetch_rows): the same gap between the query and the memories, which the query map
+    (query_map) closes for the most part."""
+    prior = unrelated_cosines(model)
     if prior is None or calibration(model) is None or settings.SEARCH_RANKING == SEED:
         return 0.0
     return prior[0] - prior[1]
@@ -261,8 +279,21 @@ def to_score(relevance: float) -> float:
     return (1.0 - 2 * band) * relevance + band
 
 
-def calibration(model: str) -> dict | None:
-    return CALIBRATION.get(model)
+def _weighted(own: tuple | None, mapped: tuple | None, model: str) -> tuple | None:
+    """A figure of the model's own query and of the mapped one, weighted as the vector side weighs them."""
+    share = query_map.weight(model)
+    if own is None or mapped is None or share <= 0:
+        return own
+    return tuple((1 - share) * a + share * b for a, b in zip(own, mapped, strict=True))
+
+
+def calibration(model: str) -> tuple | None:
+    return _weighted(CALIBRATION.get(model), MAPPED_CALIBRATION.get(model), model)
+
+
+def unrelated_cosines(model: str) -> tuple[float, float] | None:
+    """Where a query's unrelated memories sit, in one language and across (UNRELATED_COSINES)."""
+    return _weighted(UNRELATED_COSINES.get(model), MAPPED_UNRELATED_COSINES.get(model), model)
 
 
 def relevance_floor(model: str) -> float:
@@ -312,7 +343,7 @@ class Backdrop:
         for h in hits:
             if h.vector_similarity is not None:
                 by_pair.setdefault(h.language_pair, []).append(h.vector_similarity)
-        prior = UNRELATED_COSINES.get(model)
+        prior = unrelated_cosines(model)
         levels = {}
         for pair, sims in by_pair.items():
             top = sorted(sims, reverse=True)[:LIFT_REFERENCE]

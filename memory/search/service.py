@@ -22,6 +22,7 @@ from projects.access import Actor
 
 from ..embeddings import EmbeddingError, cached_provider_for
 from ..selectors import MemoryFilters
+from . import query_map
 from .access_counts import access_recorder
 from .crosslingual import translations
 from .ranking import (
@@ -33,7 +34,6 @@ from .ranking import (
     Hit,
     add_neighbours,
     before_what,
-    cross_language_offset,
     current_first,
     diversify,
     fit_budget,
@@ -41,6 +41,7 @@ from .ranking import (
     neighbour_lenders,
     order_near_duplicates,
     previous_first,
+    query_language_offset,
     query_terms,
     question_time,
     relevance_floor,
@@ -115,6 +116,7 @@ def context_and_duplicates(
     floor: float = 0.0,
     backdrop: Backdrop | None = None,
     asked: tuple[str, int | None] = ("", None),
+    similarity: tuple[float, float] = query_map.IDENTITY,
 ) -> list[Hit]:
     """Conversation neighbours (add_neighbours), then the near-duplicate order of the head (top_k * 2).
 
@@ -134,7 +136,9 @@ def context_and_duplicates(
         fetched = [row for row in near if row["id"] in wanted]
     elif missing:
         times = sorted({h.row["occurred_at"] for h in top})
-        statement = ids_statement(where_sql, ids=missing, times=times, qvec=qvec, model=model)
+        statement = ids_statement(
+            where_sql, ids=missing, times=times, qvec=qvec, model=model, similarity=similarity
+        )
         fetched = run_statements([statement])[0]
     # A lender lends only to the rows next to it (NEIGHBOUR_STEPS): with none of them among the hits or the
     # fetched rows add_neighbours would change nothing (the hits are in its order already, score_hits').
@@ -239,6 +243,10 @@ def memory_search(
             embed_ms = (time.perf_counter() - t0) * 1000
         if query_vector is not None:
             qvec = np.asarray(query_vector, dtype=np.float32)
+    mapping = query_map.for_search(model, rank) if qvec is not None else None
+    similarity = query_map.IDENTITY
+    if mapping is not None:
+        qvec, similarity = mapping.apply(qvec, settings.SEARCH_QUERY_MAP_WEIGHT)
     asked = question_time(query, timezone.now().year)
     keyword_query = query
     if rank == "hybrid" and settings.SEARCH_RANKING != SEED:  # the seed formula and BM25-only: every word
@@ -259,8 +267,9 @@ def memory_search(
         terms=terms,
         candidates=candidates,
         query_cjk=has_cjk(query),
-        cross_offset=cross_language_offset(model) if rank == "hybrid" else 0.0,
+        cross_offset=query_language_offset(model) if rank == "hybrid" else 0.0,
         translations=translations(terms) if cross else None,
+        similarity=similarity,
     )
     rows = fetch(subject=subject, lenders=top_k * 2, keys=keys)
     if subject and rows and rows[0]["subject_rows"] >= settings.SEARCH_EXACT_SUBJECT_ROWS:
@@ -306,6 +315,7 @@ def memory_search(
             floor=keep,
             backdrop=backdrop,
             asked=asked,
+            similarity=similarity,
         )
     if keep > 0:
         hits = [h for h in hits if h.score >= keep or h.stale]

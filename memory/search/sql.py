@@ -27,6 +27,7 @@ from core.text import CJK
 from projects.access import Actor, key_project_ids
 
 from ..selectors import MemoryFilters, memory_candidates
+from .query_map import IDENTITY
 from .ranking import lender_weights, vector_floor
 
 BM25_K1 = 1.2
@@ -255,7 +256,7 @@ WITH base AS MATERIALIZED (
            "memory_memoryitem"."session_id" AS session_id, "memory_memoryitem"."project_id" AS project_id,
            "memory_memoryitem"."confidence" AS confidence, "memory_memoryitem"."feedback" AS feedback,
            CASE WHEN "memory_memoryitem"."embedding_model" = %s
-                THEN "memory_memoryitem"."embedding" <=> %s::vector END AS dist,
+                THEN %s::float8 - %s::float8 * (1 - ("memory_memoryitem"."embedding" <=> %s::vector)) END AS dist,
            coalesce(length("memory_memoryitem"."search_tokens"), 0) AS dl,
            CASE WHEN "memory_memoryitem"."search_tokens" @@ %s::tsquery
                 THEN "memory_memoryitem"."search_tokens" END AS tokens,
@@ -345,7 +346,7 @@ _NEAR_CTE = """, lenders AS MATERIALIZED (
 _SELECT = """
 SELECT {columns},
        CASE WHEN m.embedding_model = %s THEN m.embedding END AS emb,
-       CASE WHEN m.embedding_model = %s THEN 1 - (m.embedding <=> %s::vector) END AS vsim,
+       CASE WHEN m.embedding_model = %s THEN %s::float8 + %s::float8 * (1 - (m.embedding <=> %s::vector)) END AS vsim,
        coalesce(picked.bm25[array_position(picked.ids, m.id)], 0) AS bm25,
        coalesce(picked.idf[array_position(picked.ids, m.id)], 0) AS idf,
        (SELECT total FROM qidf) AS idf_total,
@@ -496,6 +497,7 @@ def fetch_rows(
     query_cjk: bool = False,
     cross_offset: float = 0.0,
     translations: dict | None = None,
+    similarity: tuple[float, float] = IDENTITY,
 ) -> list[dict]:
     """Candidates of both sides, scored by SQL (vector similarity, BM25), as dicts.
 
@@ -504,7 +506,7 @@ def fetch_rows(
     distance the ones in the other language came last, and with 30 candidates of a 40-memory subject the
     English answer to a Chinese question was not among them at all, however the ranking would have placed
     it. The subject statement takes its vector candidates with memories in the other language
-    `cross_offset` nearer (ranking.cross_language_offset: the gap between the two levels), as score_hits
+    `cross_offset` nearer (ranking.query_language_offset: the gap between the two levels), as score_hits
     then puts every language pair on one level. The indexes' way (big subjects, projects) takes them by raw
     distance.
 
@@ -513,6 +515,8 @@ def fetch_rows(
     The subject statement brings the neighbours of the best `lenders` candidates. `keys` (keyword_keys)
     let a broad statement match keywords through the keyed index, where that index can serve it.
     `translations` (crosslingual.translations) are matched with the term they translate, as one term.
+    `similarity` (offset, scale) puts the cosine with a mapped query (query_map) back on the model's scale:
+    every vector similarity the statement computes or returns is offset + scale * cosine.
     """
     if keys and not subject and not _keyed_match_usable():
         keys = None
@@ -531,6 +535,7 @@ def fetch_rows(
         keys=keys,
         stats=stats,
         translations=translations,
+        similarity=similarity,
     )
     if subject:
         return run_statements([statement])[0]
@@ -555,6 +560,7 @@ def search_statement(
     query_cjk: bool = False,
     cross_offset: float = 0.0,
     translations: dict | None = None,
+    similarity: tuple[float, float] = IDENTITY,
 ) -> tuple[str, list]:
     """fetch_rows' statement and its parameters. Every read of memory_memoryitem in it is limited to the
     org (the access filter's org_id = %s, and the final read by id), so on a table distributed by org_id
@@ -576,7 +582,8 @@ def search_statement(
         candidates,
     ]
     columns = ", ".join(f'm."{c}"' for c in COLUMNS)
-    select_args = [model, model, qvec, org_id]
+    offset, scale = similarity
+    select_args = [model, model, offset, scale, qvec, org_id]
     if subject:
         sql = (
             _SUBJECT_CTES.format(where=where, cjk=CJK)
@@ -586,6 +593,8 @@ def search_statement(
         )
         args = [
             model,
+            1 - offset,
+            scale,
             qvec,
             tsq,
             *params,
@@ -668,16 +677,30 @@ _IDS_SQL = """
 SELECT {columns},
        CASE WHEN "memory_memoryitem".embedding_model = %s THEN "memory_memoryitem".embedding END AS emb,
        CASE WHEN "memory_memoryitem".embedding_model = %s
-            THEN 1 - ("memory_memoryitem".embedding <=> %s::vector) END AS vsim
+            THEN %s::float8 + %s::float8 * (1 - ("memory_memoryitem".embedding <=> %s::vector)) END AS vsim
 FROM "memory_memoryitem"
 WHERE ({where}) AND "memory_memoryitem"."id" = ANY(%s) AND "memory_memoryitem"."occurred_at" = ANY(%s)
 """
 
 
 def ids_statement(
-    where_sql: tuple[str, list], *, ids: list[int], times: list, qvec: np.ndarray | None, model: str
+    where_sql: tuple[str, list],
+    *,
+    ids: list[int],
+    times: list,
+    qvec: np.ndarray | None,
+    model: str,
+    similarity: tuple[float, float] = IDENTITY,
 ) -> tuple[str, list]:
     """Rows by id stored at one of these times, under the same access and subject filters as the search."""
     where, params = where_sql
     columns = ", ".join(f'"memory_memoryitem"."{c}"' for c in COLUMNS)
-    return _IDS_SQL.format(columns=columns, where=where), [model, model, qvec, *params, ids, times]
+    return _IDS_SQL.format(columns=columns, where=where), [
+        model,
+        model,
+        *similarity,
+        qvec,
+        *params,
+        ids,
+        times,
+    ]
