@@ -12,6 +12,7 @@ from memory.search.ranking import (
     Hit,
     asks_when,
     before_what,
+    cross_language_offset,
     current_first,
     final_score,
     final_weights,
@@ -603,12 +604,49 @@ def test_a_new_value_in_the_other_language_is_a_version_for_a_question_about_now
     np.fill_diagonal(sims, 0.0)
     model = "multilingual-e5-small"
     near = neighbour_similarities(hits, sims, model)
-    assert near[0, 6] == pytest.approx(0.785 + 0.065, abs=1e-4)  # across languages: the languages' gap added
-    assert near[0, 1] == pytest.approx(0.905, abs=1e-4)  # within one language: as it was
+    # Each over the old one's own background in the other's language: the median of its cosines with the four
+    # English hits; with two other Chinese hits (under NEIGHBOUR_LEVEL_COUNT) its Chinese background is the
+    # English one plus the model's gap between the languages (0.065).
+    assert near[0, 6] == pytest.approx(0.785 - 0.75, abs=1e-4)
+    assert near[0, 1] == pytest.approx(0.905 - (0.75 + 0.065), abs=1e-4)
+    # the new car's nearest hit is the old one (its English hits sit at 0.80 to it, the Chinese at 0.75)
+    assert int(np.argmax(near[6])) == 0 and near[6, 6] < near[6].min() + 1e-6
     groups = version_groups(hits, sims, model, 0.0, gap=1.0, mutual=False)
     assert next(sorted(h.id for h in g) for g in groups if old in g) == [1, 7]
     ordered = current_first(hits, groups, past=False, year=None, floor=0.0)
     assert ordered[0] is new
+
+
+def test_a_hits_neighbours_are_told_over_its_own_background_in_each_language(settings):
+    import numpy as np
+
+    settings.SEARCH_RANKING = "relevance"
+    # A mostly English subject with some Chinese fillers. The new car is an English memory whose most similar hit
+    # is the old car (0.88; other English hits 0.80). A fixed gap added to every pair across languages made a
+    # Chinese filler at 0.82 (0.885 with it) the new car's nearest, so the two were no versions.
+    old = _hit(1, 0.99, "Drives a 2012 Honda Odyssey minivan", 2023)
+    new = _hit(2, 0.12, "Traded the Odyssey for a used Subaru Outback", 2025)
+    english = [
+        _hit(3 + n, 0.05, t, 2024) for n, t in enumerate(("Listens to podcasts", "Grades essays", "Runs"))
+    ]
+    chinese = [
+        _hit(6 + n, 0.02, t, 2024)
+        for n, t in enumerate(("用户的电动牙刷是飞利浦的", "用户喜欢喝茶", "用户养猫"))
+    ]
+    hits = [old, new, *english, *chinese]
+    sims = np.full((8, 8), 0.80, dtype=np.float32)
+    sims[:5, 5:] = sims[5:, :5] = 0.76  # across languages
+    sims[5:, 5:] = 0.90  # the Chinese fillers among themselves
+    sims[0, 1] = sims[1, 0] = 0.88  # the two cars
+    sims[1, 5] = sims[5, 1] = 0.82  # the toothbrush, near the new car for a text in the other language
+    np.fill_diagonal(sims, 0.0)
+    model = "multilingual-e5-small"
+    near = neighbour_similarities(hits, sims, model)
+    assert int(np.argmax(near[1])) == 0 and int(np.argmax(near[0])) == 1  # each other's nearest
+    assert sims[1, 5] + cross_language_offset(model) > sims[1, 0]  # which the fixed gap did not see
+    groups = version_groups(hits, sims, model, 0.0, gap=1.0, mutual=False)
+    assert [sorted(h.id for h in g) for g in groups] == [[1, 2]]
+    assert current_first(hits, groups, past=False, year=None, floor=0.0)[0] is new
 
 
 def test_confidence_and_scope_only_break_ties(settings):

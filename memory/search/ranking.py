@@ -998,20 +998,50 @@ def _same_slot(a: Hit, b: Hit) -> bool:
     return bool((slots(a.row["content"]) & slots(b.row["content"])) - _BROAD_SLOTS)
 
 
+# A hit's background in one language (neighbour_similarities) is measured from at least this many other hits
+# in it; with fewer, it is its background in the other language moved by the model's gap between them.
+NEIGHBOUR_LEVEL_COUNT = 3
+
+
 def neighbour_similarities(hits: list[Hit], sims: np.ndarray, model: str) -> np.ndarray:
-    """The similarities by which a hit's nearest hits are told (version_groups, previous_first): a pair in two
-    languages taken as near as its cosine plus the model's gap between where unrelated texts sit in one
-    language and across languages (cross_language_offset, as the vector side's candidates are). With e5-small
-    a Chinese memory's nearest hits are Chinese whatever they say (unrelated pairs sit at 0.82 in one
-    language, 0.755 across), so the English new value of a Chinese old one ("The user drives a blue Tesla
-    Model 3." / "用户开一辆白色的大众朗逸。") was never among either's nearest, and the old value stayed first for
-    "我现在开的是什么车？". Whether two hits are related at all is still read from their own cosine."""
+    """The similarities by which a hit's nearest hits are told (version_groups, previous_first): each hit's
+    cosine with another over its own background in the other's language (the median of its cosines with the
+    other hits of that language), so that the languages compare on one level, as the query's language pairs
+    do (Backdrop). With e5-small a Chinese memory's nearest hits are Chinese whatever they say (unrelated pairs
+    sit at 0.82 in one language, 0.755 across), so the English new value of a Chinese old one ("The user drives
+    a blue Tesla Model 3." / "用户开一辆白色的大众朗逸。") was never among either's nearest, and the old value stayed
+    first for "我现在开的是什么车？". Adding the model's gap between the two levels to every pair across languages
+    (cross_language_offset), as it did before, made an unrelated Chinese filler the nearest hit of an English
+    memory whose own next version was a related English one ("Traded the Odyssey for a used Subaru Outback" /
+    "Drives a 2012 Honda Odyssey minivan"): a hit's levels are its own. A language with fewer than
+    NEIGHBOUR_LEVEL_COUNT other hits takes its level from the other language's and the model's gap; with neither,
+    the gap alone, as before. A hit is never its own neighbour (its diagonal is the lowest). Whether two hits
+    are related at all is still read from their own cosine."""
     offset = cross_language_offset(model)
-    if not offset or len(hits) < 2:
+    n = len(hits)
+    if not offset or n < 2:
         return sims
     # across languages as dedup.is_cross_lingual has it (one Chinese, the other not), read once per hit
     chinese = np.array([language(h.row["content"]) == "zh" for h in hits])
-    return sims + np.float32(offset) * (chinese[:, None] != chinese[None, :])
+    others = sims.astype(np.float64)
+    np.fill_diagonal(others, np.nan)
+    levels = np.full((n, 2), np.nan)  # each hit's background among the English (0) and the Chinese (1) hits
+    for side in (0, 1):
+        columns = others[:, chinese == bool(side)]
+        enough = np.sum(~np.isnan(columns), axis=1) >= NEIGHBOUR_LEVEL_COUNT
+        if enough.any():
+            levels[enough, side] = np.nanmedian(columns[enough], axis=1)
+    own = chinese.astype(int)
+    rows = np.arange(n)
+    mine, theirs = levels[rows, own], levels[rows, 1 - own]
+    neither = np.isnan(mine) & np.isnan(theirs)
+    mine = np.where(np.isnan(mine), theirs + offset, mine)
+    theirs = np.where(np.isnan(theirs), mine - offset, theirs)
+    mine[neither], theirs[neither] = 0.0, -offset
+    level = np.where(chinese[None, :] == chinese[:, None], mine[:, None], theirs[:, None])
+    near = (sims - level).astype(np.float32)
+    np.fill_diagonal(near, -2.0)
+    return near
 
 
 def version_groups(
