@@ -1,6 +1,7 @@
 """Helpers shared by the search tests: hand-made unit vectors and a search call with the usual filters."""
 
 import math
+from contextlib import nullcontext
 
 from django.test import override_settings
 
@@ -28,9 +29,8 @@ def search(actor, query, vector=None, **kw):
     filters = MemoryFilters(
         user_id=kw.pop("user_id", "alice"), session_id=kw.pop("session_id", ""), **kw.pop("filters", {})
     )
-    if vector is None:
-        return memory_search(actor=actor, query=query, filters=filters, **kw)
-    with override_settings(SEARCH_QUERY_MAP_WEIGHT=0.0):
+    hand_made = override_settings(SEARCH_QUERY_MAP_WEIGHT=0.0) if vector is not None else nullcontext()
+    with hand_made:
         return memory_search(actor=actor, query=query, filters=filters, query_vector=vector, **kw)
 
 

@@ -175,24 +175,25 @@ MAPPED_CALIBRATION = {"multilingual-e5-small": (-5.19, 32.05)}
 MAPPED_UNRELATED_COSINES = {"multilingual-e5-small": (0.813, 0.817)}
 
 
-def cross_language_offset(model: str) -> float:
-    """How much nearer than its raw cosine a memory in another language than another memory is taken when a
-    hit's nearest hits are told (neighbour_similarities): the gap between where unrelated texts sit in one
-    language and across languages, for a calibrated model; 0 for any other."""
-    prior = UNRELATED_COSINES.get(model)
-    if prior is None or CALIBRATION.get(model) is None or settings.SEARCH_RANKING == SEED:
+def _language_gap(prior: tuple | None, table: tuple | None) -> float:
+    """The gap between where unrelated texts sit in one language and across languages, for a calibrated model
+    under the relevance ranking; 0 otherwise."""
+    if prior is None or table is None or settings.SEARCH_RANKING == SEED:
         return 0.0
     return prior[0] - prior[1]
+
+
+def cross_language_offset(model: str) -> float:
+    """How much nearer than its raw cosine a memory in another language than another memory is taken when a
+    hit's nearest hits are told (neighbour_similarities): the model's own gap between the languages."""
+    return _language_gap(UNRELATED_COSINES.get(model), CALIBRATION.get(model))
 
 
 def query_language_offset(model: str) -> float:
     """How much nearer a memory in another language than the query is taken among the vector side's
     candidates (sql.fetch_rows): the same gap between the query and the memories, which the query map
     (query_map) closes for the most part."""
-    prior = unrelated_cosines(model)
-    if prior is None or calibration(model) is None or settings.SEARCH_RANKING == SEED:
-        return 0.0
-    return prior[0] - prior[1]
+    return _language_gap(unrelated_cosines(model), calibration(model))
 
 
 # How far each side of the fusion is trusted in one search: as far as its best match stands out from the

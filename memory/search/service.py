@@ -246,7 +246,7 @@ def memory_search(
     mapping = query_map.for_search(model, rank) if qvec is not None else None
     similarity = query_map.IDENTITY
     if mapping is not None:
-        qvec, similarity = mapping.apply(qvec, settings.SEARCH_QUERY_MAP_WEIGHT)
+        qvec, similarity = mapping.apply(qvec, query_map.weight(model))
     asked = question_time(query, timezone.now().year)
     keyword_query = query
     if rank == "hybrid" and settings.SEARCH_RANKING != SEED:  # the seed formula and BM25-only: every word
