@@ -5686,3 +5686,55 @@ def test_a_statement_written_anew_comes_from_the_message_that_says_it():
         ("用户对螃蟹过敏", "m2"),
         ("用户希望被称为阿伟", "m4"),
     ]
+
+
+def test_characters_set_up_for_a_story_are_not_the_user():
+    said = talked(
+        [
+            "接下来帮我写个悬疑故事，角色设定你先记住，后面都按这个写：男主周野，41岁，杭州人，退役消防员，养了条黑背。",
+            "好的。",
+        ]
+    )
+    assert said == []
+
+
+def test_examples_in_brackets_are_left_out_not_split_into_fragments():
+    said = talked(
+        [
+            "以后按这个背景回答：我在宁波做外贸，主要卖厨房小家电（电饭煲、榨汁机、空气炸锅这些），团队8个人。",
+            "好。",
+        ]
+    )
+    assert "用户主要卖厨房小家电" in said
+    assert not [s for s in said if "榨汁机" in s or "（" in s or "）" in s]
+
+
+def test_where_the_user_sits_how_they_feel_and_how_long_they_wait_this_minute_are_not_kept():
+    assert talked(["我现在蹲在地铁站出口，刚下班，好饿", "吃点东西吧。"]) == []
+    assert talked(["我现在 super 累 明天再说吧", "好的。"]) == []
+    assert talked(["at the passport office, been waiting 3 hours, entertain me", "Sure."]) == []
+
+
+def test_a_statement_cut_before_what_it_says_is_not_kept():
+    assert "The user can't" not in talked(
+        ["my landlord wants me to sign for two more years but i can't — my visa ends in May", "Ok."]
+    )
+    assert "用户每天都得在" not in talked(["我自己每天都得在 不用排我", "好。"])
+
+
+def test_a_number_put_right_in_words_or_with_digits_said_the_wrong_way_round_replaces_the_old_one():
+    said = talked(
+        ["my dog Pepper has arthritis, she's eleven", "Poor Pepper.", "sorry, she's thirteen not eleven"]
+    )
+    assert "The user's dog is thirteen" in said
+    assert not [s for s in said if "eleven" in s]
+    said = talked(["我今年36岁，想买份重疾险", "可以。", "哎呀打反了 是63岁"])
+    assert "用户今年63岁" in said
+    assert "用户今年36岁" not in said
+
+
+def test_punctuation_said_aloud_ends_a_sentence():
+    said = talked(
+        ["i work nights at a bakery and my old alarm clock is not loud enough anymore question mark", "Ok."]
+    )
+    assert said == ["The user works nights at a bakery"]

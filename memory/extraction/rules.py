@@ -1802,7 +1802,8 @@ _DENIED_TAIL = re.compile(
     re.I,
 )
 _NUMBER_WORD = (
-    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred)"
+    r"(?:eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty"
+    r"|seventy|eighty|ninety|hundred|one|two|three|four|five|six|seven|eight|nine|ten)"
 )
 
 
@@ -3792,7 +3793,14 @@ _OF_THE_MOMENT = re.compile(
     # a day's mishap: "missed the bus", "spilled coffee on my laptop"
     r"|\bmissed (?:the|my) (?:bus|train|flight|tram|ferry|connection)\b|\bspilled\b"
     # a matter that came up ("家里有事"), what one would do first in a supposed case ("我肯定先辞职 然后环游世界")
-    r"|^用户(?:的)?家(?:里)?有(?:点|些)?(?:急)?事$|(?:肯定|一定|绝对)(?:会)?(?:先|第一件事)|\bI'?d (?:definitely |probably )?(?:first|start by)\b",
+    r"|^用户(?:的)?家(?:里)?有(?:点|些)?(?:急)?事$|(?:肯定|一定|绝对)(?:会)?(?:先|第一件事)|\bI'?d (?:definitely |probably )?(?:first|start by)\b"
+    # where the user sits or stands while typing ("我现在坐在小区楼下便利店门口"), how they feel this minute ("现在 super
+    # 困", "现在饿死了"), how long they have been waiting ("been waiting 2 hrs")
+    r"|现在(?:正)?(?:坐|站|躺|蹲|待|呆|堵)在|现在\s?(?:super|so|好|很|超|巨|有点|特别)?\s?(?:困|饿|累|烦|无聊|撑|饱)(?:死了|了)?(?:[，,。！!\s]|$)"
+    r"|\b(?:been|am|I'm|is) (?:waiting|queu(?:e)?ing|stuck) (?:here )?(?:for )?(?:\d+|an?|two|three) (?:hrs?|hours?|mins?|minutes)\b"
+    # a statement cut before what it says ("The user can't", "用户每天都得在", "用户完全没想法")
+    r"|^The user (?:can(?:'t|not)?|won't|will|should|must|does(?:n't)?|is(?:n't)?|has(?:n't)?)\.?$"
+    r"|^用户[\u4e00-\u9fff]{0,8}(?:都得|得|要|会)?在$|^用户(?:完全|还|真的|实在)?没(?:有)?(?:想法|头绪|思路|所谓)$",
     re.I,
 )
 
@@ -4522,7 +4530,7 @@ def _about_self(text: str) -> bool:
     return bool(re.match(r"^用户(?!的)|^The user (?!'s)", text))
 
 
-_SLIP = re.compile(r"说错|讲错|说反|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
+_SLIP = re.compile(r"说错|讲错|说反|打反|写反|写错|打错|口误|\b(?:I misspoke|I meant|typo)\b", re.I)
 # A finding about the user's health that a later message says was wrong ("医生说我小时候那次可能是误判 今天做了皮试是阴性",
 # "turns out it's not an allergy", "the doctor ruled it out"): the statements of the finding go.
 _RULED_OUT = re.compile(
@@ -4996,7 +5004,7 @@ _RUN_IN_PASSING_ZH = re.compile(
 # A message that takes back what the user said just before it: "哦不对，…", "等等，…", "Wait, no, …", "Actually …".
 # What opens a take-back before its word (a sound, a sorry, "刚才"), and the Chinese words of a slip
 _TAKE_BACK_LEAD = r"^(?:[\s，,。.!！…~]|[哦噢啊呃嗯唉诶额哎呀哟]|\b(?:oh|um|uh|hmm|ah)\b|不好意思|抱歉|对不起)*(?:刚才|刚刚|刚|前面|上面)?"
-_SLIP_WORDS_ZH = "错了|说错|讲错|说反|搞错|弄错|记错|打错|写错|搞混|记混"
+_SLIP_WORDS_ZH = "错了|说错|讲错|说反|打反|写反|弄反|搞反|搞错|弄错|记错|打错|写错|搞混|记混"
 _TAKE_BACK = re.compile(
     _TAKE_BACK_LEAD
     + r"(?:不对|不是(?=[，,。！!\s]|的)|不是[^，,。]{1,8}了(?=[，,。！!\s])|"
@@ -5152,9 +5160,22 @@ def _last_word(text: str) -> str:
     return m.group(0) if (m := re.search(r"\w+$", text)) else ""
 
 
+# Punctuation said aloud to a dictation app ("…aren't cutting it anymore question mark", "new job comma same team")
+_SPOKEN_STOP_EN = re.compile(
+    r"\s+(?:(question mark)|(exclamation (?:mark|point))|(full stop)|(comma))\b(?=\s|$)", re.I
+)
+
+
+def _spoken_stops(text: str) -> str:
+    return _SPOKEN_STOP_EN.sub(
+        lambda m: "?" if m.group(1) else "!" if m.group(2) else "." if m.group(3) else ",", text
+    )
+
+
 def _voice_typed(text: str) -> str:
     """The message with clause breaks where it has none of its own (see _VOICE_BREAK_ZH); in a Chinese message
-    with some stops, each long run without one."""
+    with some stops, each long run without one. Punctuation said aloud is written as such."""
+    text = _spoken_stops(text)
     if _STOP.search(text):
         return "".join(_voice_typed_zh(part) for part in re.split(r"([，,。.!！?？;；:：\n]+)", text))
     if len(re.findall(r"[\u4e00-\u9fff]", text)) >= 24:
@@ -5409,6 +5430,12 @@ _ONE_PET_ZH = re.compile(
 _WE_ARE_EMPLOYER_ZH = re.compile(
     r"我们(?=(?:是|属于)(?:一家|个)?(?:外企|国企|央企|私企|民企|大厂|小厂|上市公司|事业单位|国营单位|合资企业|家族企业)"
     r"(?:[，,。！!\s]|$))"
+)
+# Examples listed in brackets ("主卖宠物用品（猫砂盆、喂食器、牵引绳这些）", "(tents, stoves etc.)"): what the
+# sentence says holds without them, and split at their commas they were fragments ("用户喂食器")
+_BRACKETED_EXAMPLES = re.compile(
+    r"\s?[（(][^（）()\n]{0,40}?(?:[、，,][^（）()\n]{0,40}?(?:这些|那些|等等?|之类|什么的|\betc\.?)?"
+    r"|(?:这些|那些|等等?|之类|什么的|\betc\.?))[）)]"
 )
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 # A request to work on a text named by pointing at it ("改下这段", "rewrite this", "proofread the following"): the
@@ -5851,7 +5878,8 @@ _PLAYS_PART = re.compile(
     r"|(?:假设|假如|假定)我是|\b(?:story|rpg|role-?playing|adventure) game\b|\bfor the whole game\b"
     r"|\bmy (?:protagonist|main character|heroine|villain)\b"
     # a character set up for a story ("我的角色设定：我叫林晚 27岁…", "character background: 主角 Jason, 40 岁…")
-    r"|(?:角色|人物|主角)设定\s*[:：]|人设\s*[:：]|互动小说|\bcharacter (?:background|bio|sheet|profile|description)\s*[:：]",
+    # "人物设定你记好，之后每章都按这个来：女主林晚，32岁…": the setting handed over before its colon
+    r"|(?:角色|人物|主角)设定[^。！？!?\n:：]{0,16}[:：]|人设[^。！？!?\n:：]{0,16}[:：]|互动小说|\bcharacter (?:background|bio|sheet|profile|description)\s*[:：]",
     re.I,
 )
 _PLAY_ENDED = re.compile(
@@ -5873,7 +5901,7 @@ _GREETING = re.compile(
 
 # Words that say a value is new or was wrong: only a message with one of them replaces an earlier value of its kind
 _ANEW_CUE = re.compile(
-    r"现在|如今|目前|已经|改成|改到|改了|改|换成|换了|换到|搬到|搬去|迁到|迁去|转到|转去|转|调到|调去|升了|升到|打错了?|记错了?|说错了?|说反了"
+    r"现在|如今|目前|已经|改成|改到|改了|改|换成|换了|换到|搬到|搬去|迁到|迁去|转到|转去|转|调到|调去|升了|升到|打错了?|记错了?|说错了?|(?:说|打|写|弄|搞)反了"
     r"|搞错了|(?<!是)不是|挪到|推到|延到|顺延到|被push到"
     r"|\b(?:now|these days|nowadays|switch(?:ed)? to|changed to|moved to|migrated to|upgraded to"
     r"|(?:got )?promoted to|transferred to|typo|i meant|meant|as of|make it|relocated to|scratch that|oops|my bad|it'?s"
@@ -6364,6 +6392,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         content = _ONE_PET_ZH.sub("一", content)
         # "我们是外企": the kind of company the user works for
         content = _WE_ARE_EMPLOYER_ZH.sub("我们公司", content)
+        content = _BRACKETED_EXAMPLES.sub("", content)
         switch = _SUBJECTLESS_SWITCH_ZH.match(content)
         if (
             previous
