@@ -49,7 +49,8 @@ the session after, probe38 was read and tuned on, and probe40 (a ninth new autho
 session's end rules. In the next session two new authors wrote sets of corrections and changes (70 conversations each,
 with 30 look-alikes): probe41, judged whole on that session's start rules, then read and tuned on, and probe42 (never
 read), judged whole on the start rules and its new texts again mid-session and at the end; probe43 (a third such
-author's, never read) was judged whole on the end rules.
+author's, never read) was judged whole on the end rules. In the session after, probe40 was read and tuned on (its
+three new texts judged by both judges).
 No database: the rules run in this process (the model is loaded only with --agreement). With --stored, what
 is scored is what stays active after the whole write path (the gate, duplicates, supersedes, the session cap,
 take-backs), each conversation posted to a new user's session as one post or turn by turn (each user message
