@@ -939,3 +939,39 @@ def test_translations_come_from_whole_glosses_and_leave_vague_words_alone():
     assert len(translations(query_terms(many))) == MAX_TRANSLATED_TERMS
     long = " ".join(f"word{k}" for k in range(LONG_QUERY_TERMS)) + " football peanut"
     assert translations(query_terms(long)) == {}
+
+
+def test_a_word_shared_by_a_memory_that_means_something_else_counts_for_less(monkeypatch):
+    """KEYWORD_LIFT_SHARE: the keyword match of a hit whose own vector match barely clears the background counts at
+    that share of itself, so the memory that answers in other words comes first; one with the best vector match
+    keeps its keyword match whole."""
+    from memory.search import ranking
+    from memory.search.ranking import score_hits
+
+    def hit(pk, content, cosine, bm25, coverage):
+        row = {"id": pk, "content": content, "confidence": 1.0, "scope": "user"}
+        return Hit(row=row, vector_similarity=cosine, keyword_raw=bm25, coverage=coverage)
+
+    def search():
+        hits = [
+            hit(1, "Surfs at Carcavelos before breakfast when the swell is good", 0.866, 0.0, 0.0),
+            hit(2, "Drinks a galão every morning, never espresso after 4pm", 0.82, 1.0, 0.3),
+            *(hit(10 + k, f"Filler {k}", 0.81, 0.0, 0.0) for k in range(6)),
+        ]
+        score_hits(hits, "multilingual-e5-small", "Where do I catch waves in the morning?")
+        return hits
+
+    whole = 0.548  # sqrt(BM25 share 1.0 x coverage 0.3)
+    hits = search()
+    assert [h.id for h in hits[:2]] == [1, 2]
+    assert hits[1].keyword == pytest.approx(ranking.KEYWORD_LIFT_SHARE * whole, abs=1e-3)
+    monkeypatch.setattr(ranking, "KEYWORD_LIFT_SHARE", 1.0)  # the keyword match counted whole
+    assert [h.id for h in search()[:2]] == [2, 1]
+
+    # the hit with the best vector match keeps its keyword match whole
+    both = [
+        hit(1, "Surfs at Carcavelos every morning before breakfast", 0.866, 1.0, 0.3),
+        *(hit(10 + k, f"Filler {k}", 0.81, 0.0, 0.0) for k in range(6)),
+    ]
+    score_hits(both, "multilingual-e5-small", "Where do I catch waves in the morning?")
+    assert both[0].id == 1 and both[0].keyword == pytest.approx(whole, abs=1e-3)
