@@ -1015,6 +1015,15 @@ def _same_slot(a: Hit, b: Hit) -> bool:
 NEIGHBOUR_LEVEL_COUNT = 3
 
 
+def _row_medians(rows: np.ndarray) -> np.ndarray:
+    """Each row's median over its values that are not NaN (every row has one): np.nanmedian's figures, which it
+    computes through masked arrays at about a millisecond a search."""
+    count = np.sum(~np.isnan(rows), axis=1)
+    ordered = np.sort(rows, axis=1)  # NaN last
+    at = np.arange(len(rows))
+    return (ordered[at, (count - 1) // 2] + ordered[at, count // 2]) / 2
+
+
 def neighbour_similarities(hits: list[Hit], sims: np.ndarray, model: str) -> np.ndarray:
     """The similarities by which a hit's nearest hits are told (version_groups, previous_first): each hit's
     cosine with another over its own background in the other's language (the median of its cosines with the
@@ -1042,7 +1051,7 @@ def neighbour_similarities(hits: list[Hit], sims: np.ndarray, model: str) -> np.
         columns = others[:, chinese == bool(side)]
         enough = np.sum(~np.isnan(columns), axis=1) >= NEIGHBOUR_LEVEL_COUNT
         if enough.any():
-            levels[enough, side] = np.nanmedian(columns[enough], axis=1)
+            levels[enough, side] = _row_medians(columns[enough])
     own = chinese.astype(int)
     rows = np.arange(n)
     mine, theirs = levels[rows, own], levels[rows, 1 - own]
