@@ -196,3 +196,18 @@ def test_similarities_are_cosines_with_zero_for_a_hit_without_a_vector():
     expected = [[0, 0, half, 0], [0, 0, half, 0], [half, half, 0, 0], [0, 0, 0, 0]]
     assert np.allclose(sims, expected, atol=1e-6)
     assert similarities(hits[2:]).tolist() == [[0.0, 0.0], [0.0, 0.0]]  # one vector: nothing to compare
+
+
+def test_row_medians_are_numpys_medians_without_the_nans():
+    import numpy as np
+
+    from memory.search.ranking import _row_medians
+
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        rows = rng.random((int(rng.integers(1, 30)), int(rng.integers(3, 30))))
+        for row in rows:  # a hit's own cosine (the diagonal) and sometimes one more left out
+            row[rng.integers(0, len(row), size=int(rng.integers(0, 3)))] = np.nan
+        rows = rows[np.sum(~np.isnan(rows), axis=1) >= 1]
+        if len(rows):
+            assert np.array_equal(_row_medians(rows), np.nanmedian(rows, axis=1))
