@@ -3798,8 +3798,9 @@ _OF_THE_MOMENT = re.compile(
     # 困", "现在饿死了"), how long they have been waiting ("been waiting 2 hrs")
     r"|现在(?:正)?(?:坐|站|躺|蹲|待|呆|堵)在|现在\s?(?:super|so|好|很|超|巨|有点|特别)?\s?(?:困|饿|累|烦|无聊|撑|饱)(?:死了|了)?(?:[，,。！!\s]|$)"
     r"|\b(?:been|am|I'm|is) (?:waiting|queu(?:e)?ing|stuck) (?:here )?(?:for )?(?:\d+|an?|two|three) (?:hrs?|hours?|mins?|minutes)\b"
-    # a statement cut before what it says ("The user can't", "用户每天都得在", "用户完全没想法")
-    r"|^The user (?:can(?:'t|not)?|won't|will|should|must|does(?:n't)?|is(?:n't)?|has(?:n't)?)\.?$"
+    # a place the user has to be without the place ("用户每天都得在"), no view of the moment ("用户完全没想法"): here, where
+    # a statement is first judged (_durable), not only in the final filter: dropped only there, the clause after it
+    # came out as a statement of its own ("用户有得食就得")
     r"|^用户[\u4e00-\u9fff]{0,8}(?:都得|得|要|会)?在$|^用户(?:完全|还|真的|实在)?没(?:有)?(?:想法|头绪|思路|所谓)$",
     re.I,
 )
@@ -4862,8 +4863,9 @@ _SUBJECT_ONLY = re.compile(
     r"^(?:是|不是)[^，,。]*$|^(?:Just |Only )?[Tt]he user$|^(?:用户(?:的(?:丈夫|妻子|老公|老婆|女儿|儿子|孩子|妈妈|爸爸|母亲|父亲|猫|狗)|家)?(?:就用户)?|The user(?:'s [\w-]+)?)$"
     # a relative named alone ("我表哥" answering "送给谁？"), "用户俩住一起" (我们俩)
     r"|^用户的?(?:表|堂)?(?:哥|姐|弟|妹)(?:哥|姐|弟|妹)?$|^用户的?(?:老板|同事|朋友|室友|邻居)$|^用户俩"
-    # a verb with nothing after it ("Because I'm really not"), a count of us ("Four of us")
-    r"|^The user(?:'s [\w-]+)? (?:is|was|does|did|has|can|will|am)(?: (?:really|just|actually|totally|definitely|honestly|so|not))*$"
+    # a verb with nothing after it ("Because I'm really not", "The user can't"), a count of us ("Four of us")
+    r"|^The user(?:'s [\w-]+)? (?:is|was|does|did|has|can|will|am|isn't|doesn't|hasn't|can't|cannot|won't|should|must)"
+    r"(?: (?:really|just|actually|totally|definitely|honestly|so|not))*\.?$"
     r"|^(?!The user)(?:[\w-]+ ){0,2}of the user$"
     # a wish that lost its object ("Metric units, always." read as "The user wants the assistant to always")
     r"|^The user wants the assistant to (?:always|never|usually|also)$"
