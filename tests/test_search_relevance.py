@@ -354,6 +354,10 @@ def test_a_question_names_the_people_it_asks_about():
     assert people_asked("我妈住在哪") == {"mother"}
     assert people_asked("What do my parents do for a living?") == {"parents"}
     assert people_asked("我兄弟是做什么的") == {"sibling"}
+    # spoken words for a spouse name the spouse the memory states ("用户的妻子…")
+    assert people_asked("我媳妇在哪上班？") == {"spouse"} == {holder("用户的妻子叫刘婷，是儿科医生")}
+    assert people_asked("我老伴爱吃什么") == {"spouse"}
+    assert people_asked("我闺女几岁了") == {"child"}
     assert people_asked("我现在住在哪") == set()
     assert people_asked("Where do I live now?") == set()
 
