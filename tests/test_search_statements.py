@@ -193,6 +193,27 @@ def test_the_one_pass_subject_search_ranks_like_the_index_search(alice_actor, or
         assert any(n is not None for _, _, n in runs[0])  # neighbours were lent to on both paths
 
 
+def test_the_subject_statement_lends_to_neighbours_under_a_generic_plan(alice_actor, org_a, settings):
+    """PostgreSQL runs a prepared statement with a generic plan after five runs: the rows next to a
+    candidate are found under it as under a plan made for the values (memory.search.sql's `stepped`)."""
+    rng = random.Random(13)
+    _conversation(org_a, "alice", rng)
+    settings.SEARCH_EXACT_SUBJECT_ROWS = 5000
+    vec = [rng.gauss(0, 1) for _ in range(DIM)]
+    runs = {}
+    try:
+        for mode in ("force_custom_plan", "force_generic_plan"):
+            with connection.cursor() as cursor:
+                cursor.execute(f"SET plan_cache_mode = {mode}")
+            result = search(alice_actor, "garden tomatoes", vec, top_k=12)
+            runs[mode] = [(h.id, round(h.score, 6), h.neighbour_of) for h in result.hits]
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("RESET plan_cache_mode")
+    assert runs["force_custom_plan"] == runs["force_generic_plan"]
+    assert any(n is not None for _, _, n in runs["force_generic_plan"])
+
+
 def test_a_subject_too_big_for_one_pass_goes_through_the_indexes(alice_actor, org_a, settings):
     from memory.search import service as search_module
 
