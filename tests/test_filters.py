@@ -14,6 +14,8 @@ from memory.selectors import MemoryFilters, core_memories, memory_candidates
 from memory.services import memory_create
 from projects.access import actor_for_key
 
+from .factories import MemoryItemFactory
+
 URL = "/api/v1/memories"
 
 
@@ -195,3 +197,23 @@ def test_search_answers_a_nul_in_metadata_with_400(alice_client):
         response.json()["error"]["message"]
         == "metadata.k: contains a NUL character (\\u0000), which cannot be stored."
     )
+
+
+def test_a_subject_takes_its_own_memories_and_its_session_s(org_a, alice_actor):
+    """The subject filter (selectors.subject_q): the user's own memories, and their session memories, of
+    every session without a session id, of that session with one; never another user's."""
+    own = MemoryItemFactory(org=org_a, content="own", user_id="alice")
+    s1 = MemoryItemFactory(org=org_a, content="s1", user_id="alice", scope="session", session_id="s1")
+    s2 = MemoryItemFactory(org=org_a, content="s2", user_id="alice", scope="session", session_id="s2")
+    MemoryItemFactory(org=org_a, content="bob's", user_id="bob")
+    MemoryItemFactory(org=org_a, content="bob's s1", user_id="bob", scope="session", session_id="s1")
+
+    def rows(**filters):
+        return set(
+            memory_candidates(actor=alice_actor, filters=MemoryFilters(**filters)).values_list(
+                "pk", flat=True
+            )
+        )
+
+    assert rows(user_id="alice") == {own.pk, s1.pk, s2.pk}
+    assert rows(user_id="alice", session_id="s1") == {own.pk, s1.pk}
