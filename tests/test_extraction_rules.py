@@ -5709,6 +5709,27 @@ def test_examples_in_brackets_are_left_out_not_split_into_fragments():
     assert not [s for s in said if "榨汁机" in s or "（" in s or "）" in s]
 
 
+def test_details_in_brackets_stay_with_their_statement_whole():
+    # names, ages and kinds in brackets are what the statement is about: not split into fragments, not dropped
+    assert "用户有两个孩子（女儿7岁、儿子4岁）" in talked(
+        ["我有两个孩子（女儿7岁、儿子4岁），周末安排要适合小孩。", "好的。"]
+    )
+    assert "用户的妻子（林美玲，护士）在陈笃生医院上班" in talked(
+        ["我老婆（林美玲，护士）在陈笃生医院上班", "好。"]
+    )
+    assert "The user has 2 kids (Maya, 7 and Eli, 4)" in talked(
+        ["I have 2 kids (Maya, 7 and Eli, 4), so weekend plans need to be kid-friendly.", "Sure."]
+    )
+    assert "The user has two teenage boys (15 and 17)" in talked(
+        ["I'm a widower, two teenage boys (15 and 17), and I drive long-haul.", "Got it."]
+    )
+    # a remark in brackets, or a clause of its own, is still left out
+    said = talked(["I have two cats (they're sitting on my keyboard rn)", "Cute!"])
+    assert "The user has two cats" in said and not [s for s in said if "(" in s]
+    said = talked(["I play bass in a cover band on weekends (day job's HVAC tech)", "Nice."])
+    assert not [s for s in said if "(" in s]
+
+
 def test_where_the_user_sits_how_they_feel_and_how_long_they_wait_this_minute_are_not_kept():
     assert talked(["我现在蹲在地铁站出口，刚下班，好饿", "吃点东西吧。"]) == []
     assert talked(["我现在 super 累 明天再说吧", "好的。"]) == []

@@ -945,7 +945,7 @@ _SELF_EN = re.compile(
     r"full-time|remotely))? (?:in|at|as|from|for|on|out of)\b|"
     r"^(?:teaching|raising|running|managing|coaching|studying|caring for|looking after) (?!(?:it|this|that)\b)\w|"
     rf"^with (?:my )?{_PEOPLE_EN}|^with my (?:[a-z-]+ ){{0,2}}[a-z-]+$|^coming from an? \w|"
-    rf"^(?!a |an )(?:{_PEOPLE_EN})$|^(?:not really,?\s*)?(?:just |only )?(?:{_ILLNESS_EN})$|{_IN_PLACE_FOR_EN}|^(?:day job|main job|job|career|profession|occupation)(?:'s| is)\b|"
+    rf"^(?!a |an )(?:{_PEOPLE_EN})(?: \([^()]*\))?$|^(?:not really,?\s*)?(?:just |only )?(?:{_ILLNESS_EN})$|{_IN_PLACE_FOR_EN}|^(?:day job|main job|job|career|profession|occupation)(?:'s| is)\b|"
     + _STATE_EN,
     re.I,
 )
@@ -1489,7 +1489,7 @@ _EN_SELF_LEAD = [
     (re.compile(rf"^(?:as )?(?:(?:someone|somebody|a person|an adult) )?with (?:my )?(?=(?:{_ILLNESS_EN})$)", re.I),
      "the user has "),
     # a bare count of the user's people after a self-description: "Widowed, two grown daughters."
-    (re.compile(rf"^(?!a |an )(?={_PEOPLE_EN}$)", re.I), "the user has "),
+    (re.compile(rf"^(?!a |an )(?={_PEOPLE_EN}(?: \([^()]*\))?$)", re.I), "the user has "),
     # a bare "with my <noun>" clause: "With my bad back, …" → "the user has a bad back"
     (re.compile(r"^with my (?=(?:[a-z-]+ ){0,2}[a-z-]+$)(?!(?:[a-z-]+ ){0,2}[a-z-]+s$)", re.I), "the user has a "),
     (re.compile(r"^coming from\b", re.I), "the user comes from"),
@@ -2550,7 +2550,13 @@ def _message_candidates(content: str, antecedent: str = "", owner: str = "") -> 
         # says where the user is from ("English is my second language (I'm from Brazil)"): a clause of its own
         sentence = re.sub(
             r"\s*[(（]([^()（）]*?\s[^()（）]*?\s[^()（）]*)[)）]",
-            lambda m: ", " + m.group(1) if re.match(r"I'm from [A-Z]", m.group(1)) else "",
+            lambda m: (
+                ", " + m.group(1)
+                if re.match(r"I'm from [A-Z]", m.group(1))
+                else f" ({_held_commas(m.group(1))})"
+                if m.group().lstrip().startswith("(") and _ASIDE_DETAILS_EN.match(m.group(1))
+                else ""
+            ),
             sentence,
         )
         # "explain it like I'm 12": a manner of explaining, not an age
@@ -5435,10 +5441,25 @@ _WE_ARE_EMPLOYER_ZH = re.compile(
 )
 # Examples listed in brackets ("主卖宠物用品（猫砂盆、喂食器、牵引绳这些）", "(tents, stoves etc.)"): what the
 # sentence says holds without them, and split at their commas they were fragments ("用户喂食器")
-_BRACKETED_EXAMPLES = re.compile(
-    r"\s?[（(][^（）()\n]{0,40}?(?:[、，,][^（）()\n]{0,40}?(?:这些|那些|等等?|之类|什么的|\betc\.?)?"
-    r"|(?:这些|那些|等等?|之类|什么的|\betc\.?))[）)]"
+_BRACKETED_EXAMPLES = re.compile(r"\s?[（(][^（）()\n]{0,40}?(?:这些|那些|等等?|之类|什么的|\betc\.?)[）)]")
+# A Chinese aside in brackets that lists details ("两个孩子（女儿7岁、儿子4岁）", "我老婆（林美玲，护士）"): kept whole, its
+# commas held as _HELD_COMMAS until the statements are written, so that it is not split into fragments
+# ("用户有两个孩子（女儿7岁")
+_BRACKETED_DETAILS_ZH = re.compile(r"（[^（）()\n]{1,40}?[、，,][^（）()\n]{0,40}?）")
+# An English aside of details ("2 kids (Maya, 7 and Eli, 4)", "my wife (Anna, a nurse)"): names or numbers, said
+# by nobody; one with a pronoun or a word of chat is a remark ("(they're sitting on my keyboard rn)")
+_ASIDE_DETAILS_EN = re.compile(
+    r"(?=.*(?:\b[A-Z]|\d))(?!.*(?:\b(?:I|I'm|me|my|we|you|he|she|they|it|it's|is|are|was|were|lol|rn|tbh)\b|['’]s\b))"
 )
+_HELD_COMMAS = {"，": "\ue000", "、": "\ue001", ",": "\ue002"}
+_HELD_BACK = str.maketrans({held: comma for comma, held in _HELD_COMMAS.items()})
+
+
+def _held_commas(aside: str) -> str:
+    """The aside with its commas held (not read as clause breaks); _HELD_BACK gives them back."""
+    return re.sub("[，、,]", lambda m: _HELD_COMMAS[m.group()], aside)
+
+
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n")
 # A request to work on a text named by pointing at it ("改下这段", "rewrite this", "proofread the following"): the
 # paragraphs after it are that text
@@ -6395,6 +6416,7 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         # "我们是外企": the kind of company the user works for
         content = _WE_ARE_EMPLOYER_ZH.sub("我们公司", content)
         content = _BRACKETED_EXAMPLES.sub("", content)
+        content = _BRACKETED_DETAILS_ZH.sub(lambda m: _held_commas(m.group()), content)
         switch = _SUBJECTLESS_SWITCH_ZH.match(content)
         if (
             previous
@@ -6968,6 +6990,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
         previous = mine or previous
         antecedent = _named_before(content) or antecedent
         owner = _owner_named(content) or owner
+    for candidate in out:
+        candidate.content = candidate.content.translate(_HELD_BACK)
     return out
 
 
