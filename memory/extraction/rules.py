@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from django.conf import settings
 
 from core.roles import ASSISTANT_ROLES, USER_ROLES
-from core.text import has_cjk, mandarin, simplified
+from core.text import CJK, has_cjk, mandarin, simplified
 from memory.classify import classify
 from memory.embeddings.local import MODEL_NAME as LOCAL_MODEL
 from memory.places import chinese_place_pattern, english_words
@@ -5445,7 +5445,11 @@ _BRACKETED_EXAMPLES = re.compile(r"\s?[（(][^（）()\n]{0,40}?(?:这些|那些
 # A Chinese aside in brackets that lists details ("两个孩子（女儿7岁、儿子4岁）", "我老婆（林美玲，护士）"): kept whole, its
 # commas held as _HELD_COMMAS until the statements are written, so that it is not split into fragments
 # ("用户有两个孩子（女儿7岁")
-_BRACKETED_DETAILS_ZH = re.compile(r"（[^（）()\n]{1,40}?[、，,][^（）()\n]{0,40}?）")
+_BRACKETED_DETAILS_ZH = re.compile(
+    rf"（[^（）()\n]{{1,40}}?[、，,][^（）()\n]{{0,40}}?）"
+    rf"|(?<=[{CJK}])\([^（）()\n]{{1,40}}?[、，,][^（）()\n]{{0,40}}?\)"  # typed with half-width brackets
+    rf"|\((?=[^（）()\n]{{0,40}}?[{CJK}])[^（）()\n]{{1,40}}?[、，,][^（）()\n]{{0,40}}?\)"
+)
 # An English aside of details ("2 kids (Maya, 7 and Eli, 4)", "my wife (Anna, a nurse)"): names or numbers, said
 # by nobody; one with a pronoun or a word of chat is a remark ("(they're sitting on my keyboard rn)")
 _ASIDE_DETAILS_EN = re.compile(
