@@ -5717,6 +5717,11 @@ def test_details_in_brackets_stay_with_their_statement_whole():
     assert "用户的妻子（林美玲，护士）在陈笃生医院上班" in talked(
         ["我老婆（林美玲，护士）在陈笃生医院上班", "好。"]
     )
+    # typed with half-width brackets
+    assert "用户的妻子(林美玲，护士)在陈笃生医院上班" in talked(
+        ["我老婆(林美玲，护士)在陈笃生医院上班", "好。"]
+    )
+    assert "用户家养了两只猫(橘猫、狸花)" in talked(["我们家养了两只猫(橘猫、狸花)，帮我推荐猫粮", "好的。"])
     assert "The user has 2 kids (Maya, 7 and Eli, 4)" in talked(
         ["I have 2 kids (Maya, 7 and Eli, 4), so weekend plans need to be kid-friendly.", "Sure."]
     )
