@@ -5709,6 +5709,21 @@ def test_examples_in_brackets_are_left_out_not_split_into_fragments():
     assert not [s for s in said if "榨汁机" in s or "（" in s or "）" in s]
 
 
+def test_a_quick_intro_is_background_about_the_user():
+    said = talked(["Hi，先quick intro一下：我是做iOS开发的，五年经验，base在新加坡", "好的。"])
+    assert {"用户是做iOS开发的", "用户有五年经验", "用户常驻在新加坡"} <= set(said)
+    said = talked(
+        ["Quick intro: I'm a nurse in Leeds, two kids, allergic to penicillin.", "Nice to meet you!"]
+    )
+    assert {
+        "The user is a nurse in Leeds",
+        "The user has two kids",
+        "The user is allergic to penicillin",
+    } <= set(said)
+    # an introduction to something else is no background of the user's
+    assert not [s for s in talked(["Intro to my problem: the build fails on CI", "Ok."]) if "background" in s]
+
+
 def test_details_in_brackets_stay_with_their_statement_whole():
     # names, ages and kinds in brackets are what the statement is about: not split into fragments, not dropped
     assert "用户有两个孩子（女儿7岁、儿子4岁）" in talked(

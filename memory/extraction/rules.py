@@ -375,8 +375,8 @@ _CLAUSE_MARKER = re.compile(
 # A header pointing at background that follows a colon or a dash: "以下是我的背景：…", "Some background: …".
 _BACKGROUND = re.compile(
     r"背景|情况|资料|信息|设定|环境|context|background|profile|setup|details|about me|about myself|"
-    # a self-introduction: "介绍下自己吧：…", "自我介绍一下：…"
-    r"介绍一?下自己|自我介绍|"
+    # a self-introduction: "介绍下自己吧：…", "自我介绍一下：…", "先quick intro一下：…", "A quick intro: …"
+    r"介绍一?下自己|自我介绍|(?<![A-Za-z])(?:(?:quick|short|brief|little|bit of|self[- ]?)\s?intro(?:duction)?|introduce myself)(?![A-Za-z])|intro一?下|"
     r"记住|记一下|记下|remember|keep this in mind|note",
     re.I,
 )
@@ -5455,6 +5455,9 @@ _BRACKETED_DETAILS_ZH = re.compile(
 _ASIDE_DETAILS_EN = re.compile(
     r"(?=.*(?:\b[A-Z]|\d))(?!.*(?:\b(?:I|I'm|me|my|we|you|he|she|they|it|it's|is|are|was|were|lol|rn|tbh)\b|['’]s\b))"
 )
+_YEARS_OF_EXPERIENCE_ZH = re.compile(
+    r"^用户((?:[一二三四五六七八九十两半]|\d{1,2})[多几]?年(?:多)?的?[\u4e00-\u9fffA-Za-z]{0,8}经验)$"
+)
 _HELD_COMMAS = {"，": "\ue000", "、": "\ue001", ",": "\ue002"}
 _HELD_BACK = str.maketrans({held: comma for comma, held in _HELD_COMMAS.items()})
 
@@ -6605,6 +6608,8 @@ def extract_rules(messages: list[dict]) -> list[Candidate]:
                 candidate.content = f"The user's {thing} {verb}{hours.group('rest')}"
             # "I'm their only kid" (of the parents just named): the user is an only child
             candidate.content = _ONLY_CHILD_EN.sub("The user is an only child", candidate.content)
+            # "五年经验" in a list of background: the user has the years of experience
+            candidate.content = _YEARS_OF_EXPERIENCE_ZH.sub(r"用户有\1", candidate.content)
             # "回答我的时候请给出依据": how the assistant answers
             if m := _ANSWER_ME.match(candidate.content):
                 rest = candidate.content[m.end() :]
