@@ -5724,6 +5724,16 @@ def test_a_quick_intro_is_background_about_the_user():
     assert not [s for s in talked(["Intro to my problem: the build fails on CI", "Ok."]) if "background" in s]
 
 
+def test_the_user_s_lab_and_a_thing_broken_this_week():
+    # a lab, a studio, a department said without its owner after the user's own clauses is the user's
+    said = talked(["我在北大读PhD，做NLP方向，实验室有四张A100", "好的。"])
+    assert "用户的实验室有四张A100" in said
+    assert "用户的科室有六个医生" in talked(["我是牙医，科室有六个医生", "好。"])
+    # something broken this week is the task's occasion, not a fact to keep
+    assert talked(["公司的咖啡机坏了，帮我写个报修邮件", "好的。"]) == []
+    assert talked(["店里的空调坏了，帮我写个报修邮件", "好的。"]) == []
+
+
 def test_details_in_brackets_stay_with_their_statement_whole():
     # names, ages and kinds in brackets are what the statement is about: not split into fragments, not dropped
     assert "用户有两个孩子（女儿7岁、儿子4岁）" in talked(

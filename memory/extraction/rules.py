@@ -770,7 +770,7 @@ _FIRST_EN = re.compile(
 )
 _OWN_NOUN = (
     r"儿子|女儿|孩子|小孩|老婆|妻子|爱人|老公|丈夫|爸妈|父母|爸爸|妈妈|母亲|父亲|老人|爸|妈|老家|家里|家人|室友|"
-    r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里|"
+    r"男朋友|女朋友|对象|猫|狗|领导|老板|同事|客户|公司|单位|团队|组里|部门|学校|学生|导师|店里|实验室|课题组|工作室|厂里|科室|"
     r"媳妇|闺女|哥哥|姐姐|弟弟|妹妹|哥|姐|弟|妹|爷爷|奶奶|外公|外婆|姥姥|姥爷|公公|婆婆|岳父|岳母|舅舅|姑姑|阿姨|伴侣|娃"
 )
 # The same in English inside a Chinese sentence ("我 daughter 今年上 kindergarten").
@@ -3778,6 +3778,7 @@ _OF_THE_MOMENT = re.compile(
     # trouble of the moment, a one-off charge
     r"|\b(?:is|are|'s|was) (?:broken|down|out|acting up|playing up|leaking|flooded) again\b|又在|又(?:坏|挂|崩|停|堵)了?"
     r"|直接关机|自动关机|\b(?:double-charged|overcharged|charged (?:me|the user) twice)\b"
+    r"|(?<![不没别怕])坏(?:了|掉了?)?$|出故障|坏掉"  # "公司的咖啡机坏了，帮我写个报修邮件": broken this week
     r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|老是卡|总是卡|大概率|要请.{0,4}假|想在下次|打算下次|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右"
     # asking for someone else ("我帮同事问"); a trip's mishap and what it cost ("my checked bag didn't arrive", "had to
     # pay £180 at a pharmacy", "I want reimbursement")
