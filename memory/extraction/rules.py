@@ -3778,7 +3778,7 @@ _OF_THE_MOMENT = re.compile(
     # trouble of the moment, a one-off charge
     r"|\b(?:is|are|'s|was) (?:broken|down|out|acting up|playing up|leaking|flooded) again\b|又在|又(?:坏|挂|崩|停|堵)了?"
     r"|直接关机|自动关机|\b(?:double-charged|overcharged|charged (?:me|the user) twice)\b"
-    r"|(?<![不没别怕])坏(?:了|掉了?)?$|出故障|坏掉"  # "公司的咖啡机坏了，帮我写个报修邮件": broken this week
+    r"|(?<![不没别怕])坏了?$|出故障|坏掉"  # "公司的咖啡机坏了，帮我写个报修邮件": broken this week
     r"|打不着火|死机|卡死|掉线|黑屏|蓝屏|连不上|很卡|卡顿|老是卡|总是卡|大概率|要请.{0,4}假|想在下次|打算下次|^用户的?预算(?:一天|每天|大概|差不多)|^用户的?预算[^，,]{0,8}左右"
     # asking for someone else ("我帮同事问"); a trip's mishap and what it cost ("my checked bag didn't arrive", "had to
     # pay £180 at a pharmacy", "I want reimbursement")
@@ -5446,10 +5446,10 @@ _BRACKETED_EXAMPLES = re.compile(r"\s?[（(][^（）()\n]{0,40}?(?:这些|那些
 # A Chinese aside in brackets that lists details ("两个孩子（女儿7岁、儿子4岁）", "我老婆（林美玲，护士）"): kept whole, its
 # commas held as _HELD_COMMAS until the statements are written, so that it is not split into fragments
 # ("用户有两个孩子（女儿7岁")
+_DETAILS = r"[^（）()\n]{1,40}?[、，,][^（）()\n]{0,40}?"
+# half-width brackets count after a Chinese character or around one
 _BRACKETED_DETAILS_ZH = re.compile(
-    rf"（[^（）()\n]{{1,40}}?[、，,][^（）()\n]{{0,40}}?）"
-    rf"|(?<=[{CJK}])\([^（）()\n]{{1,40}}?[、，,][^（）()\n]{{0,40}}?\)"  # typed with half-width brackets
-    rf"|\((?=[^（）()\n]{{0,40}}?[{CJK}])[^（）()\n]{{1,40}}?[、，,][^（）()\n]{{0,40}}?\)"
+    rf"（{_DETAILS}）|\((?:(?<=[{CJK}]\()|(?=[^（）()\n]{{0,40}}?[{CJK}])){_DETAILS}\)"
 )
 # An English aside of details ("2 kids (Maya, 7 and Eli, 4)", "my wife (Anna, a nurse)"): names or numbers, said
 # by nobody; one with a pronoun or a word of chat is a remark ("(they're sitting on my keyboard rn)")
